@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Makes a fresh Debian 12 machine ready to build and test: compilers from apt, a venv with
+# the pinned Python tools, and a project-local Conan home that never contacts a remote
+# server (recipes/ is a local-recipes-index). Safe to run again; quick when nothing changed.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ETRT_ROOT"
+
+need_apt=()
+for tool in g++ make git; do command -v "$tool" >/dev/null || need_apt+=("$tool")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends g++ make git
+fi
+
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python3.11 -m venv .venv 2>/dev/null || python3 -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q --prefer-binary -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+
+if [ ! -f "$CONAN_HOME/profiles/default" ]; then
+  conan profile detect --name default >/dev/null 2>&1
+  # Pin the standard the way the package is built, so test_package and consumers agree.
+  sed -i 's/^compiler.cppstd=.*/compiler.cppstd=17/' "$CONAN_HOME/profiles/default"
+fi
+if conan remote list 2>/dev/null | grep -q '^conancenter'; then
+  conan remote remove conancenter >/dev/null
+fi
+conan remote add etrt-recipes "$ETRT_ROOT" --type=local-recipes-index --force >/dev/null
+cat > "$CONAN_HOME/global.conf" <<CONF
+tools.system.package_manager:mode=install
+tools.system.package_manager:sudo=False
+core.net.http:timeout=10
+CONF

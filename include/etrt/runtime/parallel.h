@@ -1,0 +1,42 @@
+// parallel_for is always this one out-of-line function: serial until a thread pool library
+// attaches itself at load time, parallel after. No macro selects an inline fallback, so two
+// translation units can never disagree about it.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "etrt/runtime/config.h"
+
+namespace etrt {
+
+// A non-owning callable reference for [begin, end) chunks.
+class RangeFn {
+ public:
+  template <typename F, typename = std::enable_if_t<!std::is_same<std::decay_t<F>, RangeFn>::value>>
+  RangeFn(F&& f) noexcept  // NOLINT
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<F>*>(o))(b, e); }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(obj_, begin, end); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
+
+// Splits [begin, end) into chunks of at least `grain` and calls fn on each, possibly
+// concurrently. Returns after every chunk is done.
+ETRT_EXPORT void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
+// Threads parallel_for may use; 1 while no thread pool is attached.
+ETRT_EXPORT int parallel_num_threads() noexcept;
+
+// What a thread pool library installs.
+struct ParallelBackend {
+  void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
+  int (*num_threads)();
+};
+// Passing nullptr detaches (back to serial).
+ETRT_EXPORT void set_parallel_backend(const ParallelBackend* backend) noexcept;
+
+}  // namespace etrt
