@@ -1,0 +1,61 @@
+"""The ATen overloads etrt's kernel library (libetrt_kernels_optimized.so) implements.
+
+Names are `OpOverload.name()` values: "aten::addmm" for a default overload,
+"aten::add.Tensor" otherwise.
+"""
+
+from __future__ import annotations
+
+# Ops whose output aliases their first argument: the exporter gives these outputs no memory.
+VIEW_OPS: frozenset[str] = frozenset(
+    {
+        "aten::view",
+        "aten::_unsafe_view",
+        "aten::permute",
+        "aten::expand",
+        "aten::alias",
+        "aten::select.int",
+        "aten::squeeze.dims",
+        "aten::squeeze.dim",
+        "aten::unsqueeze",
+        "aten::split_with_sizes",
+        "aten::t",
+        "aten::transpose.int",
+        "aten::slice.Tensor",
+    }
+)
+
+COMPUTE_OPS: frozenset[str] = frozenset(
+    {
+        "aten::addmm",
+        "aten::mm",
+        "aten::bmm",
+        "aten::convolution",
+        "aten::max_pool2d_with_indices",
+        "aten::relu",
+        "aten::gelu",
+        "aten::add.Tensor",
+        "aten::sub.Tensor",
+        "aten::div.Tensor",
+        "aten::mul.Tensor",
+        "aten::mul.Scalar",
+        "aten::clone",
+        "aten::_softmax",
+        "aten::native_layer_norm",
+        "aten::eq.Scalar",
+        "aten::logical_not",
+        "aten::any.dim",
+        "aten::full_like",
+        "aten::where.self",
+    }
+)
+
+SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS
+
+
+def is_view_op(name: str) -> bool:
+    return name in VIEW_OPS
+
+
+def is_supported(name: str) -> bool:
+    return name in SUPPORTED_OPS

@@ -1,0 +1,56 @@
+"""etrt.export: torch.export -> core ATen -> lowered plan -> memory plan -> program bytes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+
+from .errors import ExportError
+from .ir import ProgramData
+from .lower import lower
+from .memory_plan import plan_memory
+from .program import Program
+from .serialize import serialize
+
+log = logging.getLogger(__name__)
+
+
+def export(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    *,
+    allow_missing_ops: bool = False,
+) -> Program:
+    """Export `model` called with `example_inputs` to an etrt program (static shapes)."""
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    try:
+        ep = torch.export.export(model, tuple(example_inputs))
+    except Exception as exc:  # torch reports many exception types for untraceable models
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ExportError(f"torch.export failed: {first}") from exc
+    return export_program(ep, allow_missing_ops=allow_missing_ops)
+
+
+def export_program(ep: ExportedProgram, *, allow_missing_ops: bool = False) -> Program:
+    """Convert an ExportedProgram (e.g. from torch.export.load) to an etrt program."""
+    try:
+        core = ep.run_decompositions()
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ExportError(f"decomposition to core ATen failed: {first}") from exc
+    lowered = lower(core, allow_missing_ops=allow_missing_ops)
+    if lowered.missing_ops:
+        log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
+    plan_memory(lowered.plan)
+    data = serialize(ProgramData(plans=[lowered.plan], segments=lowered.segments))
+    log.info(
+        "exported %d instructions, %d constants, arena %d bytes",
+        len(lowered.plan.instructions),
+        len(lowered.segments),
+        lowered.plan.arena_size,
+    )
+    return Program(data, missing_ops=tuple(lowered.missing_ops))

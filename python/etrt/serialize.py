@@ -1,0 +1,196 @@
+"""ProgramData -> bytes: the FlatBuffer, then 64-byte aligned constant segments after it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._fb import fb, flatbuffers
+from .ir import (
+    FILE_IDENTIFIER,
+    SEGMENT_ALIGNMENT,
+    BoolListValue,
+    BoolValue,
+    DataSegment,
+    DoubleListValue,
+    DoubleValue,
+    ExecutionPlan,
+    IntListValue,
+    IntValue,
+    NullValue,
+    OptionalTensorListValue,
+    ProgramData,
+    StringValue,
+    TensorListValue,
+    TensorValue,
+    Value,
+    align,
+)
+
+
+def _vector(builder: Any, array: np.ndarray[Any, Any]) -> int:
+    return int(builder.CreateNumpyVector(array))
+
+
+def _offsets_vector(builder: Any, start_fn: Any, offsets: list[int]) -> int:
+    start_fn(builder, len(offsets))
+    for off in reversed(offsets):
+        builder.PrependUOffsetTRelative(off)
+    return int(builder.EndVector())
+
+
+def _write_value(builder: Any, value: Value) -> int:
+    kind: int
+    body: int
+    if isinstance(value, TensorValue):
+        sizes = _vector(builder, np.asarray(value.sizes, dtype=np.int64))
+        dim_order = _vector(builder, np.asarray(value.dim_order, dtype=np.uint8))
+        fb.TensorStart(builder)
+        fb.TensorAddScalarType(builder, int(value.scalar_type))
+        fb.TensorAddSizes(builder, sizes)
+        fb.TensorAddDimOrder(builder, dim_order)
+        fb.TensorAddStorage(builder, int(value.storage))
+        fb.TensorAddConstantSegment(builder, value.constant_segment)
+        fb.TensorAddMemOffset(builder, value.mem_offset)
+        kind, body = fb.ValueUnion.Tensor, fb.TensorEnd(builder)
+    elif isinstance(value, NullValue):
+        fb.NullStart(builder)
+        kind, body = fb.ValueUnion.Null, fb.NullEnd(builder)
+    elif isinstance(value, BoolValue):
+        fb.BoolStart(builder)
+        fb.BoolAddVal(builder, value.val)
+        kind, body = fb.ValueUnion.Bool, fb.BoolEnd(builder)
+    elif isinstance(value, IntValue):
+        fb.IntStart(builder)
+        fb.IntAddVal(builder, value.val)
+        kind, body = fb.ValueUnion.Int, fb.IntEnd(builder)
+    elif isinstance(value, DoubleValue):
+        fb.DoubleStart(builder)
+        fb.DoubleAddVal(builder, value.val)
+        kind, body = fb.ValueUnion.Double, fb.DoubleEnd(builder)
+    elif isinstance(value, StringValue):
+        s = builder.CreateString(value.val)
+        fb.StringStart(builder)
+        fb.StringAddVal(builder, s)
+        kind, body = fb.ValueUnion.String, fb.StringEnd(builder)
+    elif isinstance(value, IntListValue):
+        items = _vector(builder, np.asarray(value.items, dtype=np.int64))
+        fb.IntListStart(builder)
+        fb.IntListAddItems(builder, items)
+        kind, body = fb.ValueUnion.IntList, fb.IntListEnd(builder)
+    elif isinstance(value, DoubleListValue):
+        items = _vector(builder, np.asarray(value.items, dtype=np.float64))
+        fb.DoubleListStart(builder)
+        fb.DoubleListAddItems(builder, items)
+        kind, body = fb.ValueUnion.DoubleList, fb.DoubleListEnd(builder)
+    elif isinstance(value, BoolListValue):
+        items = _vector(builder, np.asarray(value.items, dtype=np.bool_))
+        fb.BoolListStart(builder)
+        fb.BoolListAddItems(builder, items)
+        kind, body = fb.ValueUnion.BoolList, fb.BoolListEnd(builder)
+    elif isinstance(value, TensorListValue):
+        items = _vector(builder, np.asarray(value.items, dtype=np.int32))
+        fb.TensorListStart(builder)
+        fb.TensorListAddItems(builder, items)
+        kind, body = fb.ValueUnion.TensorList, fb.TensorListEnd(builder)
+    elif isinstance(value, OptionalTensorListValue):
+        items = _vector(builder, np.asarray(value.items, dtype=np.int32))
+        fb.OptionalTensorListStart(builder)
+        fb.OptionalTensorListAddItems(builder, items)
+        kind, body = fb.ValueUnion.OptionalTensorList, fb.OptionalTensorListEnd(builder)
+    else:  # pragma: no cover - the Value union is closed
+        raise TypeError(f"cannot serialize {value!r}")
+    fb.ValueStart(builder)
+    fb.ValueAddValType(builder, kind)
+    fb.ValueAddVal(builder, body)
+    return int(fb.ValueEnd(builder))
+
+
+def _write_plan(builder: Any, plan: ExecutionPlan) -> int:
+    name = builder.CreateString(plan.name)
+    values = _offsets_vector(
+        builder, fb.ExecutionPlanStartValuesVector, [_write_value(builder, v) for v in plan.values]
+    )
+    inputs = _vector(builder, np.asarray(plan.inputs, dtype=np.int32))
+    outputs = _vector(builder, np.asarray(plan.outputs, dtype=np.int32))
+
+    op_offsets = []
+    for op in plan.operators:
+        op_name = builder.CreateString(op)
+        fb.OperatorStart(builder)
+        fb.OperatorAddName(builder, op_name)
+        op_offsets.append(fb.OperatorEnd(builder))
+    operators = _offsets_vector(builder, fb.ExecutionPlanStartOperatorsVector, op_offsets)
+
+    instr_offsets = []
+    for instr in plan.instructions:
+        args = _vector(builder, np.asarray(instr.args, dtype=np.int32))
+        fb.KernelCallStart(builder)
+        fb.KernelCallAddOpIndex(builder, instr.op_index)
+        fb.KernelCallAddArgs(builder, args)
+        call = fb.KernelCallEnd(builder)
+        fb.InstructionStart(builder)
+        fb.InstructionAddCallType(builder, fb.InstructionUnion.KernelCall)
+        fb.InstructionAddCall(builder, call)
+        instr_offsets.append(fb.InstructionEnd(builder))
+    instructions = _offsets_vector(builder, fb.ExecutionPlanStartInstructionsVector, instr_offsets)
+    delegates = _offsets_vector(builder, fb.ExecutionPlanStartDelegatesVector, [])
+
+    fb.ExecutionPlanStart(builder)
+    fb.ExecutionPlanAddName(builder, name)
+    fb.ExecutionPlanAddValues(builder, values)
+    fb.ExecutionPlanAddInputs(builder, inputs)
+    fb.ExecutionPlanAddOutputs(builder, outputs)
+    fb.ExecutionPlanAddOperators(builder, operators)
+    fb.ExecutionPlanAddInstructions(builder, instructions)
+    fb.ExecutionPlanAddDelegates(builder, delegates)
+    fb.ExecutionPlanAddArenaSize(builder, plan.arena_size)
+    return int(fb.ExecutionPlanEnd(builder))
+
+
+def segment_layout(segments: list[bytes]) -> list[DataSegment]:
+    layout = []
+    offset = 0
+    for data in segments:
+        layout.append(DataSegment(offset, len(data)))
+        offset = align(offset + len(data), SEGMENT_ALIGNMENT)
+    return layout
+
+
+def _build_flatbuffer(program: ProgramData, layout: list[DataSegment], base: int) -> bytes:
+    builder = flatbuffers.Builder(4096)
+    plans = [_write_plan(builder, p) for p in program.plans]
+    plans_vec = _offsets_vector(builder, fb.ProgramStartExecutionPlansVector, plans)
+    fb.ProgramStartSegmentsVector(builder, len(layout))
+    for seg in reversed(layout):
+        fb.CreateDataSegment(builder, seg.offset, seg.size)
+    segments_vec = builder.EndVector()
+    fb.ProgramStart(builder)
+    fb.ProgramAddVersion(builder, program.version)
+    fb.ProgramAddExecutionPlans(builder, plans_vec)
+    fb.ProgramAddSegments(builder, segments_vec)
+    fb.ProgramAddSegmentBaseOffset(builder, base)
+    root = fb.ProgramEnd(builder)
+    builder.Finish(root, file_identifier=FILE_IDENTIFIER)
+    return bytes(builder.Output())
+
+
+def serialize(program: ProgramData) -> bytes:
+    layout = segment_layout(program.segments)
+    # The base offset is stored inside the buffer it follows: rebuild until it is consistent
+    # (a non-zero ulong field has a fixed size, so the second pass always settles).
+    base = SEGMENT_ALIGNMENT
+    while True:
+        head = _build_flatbuffer(program, layout, base)
+        needed = align(len(head), SEGMENT_ALIGNMENT)
+        if needed == base:
+            break
+        base = needed
+    out = bytearray(head)
+    out.extend(b"\0" * (base - len(head)))
+    for seg, data in zip(layout, program.segments, strict=True):
+        pad = base + seg.offset - len(out)
+        out.extend(b"\0" * pad)
+        out.extend(data)
+    return bytes(out)
