@@ -1,0 +1,169 @@
+"""The consumer suite against the etrt wheel, plus the etrt model checks (issue 3, 3/4/5/8).
+
+The wheel is dist/etrt-*.whl when ci/build.sh made one, else wheelify of the etrt package in
+the Conan cache; neither present is a failure (run `conan create .` first), never a skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import etrt
+import numpy as np
+import pytest
+import torch
+from etpkg import verify
+from etpkg_fixtures import REPO_ROOT, env, run_etpkg
+from models import make
+
+pytestmark = pytest.mark.slow
+
+CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
+APP = REPO_ROOT / "tests" / "consumer" / "etrt_app"
+EXEMPT = REPO_ROOT / "tests" / "consumer" / "etrt_exempt_headers.txt"
+OLD, MODERN = verify.OLD_CMAKE_VERSIONS[0], verify.MODERN[0]
+# program, inputs.bin, eager PyTorch's output, the operators the program calls
+Mlp = tuple[Path, Path, "np.ndarray[Any, Any]", list[str]]
+
+
+def _etrt_in_cache() -> bool:
+    proc = subprocess.run(
+        ["conan", "list", "etrt/*:*", "--format=json"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return '"packages"' in proc.stdout
+
+
+@pytest.fixture(scope="session")
+def etrt_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    built = sorted((REPO_ROOT / "dist").glob("etrt-*.whl"))
+    if built:
+        return built[-1]
+    assert _etrt_in_cache(), "no dist/etrt-*.whl and no etrt package: run `conan create .` first"
+    dist = tmp_path_factory.mktemp("etrt-dist")
+    proc = run_etpkg("wheelify", REPO_ROOT, "-o", dist)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> verify.Suite:
+    ws = verify.prepare(etrt_wheel, tmp_path_factory.mktemp("etrt-consumers"), CMAKE_CACHE)
+    suite = verify.Suite(ws, exempt_headers=verify.read_exempt(EXEMPT))
+    start = time.monotonic()
+    suite.run_all()
+    print(f"\netrt consumer suite: {time.monotonic() - start:.1f} s", file=sys.stderr)
+    return suite
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "install: python -m <pkg> --cmake-prefix-path",
+        "1 versions",
+        "2 unknown component",
+        *(f"5/6 targets {v} {g}" for v in verify.CMAKE_VERSIONS for g in verify.GENERATORS),
+        "6 shadow control (DT_RPATH)",
+        "3/4 entry point per component",
+        "7 headers",
+        *(f"8 variables {v}" for v in verify.OLD_CMAKE_VERSIONS),
+        "good citizen",
+        "pkg-config",
+        "5 relocation (wheel uninstalled)",
+        "9 no python while configuring",
+    ],
+)
+def test_generic_consumer_property(etrt_suite: verify.Suite, name: str) -> None:
+    matches = [r for r in etrt_suite.results if r.name == name]
+    assert matches and matches[0].ok, matches[0].detail if matches else f"{name} did not run"
+
+
+@pytest.fixture(scope="session")
+def mlp(tmp_path_factory: pytest.TempPathFactory) -> Mlp:
+    """The MLP program, its inputs.bin, eager PyTorch's output and the operators it calls."""
+    root = tmp_path_factory.mktemp("mlp")
+    model, inputs = make("mlp", 4)
+    exported = etrt.export(model, inputs)
+    program = root / "mlp.etrt"
+    exported.save(program)
+    in_path = root / "inputs.bin"
+    in_path.write_bytes(b"".join(t.detach().numpy().tobytes() for t in inputs))
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    return program, in_path, expected, sorted(set(exported.operator_names()))
+
+
+def build_app(suite: verify.Suite, name: str, version: str, generator: str, *args: str) -> Path:
+    ws = suite.ws
+    tool = ws.tool(version)
+    build = ws.root / "etrt-app" / name
+    ws.configure(tool, generator, APP, build, *args)
+    ws.build(tool, build)
+    return build
+
+
+def run_mlp(suite: verify.Suite, app: Path, mlp: Mlp, out: Path) -> tuple[int, str, float]:
+    program, inputs, expected, _ = mlp
+    proc = verify.run(
+        [app, program, "--inputs", inputs, "--outputs", out],
+        env=suite.ws.env(suite.ws.tool(MODERN)),
+        check=False,
+    )
+    if proc.returncode != 0:
+        return proc.returncode, proc.stderr, float("inf")
+    got = np.fromfile(out, dtype=np.float32).reshape(expected.shape)
+    return 0, proc.stderr, float(np.max(np.abs(got - expected)))
+
+
+def test_runtime_only_app_reports_every_missing_operator(
+    etrt_suite: verify.Suite, mlp: Mlp
+) -> None:
+    build = build_app(etrt_suite, "runtime-only", MODERN, "Ninja", "-DETRT_LINK=runtime")
+    rc, err, _ = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
+    assert rc != 0 and "OperatorMissing" in err
+    for op in mlp[3]:
+        assert op in err, f"{op} not reported: {err}"
+
+
+@pytest.mark.parametrize("generator", verify.GENERATORS)
+@pytest.mark.parametrize("version", [OLD, MODERN])
+def test_kernels_app_matches_eager_and_runs_moved(
+    etrt_suite: verify.Suite, mlp: Mlp, version: str, generator: str
+) -> None:
+    build = build_app(
+        etrt_suite,
+        f"kernels-{version}-{generator}",
+        version,
+        generator,
+        "-DETRT_LINK=runtime;kernels_optimized",
+    )
+    rc, err, diff = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
+    assert rc == 0, err
+    assert diff <= 1e-5
+    # Installed, moved elsewhere: still runs from its own bin/ + lib/ ($ORIGIN/../lib).
+    inst = build / "inst"
+    verify.run([etrt_suite.ws.tool(version).cmake, "--install", build, "--prefix", inst])
+    moved = build / "moved elsewhere"
+    shutil.copytree(inst, moved)
+    rc, err, diff = run_mlp(etrt_suite, moved / "bin" / "app", mlp, build / "out2.bin")
+    assert rc == 0 and diff <= 1e-5, err
+
+
+@pytest.mark.parametrize("version", verify.OLD_CMAKE_VERSIONS)
+def test_variables_route_runs_the_mlp_with_retention(
+    etrt_suite: verify.Suite, mlp: Mlp, version: str
+) -> None:
+    build = build_app(
+        etrt_suite, f"variables-{version}", version, "Ninja", "-DETRT_ROUTE=variables"
+    )
+    rc, err, diff = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
+    assert rc == 0 and "OperatorMissing" not in err, err
+    assert diff <= 1e-5

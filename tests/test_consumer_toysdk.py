@@ -1,0 +1,250 @@
+"""The consumer suite (etpkg.verify) against the toysdk wheel, plus toysdk's own probe app.
+
+The whole suite runs once per session (full CMake matrix: 3.24.3, 3.27.9, 3.28.4, 3.31.10,
+4.4.5 x Ninja, Unix Makefiles); each test asserts one property from its results. Mutated wheels
+show that the checks can fail.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from etpkg import verify
+from etpkg_fixtures import REPO_ROOT, ensure_toysdk, env, run_etpkg
+
+pytestmark = pytest.mark.slow
+
+CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
+APP = REPO_ROOT / "tests" / "consumer" / "toysdk_app"
+
+
+@pytest.fixture(scope="session")
+def toysdk_wheel_for_consumers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ref = ensure_toysdk()
+    dist = tmp_path_factory.mktemp("consumer-dist")
+    proc = run_etpkg("wheelify", ref, "-o", dist)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def suite(
+    toysdk_wheel_for_consumers: Path, tmp_path_factory: pytest.TempPathFactory
+) -> verify.Suite:
+    ws = verify.prepare(
+        toysdk_wheel_for_consumers, tmp_path_factory.mktemp("consumers"), CMAKE_CACHE
+    )
+    s = verify.Suite(ws)
+    start = time.monotonic()
+    s.run_all()
+    print(
+        f"\nconsumer suite ({len(s.results)} checks): {time.monotonic() - start:.1f} s",
+        file=sys.stderr,
+    )
+    for r in s.results:
+        print(f"  {'PASS' if r.ok else 'FAIL'} {r.name} {r.seconds:.1f} s", file=sys.stderr)
+    return s
+
+
+def result(s: verify.Suite, name: str) -> verify.CheckResult:
+    matches = [r for r in s.results if r.name == name]
+    assert matches, f"the suite did not run {name!r}"
+    assert matches[0].ok, f"{name}: {matches[0].detail}"
+    return matches[0]
+
+
+def test_manifest_describes_the_components(suite: verify.Suite) -> None:
+    m = suite.m
+    assert (m.name, m.version, m.cmake_file_name, m.variable_prefix) == (
+        "toysdk",
+        "0.3.1",
+        "toysdk",
+        "TOYSDK",
+    )
+    assert [c.target for c in m.components] == ["toysdk::core", "toysdk::plugin", "toysdk::extra"]
+    assert [c.name for c in m.components if c.registration_only] == ["plugin"]
+
+
+def test_prefix_path_cli_points_at_the_installed_package(suite: verify.Suite) -> None:
+    result(suite, "install: python -m <pkg> --cmake-prefix-path")
+
+
+def test_version_requests_are_honoured(suite: verify.Suite) -> None:
+    detail = result(suite, "1 versions").detail
+    assert (
+        "0.2: accepted" in detail and "0.4: rejected" in detail and "0.3...<0.4: accepted" in detail
+    )
+
+
+def test_unknown_component_fails_at_configure_naming_it(suite: verify.Suite) -> None:
+    result(suite, "2 unknown component")
+
+
+@pytest.mark.parametrize("generator", verify.GENERATORS)
+@pytest.mark.parametrize("version", verify.CMAKE_VERSIONS)
+def test_targets_give_deployable_runpath(suite: verify.Suite, version: str, generator: str) -> None:
+    """DT_RUNPATH $ORIGIN:$ORIGIN/../lib (installed: exactly), in-place run, shadowing, install."""
+    detail = result(suite, f"5/6 targets {version} {generator}").detail
+    assert "installed $ORIGIN:$ORIGIN/../lib;" in detail
+
+
+def test_shadow_check_fails_for_a_dt_rpath_app(suite: verify.Suite) -> None:
+    result(suite, "6 shadow control (DT_RPATH)")
+
+
+def test_installed_apps_run_moved_with_the_wheel_uninstalled(suite: verify.Suite) -> None:
+    detail = result(suite, "5 relocation (wheel uninstalled)").detail
+    assert detail.startswith(
+        f"{2 * len(verify.CMAKE_VERSIONS) * len(verify.GENERATORS)} moved apps"
+    )
+    assert "grafted" in detail  # auditwheel grafted libbz2; the install carried it along
+
+
+def test_each_component_links_only_its_dependencies(suite: verify.Suite) -> None:
+    result(suite, "3/4 entry point per component")
+
+
+def test_every_public_header_compiles_alone(suite: verify.Suite) -> None:
+    result(suite, "7 headers")
+
+
+@pytest.mark.parametrize("version", verify.OLD_CMAKE_VERSIONS)
+def test_variables_route_each_variable_necessary(suite: verify.Suite, version: str) -> None:
+    detail = result(suite, f"8 variables {version}").detail
+    assert "drop INCLUDE_DIRS: compile error" in detail
+    assert "TOYSDK_API_VERSION" in detail  # dropping the definitions hits the header's #error
+    assert "needs C++17" in detail  # dropping the standard hits the C++17 check
+
+
+def test_good_citizen(suite: verify.Suite) -> None:
+    result(suite, "good citizen")
+
+
+def test_pkg_config_files_build_each_component(suite: verify.Suite) -> None:
+    result(suite, "pkg-config")
+
+
+def test_configure_runs_no_python(suite: verify.Suite) -> None:
+    result(suite, "9 no python while configuring")
+
+
+# toysdk's own probe: the registry shows whether the registration-only plugin was retained --
+
+
+def probe(suite: verify.Suite, name: str, version: str, *args: str) -> str:
+    ws = suite.ws
+    tool = ws.tool(version)
+    build = ws.root / "toysdk-app" / name
+    ws.configure(tool, "Ninja", APP, build, *args)
+    ws.build(tool, build)
+    return verify.run([build / "app"], env=ws.env(tool)).stdout
+
+
+def test_runtime_only_app_carries_no_plugin(suite: verify.Suite) -> None:
+    assert "plugins=0 toy_plugin=0" in probe(suite, "core", "3.31.10", "-DTOYSDK_LINK=core")
+
+
+@pytest.mark.parametrize("version", ["3.24.3", "3.31.10"])
+def test_plugin_target_registers_through_retention(suite: verify.Suite, version: str) -> None:
+    out = probe(suite, f"plugin-{version}", version, "-DTOYSDK_LINK=core;plugin;extra")
+    assert "plugins=1 toy_plugin=1" in out
+    assert "compressed=" in out and "compressed=0" not in out  # grafted bzip2 works
+
+
+def test_variables_route_retains_the_plugin_on_old_cmake(suite: verify.Suite) -> None:
+    out = probe(suite, "variables", "3.24.3", "-DUSE_VARIABLES=ON")
+    assert "plugins=1 toy_plugin=1" in out and "compressed=" in out
+
+
+# the checks can fail --------------------------------------------------------------------------
+
+
+def mutate(wheel: Path, out_dir: Path, old: str, new: str) -> Path:
+    """A copy of the wheel whose CMake config has old replaced by new."""
+    out = out_dir / wheel.name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("-config.cmake"):
+                text = data.decode()
+                assert old in text
+                data = text.replace(old, new).encode()
+            dst.writestr(info, data)
+    return out
+
+
+@pytest.fixture
+def mutated_suite(
+    toysdk_wheel_for_consumers: Path, tmp_path: Path
+) -> Iterator[Callable[[str, str], verify.Suite]]:
+    """make(old, new): a Suite over a copy of the wheel whose config has old replaced by new."""
+
+    def make(old: str, new: str) -> verify.Suite:
+        wheel = mutate(toysdk_wheel_for_consumers, tmp_path / "dist", old, new)
+        return verify.Suite(verify.prepare(wheel, tmp_path / "work", CMAKE_CACHE))
+
+    yield make
+    shutil.rmtree(tmp_path / "work", ignore_errors=True)
+
+
+def test_targets_check_catches_a_missing_runpath(
+    mutated_suite: Callable[[str, str], verify.Suite],
+) -> None:
+    s = mutated_suite('set(runpath "LINKER:@${dir}/runpath.ldopts")', 'set(runpath "")')
+    s.record("targets", lambda: s.check_targets("3.31.10", "Ninja"))
+    assert not s.results[-1].ok and "DT_RUNPATH" in s.results[-1].detail
+
+
+def test_variables_check_catches_lost_retention(
+    mutated_suite: Callable[[str, str], verify.Suite],
+) -> None:
+    s = mutated_suite('--push-state,--no-as-needed,\\"${lib}', '--push-state,--as-needed,\\"${lib}')
+    s.record("variables", lambda: s.check_variables("3.24.3"))
+    assert not s.results[-1].ok and "retention" in s.results[-1].detail
+
+
+def test_headers_check_reports_an_exempt_header_that_compiles(suite: verify.Suite) -> None:
+    s = verify.Suite(suite.ws, exempt_headers=("toysdk/core.h",))
+    s.record("headers", s.check_headers)
+    assert not s.results[-1].ok and "now compile" in s.results[-1].detail
+
+
+def test_verify_cli_quick(toysdk_wheel_for_consumers: Path, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "etpkg",
+            "verify",
+            str(toysdk_wheel_for_consumers),
+            "--quick",
+            "--work",
+            str(tmp_path),
+            "--cmake-cache",
+            str(CMAKE_CACHE),
+        ],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "checks passed for toysdk 0.3.1" in proc.stdout and "FAIL" not in proc.stdout
+
+
+def test_verify_cli_rejects_a_wheel_without_config(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(bogus, "w") as zf:
+        zf.writestr("bogus/__init__.py", "")
+    proc = run_etpkg("verify", bogus, "--work", tmp_path / "w")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().startswith("etpkg: error:") and "no CMake config" in proc.stderr
