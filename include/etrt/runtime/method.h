@@ -1,0 +1,66 @@
+// A loaded, runnable execution plan. Loading resolves everything; execute() is a tight loop
+// over pre-resolved kernels that allocates nothing on the heap in steady state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "etrt/runtime/config.h"
+#include "etrt/runtime/error.h"
+#include "etrt/runtime/span.h"
+#include "etrt/runtime/tensor.h"
+#include "etrt/runtime/value.h"
+
+namespace etrt {
+
+namespace detail {
+struct MethodState;
+}
+
+// Shape and type a method expects for (or produces in) a tensor slot.
+struct TensorInfo {
+  ScalarType dtype;
+  Span<const int64_t> sizes;  // valid as long as the Method
+  size_t nbytes;
+};
+
+class ETRT_EXPORT Method {
+ public:
+  Method(Method&&) noexcept;
+  Method& operator=(Method&&) noexcept;
+  ~Method();
+
+  std::string_view name() const noexcept;
+  size_t num_inputs() const noexcept;
+  size_t num_outputs() const noexcept;
+  // What input i is: Tag::Tensor for tensors, or the scalar kind the program expects.
+  Tag input_tag(size_t i) const noexcept;
+  // Expected dtype and sizes of tensor input i.
+  Result<TensorInfo> input_tensor_info(size_t i) const noexcept;
+  // Planned dtype and sizes of tensor output i.
+  Result<TensorInfo> output_tensor_info(size_t i) const noexcept;
+
+  // Binds input i. A tensor must match the expected dtype and sizes exactly, be contiguous
+  // and aligned to its element size; its memory is used as is (no copy) and must stay valid
+  // through execute().
+  Error set_input(size_t i, const Tensor& tensor) noexcept;
+  // Binds a scalar input (Int, Double or Bool, as the program expects) or a tensor.
+  Error set_input(size_t i, const Value& value) noexcept;
+
+  // Runs every instruction in order, stopping at the first failure; the Error names the
+  // operator and the instruction index.
+  Error execute() noexcept;
+
+  // Output i after execute(). Output tensors point into the method's memory (or an input's)
+  // and stay valid until the next execute() or until the Method is destroyed.
+  const Value& output(size_t i) const noexcept;
+
+ private:
+  friend class Program;
+  explicit Method(std::unique_ptr<detail::MethodState> state) noexcept;
+  std::unique_ptr<detail::MethodState> state_;
+};
+
+}  // namespace etrt

@@ -1,0 +1,52 @@
+// Module: the entry point for C++ callers. It owns the data loader, the program and every
+// loaded method, and loads each lazily on first use.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etrt/runtime/config.h"
+#include "etrt/runtime/data_loader.h"
+#include "etrt/runtime/error.h"
+#include "etrt/runtime/method.h"
+#include "etrt/runtime/program.h"
+#include "etrt/runtime/value.h"
+
+namespace etrt {
+
+class ETRT_EXPORT Module {
+ public:
+  enum class LoadMode {
+    File,  // read the file into memory
+    Mmap,  // map the file; constants are used in place
+  };
+
+  explicit Module(std::string path, LoadMode mode = LoadMode::Mmap);
+  explicit Module(std::unique_ptr<DataLoader> loader);
+  Module(Module&&) noexcept;
+  Module& operator=(Module&&) noexcept;
+  ~Module();
+
+  // Opens and verifies the program; later calls return the first result again.
+  Error load();
+  bool is_loaded() const noexcept;
+  Result<std::vector<std::string>> method_names();
+  // Loads method `name` (once) so the first execute() does not pay for it.
+  Error load_method(const std::string& name);
+  // The loaded method `name`, loading it first if needed. The pointer stays valid as long as
+  // the Module.
+  Result<Method*> method(const std::string& name);
+
+  // Sets the inputs, runs the method and returns its outputs. Output tensors point into the
+  // method's memory: they are valid until the next call on that method or until the Module
+  // is destroyed; copy them to keep them longer.
+  Result<std::vector<Value>> execute(const std::string& name, const std::vector<Value>& inputs);
+  Result<std::vector<Value>> forward(const std::vector<Value>& inputs) { return execute("forward", inputs); }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace etrt

@@ -1,0 +1,54 @@
+// A verified program: every index, offset and size in the file is checked before use, so a
+// malformed file yields an Error, never undefined behaviour.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etrt/runtime/allocator.h"
+#include "etrt/runtime/config.h"
+#include "etrt/runtime/data_loader.h"
+#include "etrt/runtime/error.h"
+#include "etrt/runtime/method.h"
+
+namespace etrt {
+
+namespace detail {
+struct ProgramData;
+}
+
+class ETRT_EXPORT Program {
+ public:
+  // The only format version this runtime reads.
+  static constexpr uint32_t kVersion = 1;
+
+  // Loads and verifies the whole program. The loader must outlive the Program and every
+  // Method loaded from it (an mmap loader's memory backs the constants).
+  static Result<Program> load(DataLoader* loader) noexcept;
+
+  Program(Program&&) noexcept;
+  Program& operator=(Program&&) noexcept;
+  ~Program();
+
+  uint32_t version() const noexcept;
+  size_t num_methods() const noexcept;
+  // Name of the i-th method; empty past the end.
+  std::string_view method_name(size_t i) const noexcept;
+  std::vector<std::string> method_names() const;
+
+  // Builds a runnable method: the arena is taken from `allocator` (the Method owns a heap
+  // allocator when it is null), and every operator and delegate is resolved now. Fails with
+  // OperatorMissing listing every operator without a registered kernel. The Method keeps
+  // the program's data alive on its own.
+  Result<Method> load_method(std::string_view name, MemoryAllocator* allocator = nullptr) const noexcept;
+
+ private:
+  explicit Program(std::shared_ptr<const detail::ProgramData> data) noexcept;
+  std::shared_ptr<const detail::ProgramData> data_;
+};
+
+}  // namespace etrt

@@ -1,0 +1,470 @@
+#include "etrt/runtime/method.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "etrt/runtime/log.h"
+#include "method_state.h"
+
+namespace etrt {
+namespace detail {
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+std::string sizes_to_string(Span<const int64_t> sizes) {
+  std::string out = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
+  return out + "]";
+}
+
+bool is_planned_or_view(const fb::Value* v) {
+  const fb::Tensor* t = v->val_as_Tensor();
+  return t != nullptr && (t->storage() == fb::StorageKind::Planned || t->storage() == fb::StorageKind::View);
+}
+
+size_t list_size(const fb::Value* v) {
+  if (const auto* l = v->val_as_TensorList()) return l->items() ? l->items()->size() : 0;
+  if (const auto* l = v->val_as_OptionalTensorList()) return l->items() ? l->items()->size() : 0;
+  return 0;
+}
+
+const flatbuffers::Vector<int32_t>* list_items(const fb::Value* v) {
+  if (const auto* l = v->val_as_TensorList()) return l->items();
+  if (const auto* l = v->val_as_OptionalTensorList()) return l->items();
+  return nullptr;
+}
+
+const flatbuffers::Vector<int32_t>* instruction_args(const fb::Instruction* instr) {
+  if (const auto* k = instr->call_as_KernelCall()) return k->args();
+  if (const auto* d = instr->call_as_DelegateCall()) return d->args();
+  return nullptr;
+}
+
+}  // namespace
+
+RunContext::~RunContext() {
+  for (void* p : overflow_) std::free(p);
+  std::free(scratch_);
+}
+
+void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
+  if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
+  if (nbytes == 0) nbytes = 1;
+  if (overflow_.empty() && scratch_ != nullptr) {
+    uintptr_t base = reinterpret_cast<uintptr_t>(scratch_);
+    uintptr_t start = (base + used_ + alignment - 1) & ~(uintptr_t{alignment} - 1);
+    size_t offset = start - base;
+    if (offset <= capacity_ && nbytes <= capacity_ - offset) {
+      used_ = offset + nbytes;
+      return scratch_ + offset;
+    }
+  }
+  // Does not fit: serve from the heap this once and remember how much was needed.
+  if (nbytes > SIZE_MAX / 2 - used_ - alignment) return nullptr;
+  size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
+  void* p = nullptr;
+  if (posix_memalign(&p, alignment, rounded) != 0) return nullptr;
+  try {
+    overflow_.push_back(p);
+  } catch (...) {
+    std::free(p);
+    return nullptr;
+  }
+  used_ += alignment + nbytes;
+  return p;
+}
+
+void RunContext::grow() noexcept {
+  for (void* p : overflow_) std::free(p);
+  overflow_.clear();
+  size_t want = (std::max(used_, capacity_ * 2) + 63) / 64 * 64;
+  std::free(scratch_);
+  scratch_ = nullptr;
+  capacity_ = 0;
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, want) == 0) {
+    scratch_ = static_cast<uint8_t*>(p);
+    capacity_ = want;
+  }
+}
+
+void RunContext::fail(Error error) {
+  if (!error_.ok()) return;  // keep the first failure
+  error_ = error.ok() ? Error(ErrorCode::KernelFailed, "kernel failed without saying why") : std::move(error);
+}
+
+MethodState::~MethodState() {
+  for (DelegateState& d : delegates) {
+    if (d.initialized) d.backend->destroy(d.handle);
+  }
+}
+
+Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const ProgramData> program,
+                                                         const fb::ExecutionPlan& plan,
+                                                         MemoryAllocator* allocator) noexcept try {
+  auto s = std::make_unique<MethodState>();
+  s->program = std::move(program);
+  s->plan = &plan;
+  s->name = plan.name()->str();
+  std::string where = "method '" + printable(s->name) + "': ";
+
+  // Resolve every operator and backend first, so a missing one is reported before any
+  // memory is committed, all in one error.
+  std::vector<KernelFn> kernels;
+  std::vector<std::string> missing;
+  if (plan.operators() != nullptr) {
+    for (const fb::Operator* op : *plan.operators()) {
+      std::string name = op->name()->str();
+      KernelFn fn = find_kernel(name);
+      if (fn == nullptr) missing.push_back(printable(name));
+      kernels.push_back(fn);
+      s->op_names.push_back(std::move(name));
+    }
+  }
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    std::string msg = "missing operators: ";
+    for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+    return Error(ErrorCode::OperatorMissing, msg + " (link etrt::kernels_optimized)");
+  }
+  if (plan.delegates() != nullptr) {
+    std::vector<std::string> missing_backends;
+    for (const fb::BackendDelegate* d : *plan.delegates()) {
+      DelegateState state;
+      state.backend = find_backend(d->id()->string_view());
+      if (state.backend == nullptr) {
+        missing_backends.push_back(printable(d->id()->string_view()));
+      } else if (!state.backend->is_available()) {
+        return Error(ErrorCode::BackendMissing,
+                     "backend '" + printable(d->id()->string_view()) + "' is registered but not available on this machine");
+      }
+      s->delegates.push_back(state);
+    }
+    if (!missing_backends.empty()) {
+      std::sort(missing_backends.begin(), missing_backends.end());
+      missing_backends.erase(std::unique(missing_backends.begin(), missing_backends.end()), missing_backends.end());
+      std::string msg = "missing backends: ";
+      for (size_t i = 0; i < missing_backends.size(); ++i) msg += (i ? ", " : "") + missing_backends[i];
+      return Error(ErrorCode::BackendMissing, msg + " (link the library that registers them, e.g. etrt::backend_xnnpack)");
+    }
+  }
+
+  if (!allocator) {
+    s->owned_allocator = std::make_unique<MallocAllocator>();
+    allocator = s->owned_allocator.get();
+  }
+  if (plan.arena_size() > 0) {
+    s->arena = static_cast<uint8_t*>(allocator->allocate(static_cast<size_t>(plan.arena_size()), 64));
+    if (s->arena == nullptr) {
+      return Error(ErrorCode::OutOfMemory, where + "cannot allocate the " + str(plan.arena_size()) + "-byte arena");
+    }
+  }
+
+  // Values. Pools are sized up front so the spans pointing into them stay valid.
+  size_t n = plan.values() ? plan.values()->size() : 0;
+  size_t list_total = 0, bool_total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Value* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    list_total += list_size(v);
+    if (const auto* b = v->val_as_BoolList()) bool_total += b->items() ? b->items()->size() : 0;
+  }
+  s->values.resize(n);
+  s->list_pool.reserve(list_total);
+  s->bool_pool.reset(new bool[bool_total + 1]);
+  size_t bool_used = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Value* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    Value& out = s->values[i];
+    switch (v->val_type()) {
+      case fb::ValueUnion::Int: out = Value(static_cast<int64_t>(v->val_as_Int()->val())); break;
+      case fb::ValueUnion::Double: out = Value(v->val_as_Double()->val()); break;
+      case fb::ValueUnion::Bool: out = Value(v->val_as_Bool()->val()); break;
+      case fb::ValueUnion::String: {
+        const flatbuffers::String* sv = v->val_as_String()->val();
+        out = Value::string(sv ? sv->string_view() : std::string_view());
+        break;
+      }
+      case fb::ValueUnion::IntList: {
+        const auto* items = v->val_as_IntList()->items();
+        out = Value::int_list(items ? Span<const int64_t>(items->data(), items->size()) : Span<const int64_t>());
+        break;
+      }
+      case fb::ValueUnion::DoubleList: {
+        const auto* items = v->val_as_DoubleList()->items();
+        out = Value::double_list(items ? Span<const double>(items->data(), items->size()) : Span<const double>());
+        break;
+      }
+      case fb::ValueUnion::BoolList: {
+        const auto* items = v->val_as_BoolList()->items();
+        size_t count = items ? items->size() : 0;
+        bool* dst = s->bool_pool.get() + bool_used;
+        for (size_t k = 0; k < count; ++k) dst[k] = items->Get(static_cast<flatbuffers::uoffset_t>(k)) != 0;
+        bool_used += count;
+        out = Value::bool_list(Span<const bool>(dst, count));
+        break;
+      }
+      case fb::ValueUnion::TensorList:
+      case fb::ValueUnion::OptionalTensorList: {
+        const auto* items = list_items(v);
+        size_t start = s->list_pool.size();
+        if (items != nullptr) {
+          for (int32_t item : *items) s->list_pool.push_back(&s->values[static_cast<size_t>(item)]);
+        }
+        Span<Value* const> span(s->list_pool.data() + start, s->list_pool.size() - start);
+        out = v->val_type() == fb::ValueUnion::TensorList ? Value::tensor_list(span) : Value::optional_tensor_list(span);
+        break;
+      }
+      case fb::ValueUnion::Tensor: {
+        const fb::Tensor* t = v->val_as_Tensor();
+        TensorLayout layout;
+        ETRT_RETURN_IF_ERROR(compute_layout(*t, &layout));
+        void* data = nullptr;
+        if (t->storage() == fb::StorageKind::Planned) {
+          data = s->arena == nullptr ? nullptr : s->arena + t->mem_offset();
+        } else if (t->storage() == fb::StorageKind::Constant) {
+          data = const_cast<uint8_t*>(s->program->segment_data(t->constant_segment()));
+        }
+        auto tensor = Tensor::make(data, static_cast<ScalarType>(t->scalar_type()),
+                                   Span<const int64_t>(layout.sizes, static_cast<size_t>(layout.dim)),
+                                   Span<const int64_t>(layout.strides, static_cast<size_t>(layout.dim)));
+        if (!tensor.ok()) return Error(ErrorCode::InvalidProgram, where + "value " + str(i) + ": " + tensor.error().message());
+        out = Value(*tensor);
+        break;
+      }
+      default:
+        out = Value();
+        break;
+    }
+  }
+
+  if (plan.inputs() != nullptr) {
+    for (int32_t index : *plan.inputs()) {
+      s->inputs.push_back(static_cast<uint32_t>(index));
+      const Value& v = s->values[static_cast<size_t>(index)];
+      s->input_planned.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+      // Scalars have a value from the program already; tensors need the caller's memory.
+      s->input_set.push_back(!v.is_tensor());
+    }
+  }
+  if (plan.outputs() != nullptr) {
+    for (int32_t index : *plan.outputs()) s->outputs.push_back(static_cast<uint32_t>(index));
+  }
+
+  // Instructions, with the outputs each one produces: a Planned or View tensor's first use
+  // is where it is produced (the program is in execution order).
+  size_t num_instructions = plan.instructions() ? plan.instructions()->size() : 0;
+  size_t arg_total = 0;
+  for (size_t i = 0; i < num_instructions; ++i) {
+    const auto* args = instruction_args(plan.instructions()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+    arg_total += args ? args->size() : 0;
+  }
+  s->arg_pool.reserve(arg_total);
+  s->instructions.reserve(num_instructions);
+  std::vector<bool> produced(n, false);
+  auto note_output = [&](size_t index) {
+    const fb::Value* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index));
+    if (produced[index] || !is_planned_or_view(v)) return;
+    produced[index] = true;
+    s->resets.push_back(Reset{&s->values[index], s->values[index].to_tensor()});
+  };
+  for (size_t i = 0; i < num_instructions; ++i) {
+    const fb::Instruction* instr = plan.instructions()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    InstructionState st{};
+    if (const auto* k = instr->call_as_KernelCall()) {
+      st.fn = kernels[k->op_index()];
+      st.index = k->op_index();
+    } else {
+      st.fn = nullptr;
+      st.index = instr->call_as_DelegateCall()->delegate_index();
+    }
+    const auto* args = instruction_args(instr);
+    st.args = s->arg_pool.data() + s->arg_pool.size();
+    st.num_args = args ? args->size() : 0;
+    st.reset_begin = static_cast<uint32_t>(s->resets.size());
+    if (args != nullptr) {
+      for (int32_t a : *args) {
+        size_t index = static_cast<size_t>(a);
+        s->arg_pool.push_back(&s->values[index]);
+        note_output(index);
+        if (const auto* items = list_items(plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index)))) {
+          for (int32_t item : *items) note_output(static_cast<size_t>(item));
+        }
+      }
+    }
+    st.reset_end = static_cast<uint32_t>(s->resets.size());
+    s->instructions.push_back(st);
+  }
+
+  // Delegates last: init() may be expensive and everything else is known good now.
+  for (size_t d = 0; d < s->delegates.size(); ++d) {
+    const fb::BackendDelegate* fd = plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    std::vector<CompileSpec> specs;
+    if (fd->compile_specs() != nullptr) {
+      for (const fb::CompileSpec* spec : *fd->compile_specs()) {
+        Span<const uint8_t> value = spec->value() ? Span<const uint8_t>(spec->value()->data(), spec->value()->size())
+                                                  : Span<const uint8_t>();
+        specs.push_back(CompileSpec{spec->key()->string_view(), value});
+      }
+    }
+    Span<const uint8_t> blob(s->program->segment_data(fd->segment()),
+                             static_cast<size_t>(s->program->segment_size(fd->segment())));
+    Result<void*> handle = s->delegates[d].backend->init(blob, Span<const CompileSpec>(specs.data(), specs.size()));
+    if (!handle.ok()) {
+      return Error(handle.error().code(), where + "delegate " + str(d) + " ('" + printable(fd->id()->string_view()) +
+                                              "') failed to initialize: " + handle.error().message());
+    }
+    s->delegates[d].handle = *handle;
+    s->delegates[d].initialized = true;
+  }
+  return s;
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory while loading a method");
+}
+
+}  // namespace detail
+
+using detail::MethodState;
+
+Method::Method(std::unique_ptr<MethodState> state) noexcept : state_(std::move(state)) {}
+Method::Method(Method&&) noexcept = default;
+Method& Method::operator=(Method&&) noexcept = default;
+Method::~Method() = default;
+
+std::string_view Method::name() const noexcept { return state_->name; }
+size_t Method::num_inputs() const noexcept { return state_->inputs.size(); }
+size_t Method::num_outputs() const noexcept { return state_->outputs.size(); }
+
+Tag Method::input_tag(size_t i) const noexcept {
+  return i < state_->inputs.size() ? state_->values[state_->inputs[i]].tag() : Tag::None;
+}
+
+Result<TensorInfo> Method::input_tensor_info(size_t i) const noexcept {
+  if (i >= state_->inputs.size()) {
+    return Error(ErrorCode::InvalidArgument, "input " + std::to_string(i) + " out of range: method '" +
+                                                 state_->name + "' has " + std::to_string(state_->inputs.size()));
+  }
+  if (!state_->values[state_->inputs[i]].is_tensor()) {
+    return Error(ErrorCode::InvalidArgument, "input " + std::to_string(i) + " is not a tensor");
+  }
+  const Tensor& t = state_->input_planned[i];
+  return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
+}
+
+Result<TensorInfo> Method::output_tensor_info(size_t i) const noexcept {
+  if (i >= state_->outputs.size()) {
+    return Error(ErrorCode::InvalidArgument, "output " + std::to_string(i) + " out of range: method '" +
+                                                 state_->name + "' has " + std::to_string(state_->outputs.size()));
+  }
+  const Value& v = state_->values[state_->outputs[i]];
+  if (!v.is_tensor()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(i) + " is not a tensor");
+  const Tensor& t = v.to_tensor();
+  return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
+}
+
+Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
+  MethodState& s = *state_;
+  std::string where = "input " + std::to_string(i);
+  if (i >= s.inputs.size()) {
+    return Error(ErrorCode::InvalidArgument,
+                 where + " out of range: method '" + s.name + "' has " + std::to_string(s.inputs.size()) + " inputs");
+  }
+  Value& v = s.values[s.inputs[i]];
+  if (!v.is_tensor()) {
+    return Error(ErrorCode::InvalidArgument, where + " expects " + to_string(v.tag()) + ", got a tensor");
+  }
+  const Tensor& planned = s.input_planned[i];
+  if (tensor.dtype() != planned.dtype()) {
+    return Error(ErrorCode::InvalidArgument, where + ": expected dtype " + std::string(to_string(planned.dtype())) +
+                                                 ", got " + to_string(tensor.dtype()));
+  }
+  bool same = tensor.dim() == planned.dim();
+  for (int d = 0; same && d < planned.dim(); ++d) same = tensor.size(d) == planned.size(d);
+  if (!same) {
+    return Error(ErrorCode::InvalidArgument, where + ": expected sizes " + detail::sizes_to_string(planned.sizes()) +
+                                                 ", got " + detail::sizes_to_string(tensor.sizes()));
+  }
+  if (!tensor.is_contiguous()) return Error(ErrorCode::InvalidArgument, where + " must be contiguous");
+  if (planned.nbytes() > 0) {
+    if (tensor.data() == nullptr) return Error(ErrorCode::InvalidArgument, where + " has no data");
+    if (reinterpret_cast<uintptr_t>(tensor.data()) % planned.element_size() != 0) {
+      return Error(ErrorCode::InvalidArgument, where + ": data is not aligned to its element size");
+    }
+  }
+  Tensor bound = planned;
+  bound.set_data(tensor.data());
+  v.to_tensor() = bound;
+  s.input_set[i] = true;
+  return Error();
+}
+
+Error Method::set_input(size_t i, const Value& value) noexcept {
+  if (value.is_tensor()) return set_input(i, value.to_tensor());
+  MethodState& s = *state_;
+  std::string where = "input " + std::to_string(i);
+  if (i >= s.inputs.size()) {
+    return Error(ErrorCode::InvalidArgument,
+                 where + " out of range: method '" + s.name + "' has " + std::to_string(s.inputs.size()) + " inputs");
+  }
+  Value& v = s.values[s.inputs[i]];
+  if (v.tag() != value.tag()) {
+    return Error(ErrorCode::InvalidArgument,
+                 where + " expects " + to_string(v.tag()) + ", got " + to_string(value.tag()));
+  }
+  v = value;
+  s.input_set[i] = true;
+  return Error();
+}
+
+Error Method::execute() noexcept {
+  MethodState& s = *state_;
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    if (!s.input_set[i]) {
+      return Error(ErrorCode::InvalidState, "input " + std::to_string(i) + " of method '" + s.name + "' is not set");
+    }
+  }
+  const detail::Reset* resets = s.resets.data();
+  const detail::InstructionState* instrs = s.instructions.data();
+  const size_t count = s.instructions.size();
+  size_t i = 0;
+  try {
+    for (; i < count; ++i) {
+      const detail::InstructionState& in = instrs[i];
+      for (uint32_t r = in.reset_begin; r < in.reset_end; ++r) {
+        resets[r].value->to_tensor() = resets[r].planned;
+      }
+      if (in.fn != nullptr) {
+        in.fn(s.context, Span<Value*>(in.args, in.num_args));
+        s.context.end_instruction();
+        if (s.context.failed()) {
+          Error e = s.context.take_error();
+          return Error(e.code(), "instruction " + std::to_string(i) + " (" + detail::printable(s.op_names[in.index]) +
+                                     ") failed: " + e.message());
+        }
+      } else {
+        detail::DelegateState& d = s.delegates[in.index];
+        Error e = d.backend->execute(d.handle, Span<Value*>(in.args, in.num_args));
+        if (!e.ok()) {
+          return Error(e.code(), "instruction " + std::to_string(i) + " (delegate '" +
+                                     detail::printable(s.plan->delegates()->Get(in.index)->id()->string_view()) +
+                                     "') failed: " + e.message());
+        }
+      }
+    }
+  } catch (...) {
+    s.context.end_instruction();
+    s.context.take_error();
+    return Error(ErrorCode::Internal, "instruction " + std::to_string(i) + " threw an exception");
+  }
+  return Error();
+}
+
+const Value& Method::output(size_t i) const noexcept {
+  static const Value kNone;
+  return i < state_->outputs.size() ? state_->values[state_->outputs[i]] : kNone;
+}
+
+}  // namespace etrt

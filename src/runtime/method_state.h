@@ -1,0 +1,103 @@
+// Private: everything a loaded Method owns, laid out for a tight execute() loop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etrt/runtime/allocator.h"
+#include "etrt/runtime/backend.h"
+#include "etrt/runtime/kernel.h"
+#include "etrt/runtime/value.h"
+#include "program_data.h"
+
+namespace etrt {
+namespace detail {
+
+// Scratch memory for KernelContext::allocate_temp: one buffer reused for every call, grown
+// after an instruction that needed more (served from the heap just that once).
+class RunContext final : public KernelContext {
+ public:
+  RunContext() = default;
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+  ~RunContext() override;
+
+  void* allocate_temp(size_t nbytes, size_t alignment) override;
+  void fail(Error error) override;
+  const Error& error() const override { return error_; }
+
+  // Called after each instruction: drops temporaries and the error.
+  void end_instruction() noexcept {
+    if (!overflow_.empty()) grow();
+    used_ = 0;
+  }
+  Error take_error() noexcept {
+    Error e = std::move(error_);
+    error_ = Error();
+    return e;
+  }
+
+ private:
+  void grow() noexcept;
+
+  uint8_t* scratch_ = nullptr;
+  size_t capacity_ = 0;
+  size_t used_ = 0;  // may exceed capacity_ while overflow_ is in use
+  std::vector<void*> overflow_;
+  Error error_;
+};
+
+struct InstructionState {
+  KernelFn fn;  // null for a delegate call
+  Value** args;
+  uint32_t num_args;
+  uint32_t index;  // operator or delegate index
+  uint32_t reset_begin, reset_end;
+};
+
+// An output to restore to its planned layout right before the instruction producing it.
+struct Reset {
+  Value* value;
+  Tensor planned;
+};
+
+struct DelegateState {
+  BackendInterface* backend = nullptr;
+  void* handle = nullptr;
+  bool initialized = false;
+};
+
+struct MethodState {
+  static Result<std::unique_ptr<MethodState>> create(std::shared_ptr<const ProgramData> program,
+                                                     const fb::ExecutionPlan& plan,
+                                                     MemoryAllocator* allocator) noexcept;
+  ~MethodState();
+
+  std::shared_ptr<const ProgramData> program;
+  const fb::ExecutionPlan* plan = nullptr;
+  std::string name;
+  std::unique_ptr<MallocAllocator> owned_allocator;
+  uint8_t* arena = nullptr;
+
+  std::vector<Value> values;
+  std::vector<Value*> list_pool;             // TensorList items
+  std::unique_ptr<bool[]> bool_pool;         // BoolList items, normalized to 0/1
+  std::vector<Value*> arg_pool;              // instruction arguments
+  std::vector<InstructionState> instructions;
+  std::vector<Reset> resets;
+  std::vector<std::string> op_names;
+  std::vector<DelegateState> delegates;
+
+  std::vector<uint32_t> inputs;   // value indices
+  std::vector<uint32_t> outputs;  // value indices
+  std::vector<Tensor> input_planned;
+  std::vector<bool> input_set;
+
+  RunContext context;
+};
+
+}  // namespace detail
+}  // namespace etrt

@@ -1,0 +1,94 @@
+#include "etrt/runtime/module.h"
+
+#include <map>
+#include <optional>
+
+namespace etrt {
+
+struct Module::Impl {
+  std::string path;
+  LoadMode mode = LoadMode::Mmap;
+  std::unique_ptr<DataLoader> loader;
+  std::optional<Program> program;
+  Error load_error;
+  bool load_attempted = false;
+  // Declared after `program` and `loader`: methods are destroyed first.
+  std::map<std::string, std::unique_ptr<Method>, std::less<>> methods;
+};
+
+Module::Module(std::string path, LoadMode mode) : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(path);
+  impl_->mode = mode;
+}
+
+Module::Module(std::unique_ptr<DataLoader> loader) : impl_(std::make_unique<Impl>()) {
+  impl_->loader = std::move(loader);
+}
+
+Module::Module(Module&&) noexcept = default;
+Module& Module::operator=(Module&&) noexcept = default;
+Module::~Module() = default;
+
+Error Module::load() {
+  Impl& m = *impl_;
+  if (m.load_attempted) return m.load_error;
+  m.load_attempted = true;
+  if (!m.loader) {
+    if (m.mode == LoadMode::Mmap) {
+      auto loader = MmapDataLoader::from(m.path);
+      if (!loader.ok()) return m.load_error = loader.error();
+      m.loader = std::make_unique<MmapDataLoader>(std::move(loader).get());
+    } else {
+      auto loader = FileDataLoader::from(m.path);
+      if (!loader.ok()) return m.load_error = loader.error();
+      m.loader = std::make_unique<FileDataLoader>(std::move(loader).get());
+    }
+  }
+  auto program = Program::load(m.loader.get());
+  if (!program.ok()) {
+    const Error& e = program.error();
+    m.load_error = m.path.empty() ? e : Error(e.code(), m.path + ": " + e.message());
+    return m.load_error;
+  }
+  m.program.emplace(std::move(program).get());
+  return Error();
+}
+
+bool Module::is_loaded() const noexcept { return impl_->program.has_value(); }
+
+Result<std::vector<std::string>> Module::method_names() {
+  ETRT_RETURN_IF_ERROR(load());
+  return impl_->program->method_names();
+}
+
+Result<Method*> Module::method(const std::string& name) {
+  ETRT_RETURN_IF_ERROR(load());
+  auto it = impl_->methods.find(name);
+  if (it != impl_->methods.end()) return it->second.get();
+  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name));
+  auto owned = std::make_unique<Method>(std::move(method));
+  Method* raw = owned.get();
+  impl_->methods.emplace(name, std::move(owned));
+  return raw;
+}
+
+Error Module::load_method(const std::string& name) {
+  auto m = method(name);
+  return m.ok() ? Error() : m.error();
+}
+
+Result<std::vector<Value>> Module::execute(const std::string& name, const std::vector<Value>& inputs) {
+  ETRT_ASSIGN_OR_RETURN(Method * method, this->method(name));
+  if (inputs.size() != method->num_inputs()) {
+    return Error(ErrorCode::InvalidArgument, "method '" + name + "' takes " + std::to_string(method->num_inputs()) +
+                                                 " inputs, got " + std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) ETRT_RETURN_IF_ERROR(method->set_input(i, inputs[i]));
+  ETRT_RETURN_IF_ERROR(method->execute());
+  std::vector<Value> outputs;
+  outputs.reserve(method->num_outputs());
+  for (size_t i = 0; i < method->num_outputs(); ++i) outputs.push_back(method->output(i));
+  return outputs;
+}
+
+}  // namespace etrt

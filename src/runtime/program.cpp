@@ -1,0 +1,459 @@
+#include "etrt/runtime/program.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+
+#include "method_state.h"
+#include "program_data.h"
+
+namespace etrt {
+namespace detail {
+namespace {
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+bool aligned_to(const void* p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+// The FlatBuffers verifier checks the alignment of vector lengths (4 bytes) but not of
+// 8-byte elements, which are read in place.
+template <typename T>
+bool vector_aligned(const flatbuffers::Vector<T>* v) {
+  return v == nullptr || aligned_to(v->Data(), alignof(T));
+}
+
+void free_aligned(void*, const void* data, size_t) { std::free(const_cast<void*>(data)); }
+
+class PlanVerifier {
+ public:
+  PlanVerifier(const ProgramData& program, const fb::ExecutionPlan& plan, std::string method)
+      : program_(program), plan_(plan), where_("method '" + method + "': ") {}
+
+  Error run() {
+    if (plan_.arena_size() > kMaxBytes) {
+      return fail("arena_size " + str(plan_.arena_size()) + " exceeds the limit of " + str(kMaxBytes) +
+                  " bytes");
+    }
+    num_values_ = plan_.values() ? plan_.values()->size() : 0;
+    ETRT_RETURN_IF_ERROR(check_values());
+    ETRT_RETURN_IF_ERROR(check_io());
+    ETRT_RETURN_IF_ERROR(check_operators());
+    ETRT_RETURN_IF_ERROR(check_delegates());
+    return check_instructions();
+  }
+
+ private:
+  Error fail(const std::string& what) const { return Error(ErrorCode::InvalidProgram, where_ + what); }
+
+  const fb::Value* value(size_t i) const { return plan_.values()->Get(static_cast<flatbuffers::uoffset_t>(i)); }
+
+  Error check_index(int32_t index, const std::string& what) const {
+    if (index < 0 || static_cast<uint64_t>(index) >= num_values_) {
+      return fail(what + " refers to value " + std::to_string(index) + ", but the method has " +
+                  str(num_values_) + " values");
+    }
+    return Error();
+  }
+
+  Error check_values() {
+    for (size_t i = 0; i < num_values_; ++i) {
+      const fb::Value* v = value(i);
+      std::string what = "value " + str(i);
+      if (v == nullptr) return fail(what + " is missing");
+      switch (v->val_type()) {
+        case fb::ValueUnion::Null:
+        case fb::ValueUnion::Int:
+        case fb::ValueUnion::Double:
+        case fb::ValueUnion::Bool:
+        case fb::ValueUnion::String:
+        case fb::ValueUnion::BoolList:
+          if (v->val() == nullptr) return fail(what + " has no payload");
+          break;
+        case fb::ValueUnion::IntList:
+          if (v->val_as_IntList() == nullptr) return fail(what + " has no payload");
+          if (!vector_aligned(v->val_as_IntList()->items())) return fail(what + ": misaligned int list");
+          break;
+        case fb::ValueUnion::DoubleList:
+          if (v->val_as_DoubleList() == nullptr) return fail(what + " has no payload");
+          if (!vector_aligned(v->val_as_DoubleList()->items())) return fail(what + ": misaligned double list");
+          break;
+        case fb::ValueUnion::Tensor:
+          if (v->val_as_Tensor() == nullptr) return fail(what + " has no payload");
+          ETRT_RETURN_IF_ERROR(check_tensor(*v->val_as_Tensor(), what));
+          break;
+        case fb::ValueUnion::TensorList:
+          if (v->val_as_TensorList() == nullptr) return fail(what + " has no payload");
+          ETRT_RETURN_IF_ERROR(check_list(v->val_as_TensorList()->items(), false, what));
+          break;
+        case fb::ValueUnion::OptionalTensorList:
+          if (v->val_as_OptionalTensorList() == nullptr) return fail(what + " has no payload");
+          ETRT_RETURN_IF_ERROR(check_list(v->val_as_OptionalTensorList()->items(), true, what));
+          break;
+        default:
+          return fail(what + " has unknown type " + str(static_cast<uint8_t>(v->val_type())));
+      }
+    }
+    return Error();
+  }
+
+  Error check_tensor(const fb::Tensor& t, const std::string& what) {
+    if (!vector_aligned(t.sizes())) return fail(what + ": misaligned sizes");
+    TensorLayout layout;
+    Error err = compute_layout(t, &layout);
+    if (!err.ok()) return fail(what + ": " + err.message());
+    switch (t.storage()) {
+      case fb::StorageKind::Planned: {
+        uint64_t offset = t.mem_offset();
+        uint64_t esize = element_size(static_cast<ScalarType>(t.scalar_type()));
+        if (offset > plan_.arena_size() || layout.nbytes > plan_.arena_size() - offset) {
+          return fail(what + ": planned bytes [" + str(offset) + ", " + str(offset) + "+" + str(layout.nbytes) +
+                      ") lie outside the " + str(plan_.arena_size()) + "-byte arena");
+        }
+        if (offset % esize != 0) {
+          return fail(what + ": mem_offset " + str(offset) + " is not aligned to the element size");
+        }
+        break;
+      }
+      case fb::StorageKind::Constant: {
+        uint32_t seg = t.constant_segment();
+        size_t num_segments = program_.root->segments() ? program_.root->segments()->size() : 0;
+        if (seg >= num_segments) {
+          return fail(what + ": constant segment " + str(seg) + " does not exist (the program has " +
+                      str(num_segments) + ")");
+        }
+        if (program_.segment_size(seg) < layout.nbytes) {
+          return fail(what + ": constant segment " + str(seg) + " holds " + str(program_.segment_size(seg)) +
+                      " bytes, the tensor needs " + str(layout.nbytes));
+        }
+        if (!aligned_to(program_.segment_data(seg), kSegmentAlignment)) {
+          return fail(what + ": constant segment " + str(seg) + " is not 64-byte aligned in the file");
+        }
+        break;
+      }
+      case fb::StorageKind::Input:
+        has_input_storage_ = true;
+        break;
+      case fb::StorageKind::View:
+        break;
+      default:
+        return fail(what + ": unknown storage kind " + std::to_string(static_cast<int>(t.storage())));
+    }
+    return Error();
+  }
+
+  Error check_list(const flatbuffers::Vector<int32_t>* items, bool optional, const std::string& what) {
+    if (items == nullptr) return Error();
+    for (int32_t item : *items) {
+      ETRT_RETURN_IF_ERROR(check_index(item, what + " (list item)"));
+      fb::ValueUnion type = value(static_cast<size_t>(item))->val_type();
+      if (type != fb::ValueUnion::Tensor && !(optional && type == fb::ValueUnion::Null)) {
+        return fail(what + ": list item " + std::to_string(item) + " is not a tensor");
+      }
+    }
+    return Error();
+  }
+
+  Error check_io() {
+    std::unordered_set<int32_t> inputs;
+    if (plan_.inputs() != nullptr) {
+      for (int32_t index : *plan_.inputs()) {
+        ETRT_RETURN_IF_ERROR(check_index(index, "an input"));
+        const fb::Value* v = value(static_cast<size_t>(index));
+        switch (v->val_type()) {
+          case fb::ValueUnion::Tensor:
+            if (v->val_as_Tensor()->storage() != fb::StorageKind::Input) {
+              return fail("input value " + std::to_string(index) + " is a tensor without Input storage");
+            }
+            break;
+          case fb::ValueUnion::Int:
+          case fb::ValueUnion::Double:
+          case fb::ValueUnion::Bool:
+            break;
+          default:
+            return fail("input value " + std::to_string(index) + " is neither a tensor nor a scalar");
+        }
+        inputs.insert(index);
+      }
+    }
+    if (has_input_storage_) {
+      // An Input tensor nobody binds would reach a kernel without memory.
+      for (size_t i = 0; i < num_values_; ++i) {
+        const fb::Tensor* t = value(i)->val_as_Tensor();
+        if (t != nullptr && t->storage() == fb::StorageKind::Input && inputs.count(static_cast<int32_t>(i)) == 0) {
+          return fail("value " + str(i) + " has Input storage but is not a method input");
+        }
+      }
+    }
+    if (plan_.outputs() != nullptr) {
+      for (int32_t index : *plan_.outputs()) ETRT_RETURN_IF_ERROR(check_index(index, "an output"));
+    }
+    return Error();
+  }
+
+  Error check_operators() {
+    if (plan_.operators() == nullptr) return Error();
+    for (flatbuffers::uoffset_t i = 0; i < plan_.operators()->size(); ++i) {
+      const fb::Operator* op = plan_.operators()->Get(i);
+      if (op == nullptr || op->name() == nullptr || op->name()->size() == 0) {
+        return fail("operator " + str(i) + " has no name");
+      }
+    }
+    return Error();
+  }
+
+  Error check_delegates() {
+    if (plan_.delegates() == nullptr) return Error();
+    size_t num_segments = program_.root->segments() ? program_.root->segments()->size() : 0;
+    for (flatbuffers::uoffset_t i = 0; i < plan_.delegates()->size(); ++i) {
+      const fb::BackendDelegate* d = plan_.delegates()->Get(i);
+      if (d == nullptr || d->id() == nullptr || d->id()->size() == 0) return fail("delegate " + str(i) + " has no id");
+      if (d->segment() >= num_segments) {
+        return fail("delegate " + str(i) + " refers to segment " + str(d->segment()) + ", but the program has " +
+                    str(num_segments));
+      }
+      if (d->compile_specs() != nullptr) {
+        for (const fb::CompileSpec* spec : *d->compile_specs()) {
+          if (spec == nullptr || spec->key() == nullptr) return fail("delegate " + str(i) + " has a compile spec without key");
+        }
+      }
+    }
+    return Error();
+  }
+
+  Error check_instructions() {
+    if (plan_.instructions() == nullptr) return Error();
+    size_t num_ops = plan_.operators() ? plan_.operators()->size() : 0;
+    size_t num_delegates = plan_.delegates() ? plan_.delegates()->size() : 0;
+    for (flatbuffers::uoffset_t i = 0; i < plan_.instructions()->size(); ++i) {
+      const fb::Instruction* instr = plan_.instructions()->Get(i);
+      std::string what = "instruction " + str(i);
+      if (instr == nullptr) return fail(what + " is missing");
+      const flatbuffers::Vector<int32_t>* args = nullptr;
+      if (const fb::KernelCall* call = instr->call_as_KernelCall()) {
+        if (call->op_index() >= num_ops) {
+          return fail(what + " calls operator " + str(call->op_index()) + ", but the method has " + str(num_ops));
+        }
+        args = call->args();
+      } else if (const fb::DelegateCall* dcall = instr->call_as_DelegateCall()) {
+        if (dcall->delegate_index() >= num_delegates) {
+          return fail(what + " calls delegate " + str(dcall->delegate_index()) + ", but the method has " +
+                      str(num_delegates));
+        }
+        args = dcall->args();
+      } else {
+        return fail(what + " is neither a kernel call nor a delegate call");
+      }
+      if (args != nullptr) {
+        for (int32_t a : *args) ETRT_RETURN_IF_ERROR(check_index(a, what + " argument"));
+      }
+    }
+    return Error();
+  }
+
+  const ProgramData& program_;
+  const fb::ExecutionPlan& plan_;
+  std::string where_;
+  size_t num_values_ = 0;
+  bool has_input_storage_ = false;
+};
+
+Error check_segments(const ProgramData& data) {
+  const fb::Program& root = *data.root;
+  uint64_t file_size = data.bytes.size();
+  uint64_t base = root.segment_base_offset();
+  if (base % kSegmentAlignment != 0) {
+    return Error(ErrorCode::InvalidProgram, "segment_base_offset " + str(base) + " is not a multiple of 64");
+  }
+  if (root.segments() == nullptr) return Error();
+  if (!vector_aligned(root.segments())) return Error(ErrorCode::InvalidProgram, "misaligned segment table");
+  if (base > file_size) {
+    return Error(ErrorCode::InvalidProgram,
+                 "segment_base_offset " + str(base) + " lies past the end of the " + str(file_size) + "-byte file");
+  }
+  for (flatbuffers::uoffset_t i = 0; i < root.segments()->size(); ++i) {
+    const fb::DataSegment* seg = root.segments()->Get(i);
+    uint64_t room = file_size - base;
+    if (seg->offset() > room || seg->size() > room - seg->offset()) {
+      return Error(ErrorCode::InvalidProgram, "segment " + str(i) + " (offset " + str(seg->offset()) + ", size " +
+                                                  str(seg->size()) + ") extends past the end of the " +
+                                                  str(file_size) + "-byte file");
+    }
+  }
+  return Error();
+}
+
+// Reads just the version field, so a newer file whose layout differs still gets a clear
+// UnsupportedVersion instead of a generic verifier failure.
+bool peek_version(const uint8_t* buf, size_t size, uint32_t* version) {
+  flatbuffers::Verifier verifier(buf, size);
+  if (!verifier.VerifyAlignment(0, sizeof(flatbuffers::uoffset_t)) ||
+      !verifier.Verify<flatbuffers::uoffset_t>(0)) {
+    return false;
+  }
+  auto root_offset = flatbuffers::ReadScalar<flatbuffers::uoffset_t>(buf);
+  if (root_offset == 0 || root_offset >= size) return false;
+  // fb::Program derives privately from Table; view the same bytes as a Table.
+  const auto* table = reinterpret_cast<const flatbuffers::Table*>(buf + root_offset);
+  if (!table->VerifyTableStart(verifier) ||
+      !table->VerifyField<uint32_t>(verifier, fb::Program::VT_VERSION, 4)) {
+    return false;
+  }
+  *version = table->GetField<uint32_t>(fb::Program::VT_VERSION, 0);
+  return true;
+}
+
+}  // namespace
+
+Error compute_layout(const fb::Tensor& t, TensorLayout* out) {
+  auto dtype = static_cast<ScalarType>(t.scalar_type());
+  if (!is_valid(dtype)) return Error(ErrorCode::InvalidProgram, "unknown scalar type " + std::to_string(static_cast<int>(dtype)));
+  size_t dim = t.sizes() ? t.sizes()->size() : 0;
+  if (dim > static_cast<size_t>(Tensor::kMaxDims)) {
+    return Error(ErrorCode::InvalidProgram, "tensor has " + str(dim) + " dimensions, at most " +
+                                                std::to_string(Tensor::kMaxDims) + " are supported");
+  }
+  out->dim = static_cast<int>(dim);
+  uint64_t numel = 1;
+  for (size_t d = 0; d < dim; ++d) {
+    int64_t s = t.sizes()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    if (s < 0) return Error(ErrorCode::InvalidProgram, "negative size " + std::to_string(s) + " in dimension " + str(d));
+    if (s != 0 && numel > kMaxBytes / static_cast<uint64_t>(s)) {
+      return Error(ErrorCode::InvalidProgram, "tensor has too many elements (more than " + str(kMaxBytes) + ")");
+    }
+    numel *= static_cast<uint64_t>(s);
+    out->sizes[d] = s;
+  }
+  uint64_t esize = element_size(dtype);
+  if (numel > kMaxBytes / esize) {
+    return Error(ErrorCode::InvalidProgram, "tensor needs more than " + str(kMaxBytes) + " bytes");
+  }
+  out->nbytes = numel * esize;
+
+  // dim_order lists dimensions outermost first; absent means contiguous.
+  int order[Tensor::kMaxDims];
+  if (t.dim_order() == nullptr || t.dim_order()->size() == 0) {
+    for (size_t d = 0; d < dim; ++d) order[d] = static_cast<int>(d);
+  } else {
+    if (t.dim_order()->size() != dim) {
+      return Error(ErrorCode::InvalidProgram, "dim_order has " + str(t.dim_order()->size()) + " entries for " +
+                                                  str(dim) + " dimensions");
+    }
+    bool seen[Tensor::kMaxDims] = {};
+    for (size_t k = 0; k < dim; ++k) {
+      uint8_t d = t.dim_order()->Get(static_cast<flatbuffers::uoffset_t>(k));
+      if (d >= dim || seen[d]) return Error(ErrorCode::InvalidProgram, "dim_order is not a permutation");
+      seen[d] = true;
+      order[k] = d;
+    }
+  }
+  int64_t stride = 1;
+  for (size_t k = dim; k-- > 0;) {
+    out->strides[order[k]] = stride;
+    stride *= std::max<int64_t>(out->sizes[order[k]], 1);  // bounded: numel checked above
+  }
+  return Error();
+}
+
+}  // namespace detail
+
+Program::Program(std::shared_ptr<const detail::ProgramData> data) noexcept : data_(std::move(data)) {}
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(Program&&) noexcept = default;
+Program::~Program() = default;
+
+Result<Program> Program::load(DataLoader* loader) noexcept {
+  using detail::str;
+  if (loader == nullptr) return Error(ErrorCode::InvalidArgument, "Program::load got no data loader");
+  try {
+    ETRT_ASSIGN_OR_RETURN(size_t size, loader->size());
+    constexpr size_t kHeader = sizeof(flatbuffers::uoffset_t) + flatbuffers::kFileIdentifierLength;
+    if (size < kHeader) {
+      return Error(ErrorCode::InvalidProgram, "file is " + str(size) + " bytes, too short for a program");
+    }
+    ETRT_ASSIGN_OR_RETURN(Buffer bytes, loader->load(0, size));
+    if (bytes.size() != size) return Error(ErrorCode::IoError, "data loader returned a short buffer");
+    if (!detail::aligned_to(bytes.data(), detail::kSegmentAlignment)) {
+      // Constants and the FlatBuffer itself are read in place, so they need an aligned base.
+      void* copy = std::aligned_alloc(detail::kSegmentAlignment, (size + 63) / 64 * 64);
+      if (copy == nullptr) return Error(ErrorCode::OutOfMemory, "cannot copy the program to aligned memory");
+      std::memcpy(copy, bytes.data(), size);
+      bytes = Buffer(copy, size, detail::free_aligned);
+    }
+    const uint8_t* buf = bytes.bytes();
+    if (!flatbuffers::BufferHasIdentifier(buf, fb::ProgramIdentifier())) {
+      return Error(ErrorCode::InvalidProgram, std::string("bad magic: expected file identifier '") +
+                                                  fb::ProgramIdentifier() + "' at byte 4");
+    }
+    // The FlatBuffer sits at the start; segments after it are checked separately.
+    size_t fb_size = std::min<size_t>(size, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+    uint32_t version = 0;
+    if (!detail::peek_version(buf, fb_size, &version)) {
+      return Error(ErrorCode::InvalidProgram, "malformed program header (root table unreadable)");
+    }
+    if (version != kVersion) {
+      return Error(ErrorCode::UnsupportedVersion, "program version " + str(version) +
+                                                      ", but this runtime reads version " + str(kVersion));
+    }
+    flatbuffers::Verifier::Options options;
+    options.max_depth = 16;  // the schema nests at most 5 deep
+    options.max_tables = 4000000;
+    flatbuffers::Verifier verifier(buf, fb_size, options);
+    if (!fb::VerifyProgramBuffer(verifier)) {
+      return Error(ErrorCode::InvalidProgram, "program failed FlatBuffers verification (corrupt or truncated)");
+    }
+
+    auto data = std::make_shared<detail::ProgramData>();
+    data->root = fb::GetProgram(buf);
+    data->bytes = std::move(bytes);
+    ETRT_RETURN_IF_ERROR(detail::check_segments(*data));
+
+    const auto* plans = data->root->execution_plans();
+    if (plans == nullptr || plans->size() == 0) return Error(ErrorCode::InvalidProgram, "program has no methods");
+    for (flatbuffers::uoffset_t i = 0; i < plans->size(); ++i) {
+      const fb::ExecutionPlan* plan = plans->Get(i);
+      if (plan == nullptr || plan->name() == nullptr || plan->name()->size() == 0) {
+        return Error(ErrorCode::InvalidProgram, "method " + str(i) + " has no name");
+      }
+      std::string name = plan->name()->str();
+      if (std::find(data->method_names.begin(), data->method_names.end(), name) != data->method_names.end()) {
+        return Error(ErrorCode::InvalidProgram, "method '" + detail::printable(name) + "' is defined twice");
+      }
+      ETRT_RETURN_IF_ERROR(detail::PlanVerifier(*data, *plan, detail::printable(name)).run());
+      data->method_names.push_back(std::move(name));
+    }
+    return Program(std::move(data));
+  } catch (const std::bad_alloc&) {
+    return Error(ErrorCode::OutOfMemory, "out of memory while loading the program");
+  }
+}
+
+uint32_t Program::version() const noexcept { return data_->root->version(); }
+
+size_t Program::num_methods() const noexcept { return data_->method_names.size(); }
+
+std::string_view Program::method_name(size_t i) const noexcept {
+  return i < data_->method_names.size() ? std::string_view(data_->method_names[i]) : std::string_view();
+}
+
+std::vector<std::string> Program::method_names() const { return data_->method_names; }
+
+Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allocator) const noexcept {
+  const auto& names = data_->method_names;
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) {
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + detail::printable(n);
+    return Error(ErrorCode::NotFound, "no method '" + detail::printable(name) + "' in the program (methods: " + known + ")");
+  }
+  const fb::ExecutionPlan* plan =
+      data_->root->execution_plans()->Get(static_cast<flatbuffers::uoffset_t>(it - names.begin()));
+  ETRT_ASSIGN_OR_RETURN(std::unique_ptr<detail::MethodState> state,
+                        detail::MethodState::create(data_, *plan, allocator));
+  return Method(std::move(state));
+}
+
+}  // namespace etrt
