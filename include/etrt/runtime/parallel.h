@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "etrt/runtime/config.h"
+#include "etrt/runtime/error.h"
 
 namespace etrt {
 
@@ -30,11 +31,15 @@ class RangeFn {
 ETRT_EXPORT void parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
 // Threads parallel_for may use; 1 while no thread pool is attached.
 ETRT_EXPORT int parallel_num_threads() noexcept;
+// Asks the attached thread pool for n threads. Without one only n == 1 is accepted (it is what
+// parallel_for already does); anything else is InvalidState, naming etrt::threadpool.
+ETRT_EXPORT Error set_parallel_num_threads(int n);
 
 // What a thread pool library installs.
 struct ParallelBackend {
   void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
   int (*num_threads)();
+  Error (*set_num_threads)(int n);  // may be null: the count is then fixed
 };
 // Passing nullptr detaches (back to serial).
 ETRT_EXPORT void set_parallel_backend(const ParallelBackend* backend) noexcept;

@@ -1,0 +1,208 @@
+// etrt's thread pool: pthreadpool behind etrt::parallel_for, attached when this library loads.
+#include "etrt/threadpool/threadpool.h"
+
+#include <pthreadpool.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "etrt/runtime/log.h"
+#include "etrt/runtime/parallel.h"
+
+namespace etrt {
+namespace threadpool {
+
+namespace detail {
+
+// One pthreadpool; destroyed (its workers joined) when the last shared_ptr/guard lets go.
+struct Pool {
+  explicit Pool(int n) : handle(pthreadpool_create(static_cast<size_t>(n))), threads(handle ? n : 1) {}
+  ~Pool() {
+    if (handle != nullptr) pthreadpool_destroy(handle);
+  }
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  pthreadpool_t handle;
+  int threads;
+};
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kDefaultCap = 16;  // more threads rarely pay off for inference-sized work
+
+int available_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int default_num_threads() {
+  const char* env = std::getenv("ETRT_NUM_THREADS");
+  if (env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    errno = 0;
+    long n = std::strtol(env, &end, 10);
+    if (errno == 0 && *end == '\0' && n >= 1 && n <= ThreadPool::kMaxThreads) return static_cast<int>(n);
+    ETRT_LOG(Warning, "ignoring ETRT_NUM_THREADS='%s': expected an integer in [1, %d]", env,
+             ThreadPool::kMaxThreads);
+  }
+  return std::min(available_cpus(), kDefaultCap);
+}
+
+std::shared_ptr<const detail::Pool> make_pool(int n) {
+  auto pool = std::make_shared<const detail::Pool>(n);
+  if (pool->handle == nullptr) {
+    ETRT_LOG(Warning, "could not create a pool of %d threads; running serially", n);
+  }
+  return pool;
+}
+
+}  // namespace
+
+struct ThreadPool::Impl {
+  mutable std::mutex mu;
+  // Created on first use, so loading the library starts no threads.
+  mutable std::shared_ptr<const detail::Pool> current;
+  int threads = 1;
+  bool shut_down = false;
+};
+
+// Lets the unload hook below reach the private Impl.
+struct ThreadPoolAccess {
+  static void shut_down(ThreadPool& tp) {
+    std::shared_ptr<const detail::Pool> old;
+    {
+      std::lock_guard<std::mutex> lock(tp.impl_->mu);
+      tp.impl_->shut_down = true;
+      tp.impl_->threads = 1;
+      old = std::move(tp.impl_->current);
+    }
+    // `old` is released here, outside the lock: joining workers can take a moment.
+  }
+};
+
+::pthreadpool* PoolGuard::get() const noexcept { return pool_ ? pool_->handle : nullptr; }
+
+int PoolGuard::num_threads() const noexcept { return pool_ ? pool_->threads : 1; }
+
+ThreadPool::ThreadPool() : impl_(new Impl) { impl_->threads = default_num_threads(); }
+
+ThreadPool::~ThreadPool() { delete impl_; }
+
+int ThreadPool::num_threads() const noexcept {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->threads;
+}
+
+Error ThreadPool::set_num_threads(int n) {
+  if (n < 1 || n > kMaxThreads) {
+    return Error(ErrorCode::InvalidArgument,
+                 "thread count " + std::to_string(n) + " is outside [1, " + std::to_string(kMaxThreads) + "]");
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->shut_down) return Error(ErrorCode::InvalidState, "the thread pool library is being unloaded");
+    if (impl_->threads == n && (!impl_->current || impl_->current->threads == n)) return Error();
+  }
+  // Start the new workers outside the lock; running calls keep using the pool they hold.
+  std::shared_ptr<const detail::Pool> fresh = make_pool(n);
+  if (fresh->handle == nullptr) {
+    return Error(ErrorCode::OutOfMemory, "could not start a pool of " + std::to_string(n) + " threads");
+  }
+  std::shared_ptr<const detail::Pool> old;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->shut_down) return Error(ErrorCode::InvalidState, "the thread pool library is being unloaded");
+    old = std::move(impl_->current);
+    impl_->current = std::move(fresh);
+    impl_->threads = n;
+  }
+  return Error();  // `old` goes when its last guard does
+}
+
+PoolGuard ThreadPool::borrow() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->current && !impl_->shut_down) impl_->current = make_pool(impl_->threads);
+  return PoolGuard(impl_->current);
+}
+
+ThreadPool& get_threadpool() {
+  // Never deleted: callers may reach it from other libraries' static destructors. Its
+  // workers are released by the unload hook below.
+  static ThreadPool* pool = new ThreadPool();
+  return *pool;
+}
+
+namespace {
+
+// A chunk body that calls parallel_for again runs that inner loop inline: the pool is busy
+// with the outer loop, and pthreadpool calls on a pool from its own tasks would deadlock.
+thread_local bool t_in_task = false;
+
+struct Job {
+  int64_t begin;
+  int64_t end;
+  RangeFn fn;
+};
+
+void run_tile(void* context, size_t start, size_t count) {
+  const Job& job = *static_cast<const Job*>(context);
+  const bool outer = t_in_task;
+  t_in_task = true;
+  const int64_t b = job.begin + static_cast<int64_t>(start);
+  job.fn(b, std::min(job.end, b + static_cast<int64_t>(count)));
+  t_in_task = outer;
+}
+
+void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
+  const int64_t range = end - begin;
+  if (t_in_task || range <= grain) {
+    fn(begin, end);
+    return;
+  }
+  PoolGuard guard = get_threadpool().borrow();
+  const int64_t threads = guard.num_threads();
+  // At most one chunk per thread, each at least `grain` long.
+  const int64_t tile = std::max(grain, (range + threads - 1) / threads);
+  if (guard.get() == nullptr || threads <= 1 || tile >= range) {
+    fn(begin, end);
+    return;
+  }
+  Job job{begin, end, fn};
+  pthreadpool_parallelize_1d_tile_1d(guard.get(), run_tile, &job, static_cast<size_t>(range),
+                                     static_cast<size_t>(tile), 0);
+}
+
+int pool_num_threads() { return get_threadpool().num_threads(); }
+
+Error pool_set_num_threads(int n) { return get_threadpool().set_num_threads(n); }
+
+const ParallelBackend kBackend{pool_parallel_for, pool_num_threads, pool_set_num_threads};
+
+// Attaches at load, detaches (and joins the workers) at unload or exit.
+struct Attach {
+  Attach() { set_parallel_backend(&kBackend); }
+  ~Attach() {
+    set_parallel_backend(nullptr);
+    ThreadPoolAccess::shut_down(get_threadpool());
+  }
+};
+const Attach g_attach;
+
+}  // namespace
+
+}  // namespace threadpool
+}  // namespace etrt

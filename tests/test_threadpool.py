@@ -1,0 +1,185 @@
+"""etrt::threadpool: parallel_for is parallel exactly when the library is linked, the heavy
+kernels split their work through it, and the thread count never changes results."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import etrt
+import numpy as np
+import pytest
+import torch
+from conan_consumer import ROOT, build_consumer
+from models import make
+from torch import nn
+
+APPS = ROOT / "tests" / "apps"
+
+
+@pytest.fixture(scope="module")
+def probe_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_consumer(APPS / "threadpool_probe", tmp_path_factory.mktemp("probe"))
+
+
+@pytest.fixture(scope="module")
+def runner_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_consumer(APPS / "runner", tmp_path_factory.mktemp("runner"))
+
+
+@pytest.fixture(scope="module")
+def kernels_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_consumer(APPS / "parallel_kernels", tmp_path_factory.mktemp("kernels"))
+
+
+def run(cmd: list[str], threads: int | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.pop("ETRT_NUM_THREADS", None)
+    if threads is not None:
+        env["ETRT_NUM_THREADS"] = str(threads)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False, env=env)
+
+
+def reported(stdout: str, key: str) -> int:
+    match = re.search(rf"^{key}: (\d+)$", stdout, re.MULTILINE)
+    assert match, f"no '{key}' in: {stdout}"
+    return int(match.group(1))
+
+
+def test_probe_linking_threadpool_runs_parallel_for_on_several_threads(probe_build: Path) -> None:
+    proc = run([str(probe_build / "threadpool_probe")], threads=2)
+    assert proc.returncode == 0, proc.stderr
+    assert reported(proc.stdout, "parallel_num_threads") == 2
+    assert reported(proc.stdout, "distinct threads") == 2
+
+
+def test_probe_without_threadpool_runs_parallel_for_serially(probe_build: Path) -> None:
+    proc = run([str(probe_build / "threadpool_probe_serial")], threads=2)
+    assert proc.returncode == 0, proc.stderr
+    assert reported(proc.stdout, "parallel_num_threads") == 1
+    assert reported(proc.stdout, "distinct threads") == 1
+
+
+def test_probe_follows_etrt_num_threads(probe_build: Path) -> None:
+    proc = run([str(probe_build / "threadpool_probe")], threads=1)
+    assert proc.returncode == 0, proc.stderr
+    assert reported(proc.stdout, "distinct threads") == 1
+
+
+class Bmm(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(a, b)
+
+
+class Mm(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.mm(a, b)
+
+
+def heavy_case(op: str) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    torch.manual_seed(0)
+    if op == "aten::addmm":
+        return nn.Linear(256, 512), (torch.randn(64, 256),)
+    if op == "aten::mm":
+        return Mm(), (torch.randn(128, 256), torch.randn(256, 256))
+    if op == "aten::bmm":
+        return Bmm(), (torch.randn(8, 64, 64), torch.randn(8, 64, 64))
+    return nn.Conv2d(8, 16, 3, padding=1), (torch.randn(8, 8, 32, 32),)
+
+
+VIEW_OPS = {"aten::permute", "aten::permute_copy", "aten::t", "aten::view", "aten::expand"}
+
+
+@pytest.mark.parametrize("op", ["aten::addmm", "aten::mm", "aten::bmm", "aten::convolution"])
+def test_heavy_kernel_splits_its_work_through_parallel_for(
+    kernels_build: Path, tmp_path: Path, op: str
+) -> None:
+    model, inputs = heavy_case(op)
+    exported = etrt.export(model.eval(), inputs)
+    # Only views beside it (nn.Linear transposes its weight), and views never call parallel_for.
+    assert set(exported.operator_names) - {op} <= VIEW_OPS, exported.operator_names
+    program = tmp_path / "op.etrt"
+    exported.save(program)
+    proc = run([str(kernels_build / "parallel_kernels"), str(program)])
+    assert proc.returncode == 0, proc.stderr
+    assert reported(proc.stdout, "split calls") >= 1, proc.stdout
+
+
+def run_model(runner: Path, program: Path, inputs: tuple[torch.Tensor, ...], workdir: Path,
+              threads: int) -> bytes:
+    in_path, out_path = workdir / "inputs.bin", workdir / f"outputs{threads}.bin"
+    in_path.write_bytes(b"".join(t.contiguous().numpy().tobytes() for t in inputs))
+    proc = run([str(runner), str(program), "--inputs", str(in_path), "--outputs", str(out_path)],
+               threads=threads)
+    assert proc.returncode == 0, proc.stderr
+    return out_path.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "transformer"])
+def test_one_and_two_threads_give_identical_results(
+    runner_build: Path, tmp_path: Path, name: str
+) -> None:
+    model, inputs = make(name, 32)
+    program = tmp_path / f"{name}.etrt"
+    etrt.export(model, inputs).save(program)
+    runner = runner_build / "etrt_runner_threads"
+    one = run_model(runner, program, inputs, tmp_path, threads=1)
+    two = run_model(runner, program, inputs, tmp_path, threads=2)
+    assert one == two, f"{name}: outputs differ between 1 and 2 threads"
+
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    got = np.frombuffer(two, dtype=np.float32).reshape(expected.shape)
+    assert float(np.max(np.abs(got - expected))) <= 1e-5
+
+
+def test_runner_threads_option_needs_the_threadpool(runner_build: Path, tmp_path: Path) -> None:
+    model, inputs = make("mlp", 1)
+    program = tmp_path / "mlp.etrt"
+    etrt.export(model, inputs).save(program)
+
+    with_pool = run([str(runner_build / "etrt_runner_threads"), str(program), "--threads", "2"])
+    assert with_pool.returncode == 0, with_pool.stderr
+
+    without = run([str(runner_build / "etrt_runner"), str(program), "--threads", "2"])
+    assert without.returncode != 0
+    assert "InvalidState" in without.stderr and "etrt::threadpool" in without.stderr
+
+
+@pytest.fixture(scope="module")
+def stress_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_consumer(APPS / "threadpool_stress", tmp_path_factory.mktemp("stress"))
+
+
+def test_thread_count_changes_while_loops_and_borrowed_pools_run(stress_build: Path) -> None:
+    proc = run([str(stress_build / "threadpool_stress")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+# The pool's sources compiled straight into the stress program, so the sanitizer sees every
+# access the pool makes (the packaged libraries are not instrumented).
+SANITIZED_SOURCES = [
+    "tests/apps/threadpool_stress/stress.cpp", "src/threadpool/threadpool.cpp",
+    "src/runtime/parallel.cpp", "src/runtime/log.cpp", "src/runtime/error.cpp",
+]
+
+
+@pytest.mark.parametrize("sanitizer", ["thread", "address,undefined"])
+def test_thread_count_changes_are_clean_under_sanitizers(tmp_path: Path, sanitizer: str) -> None:
+    exe = tmp_path / "stress"
+    build = subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-g", f"-fsanitize={sanitizer}", "-fno-sanitize-recover=all",
+         "-DETRT_API_VERSION=1", "-Iinclude", *SANITIZED_SOURCES, "-lpthreadpool", "-o", str(exe)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    env = dict(os.environ)
+    env["TSAN_OPTIONS"] = f"suppressions={APPS / 'threadpool_stress' / 'tsan.supp'} exitcode=66"
+    env["ASAN_OPTIONS"] = "detect_leaks=1:exitcode=66"
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300, check=False,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr[-6000:]
+    assert proc.stdout.strip() == "ok"
