@@ -539,3 +539,25 @@ def test_flatc_decodes_the_program_like_our_reader(
     assert [i["call"]["args"] for i in plan["instructions"]] == [
         list(i.args) for i in info.plan.instructions
     ]
+
+
+def test_importing_etrt_needs_neither_torch_nor_numpy(tmp_path: Path) -> None:
+    # Entry-point consumers (scikit-build-core, pkgconf) import etrt in environments
+    # without torch; block both and import the package and its CLI.
+    script = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'numpy'):\n"
+        "            raise ImportError('blocked ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import etrt, etrt.cli\n"
+        "print(etrt.__version__)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False,
+        env={"PYTHONPATH": str(root / "python"), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()

@@ -1,23 +1,52 @@
-"""etrt: export PyTorch models to etrt programs and run them with the etrt runtime."""
+"""etrt: export PyTorch models to etrt programs and run them with the etrt runtime.
+
+Submodules load on first use: `import etrt` needs neither torch (only the exporter does)
+nor numpy (only the runtime binding does), so tools that merely locate the SDK through
+the package's entry points (scikit-build-core, pkgconf) work in any environment.
+"""
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from ._version import find_version
 from .errors import EtrtError, ExportError, ProgramFormatError, SpecError
-from .exporter import export, export_program
-from .program import Program, ProgramInfo, load_program_info
 
 __version__ = find_version()
+
+_LAZY = {
+    "export": "exporter",
+    "export_program": "exporter",
+    "Program": "program",
+    "ProgramInfo": "program",
+    "load_program_info": "program",
+    "EtrtRuntimeError": "runtime",
+    "Method": "runtime",
+    "Module": "runtime",
+    "load": "runtime",
+    "registered_backends": "runtime",
+    "registered_kernels": "runtime",
+}
 
 __all__ = [
     "EtrtError",
     "ExportError",
-    "Program",
     "ProgramFormatError",
-    "ProgramInfo",
     "SpecError",
     "__version__",
-    "export",
-    "export_program",
-    "load_program_info",
+    *sorted(_LAZY),
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'etrt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
