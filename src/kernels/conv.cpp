@@ -1,0 +1,383 @@
+// aten::convolution (1-D and 2-D, groups, stride, padding, dilation, bias) as im2col + SGEMM.
+// Per image and group: out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "gemm.h"
+#include "heavy.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+constexpr const char* kOp = "aten::convolution";
+
+// Geometry of one call, 1-D convolutions mapped onto 2-D with a height of 1.
+struct ConvShape {
+  int64_t batch, cin, h, w;        // input
+  int64_t cout, kh, kw, groups;    // weight
+  int64_t sh, sw, ph, pw, dh, dw;  // stride, padding, dilation
+  int64_t oh, ow;
+  int64_t in_sn, in_sc, in_sh, in_sw;  // input strides
+  int64_t cin_g() const { return cin / groups; }
+  int64_t cout_g() const { return cout / groups; }
+  int64_t kdim() const { return cin_g() * kh * kw; }
+  int64_t pixels() const { return oh * ow; }
+  // The input of one (image, group) already is the column matrix: 1x1, unit stride, no padding.
+  bool col_is_input() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && in_sw == 1 &&
+           (h == 1 || in_sh == w);
+  }
+};
+
+// A conv parameter list: one value for every spatial dimension, or a single value for all.
+bool spatial_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* name, int spatial,
+                  int64_t min_value, int64_t out[2]) {
+  Span<const int64_t> v;
+  if (!int_list_arg(ctx, kOp, args, i, name, &v)) return false;
+  if (v.size() != 1 && v.size() != static_cast<size_t>(spatial)) {
+    fail(ctx, kOp, std::string("'") + name + "' must have 1 or " + std::to_string(spatial) +
+                       " values, got " + std::to_string(v.size()));
+    return false;
+  }
+  for (int d = 0; d < spatial; ++d) {
+    out[d] = v[v.size() == 1 ? 0 : d];
+    if (out[d] < min_value) {
+      fail(ctx, kOp, std::string("'") + name + "' values must be at least " + std::to_string(min_value));
+      return false;
+    }
+  }
+  return true;
+}
+
+// Stride 1 with OW == W ("same" padding) over contiguous planes: each column-matrix row is the
+// input plane shifted by a constant, so it is one long copy plus zeroed borders.
+ETRT_VECTOR_CLONES
+bool im2col_same(const ConvShape& s, const float* in, float* col) {
+  if (s.sh != 1 || s.sw != 1 || s.ow != s.w || s.in_sw != 1 || (s.h > 1 && s.in_sh != s.w)) return false;
+  const int64_t npix = s.pixels(), plane = s.h * s.w;
+  for (int64_t c = 0; c < s.cin_g(); ++c) {
+    const float* src = in + c * s.in_sc;
+    for (int64_t ki = 0; ki < s.kh; ++ki) {
+      const int64_t dy = ki * s.dh - s.ph;
+      // Output rows whose input row exists: [y0, y1).
+      const int64_t y0 = std::min(std::max<int64_t>(-dy, 0), s.oh);
+      const int64_t y1 = std::max(std::min(s.h - dy, s.oh), y0);
+      for (int64_t kj = 0; kj < s.kw; ++kj) {
+        const int64_t dx = kj * s.dw - s.pw;
+        const int64_t shift = dy * s.w + dx;
+        float* d = col + ((c * s.kh + ki) * s.kw + kj) * npix;
+        // Copy the valid rows whole (clamped to the plane), then zero what lies outside.
+        const int64_t x0 = std::max(y0 * s.w, -shift), x1 = std::min(y1 * s.w, plane - shift);
+        for (int64_t x = 0; x < x0; ++x) d[x] = 0.0f;
+        for (int64_t x = x0; x < x1; ++x) d[x] = src[x + shift];
+        for (int64_t x = std::max(x1, x0); x < npix; ++x) d[x] = 0.0f;
+        // Columns whose input column is outside: [0, -dx) or [W - dx, W).
+        const int64_t left = std::min(std::max<int64_t>(-dx, 0), s.w);
+        const int64_t right = std::max(std::min(s.w - dx, s.w), left);
+        if (left > 0 || right < s.w) {
+          for (int64_t y = y0; y < y1; ++y) {
+            float* row = d + y * s.w;
+            for (int64_t x = 0; x < left; ++x) row[x] = 0.0f;
+            for (int64_t x = right; x < s.w; ++x) row[x] = 0.0f;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// col[(c*KH + i)*KW + j, oh*OW + ow] = input(c, oh*SH - PH + i*DH, ow*SW - PW + j*DW), 0 outside.
+ETRT_VECTOR_CLONES
+void im2col(const ConvShape& s, const float* in, float* col) {
+  if (im2col_same(s, in, col)) return;
+  const int64_t npix = s.pixels();
+  for (int64_t c = 0; c < s.cin_g(); ++c) {
+    const float* plane = in + c * s.in_sc;
+    for (int64_t ki = 0; ki < s.kh; ++ki) {
+      for (int64_t kj = 0; kj < s.kw; ++kj) {
+        float* dst = col + ((c * s.kh + ki) * s.kw + kj) * npix;
+        // Output columns whose input column lies inside the image: [lo, hi).
+        const int64_t off = kj * s.dw - s.pw;
+        int64_t lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+        int64_t hi = s.w - off <= 0 ? 0 : (s.w - off + s.sw - 1) / s.sw;
+        if (hi > s.ow) hi = s.ow;
+        if (lo > hi) lo = hi;
+        for (int64_t oh = 0; oh < s.oh; ++oh) {
+          float* d = dst + oh * s.ow;
+          const int64_t ih = oh * s.sh - s.ph + ki * s.dh;
+          if (ih < 0 || ih >= s.h) {
+            for (int64_t ow = 0; ow < s.ow; ++ow) d[ow] = 0.0f;
+            continue;
+          }
+          const float* src = plane + ih * s.in_sh;
+          for (int64_t ow = 0; ow < lo; ++ow) d[ow] = 0.0f;
+          if (s.sw == 1 && s.in_sw == 1) {
+            // Rows are short (a few dozen floats): an inline loop beats a memcpy call.
+            const float* p = src + off;
+            for (int64_t ow = lo; ow < hi; ++ow) d[ow] = p[ow];
+          } else {
+            const int64_t step = s.sw * s.in_sw;
+            const float* p = src + (lo * s.sw + off) * s.in_sw;
+            for (int64_t ow = lo; ow < hi; ++ow, p += step) d[ow] = *p;
+          }
+          for (int64_t ow = hi; ow < s.ow; ++ow) d[ow] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// What every (image, group) product shares. With a column matrix the bias rides along as one
+// more column of A against a row of ones at the end of col, so no pass over the output adds it.
+struct ConvPlan {
+  const float* weight;  // [Cout, lda]: the weights, then the bias when folded
+  int64_t lda;
+  int64_t col_rows;     // kdim, plus the row of ones when the bias is folded
+  const float* bias;    // added to the output before the product (not folded), or nullptr
+};
+
+// One image and group: im2col (unless the input already is the column matrix), GEMM.
+void conv_one(const ConvShape& s, const ConvPlan& plan, const float* input, float* out,
+              int64_t image, int64_t group, float* col, float* gemm_scratch,
+              KernelContext* parallel_ctx, bool* ok) {
+  const int64_t npix = s.pixels();
+  const float* in = input + image * s.in_sn + group * s.cin_g() * s.in_sc;
+  float* c = out + (image * s.cout + group * s.cout_g()) * npix;
+  GemmParams p;
+  p.m = s.cout_g();
+  p.n = npix;
+  p.k = plan.col_rows;
+  p.a = plan.weight + group * s.cout_g() * plan.lda;
+  p.a_rs = plan.lda;
+  p.a_cs = 1;
+  if (s.col_is_input()) {
+    p.b = in;
+    p.b_rs = s.in_sc;
+  } else {
+    im2col(s, in, col);
+    p.b = col;
+    p.b_rs = npix;
+  }
+  p.b_cs = 1;
+  p.c = c;
+  p.c_rs = npix;
+  if (plan.bias != nullptr) {
+    for (int64_t o = 0; o < p.m; ++o) {
+      const float v = plan.bias[group * s.cout_g() + o];
+      float* row = c + o * npix;
+      for (int64_t q = 0; q < npix; ++q) row[q] = v;
+    }
+    p.beta = 1.0f;
+  }
+  if (parallel_ctx != nullptr) {
+    *ok = sgemm(*parallel_ctx, p);
+  } else {
+    sgemm_serial(p, gemm_scratch);
+  }
+}
+
+// The row of ones that multiplies a folded bias.
+void fill_ones_row(const ConvShape& s, const ConvPlan& plan, float* col) {
+  if (plan.col_rows == s.kdim()) return;
+  float* row = col + s.kdim() * s.pixels();
+  for (int64_t q = 0; q < s.pixels(); ++q) row[q] = 1.0f;
+}
+
+// A 3-D or 4-D weight as rows of `lda` floats (the first Cin_g*KH*KW of each filled).
+void copy_weight(const Tensor& w, int64_t lda, float* dst) {
+  const float* src = w.data_as<const float>();
+  const int64_t s0 = w.stride(0), s1 = w.stride(1), s2 = w.stride(2);
+  const int64_t k2 = w.size(2);
+  const int64_t k3 = w.dim() == 4 ? w.size(3) : 1;
+  const int64_t s3 = w.dim() == 4 ? w.stride(3) : 0;
+  for (int64_t a = 0; a < w.size(0); ++a) {
+    float* row = dst + a * lda;
+    for (int64_t b = 0; b < w.size(1); ++b)
+      for (int64_t i = 0; i < k2; ++i)
+        for (int64_t j = 0; j < k3; ++j) *row++ = src[a * s0 + b * s1 + i * s2 + j * s3];
+  }
+}
+
+void fail_oom(KernelContext& ctx) {
+  ctx.fail(Error(ErrorCode::OutOfMemory, std::string(kOp) + ": out of scratch memory"));
+}
+
+}  // namespace
+
+void op_convolution(KernelContext& ctx, Span<Value*> args) {
+  if (!check_nargs(ctx, kOp, args, 10)) return;
+  const Tensor* input = tensor_arg(ctx, kOp, args, 0, "input");
+  const Tensor* weight = tensor_arg(ctx, kOp, args, 1, "weight");
+  Tensor* bias = nullptr;
+  if (input == nullptr || weight == nullptr ||
+      !optional_tensor_arg(ctx, kOp, args, 2, "bias", &bias) ||
+      !check_dtype(ctx, kOp, *input, "input", ScalarType::Float) ||
+      !check_dtype(ctx, kOp, *weight, "weight", ScalarType::Float) ||
+      !check_has_data(ctx, kOp, *input, "input") || !check_has_data(ctx, kOp, *weight, "weight")) {
+    return;
+  }
+  if (input->dim() != 3 && input->dim() != 4) {
+    fail(ctx, kOp, "only 1-D and 2-D convolutions are supported (input of 3 or 4 dimensions), got " +
+                       shape_string(input->sizes()));
+    return;
+  }
+  if (weight->dim() != input->dim()) {
+    fail(ctx, kOp, "weight " + shape_string(weight->sizes()) + " does not match input " +
+                       shape_string(input->sizes()));
+    return;
+  }
+  const int spatial = input->dim() - 2;
+  int64_t stride[2], padding[2], dilation[2], output_padding[2];
+  bool transposed = false;
+  int64_t groups = 0;
+  if (!spatial_list(ctx, args, 3, "stride", spatial, 1, stride) ||
+      !spatial_list(ctx, args, 4, "padding", spatial, 0, padding) ||
+      !spatial_list(ctx, args, 5, "dilation", spatial, 1, dilation) ||
+      !bool_arg(ctx, kOp, args, 6, "transposed", &transposed) ||
+      !spatial_list(ctx, args, 7, "output_padding", spatial, 0, output_padding) ||
+      !int_arg(ctx, kOp, args, 8, "groups", &groups)) {
+    return;
+  }
+  if (transposed) {
+    fail(ctx, kOp, "transposed convolution is not supported");
+    return;
+  }
+  ConvShape s{};
+  s.batch = input->size(0);
+  s.cin = input->size(1);
+  s.h = spatial == 2 ? input->size(2) : 1;
+  s.w = input->size(-1);
+  s.in_sn = input->stride(0);
+  s.in_sc = input->stride(1);
+  s.in_sh = spatial == 2 ? input->stride(2) : 0;
+  s.in_sw = input->stride(-1);
+  s.cout = weight->size(0);
+  s.kh = spatial == 2 ? weight->size(2) : 1;
+  s.kw = weight->size(-1);
+  s.groups = groups;
+  s.sh = spatial == 2 ? stride[0] : 1;
+  s.sw = stride[spatial - 1];
+  s.ph = spatial == 2 ? padding[0] : 0;
+  s.pw = padding[spatial - 1];
+  s.dh = spatial == 2 ? dilation[0] : 1;
+  s.dw = dilation[spatial - 1];
+  if (groups < 1 || s.cin % groups != 0 || s.cout % groups != 0 || weight->size(1) * groups != s.cin) {
+    fail(ctx, kOp, "input " + shape_string(input->sizes()) + ", weight " +
+                       shape_string(weight->sizes()) + " and groups=" + std::to_string(groups) +
+                       " do not agree");
+    return;
+  }
+  if (bias != nullptr) {
+    if (!check_dtype(ctx, kOp, *bias, "bias", ScalarType::Float) ||
+        !check_has_data(ctx, kOp, *bias, "bias")) {
+      return;
+    }
+    if (bias->dim() != 1 || bias->size(0) != s.cout) {
+      fail(ctx, kOp, "bias must have shape [" + std::to_string(s.cout) + "], got " +
+                         shape_string(bias->sizes()));
+      return;
+    }
+  }
+  const int64_t eff_h = s.dh * (s.kh - 1) + 1, eff_w = s.dw * (s.kw - 1) + 1;
+  if (s.h + 2 * s.ph < eff_h || s.w + 2 * s.pw < eff_w || s.kh < 1 || s.kw < 1) {
+    fail(ctx, kOp, "kernel " + shape_string(weight->sizes()) + " is larger than the padded input " +
+                       shape_string(input->sizes()));
+    return;
+  }
+  s.oh = (s.h + 2 * s.ph - eff_h) / s.sh + 1;
+  s.ow = (s.w + 2 * s.pw - eff_w) / s.sw + 1;
+  int64_t out_sizes[4] = {s.batch, s.cout, s.oh, s.ow};
+  if (spatial == 1) out_sizes[2] = s.ow;
+  Tensor* out = output_arg(ctx, kOp, args, 9, ScalarType::Float,
+                           Span<const int64_t>(out_sizes, static_cast<size_t>(input->dim())));
+  if (out == nullptr || out->numel() == 0) return;
+
+  // A: the weights as a contiguous [Cout, Cin_g*KH*KW] matrix, the bias appended when folded.
+  ConvPlan plan{weight->data_as<const float>(), s.kdim(), s.kdim(), nullptr};
+  const bool fold_bias = bias != nullptr && !s.col_is_input();
+  if (fold_bias || !weight->is_contiguous()) {
+    plan.lda = s.kdim() + (fold_bias ? 1 : 0);
+    float* wb = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.cout * plan.lda) * sizeof(float), 64));
+    if (wb == nullptr) return fail_oom(ctx);
+    copy_weight(*weight, plan.lda, wb);
+    if (fold_bias) {
+      const float* b = bias->data_as<const float>();
+      for (int64_t o = 0; o < s.cout; ++o) wb[o * plan.lda + s.kdim()] = b[o * bias->stride(0)];
+      plan.col_rows = plan.lda;
+    }
+    plan.weight = wb;
+  }
+  if (bias != nullptr && !fold_bias) {
+    plan.bias = bias->data_as<const float>();
+    if (bias->stride(0) != 1 && s.cout > 1) {
+      float* copy = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.cout) * sizeof(float), 64));
+      if (copy == nullptr) return fail_oom(ctx);
+      for (int64_t i = 0; i < s.cout; ++i) copy[i] = plan.bias[i * bias->stride(0)];
+      plan.bias = copy;
+    }
+  }
+
+  const float* in = input->data_as<const float>();
+  float* o = out->data_as<float>();
+  const int64_t items = s.batch * s.groups;
+  const size_t col_floats =
+      s.col_is_input() ? 0 : (static_cast<size_t>(plan.col_rows * s.pixels()) + 15) / 16 * 16;
+  GemmParams probe;
+  probe.m = s.cout_g();
+  probe.n = s.pixels();
+  probe.k = plan.col_rows;
+  probe.a_rs = plan.lda;
+  probe.a_cs = 1;
+  probe.b_rs = s.col_is_input() ? s.in_sc : s.pixels();
+  probe.b_cs = 1;
+  const size_t gemm_floats = (sgemm_scratch_floats(probe) + 15) / 16 * 16;
+  const int threads = parallel_num_threads();
+  const double macs = static_cast<double>(probe.m) * static_cast<double>(probe.n) *
+                      static_cast<double>(probe.k);
+
+  if (threads > 1 && items < threads) {
+    // Few big images: parallelise inside the GEMM.
+    float* col = nullptr;
+    if (col_floats > 0) {
+      col = static_cast<float*>(ctx.allocate_temp(col_floats * sizeof(float), 64));
+      if (col == nullptr) return fail_oom(ctx);
+      fill_ones_row(s, plan, col);
+    }
+    for (int64_t it = 0; it < items; ++it) {
+      bool ok = true;
+      conv_one(s, plan, in, o, it / s.groups, it % s.groups, col, nullptr, &ctx, &ok);
+      if (!ok) return fail_oom(ctx);
+    }
+    return;
+  }
+  const int64_t parts =
+      (threads > 1 && macs * static_cast<double>(items) >= 128.0 * 1024.0) ? threads : 1;
+  const size_t per_part = col_floats + gemm_floats;
+  float* scratch = nullptr;
+  if (per_part > 0) {
+    scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(float), 64));
+    if (scratch == nullptr) return fail_oom(ctx);
+  }
+  auto run_part = [&](int64_t t) {
+    float* col = scratch == nullptr ? nullptr : scratch + per_part * static_cast<size_t>(t);
+    float* gs = col == nullptr ? nullptr : col + col_floats;
+    if (col_floats > 0) fill_ones_row(s, plan, col);
+    for (int64_t it = items * t / parts; it < items * (t + 1) / parts; ++it) {
+      conv_one(s, plan, in, o, it / s.groups, it % s.groups, col, gs, nullptr, nullptr);
+    }
+  };
+  if (parts == 1) {
+    run_part(0);
+    return;
+  }
+  parallel_for(0, parts, 1, [&](int64_t b0, int64_t e0) {
+    for (int64_t t = b0; t < e0; ++t) run_part(t);
+  });
+}
+
+}  // namespace kernels
+}  // namespace etrt

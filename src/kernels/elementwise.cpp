@@ -1,0 +1,469 @@
+// Elementwise kernels: arithmetic with broadcasting, activations, comparisons, where, fills.
+#include <cstring>
+#include <string>
+
+#include "light.h"
+#include "util.h"
+#include "vec_math.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Scalars of any dtype
+
+// `iv` is used for integer types so int64 values keep every bit.
+void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_integral) {
+  auto as_int = [&]() -> int64_t { return is_integral ? iv : static_cast<int64_t>(dv); };
+  switch (t) {
+    case ScalarType::Float: { float v = static_cast<float>(is_integral ? static_cast<double>(iv) : dv); std::memcpy(p, &v, 4); break; }
+    case ScalarType::Double: { double v = is_integral ? static_cast<double>(iv) : dv; std::memcpy(p, &v, 8); break; }
+    case ScalarType::Long: { int64_t v = as_int(); std::memcpy(p, &v, 8); break; }
+    case ScalarType::Int: { int32_t v = static_cast<int32_t>(as_int()); std::memcpy(p, &v, 4); break; }
+    case ScalarType::Bool: *static_cast<uint8_t*>(p) = (is_integral ? iv != 0 : dv != 0.0) ? 1 : 0; break;
+    case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(as_int()); break;
+    case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(as_int()); break;
+  }
+}
+
+// One-element operand of another dtype converted to `want` (python numbers lifted to 0-d
+// tensors reach kernels this way); same-dtype operands pass through. nullptr after failing.
+struct Coerced {
+  Tensor holder;
+  alignas(8) unsigned char buf[8];
+};
+
+const Tensor* coerce(KernelContext& ctx, const char* op, const Tensor& t, ScalarType want,
+                     const char* name, Coerced* c) {
+  if (t.dtype() == want) return &t;
+  if (t.numel() != 1) {
+    fail(ctx, op, std::string("'") + name + "' is " + to_string(t.dtype()) + " but the result is " +
+                      to_string(want) + "; only one-element operands are converted");
+    return nullptr;
+  }
+  if (!check_has_data(ctx, op, t, name)) return nullptr;
+  double v = load_as_double(t.data(), t.dtype());
+  int64_t iv = 0;
+  bool integral = t.dtype() != ScalarType::Float && t.dtype() != ScalarType::Double;
+  if (t.dtype() == ScalarType::Long) {
+    std::memcpy(&iv, t.data(), 8);
+  } else {
+    iv = static_cast<int64_t>(v);
+  }
+  store_scalar(c->buf, want, v, iv, integral);
+  c->holder = Tensor(c->buf, want, {});
+  return &c->holder;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float arithmetic
+
+enum class BinOp { Add, Sub, Mul, Div };
+
+template <typename T>
+inline T apply(BinOp op, T a, T b, T alpha) {
+  switch (op) {
+    case BinOp::Add: return a + alpha * b;
+    case BinOp::Sub: return a - alpha * b;
+    case BinOp::Mul: return a * b;
+    case BinOp::Div: return a / b;
+  }
+  return a;
+}
+
+ETRT_VECTOR_CLONES
+void binary_vv(BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n) {
+  switch (op) {
+    case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + alpha * b[i]; break;
+    case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - alpha * b[i]; break;
+    case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i]; break;
+    case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i]; break;
+  }
+}
+
+ETRT_VECTOR_CLONES
+void binary_vs(BinOp op, float* o, const float* a, float b, float alpha, int64_t n) {
+  const float ab = alpha * b;
+  switch (op) {
+    case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + ab; break;
+    case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - ab; break;
+    case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b; break;
+    case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b; break;
+  }
+}
+
+ETRT_VECTOR_CLONES
+void binary_sv(BinOp op, float* o, float a, const float* b, float alpha, int64_t n) {
+  switch (op) {
+    case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a + alpha * b[i]; break;
+    case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a - alpha * b[i]; break;
+    case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a * b[i]; break;
+    case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a / b[i]; break;
+  }
+}
+
+template <typename T>
+void binary_loop(const Loop<3>& loop, BinOp op, T alpha) {
+  run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      T a, b;
+      std::memcpy(&a, p[1] + i * s[1], sizeof(T));
+      std::memcpy(&b, p[2] + i * s[2], sizeof(T));
+      T r = apply<T>(op, a, b, alpha);
+      std::memcpy(p[0] + i * s[0], &r, sizeof(T));
+    }
+  });
+}
+
+void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
+  run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
+    float* o = reinterpret_cast<float*>(p[0]);
+    const float* a = reinterpret_cast<const float*>(p[1]);
+    const float* b = reinterpret_cast<const float*>(p[2]);
+    if (s[0] == 4) {
+      if (s[1] == 4 && s[2] == 4) return binary_vv(op, o, a, b, alpha, n);
+      if (s[1] == 4 && s[2] == 0) return binary_vs(op, o, a, *b, alpha, n);
+      if (s[1] == 0 && s[2] == 4) return binary_sv(op, o, *a, b, alpha, n);
+    }
+    const int64_t so = s[0] / 4, sa = s[1] / 4, sb = s[2] / 4;
+    for (int64_t i = 0; i < n; ++i) o[i * so] = apply<float>(op, a[i * sa], b[i * sb], alpha);
+  });
+}
+
+void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop, bool has_alpha) {
+  const size_t nargs = has_alpha ? 4 : 3;
+  if (!check_nargs(ctx, op, args, nargs)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Tensor* other = self ? tensor_arg(ctx, op, args, 1, "other") : nullptr;
+  if (other == nullptr) return;
+  double alpha = 1.0;
+  if (has_alpha && !scalar_arg(ctx, op, args, 2, "alpha", &alpha)) return;
+  Shape shape = shape_of(*self);
+  if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
+  if (!args[nargs - 1]->is_tensor()) {
+    fail(ctx, op, "'out' must be a tensor");
+    return;
+  }
+  const ScalarType dtype = args[nargs - 1]->to_tensor().dtype();
+  Tensor* out = output_arg(ctx, op, args, nargs - 1, dtype, shape.span());
+  if (out == nullptr) return;
+  Coerced ca, cb;
+  const Tensor* a = coerce(ctx, op, *self, dtype, "self", &ca);
+  const Tensor* b = a ? coerce(ctx, op, *other, dtype, "other", &cb) : nullptr;
+  if (b == nullptr) return;
+  if (!check_has_data(ctx, op, *a, "self") || !check_has_data(ctx, op, *b, "other")) return;
+  const Tensor* ops[3] = {out, a, b};
+  Loop<3> loop = make_loop(shape.span(), ops);
+  switch (dtype) {
+    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha)); return;
+    case ScalarType::Double: binary_loop<double>(loop, bop, alpha); return;
+    case ScalarType::Long:
+      if (bop == BinOp::Div) break;  // true division of integers gives a float result
+      binary_loop<int64_t>(loop, bop, has_alpha && args[2]->is_int() ? args[2]->to_int()
+                                                                      : static_cast<int64_t>(alpha));
+      return;
+    case ScalarType::Int:
+      if (bop == BinOp::Div) break;
+      binary_loop<int32_t>(loop, bop, static_cast<int32_t>(alpha));
+      return;
+    default: break;
+  }
+  fail(ctx, op, std::string("unsupported dtype ") + to_string(dtype));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float unary
+
+enum class UnOp { Relu, GeluErf, GeluTanh, Scale };
+
+inline float apply_unary(UnOp op, float x, float s) {
+  switch (op) {
+    case UnOp::Relu: return x < 0.0f ? 0.0f : x;  // NaN passes through, as in ATen
+    case UnOp::GeluErf: return gelu_erf_f32(x);
+    case UnOp::GeluTanh: return gelu_tanh_f32(x);
+    case UnOp::Scale: return x * s;
+  }
+  return x;
+}
+
+ETRT_VECTOR_CLONES
+void unary_contiguous(UnOp op, float* o, const float* a, float s, int64_t n) {
+  switch (op) {
+    case UnOp::Relu: for (int64_t i = 0; i < n; ++i) o[i] = a[i] < 0.0f ? 0.0f : a[i]; break;
+    case UnOp::GeluErf: for (int64_t i = 0; i < n; ++i) o[i] = gelu_erf_f32(a[i]); break;
+    case UnOp::GeluTanh: for (int64_t i = 0; i < n; ++i) o[i] = gelu_tanh_f32(a[i]); break;
+    case UnOp::Scale: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s; break;
+  }
+}
+
+void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self, size_t out_index,
+               UnOp uop, float s) {
+  if (!check_dtype(ctx, op, self, "self", ScalarType::Float)) return;
+  if (!check_has_data(ctx, op, self, "self")) return;
+  Tensor* out = output_arg(ctx, op, args, out_index, ScalarType::Float, self.sizes());
+  if (out == nullptr) return;
+  const Tensor* ops[2] = {out, &self};
+  Loop<2> loop = make_loop(self.sizes(), ops);
+  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+    float* o = reinterpret_cast<float*>(p[0]);
+    const float* a = reinterpret_cast<const float*>(p[1]);
+    if (st[0] == 4 && st[1] == 4) return unary_contiguous(uop, o, a, s, n);
+    const int64_t so = st[0] / 4, sa = st[1] / 4;
+    for (int64_t i = 0; i < n; ++i) o[i * so] = apply_unary(uop, a[i * sa], s);
+  });
+}
+
+ETRT_VECTOR_CLONES
+void eq_contiguous(uint8_t* o, const float* a, float s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] == s ? 1 : 0;
+}
+
+}  // namespace
+
+void op_relu(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::relu";
+  if (!check_nargs(ctx, op, args, 2)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  unary_f32(ctx, op, args, *self, 1, UnOp::Relu, 0.0f);
+}
+
+void op_gelu(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::gelu";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  UnOp uop = UnOp::GeluErf;
+  if (args[1]->is_string()) {
+    std::string_view approx = args[1]->to_string();
+    if (approx == "tanh") {
+      uop = UnOp::GeluTanh;
+    } else if (approx != "none") {
+      fail(ctx, op, "approximate must be 'none' or 'tanh', got '" + std::string(approx) + "'");
+      return;
+    }
+  } else if (!args[1]->is_none()) {
+    fail(ctx, op, std::string("'approximate' must be a string, got ") + to_string(args[1]->tag()));
+    return;
+  }
+  unary_f32(ctx, op, args, *self, 2, uop, 0.0f);
+}
+
+void op_add_tensor(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::add.Tensor", BinOp::Add, true);
+}
+void op_sub_tensor(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::sub.Tensor", BinOp::Sub, true);
+}
+void op_mul_tensor(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::mul.Tensor", BinOp::Mul, false);
+}
+void op_div_tensor(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::div.Tensor", BinOp::Div, false);
+}
+
+void op_mul_scalar(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::mul.Scalar";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  double s = 0.0;
+  if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
+  if (self->dtype() == ScalarType::Float) {
+    unary_f32(ctx, op, args, *self, 2, UnOp::Scale, static_cast<float>(s));
+    return;
+  }
+  if (self->dtype() == ScalarType::Long && args[1]->is_int()) {
+    Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Long, self->sizes());
+    if (out == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+    const int64_t k = args[1]->to_int();
+    const Tensor* ops[2] = {out, self};
+    run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v;
+        std::memcpy(&v, p[1] + i * st[1], 8);
+        v *= k;
+        std::memcpy(p[0] + i * st[0], &v, 8);
+      }
+    });
+    return;
+  }
+  fail(ctx, op, std::string("unsupported dtype ") + to_string(self->dtype()));
+}
+
+void op_eq_scalar(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::eq.Scalar";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  double s = 0.0;
+  if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
+  if (!check_has_data(ctx, op, *self, "self")) return;
+  Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Bool, self->sizes());
+  if (out == nullptr) return;
+  const Tensor* ops[2] = {out, self};
+  Loop<2> loop = make_loop(self->sizes(), ops);
+  const ScalarType dt = self->dtype();
+  if (dt == ScalarType::Float) {
+    const float sf = static_cast<float>(s);  // ATen compares in the tensor's float type
+    run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+      uint8_t* o = reinterpret_cast<uint8_t*>(p[0]);
+      const float* a = reinterpret_cast<const float*>(p[1]);
+      if (st[0] == 1 && st[1] == 4) return eq_contiguous(o, a, sf, n);
+      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = a[i * (st[1] / 4)] == sf ? 1 : 0;
+    });
+    return;
+  }
+  const bool int_scalar = !args[1]->is_double();
+  const int64_t si = args[1]->scalar_to_int();
+  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const char* src = p[1] + i * st[1];
+      bool eq;
+      if (dt == ScalarType::Long && int_scalar) {
+        int64_t v;
+        std::memcpy(&v, src, 8);
+        eq = v == si;
+      } else {
+        eq = load_as_double(src, dt) == s;
+      }
+      *reinterpret_cast<uint8_t*>(p[0] + i * st[0]) = eq ? 1 : 0;
+    }
+  });
+}
+
+void op_logical_not(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::logical_not";
+  if (!check_nargs(ctx, op, args, 2)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  Tensor* out = output_arg(ctx, op, args, 1, ScalarType::Bool, self->sizes());
+  if (out == nullptr) return;
+  const Tensor* ops[2] = {out, self};
+  const ScalarType dt = self->dtype();
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    uint8_t* o = reinterpret_cast<uint8_t*>(p[0]);
+    if (dt == ScalarType::Bool || dt == ScalarType::Byte || dt == ScalarType::Char) {
+      const uint8_t* a = reinterpret_cast<const uint8_t*>(p[1]);
+      if (st[0] == 1 && st[1] == 1) {
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] == 0 ? 1 : 0;
+      } else {
+        for (int64_t i = 0; i < n; ++i) o[i * st[0]] = a[i * st[1]] == 0 ? 1 : 0;
+      }
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) o[i * st[0]] = load_as_double(p[1] + i * st[1], dt) == 0.0 ? 1 : 0;
+  });
+}
+
+void op_where_self(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::where.self";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* cond = tensor_arg(ctx, op, args, 0, "condition");
+  Tensor* self = cond ? tensor_arg(ctx, op, args, 1, "self") : nullptr;
+  Tensor* other = self ? tensor_arg(ctx, op, args, 2, "other") : nullptr;
+  if (other == nullptr) return;
+  if (cond->dtype() != ScalarType::Bool && cond->dtype() != ScalarType::Byte) {
+    fail(ctx, op, std::string("'condition' must be Bool, got ") + to_string(cond->dtype()));
+    return;
+  }
+  Shape shape = shape_of(*cond);
+  if (!broadcast_into(ctx, op, &shape, self->sizes()) || !broadcast_into(ctx, op, &shape, other->sizes())) {
+    return;
+  }
+  if (!args[3]->is_tensor()) {
+    fail(ctx, op, "'out' must be a tensor");
+    return;
+  }
+  const ScalarType dtype = args[3]->to_tensor().dtype();
+  Tensor* out = output_arg(ctx, op, args, 3, dtype, shape.span());
+  if (out == nullptr) return;
+  Coerced ca, cb;
+  const Tensor* a = coerce(ctx, op, *self, dtype, "self", &ca);
+  const Tensor* b = a ? coerce(ctx, op, *other, dtype, "other", &cb) : nullptr;
+  if (b == nullptr) return;
+  if (!check_has_data(ctx, op, *cond, "condition") || !check_has_data(ctx, op, *a, "self") ||
+      !check_has_data(ctx, op, *b, "other")) {
+    return;
+  }
+  const Tensor* ops[4] = {out, cond, a, b};
+  Loop<4> loop = make_loop(shape.span(), ops);
+  const size_t es = element_size(dtype);
+  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+    if (es == 4 && st[0] == 4) {
+      uint32_t* o = reinterpret_cast<uint32_t*>(p[0]);
+      const uint8_t* c = reinterpret_cast<const uint8_t*>(p[1]);
+      const uint32_t* x = reinterpret_cast<const uint32_t*>(p[2]);
+      const uint32_t* y = reinterpret_cast<const uint32_t*>(p[3]);
+      if (st[1] == 0) {  // condition broadcast along the row: one copy of a whole row
+        const uint32_t* src = *c ? x : y;
+        const int64_t ss = (*c ? st[2] : st[3]) / 4;
+        if (ss == 1) {
+          std::memcpy(o, src, static_cast<size_t>(n) * 4);
+        } else {
+          for (int64_t i = 0; i < n; ++i) o[i] = src[i * ss];
+        }
+        return;
+      }
+      if (st[1] == 1 && st[2] == 4 && st[3] == 4) {
+        for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const bool c = *reinterpret_cast<const uint8_t*>(p[1] + i * st[1]) != 0;
+      std::memcpy(p[0] + i * st[0], c ? p[2] + i * st[2] : p[3] + i * st[3], es);
+    }
+  });
+}
+
+void op_full_like(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::full_like";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  double fill = 0.0;
+  if (!scalar_arg(ctx, op, args, 1, "fill_value", &fill)) return;
+  ScalarType dtype = self->dtype();
+  if (!args[2]->is_none()) {
+    int64_t code = 0;
+    if (!int_arg(ctx, op, args, 2, "dtype", &code)) return;
+    if (code < 0 || code > 127 || !is_valid(static_cast<ScalarType>(code))) {
+      fail(ctx, op, "unknown dtype code " + std::to_string(code));
+      return;
+    }
+    dtype = static_cast<ScalarType>(code);
+  }
+  Tensor* out = output_arg(ctx, op, args, 7, dtype, self->sizes());
+  if (out == nullptr) return;
+  alignas(8) unsigned char v[8];
+  store_scalar(v, dtype, fill, args[1]->scalar_to_int(), !args[1]->is_double());
+  const int64_t n = out->numel();
+  const size_t es = element_size(dtype);
+  char* o = static_cast<char*>(out->data());
+  if (es == 4) {
+    uint32_t w;
+    std::memcpy(&w, v, 4);
+    uint32_t* d = reinterpret_cast<uint32_t*>(o);
+    for (int64_t i = 0; i < n; ++i) d[i] = w;
+  } else if (es == 1) {
+    if (n > 0) std::memset(o, v[0], static_cast<size_t>(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(o + static_cast<size_t>(i) * es, v, es);
+  }
+}
+
+void op_clone(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::clone";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  // memory_format (args[1]) does not matter: planned outputs are always contiguous.
+  Tensor* out = output_arg(ctx, op, args, 2, self->dtype(), self->sizes());
+  if (out == nullptr) return;
+  copy_to_contiguous(*self, out->data());
+}
+
+}  // namespace kernels
+}  // namespace etrt

@@ -1,0 +1,217 @@
+#include "gemm.h"
+
+#include <immintrin.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "etrt/runtime/parallel.h"
+
+namespace etrt {
+namespace kernels {
+
+// Each block below is compiled for one instruction set; every header is included above so that
+// no shared inline function picks up a wider target than the baseline.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#pragma GCC diagnostic push
+// GCC 12's AVX-512 headers trip this warning on their own placeholder values.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define ETRT_GEMM_NS isa_avx512
+#define ETRT_GEMM_LEVEL 2
+#include "gemm_isa.inc"
+#undef ETRT_GEMM_NS
+#undef ETRT_GEMM_LEVEL
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define ETRT_GEMM_NS isa_avx2
+#define ETRT_GEMM_LEVEL 1
+#include "gemm_isa.inc"
+#undef ETRT_GEMM_NS
+#undef ETRT_GEMM_LEVEL
+#pragma GCC pop_options
+
+#define ETRT_GEMM_NS isa_sse2
+#define ETRT_GEMM_LEVEL 0
+#include "gemm_isa.inc"
+#undef ETRT_GEMM_NS
+#undef ETRT_GEMM_LEVEL
+
+namespace {
+
+struct Isa {
+  const char* name;
+  size_t (*scratch_floats)(const GemmParams&);
+  void (*run)(const GemmParams&, float*);
+};
+
+const Isa kAvx512 = {"avx512", isa_avx512::scratch_floats, isa_avx512::run};
+const Isa kAvx2 = {"avx2", isa_avx2::scratch_floats, isa_avx2::run};
+const Isa kSse2 = {"sse2", isa_sse2::scratch_floats, isa_sse2::run};
+
+bool cpu_has(const Isa* isa) {
+  __builtin_cpu_init();
+  if (isa == &kAvx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  if (isa == &kAvx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return true;
+}
+
+const Isa* detect() {
+  if (cpu_has(&kAvx512)) return &kAvx512;
+  if (cpu_has(&kAvx2)) return &kAvx2;
+  return &kSse2;
+}
+
+std::atomic<const Isa*> g_forced{nullptr};
+
+const Isa& isa() {
+  static const Isa* const detected = detect();
+  const Isa* forced = g_forced.load(std::memory_order_relaxed);
+  return forced != nullptr ? *forced : *detected;
+}
+
+// Strides of size-1 dimensions are meaningless; give them the unit stride the fast paths test for.
+GemmParams normalise(GemmParams p) {
+  if (p.k == 1) {
+    p.a_cs = 1;
+    p.b_rs = 1;
+  }
+  if (p.n == 1) p.b_cs = 1;
+  if (p.m == 1) p.a_rs = 0;
+  return p;
+}
+
+// C = beta * C, for K == 0.
+void scale_c(const GemmParams& p) {
+  for (int64_t i = 0; i < p.m; ++i) {
+    float* row = p.c + i * p.c_rs;
+    if (p.beta == 0.0f) {
+      std::memset(row, 0, static_cast<size_t>(p.n) * sizeof(float));
+    } else {
+      for (int64_t j = 0; j < p.n; ++j) row[j] *= p.beta;
+    }
+  }
+}
+
+constexpr size_t kScratchAlignFloats = 16;  // 64 bytes
+
+size_t aligned_floats(size_t n) { return (n + kScratchAlignFloats - 1) / kScratchAlignFloats * kScratchAlignFloats; }
+
+// Below this many multiply-adds a second thread costs more than it saves.
+constexpr double kParallelMinMacs = 256.0 * 1024.0;
+
+}  // namespace
+
+size_t sgemm_scratch_floats(const GemmParams& p) { return isa().scratch_floats(normalise(p)); }
+
+void sgemm_serial(const GemmParams& params, float* scratch) {
+  if (params.m <= 0 || params.n <= 0) return;
+  const GemmParams p = normalise(params);
+  if (p.k <= 0) {
+    scale_c(p);
+    return;
+  }
+  isa().run(p, scratch);
+}
+
+bool sgemm(KernelContext& ctx, const GemmParams& params) {
+  if (params.m <= 0 || params.n <= 0) return true;
+  const GemmParams p = normalise(params);
+  if (p.k <= 0) {
+    scale_c(p);
+    return true;
+  }
+  const Isa& impl = isa();
+  const int threads = parallel_num_threads();
+  const double macs = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  int parts = 1;
+  bool split_n = true;
+  int64_t chunk = 0;
+  if (threads > 1 && macs >= kParallelMinMacs) {
+    // Split columns when there are enough (keeps every part's A shared and B disjoint), else rows.
+    if (p.n >= 64 * threads) {
+      chunk = (p.n + threads - 1) / threads;
+      chunk = (chunk + 31) / 32 * 32;
+      parts = static_cast<int>((p.n + chunk - 1) / chunk);
+    } else if (p.m >= 8 * threads) {
+      split_n = false;
+      chunk = (p.m + threads - 1) / threads;
+      chunk = (chunk + 7) / 8 * 8;
+      parts = static_cast<int>((p.m + chunk - 1) / chunk);
+    }
+  }
+  auto part = [&](int64_t t) {
+    GemmParams s = p;
+    const int64_t begin = t * chunk;
+    if (split_n) {
+      s.n = (begin + chunk < p.n ? chunk : p.n - begin);
+      s.b = p.b + begin * p.b_cs;
+      s.c = p.c + begin;
+    } else {
+      s.m = (begin + chunk < p.m ? chunk : p.m - begin);
+      s.a = p.a + begin * p.a_rs;
+      s.c = p.c + begin * p.c_rs;
+    }
+    return s;
+  };
+  if (parts <= 1) {
+    const size_t n = impl.scratch_floats(p);
+    float* scratch = nullptr;
+    if (n > 0) {
+      scratch = static_cast<float*>(ctx.allocate_temp(n * sizeof(float), 64));
+      if (scratch == nullptr) return false;
+    }
+    impl.run(p, scratch);
+    return true;
+  }
+  const size_t per_part = aligned_floats(impl.scratch_floats(part(0)));
+  float* scratch = nullptr;
+  if (per_part > 0) {
+    scratch = static_cast<float*>(ctx.allocate_temp(per_part * parts * sizeof(float), 64));
+    if (scratch == nullptr) return false;
+  }
+  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      impl.run(part(t), scratch == nullptr ? nullptr : scratch + per_part * t);
+    }
+  });
+  return true;
+}
+
+void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
+  if (cs == 1) {
+    for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * cols, src + i * rs, static_cast<size_t>(cols) * sizeof(float));
+    return;
+  }
+  // 16 output columns at a time: each written cache line fills at once while 16 source runs stream.
+  for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+    const int64_t jn = cols - j0 < 16 ? cols - j0 : 16;
+    const float* s = src + j0 * cs;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* d = dst + i * cols + j0;
+      for (int64_t j = 0; j < jn; ++j) d[j] = s[i * rs + j * cs];
+    }
+  }
+}
+
+const char* sgemm_isa() { return isa().name; }
+
+bool sgemm_force_isa(const char* name) {
+  const Isa* candidates[] = {&kAvx512, &kAvx2, &kSse2};
+  for (const Isa* c : candidates) {
+    if (std::strcmp(c->name, name) == 0) {
+      if (!cpu_has(c)) return false;
+      g_forced.store(c, std::memory_order_relaxed);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace kernels
+}  // namespace etrt

@@ -1,0 +1,45 @@
+// Single-precision matrix multiply for the CPU kernels (private to libetrt_kernels_optimized).
+//
+// C = alpha * A @ B + beta * C over strided A and B (any strides, including 0 for expanded
+// operands) and a row-major C. beta == 0 never reads C, so C may hold garbage (ATen semantics).
+// The instruction set (AVX-512, AVX2+FMA or baseline SSE2) is chosen once per process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "etrt/runtime/kernel.h"
+
+namespace etrt {
+namespace kernels {
+
+struct GemmParams {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;  // element (i, p) at a[i * a_rs + p * a_cs]
+  int64_t a_rs = 0, a_cs = 0;
+  const float* b = nullptr;  // element (p, j) at b[p * b_rs + j * b_cs]
+  int64_t b_rs = 0, b_cs = 0;
+  float* c = nullptr;  // element (i, j) at c[i * c_rs + j]
+  int64_t c_rs = 0;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+// Floats of scratch one serial call needs (0 when it packs nothing).
+size_t sgemm_scratch_floats(const GemmParams& p);
+// One thread; `scratch` holds sgemm_scratch_floats(p) floats, 64-byte aligned.
+void sgemm_serial(const GemmParams& p, float* scratch);
+// Splits the product across threads when it is big enough; scratch comes from ctx.
+// False (nothing computed) when scratch memory runs out.
+bool sgemm(KernelContext& ctx, const GemmParams& p);
+
+// dst[i * cols + j] = src[i * rs + j * cs]; blocked so that a transposed source copies fast.
+void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst);
+
+// Name of the instruction set in use ("avx512", "avx2", "sse2"); for benchmarks and tests.
+const char* sgemm_isa();
+// Forces an instruction set for tests: "avx512", "avx2", "sse2"; false if the CPU lacks it.
+bool sgemm_force_isa(const char* name);
+
+}  // namespace kernels
+}  // namespace etrt

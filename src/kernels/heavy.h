@@ -1,0 +1,25 @@
+// Compute-heavy CPU kernels: matrix products, convolution, max pooling.
+#pragma once
+
+#include "etrt/runtime/kernel.h"
+#include "etrt/runtime/span.h"
+#include "etrt/runtime/value.h"
+
+namespace etrt {
+namespace kernels {
+
+// aten::addmm: self, mat1, mat2, beta, alpha | out
+void op_addmm(KernelContext& ctx, Span<Value*> args);
+// aten::mm: self, mat2 | out
+void op_mm(KernelContext& ctx, Span<Value*> args);
+// aten::bmm: self, mat2 | out
+void op_bmm(KernelContext& ctx, Span<Value*> args);
+// aten::convolution: input, weight, bias?, stride[], padding[], dilation[], transposed,
+// output_padding[], groups | out
+void op_convolution(KernelContext& ctx, Span<Value*> args);
+// aten::max_pool2d_with_indices: self, kernel_size[], stride[], padding[], dilation[],
+// ceil_mode | out, indices
+void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args);
+
+}  // namespace kernels
+}  // namespace etrt

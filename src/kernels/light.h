@@ -1,0 +1,50 @@
+// Elementwise, normalisation, reduction and view kernels. Arguments follow the ATen schema,
+// then the outputs (see kernel.h).
+#pragma once
+
+#include "etrt/runtime/kernel.h"
+#include "etrt/runtime/span.h"
+#include "etrt/runtime/value.h"
+
+namespace etrt {
+namespace kernels {
+
+// elementwise.cpp
+void op_relu(KernelContext& ctx, Span<Value*> args);          // self | out
+void op_gelu(KernelContext& ctx, Span<Value*> args);          // self, approximate | out
+void op_add_tensor(KernelContext& ctx, Span<Value*> args);    // self, other, alpha | out
+void op_sub_tensor(KernelContext& ctx, Span<Value*> args);    // self, other, alpha | out
+void op_mul_tensor(KernelContext& ctx, Span<Value*> args);    // self, other | out
+void op_div_tensor(KernelContext& ctx, Span<Value*> args);    // self, other | out
+void op_mul_scalar(KernelContext& ctx, Span<Value*> args);    // self, other | out
+void op_eq_scalar(KernelContext& ctx, Span<Value*> args);     // self, other | out (bool)
+void op_logical_not(KernelContext& ctx, Span<Value*> args);   // self | out (bool)
+void op_where_self(KernelContext& ctx, Span<Value*> args);    // condition, self, other | out
+// self, fill_value, dtype?, layout?, device?, pin_memory?, memory_format? | out
+void op_full_like(KernelContext& ctx, Span<Value*> args);
+void op_clone(KernelContext& ctx, Span<Value*> args);         // self, memory_format? | out
+
+// reduce.cpp
+void op_softmax(KernelContext& ctx, Span<Value*> args);       // self, dim, half_to_float | out
+// input, normalized_shape, weight?, bias?, eps | out, mean, rstd
+void op_native_layer_norm(KernelContext& ctx, Span<Value*> args);
+void op_any_dim(KernelContext& ctx, Span<Value*> args);       // self, dim, keepdim | out (bool)
+
+// views.cpp: the output Value is pointed at the input's memory.
+void op_view(KernelContext& ctx, Span<Value*> args);          // self, size | out
+void op_unsafe_view(KernelContext& ctx, Span<Value*> args);   // self, size | out
+void op_permute(KernelContext& ctx, Span<Value*> args);       // self, dims | out
+void op_expand(KernelContext& ctx, Span<Value*> args);        // self, size, implicit | out
+void op_alias(KernelContext& ctx, Span<Value*> args);         // self | out
+void op_select_int(KernelContext& ctx, Span<Value*> args);    // self, dim, index | out
+void op_squeeze_dims(KernelContext& ctx, Span<Value*> args);  // self, dims | out
+void op_squeeze_dim(KernelContext& ctx, Span<Value*> args);   // self, dim | out
+void op_unsqueeze(KernelContext& ctx, Span<Value*> args);     // self, dim | out
+// self, split_sizes, dim | out (one TensorList value)
+void op_split_with_sizes(KernelContext& ctx, Span<Value*> args);
+void op_t(KernelContext& ctx, Span<Value*> args);             // self | out
+void op_transpose_int(KernelContext& ctx, Span<Value*> args); // self, dim0, dim1 | out
+void op_slice_tensor(KernelContext& ctx, Span<Value*> args);  // self, dim, start?, end?, step | out
+
+}  // namespace kernels
+}  // namespace etrt

@@ -1,0 +1,204 @@
+// aten::addmm, aten::mm, aten::bmm on top of the strided SGEMM in gemm.h.
+#include <cstring>
+#include <string>
+
+#include "gemm.h"
+#include "heavy.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+// Checks a float matrix operand of `dims` dimensions with memory behind it.
+bool matrix_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name,
+                int dims, const Tensor** out) {
+  const Tensor* t = tensor_arg(ctx, op, args, i, name);
+  if (t == nullptr || !check_dtype(ctx, op, *t, name, ScalarType::Float) ||
+      !check_has_data(ctx, op, *t, name)) {
+    return false;
+  }
+  if (t->dim() != dims) {
+    fail(ctx, op, std::string("'") + name + "' must be " + std::to_string(dims) + "-D, got shape " +
+                      shape_string(t->sizes()));
+    return false;
+  }
+  *out = t;
+  return true;
+}
+
+GemmParams params_for(const Tensor& a, const Tensor& b, float* c, int64_t batch_dims) {
+  GemmParams p;
+  const int ia = static_cast<int>(batch_dims);
+  p.m = a.size(ia);
+  p.k = a.size(ia + 1);
+  p.n = b.size(ia + 1);
+  p.a = a.data_as<const float>();
+  p.a_rs = a.stride(ia);
+  p.a_cs = a.stride(ia + 1);
+  p.b = b.data_as<const float>();
+  p.b_rs = b.stride(ia);
+  p.b_cs = b.stride(ia + 1);
+  p.c = c;
+  p.c_rs = p.n;
+  return p;
+}
+
+bool check_inner(KernelContext& ctx, const char* op, const Tensor& a, const Tensor& b, int ia) {
+  if (a.size(ia + 1) != b.size(ia)) {
+    fail(ctx, op, "cannot multiply shapes " + shape_string(a.sizes()) + " and " +
+                      shape_string(b.sizes()));
+    return false;
+  }
+  return true;
+}
+
+void fail_oom(KernelContext& ctx, const char* op) {
+  ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+}
+
+}  // namespace
+
+void op_addmm(KernelContext& ctx, Span<Value*> args) {
+  constexpr const char* op = "aten::addmm";
+  if (!check_nargs(ctx, op, args, 6)) return;
+  const Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  const Tensor* a = nullptr;
+  const Tensor* b = nullptr;
+  double beta = 0.0, alpha = 0.0;
+  if (self == nullptr || !matrix_arg(ctx, op, args, 1, "mat1", 2, &a) ||
+      !matrix_arg(ctx, op, args, 2, "mat2", 2, &b) || !check_inner(ctx, op, *a, *b, 0) ||
+      !scalar_arg(ctx, op, args, 3, "beta", &beta) || !scalar_arg(ctx, op, args, 4, "alpha", &alpha) ||
+      !check_dtype(ctx, op, *self, "self", ScalarType::Float) || !check_has_data(ctx, op, *self, "self")) {
+    return;
+  }
+  const int64_t m = a->size(0), n = b->size(1);
+  const int64_t out_sizes[2] = {m, n};
+  // self broadcasts to [m, n]: [n], [1, n], [m, 1], [m, n] or a scalar.
+  if (self->dim() > 2 || (self->dim() >= 1 && self->size(-1) != n && self->size(-1) != 1) ||
+      (self->dim() == 2 && self->size(0) != m && self->size(0) != 1)) {
+    fail(ctx, op, "'self' of shape " + shape_string(self->sizes()) + " does not broadcast to " +
+                      shape_string(Span<const int64_t>(out_sizes, 2)));
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 5, ScalarType::Float, Span<const int64_t>(out_sizes, 2));
+  if (out == nullptr) return;
+  float* c = out->data_as<float>();
+  GemmParams p = params_for(*a, *b, c, 0);
+  p.alpha = static_cast<float>(alpha);
+  p.beta = static_cast<float>(beta);
+  if (beta != 0.0 && m > 0 && n > 0) {
+    // C starts as the broadcast bias; the product then accumulates onto beta * C.
+    const float* s = self->data_as<const float>();
+    const int64_t s_cs = self->dim() >= 1 && self->size(-1) != 1 ? self->stride(-1) : 0;
+    const int64_t s_rs = self->dim() == 2 && self->size(0) != 1 ? self->stride(0) : 0;
+    for (int64_t i = 0; i < m; ++i) {
+      float* row = c + i * n;
+      const float* src = s + i * s_rs;
+      if (i > 0 && s_rs == 0) {
+        std::memcpy(row, c, static_cast<size_t>(n) * sizeof(float));
+      } else if (s_cs == 1) {
+        std::memcpy(row, src, static_cast<size_t>(n) * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < n; ++j) row[j] = src[j * s_cs];
+      }
+    }
+  }
+  if (!sgemm(ctx, p)) fail_oom(ctx, op);
+}
+
+void op_mm(KernelContext& ctx, Span<Value*> args) {
+  constexpr const char* op = "aten::mm";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  const Tensor* a = nullptr;
+  const Tensor* b = nullptr;
+  if (!matrix_arg(ctx, op, args, 0, "self", 2, &a) || !matrix_arg(ctx, op, args, 1, "mat2", 2, &b) ||
+      !check_inner(ctx, op, *a, *b, 0)) {
+    return;
+  }
+  const int64_t out_sizes[2] = {a->size(0), b->size(1)};
+  Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Float, Span<const int64_t>(out_sizes, 2));
+  if (out == nullptr) return;
+  if (!sgemm(ctx, params_for(*a, *b, out->data_as<float>(), 0))) fail_oom(ctx, op);
+}
+
+void op_bmm(KernelContext& ctx, Span<Value*> args) {
+  constexpr const char* op = "aten::bmm";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  const Tensor* a = nullptr;
+  const Tensor* b = nullptr;
+  if (!matrix_arg(ctx, op, args, 0, "self", 3, &a) || !matrix_arg(ctx, op, args, 1, "mat2", 3, &b) ||
+      !check_inner(ctx, op, *a, *b, 1)) {
+    return;
+  }
+  if (a->size(0) != b->size(0)) {
+    fail(ctx, op, "batch sizes differ: " + shape_string(a->sizes()) + " and " +
+                      shape_string(b->sizes()));
+    return;
+  }
+  const int64_t batch = a->size(0);
+  const int64_t out_sizes[3] = {batch, a->size(1), b->size(2)};
+  Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Float, Span<const int64_t>(out_sizes, 3));
+  if (out == nullptr || batch == 0) return;
+  GemmParams base = params_for(*a, *b, out->data_as<float>(), 1);
+  if (b->stride(0) == 0 && batch > 1 && base.b_cs != 1 && base.k > 0 && base.n > 0) {
+    // One matrix shared by every batch (an expanded weight, e.g. an attention in-projection over
+    // a batch-first input): make it row-major once instead of once per product.
+    float* copy = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(base.k * base.n) * sizeof(float), 64));
+    if (copy == nullptr) return fail_oom(ctx, op);
+    copy_to_row_major(base.b, base.k, base.n, base.b_rs, base.b_cs, copy);
+    base.b = copy;
+    base.b_rs = base.n;
+    base.b_cs = 1;
+  }
+  const int64_t c_stride = base.m * base.n;
+  const int64_t b_batch_stride = base.b == b->data_as<const float>() ? b->stride(0) : 0;
+  auto at = [&](int64_t i) {
+    GemmParams p = base;
+    p.a += i * a->stride(0);
+    p.b += i * b_batch_stride;
+    p.c += i * c_stride;
+    return p;
+  };
+  const int threads = parallel_num_threads();
+  const double macs = static_cast<double>(base.m) * static_cast<double>(base.n) *
+                      static_cast<double>(base.k);
+  if (threads > 1 && batch < threads && macs >= 256.0 * 1024.0) {
+    // Few big products: parallelise inside each.
+    for (int64_t i = 0; i < batch; ++i) {
+      if (!sgemm(ctx, at(i))) {
+        fail_oom(ctx, op);
+        return;
+      }
+    }
+    return;
+  }
+  // Many products: one scratch area per part, parts run side by side.
+  const size_t per_part = (sgemm_scratch_floats(base) + 15) / 16 * 16;
+  const int64_t parts = (threads > 1 && batch > 1 && macs * static_cast<double>(batch) >= 64.0 * 1024.0)
+                            ? (batch < threads ? batch : threads)
+                            : 1;
+  float* scratch = nullptr;
+  if (per_part > 0) {
+    scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(float), 64));
+    if (scratch == nullptr) {
+      fail_oom(ctx, op);
+      return;
+    }
+  }
+  auto run_part = [&](int64_t t) {
+    const int64_t begin = batch * t / parts, end = batch * (t + 1) / parts;
+    float* s = scratch == nullptr ? nullptr : scratch + per_part * static_cast<size_t>(t);
+    for (int64_t i = begin; i < end; ++i) sgemm_serial(at(i), s);
+  };
+  if (parts == 1) {
+    run_part(0);
+    return;
+  }
+  parallel_for(0, parts, 1, [&](int64_t b0, int64_t e0) {
+    for (int64_t t = b0; t < e0; ++t) run_part(t);
+  });
+}
+
+}  // namespace kernels
+}  // namespace etrt

@@ -1,0 +1,241 @@
+// aten::max_pool2d_with_indices: ATen's semantics (padding never wins, NaN propagates, indices
+// are flat positions h * W + w within each input plane).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "heavy.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+constexpr const char* kOp = "aten::max_pool2d_with_indices";
+
+struct PoolShape {
+  int64_t planes, channels, h, w, oh, ow;
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t in_sn, in_sc, in_sh, in_sw;  // input strides (n, c, h, w)
+};
+
+// ATen's pooling_output_shape.
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil) {
+  const int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil ? stride - 1 : 0);
+  // Floor division (num may be negative for inputs smaller than the window).
+  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+bool pool_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* name, bool allow_empty,
+               int64_t fallback[2], int64_t out[2]) {
+  Span<const int64_t> v;
+  if (!int_list_arg(ctx, kOp, args, i, name, &v)) return false;
+  if (v.empty() && allow_empty) {
+    out[0] = fallback[0];
+    out[1] = fallback[1];
+    return true;
+  }
+  if (v.size() != 1 && v.size() != 2) {
+    fail(ctx, kOp, std::string("'") + name + "' must have 1 or 2 values, got " + std::to_string(v.size()));
+    return false;
+  }
+  out[0] = v[0];
+  out[1] = v[v.size() == 1 ? 0 : 1];
+  return true;
+}
+
+// One output of the common 2x2 window: ATen's scan order, where a NaN or a strictly greater
+// value replaces the current max. Returns the winner's offset: 0, 1, w or w + 1.
+inline int64_t max4(float a, float b, float c, float d, int64_t w, float* out) {
+  float m = a;
+  int64_t off = 0;
+  if (b > m || std::isnan(b)) { m = b; off = 1; }
+  if (c > m || std::isnan(c)) { m = c; off = w; }
+  if (d > m || std::isnan(d)) { m = d; off = w + 1; }
+  *out = m;
+  return off;
+}
+
+#if defined(__SSE2__)
+// m = take ? v : m, lane-wise.
+inline __m128 select_ps(__m128 take, __m128 v, __m128 m) {
+  return _mm_or_ps(_mm_and_ps(take, v), _mm_andnot_ps(take, m));
+}
+inline __m128i select_epi32(__m128 take, __m128i v, __m128i m) {
+  const __m128i t = _mm_castps_si128(take);
+  return _mm_or_si128(_mm_and_si128(t, v), _mm_andnot_si128(t, m));
+}
+#endif
+
+// The common 2x2 / stride 2 / no padding window over unit-stride rows. Post-ReLU data is full of
+// ties and zeros, so the comparisons must not branch: four outputs at a time with SSE2 selects
+// (every x86-64 has SSE2), the rest one by one.
+void pool2x2_row(const float* r0, const float* r1, int64_t ow, int64_t base, int64_t w, float* out,
+                 int64_t* idx) {
+  int64_t x = 0;
+#if defined(__SSE2__)
+  const __m128i one = _mm_set1_epi32(1);
+  const __m128i wide = _mm_set1_epi32(static_cast<int32_t>(w));
+  const __m128i wide1 = _mm_set1_epi32(static_cast<int32_t>(w + 1));
+  if (w + 1 <= INT32_MAX) {
+    for (; x + 4 <= ow; x += 4) {
+      const __m128 r0a = _mm_loadu_ps(r0 + 2 * x), r0b = _mm_loadu_ps(r0 + 2 * x + 4);
+      const __m128 r1a = _mm_loadu_ps(r1 + 2 * x), r1b = _mm_loadu_ps(r1 + 2 * x + 4);
+      const __m128 a = _mm_shuffle_ps(r0a, r0b, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m128 b = _mm_shuffle_ps(r0a, r0b, _MM_SHUFFLE(3, 1, 3, 1));
+      const __m128 c = _mm_shuffle_ps(r1a, r1b, _MM_SHUFFLE(2, 0, 2, 0));
+      const __m128 d = _mm_shuffle_ps(r1a, r1b, _MM_SHUFFLE(3, 1, 3, 1));
+      __m128 m = a;
+      __m128i off = _mm_setzero_si128();
+      __m128 take = _mm_or_ps(_mm_cmpgt_ps(b, m), _mm_cmpunord_ps(b, b));
+      m = select_ps(take, b, m);
+      off = select_epi32(take, one, off);
+      take = _mm_or_ps(_mm_cmpgt_ps(c, m), _mm_cmpunord_ps(c, c));
+      m = select_ps(take, c, m);
+      off = select_epi32(take, wide, off);
+      take = _mm_or_ps(_mm_cmpgt_ps(d, m), _mm_cmpunord_ps(d, d));
+      m = select_ps(take, d, m);
+      off = select_epi32(take, wide1, off);
+      _mm_storeu_ps(out + x, m);
+      // Offsets are non-negative: widen to int64 by interleaving with zeros.
+      const __m128i lo = _mm_unpacklo_epi32(off, _mm_setzero_si128());
+      const __m128i hi = _mm_unpackhi_epi32(off, _mm_setzero_si128());
+      const int64_t first = base + 2 * x;
+      const __m128i pos_lo = _mm_set_epi64x(first + 2, first);
+      const __m128i pos_hi = _mm_set_epi64x(first + 6, first + 4);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + x), _mm_add_epi64(lo, pos_lo));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + x + 2), _mm_add_epi64(hi, pos_hi));
+    }
+  }
+#endif
+  for (; x < ow; ++x) {
+    idx[x] = base + 2 * x + max4(r0[2 * x], r0[2 * x + 1], r1[2 * x], r1[2 * x + 1], w, out + x);
+  }
+}
+
+void pool_plane(const PoolShape& s, const float* in, float* out, int64_t* idx) {
+  if (s.kh == 2 && s.kw == 2 && s.sh == 2 && s.sw == 2 && s.ph == 0 && s.pw == 0 && s.dh == 1 &&
+      s.dw == 1 && s.in_sw == 1 && 2 * s.oh <= s.h && 2 * s.ow <= s.w) {
+    for (int64_t y = 0; y < s.oh; ++y) {
+      const float* r0 = in + 2 * y * s.in_sh;
+      pool2x2_row(r0, r0 + s.in_sh, s.ow, 2 * y * s.w, s.w, out + y * s.ow, idx + y * s.ow);
+    }
+    return;
+  }
+  for (int64_t y = 0; y < s.oh; ++y) {
+    int64_t h0 = y * s.sh - s.ph;
+    const int64_t h1 = std::min(h0 + (s.kh - 1) * s.dh + 1, s.h);
+    while (h0 < 0) h0 += s.dh;
+    for (int64_t x = 0; x < s.ow; ++x) {
+      int64_t w0 = x * s.sw - s.pw;
+      const int64_t w1 = std::min(w0 + (s.kw - 1) * s.dw + 1, s.w);
+      while (w0 < 0) w0 += s.dw;
+      float m = -std::numeric_limits<float>::infinity();
+      int64_t mi = h0 * s.w + w0;
+      for (int64_t ih = h0; ih < h1; ih += s.dh) {
+        const float* row = in + ih * s.in_sh;
+        for (int64_t iw = w0; iw < w1; iw += s.dw) {
+          const float v = row[iw * s.in_sw];
+          if (v > m || std::isnan(v)) {
+            m = v;
+            mi = ih * s.w + iw;
+          }
+        }
+      }
+      out[y * s.ow + x] = m;
+      idx[y * s.ow + x] = mi;
+    }
+  }
+}
+
+}  // namespace
+
+void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) {
+  if (!check_nargs(ctx, kOp, args, 8)) return;
+  const Tensor* self = tensor_arg(ctx, kOp, args, 0, "self");
+  if (self == nullptr || !check_dtype(ctx, kOp, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, kOp, *self, "self")) {
+    return;
+  }
+  if (self->dim() != 3 && self->dim() != 4) {
+    fail(ctx, kOp, "input must be 3-D or 4-D, got " + shape_string(self->sizes()));
+    return;
+  }
+  int64_t none[2] = {0, 0};
+  int64_t kernel[2], stride[2], padding[2], dilation[2];
+  bool ceil_mode = false;
+  if (!pool_list(ctx, args, 1, "kernel_size", false, none, kernel) ||
+      !pool_list(ctx, args, 2, "stride", true, kernel, stride) ||
+      !pool_list(ctx, args, 3, "padding", false, none, padding) ||
+      !pool_list(ctx, args, 4, "dilation", false, none, dilation) ||
+      !bool_arg(ctx, kOp, args, 5, "ceil_mode", &ceil_mode)) {
+    return;
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || padding[d] < 0) {
+      fail(ctx, kOp, "kernel_size, stride and dilation must be positive and padding non-negative");
+      return;
+    }
+    if (padding[d] > kernel[d] / 2) {
+      fail(ctx, kOp, "padding should be at most half of the kernel size");
+      return;
+    }
+  }
+  const bool batched = self->dim() == 4;
+  PoolShape s{};
+  s.planes = batched ? self->size(0) : 1;
+  s.channels = self->size(-3);
+  s.h = self->size(-2);
+  s.w = self->size(-1);
+  s.kh = kernel[0];
+  s.kw = kernel[1];
+  s.sh = stride[0];
+  s.sw = stride[1];
+  s.ph = padding[0];
+  s.pw = padding[1];
+  s.dh = dilation[0];
+  s.dw = dilation[1];
+  s.in_sn = batched ? self->stride(0) : 0;
+  s.in_sc = self->stride(-3);
+  s.in_sh = self->stride(-2);
+  s.in_sw = self->stride(-1);
+  s.oh = pooled_size(s.h, s.kh, s.ph, s.sh, s.dh, ceil_mode);
+  s.ow = pooled_size(s.w, s.kw, s.pw, s.sw, s.dw, ceil_mode);
+  if (s.oh < 1 || s.ow < 1) {
+    fail(ctx, kOp, "output size is empty for input " + shape_string(self->sizes()));
+    return;
+  }
+  int64_t sizes[4];
+  int nd = 0;
+  if (batched) sizes[nd++] = s.planes;
+  sizes[nd++] = s.channels;
+  sizes[nd++] = s.oh;
+  sizes[nd++] = s.ow;
+  const Span<const int64_t> out_sizes(sizes, static_cast<size_t>(nd));
+  Tensor* out = output_arg(ctx, kOp, args, 6, ScalarType::Float, out_sizes, "out");
+  if (out == nullptr) return;
+  Tensor* indices = output_arg(ctx, kOp, args, 7, ScalarType::Long, out_sizes, "indices");
+  if (indices == nullptr) return;
+
+  const float* in = self->data_as<const float>();
+  float* o = out->data_as<float>();
+  int64_t* ix = indices->data_as<int64_t>();
+  const int64_t plane_out = s.oh * s.ow;
+  parallel_chunks(s.planes * s.channels, plane_out * s.kh * s.kw, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t n = p / s.channels, c = p % s.channels;
+      pool_plane(s, in + n * s.in_sn + c * s.in_sc, o + p * plane_out, ix + p * plane_out);
+    }
+  });
+}
+
+}  // namespace kernels
+}  // namespace etrt

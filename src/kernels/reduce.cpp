@@ -1,0 +1,336 @@
+// Row-wise kernels: softmax, layer norm, any. Each row is processed while it sits in cache.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "light.h"
+#include "util.h"
+#include "vec_math.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+constexpr int kLanes = 16;  // independent accumulators, so reductions vectorise without -ffast-math
+
+// 16 floats as one GCC vector: AVX-512 handles it in one register, the other clones in two or
+// four. Horizontal max/sum are explicit shuffle trees (loops would not vectorise without
+// -ffast-math), which makes short rows (attention: 16 wide) cheap.
+typedef float Vec16 __attribute__((vector_size(64)));
+
+inline float horizontal_max(const Vec16& in) {
+  Vec16 v = in;
+  Vec16 s = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  v = s > v ? s : v;
+  s = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  v = s > v ? s : v;
+  s = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  v = s > v ? s : v;
+  s = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  v = s > v ? s : v;
+  return v[0];
+}
+
+inline float horizontal_sum(const Vec16& in) {
+  Vec16 v = in;
+  v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+  v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+  v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+  return v[0];
+}
+
+// Softmax of `rows` contiguous rows of length n. The row loop sits inside the clone so each
+// row costs no dispatch.
+ETRT_VECTOR_CLONES
+void softmax_rows(float* o, const float* x, int64_t rows, int64_t n) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; ++r, o += n, x += n) {
+    Vec16 m;
+    for (int j = 0; j < 16; ++j) m[j] = ninf;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      Vec16 v;
+      std::memcpy(&v, x + i, sizeof v);
+      m = v > m ? v : m;
+    }
+    float mx = horizontal_max(m);
+    for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+    Vec16 s = {};
+    i = 0;
+    for (; i + 16 <= n; i += 16) {
+      float e[16];
+      for (int j = 0; j < 16; ++j) e[j] = exp_f32(x[i + j] - mx);
+      Vec16 ev;
+      std::memcpy(&ev, e, sizeof ev);
+      s += ev;
+      std::memcpy(o + i, e, sizeof e);
+    }
+    float sum = horizontal_sum(s);
+    for (; i < n; ++i) {
+      float e = exp_f32(x[i] - mx);
+      o[i] = e;
+      sum += e;
+    }
+    const float inv = 1.0f / sum;
+    for (i = 0; i < n; ++i) o[i] *= inv;
+  }
+}
+
+// Softmax over the middle axis of [len, inner] blocks: vectorised across `inner`.
+ETRT_VECTOR_CLONES
+void softmax_columns(float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < inner; ++j) {
+    mx[j] = ninf;
+    sum[j] = 0.0f;
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    const float* xr = x + k * inner;
+    for (int64_t j = 0; j < inner; ++j) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    const float* xr = x + k * inner;
+    float* orow = o + k * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      float e = exp_f32(xr[j] - mx[j]);
+      orow[j] = e;
+      sum[j] += e;
+    }
+  }
+  for (int64_t j = 0; j < inner; ++j) sum[j] = 1.0f / sum[j];
+  for (int64_t k = 0; k < len; ++k) {
+    float* orow = o + k * inner;
+    for (int64_t j = 0; j < inner; ++j) orow[j] *= sum[j];
+  }
+}
+
+// Sum and sum of squares in double: one pass, and no cancellation for realistic inputs.
+ETRT_VECTOR_CLONES
+void row_moments(const float* x, int64_t n, double* sum_out, double* sumsq_out) {
+  double s[kLanes] = {};
+  double q[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      double v = x[i + j];
+      s[j] += v;
+      q[j] += v * v;
+    }
+  }
+  double sum = 0.0, sumsq = 0.0;
+  for (int j = 0; j < kLanes; ++j) {
+    sum += s[j];
+    sumsq += q[j];
+  }
+  for (; i < n; ++i) {
+    double v = x[i];
+    sum += v;
+    sumsq += v * v;
+  }
+  *sum_out = sum;
+  *sumsq_out = sumsq;
+}
+
+ETRT_VECTOR_CLONES
+void normalize_row(float* o, const float* x, int64_t n, float mean, float rstd, const float* w,
+                   const float* b) {
+  const float shift = -mean * rstd;
+  if (w != nullptr && b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) o[i] = (x[i] * rstd + shift) * w[i] + b[i];
+  } else if (w != nullptr) {
+    for (int64_t i = 0; i < n; ++i) o[i] = (x[i] * rstd + shift) * w[i];
+  } else if (b != nullptr) {
+    for (int64_t i = 0; i < n; ++i) o[i] = (x[i] * rstd + shift) + b[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i] = x[i] * rstd + shift;
+  }
+}
+
+}  // namespace
+
+void op_softmax(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_softmax";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim = 0;
+  bool half_to_float = false;
+  if (!int_arg(ctx, op, args, 1, "dim", &dim) || !bool_arg(ctx, op, args, 2, "half_to_float", &half_to_float)) {
+    return;
+  }
+  if (!check_dtype(ctx, op, *self, "self", ScalarType::Float)) return;
+  if (half_to_float) {
+    fail(ctx, op, "half_to_float needs a half-precision input; only float32 is supported");
+    return;
+  }
+  if (!wrap_dim(ctx, op, dim, self->dim(), &dim) || !check_has_data(ctx, op, *self, "self")) return;
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, self->sizes());
+  if (out == nullptr) return;
+  const int64_t numel = self->numel();
+  if (numel == 0) return;
+  const float* x = contiguous_f32(ctx, op, *self);
+  if (x == nullptr) return;
+  float* o = out->data_as<float>();
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int i = 0; i < self->dim(); ++i) {
+    if (i < dim) outer *= self->size(i);
+    if (i == dim) len = self->size(i);
+    if (i > dim) inner *= self->size(i);
+  }
+  if (inner == 1) {
+    parallel_chunks(outer, len * 8, [&](int64_t b, int64_t e) {
+      softmax_rows(o + b * len, x + b * len, e - b, len);
+    });
+    return;
+  }
+  float* scratch = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(outer * inner * 2) * sizeof(float)));
+  if (scratch == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  parallel_chunks(outer, len * inner * 8, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      softmax_columns(o + r * len * inner, x + r * len * inner, len, inner, scratch + r * 2 * inner,
+                      scratch + r * 2 * inner + inner);
+    }
+  });
+}
+
+void op_native_layer_norm(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::native_layer_norm";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr) return;
+  Span<const int64_t> nshape;
+  if (!int_list_arg(ctx, op, args, 1, "normalized_shape", &nshape)) return;
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  if (!optional_tensor_arg(ctx, op, args, 2, "weight", &weight) ||
+      !optional_tensor_arg(ctx, op, args, 3, "bias", &bias)) {
+    return;
+  }
+  double eps = 0.0;
+  if (!scalar_arg(ctx, op, args, 4, "eps", &eps)) return;
+  if (!check_dtype(ctx, op, *input, "input", ScalarType::Float)) return;
+  const int nd = input->dim();
+  const int k = static_cast<int>(nshape.size());
+  if (k == 0 || k > nd) {
+    fail(ctx, op, "normalized_shape " + shape_string(nshape) + " does not fit input of shape " +
+                      shape_string(input->sizes()));
+    return;
+  }
+  int64_t m = 1;
+  for (int i = 0; i < k; ++i) {
+    if (input->size(nd - k + i) != nshape[i]) {
+      fail(ctx, op, "normalized_shape " + shape_string(nshape) + " does not match the trailing dimensions of input " +
+                        shape_string(input->sizes()));
+      return;
+    }
+    m *= nshape[i];
+  }
+  for (Tensor* p : {weight, bias}) {
+    if (p == nullptr) continue;
+    const char* name = p == weight ? "weight" : "bias";
+    if (!check_dtype(ctx, op, *p, name, ScalarType::Float) || !check_has_data(ctx, op, *p, name)) return;
+    if (!same_sizes(p->sizes(), nshape)) {
+      fail(ctx, op, std::string("'") + name + "' has shape " + shape_string(p->sizes()) +
+                        ", expected normalized_shape " + shape_string(nshape));
+      return;
+    }
+  }
+  if (!check_has_data(ctx, op, *input, "input")) return;
+  Shape stat = shape_of(*input);
+  for (int i = nd - k; i < nd; ++i) stat.sizes[i] = 1;
+  Tensor* out = output_arg(ctx, op, args, 5, ScalarType::Float, input->sizes(), "out");
+  Tensor* mean = out ? output_arg(ctx, op, args, 6, ScalarType::Float, stat.span(), "mean") : nullptr;
+  Tensor* rstd = mean ? output_arg(ctx, op, args, 7, ScalarType::Float, stat.span(), "rstd") : nullptr;
+  if (rstd == nullptr) return;
+  const int64_t rows = m == 0 ? 0 : input->numel() / m;
+  if (rows == 0) return;
+  const float* x = contiguous_f32(ctx, op, *input);
+  const float* w = weight ? contiguous_f32(ctx, op, *weight) : nullptr;
+  const float* b = bias ? contiguous_f32(ctx, op, *bias) : nullptr;
+  if (x == nullptr || (weight && !w) || (bias && !b)) return;
+  float* o = out->data_as<float>();
+  float* mo = mean->data_as<float>();
+  float* ro = rstd->data_as<float>();
+  if (m == 0) return;
+  parallel_chunks(rows, m * 4, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* xr = x + r * m;
+      double sum, sumsq;
+      row_moments(xr, m, &sum, &sumsq);
+      const double mu = sum / static_cast<double>(m);
+      double var = sumsq / static_cast<double>(m) - mu * mu;
+      if (var < 0.0) var = 0.0;
+      const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
+      mo[r] = static_cast<float>(mu);
+      ro[r] = rs;
+      normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
+    }
+  });
+}
+
+void op_any_dim(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::any.dim";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim = 0;
+  bool keepdim = false;
+  if (!int_arg(ctx, op, args, 1, "dim", &dim) || !bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) return;
+  if (!wrap_dim(ctx, op, dim, self->dim(), &dim) || !check_has_data(ctx, op, *self, "self")) return;
+  const int nd = self->dim();
+  Shape oshape;
+  for (int i = 0; i < nd; ++i) {
+    if (i == dim) {
+      if (keepdim) oshape.sizes[oshape.dim++] = 1;
+    } else {
+      oshape.sizes[oshape.dim++] = self->size(i);
+    }
+  }
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Bool, oshape.span());
+  if (out == nullptr) return;
+  const int64_t on = out->numel();
+  if (on > 0) std::memset(out->data(), 0, static_cast<size_t>(on));
+  if (nd == 0) {
+    if (self->numel() == 1) *out->data_as<uint8_t>() = load_as_double(self->data(), self->dtype()) != 0.0;
+    return;
+  }
+  // The output seen with the input's shape, stride 0 along `dim`: a reduction as a plain loop.
+  int64_t ostrides[kMaxDims];
+  int64_t stride = 1;
+  for (int i = nd - 1; i >= 0; --i) {
+    if (i == dim) {
+      ostrides[i] = 0;
+      continue;
+    }
+    ostrides[i] = stride;
+    stride *= self->size(i);
+  }
+  Tensor oview = *out;
+  oview.set_sizes_and_strides(self->sizes(), Span<const int64_t>(ostrides, static_cast<size_t>(nd)));
+  const Tensor* ops[2] = {&oview, self};
+  const ScalarType dt = self->dtype();
+  const bool bytes = dt == ScalarType::Bool || dt == ScalarType::Byte || dt == ScalarType::Char;
+  run_loop(
+      make_loop(self->sizes(), ops),
+      [&](char* const* p, const int64_t* st, int64_t n) {
+        if (bytes && st[0] == 0) {
+          uint8_t acc = 0;
+          for (int64_t i = 0; i < n; ++i) acc |= static_cast<uint8_t>(p[1][i * st[1]]);
+          if (acc != 0) *reinterpret_cast<uint8_t*>(p[0]) = 1;
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          const bool nz = bytes ? p[1][i * st[1]] != 0 : load_as_double(p[1] + i * st[1], dt) != 0.0;
+          if (nz) *reinterpret_cast<uint8_t*>(p[0] + i * st[0]) = 1;
+        }
+      },
+      /*parallel=*/false);
+}
+
+}  // namespace kernels
+}  // namespace etrt

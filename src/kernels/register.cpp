@@ -1,0 +1,75 @@
+// The only place that knows every kernel of libetrt_kernels_optimized.so: registers them with
+// the runtime from a static initializer when the library loads.
+#include "etrt/kernels/optimized.h"
+#include "etrt/runtime/log.h"
+#include "heavy.h"
+#include "light.h"
+
+#include <utility>
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+const Kernel kKernels[] = {
+    // heavy.h
+    {"aten::addmm", op_addmm},
+    {"aten::mm", op_mm},
+    {"aten::bmm", op_bmm},
+    {"aten::convolution", op_convolution},
+    {"aten::max_pool2d_with_indices", op_max_pool2d_with_indices},
+    // elementwise
+    {"aten::relu", op_relu},
+    {"aten::gelu", op_gelu},
+    {"aten::add.Tensor", op_add_tensor},
+    {"aten::sub.Tensor", op_sub_tensor},
+    {"aten::mul.Tensor", op_mul_tensor},
+    {"aten::div.Tensor", op_div_tensor},
+    {"aten::mul.Scalar", op_mul_scalar},
+    {"aten::eq.Scalar", op_eq_scalar},
+    {"aten::logical_not", op_logical_not},
+    {"aten::where.self", op_where_self},
+    {"aten::full_like", op_full_like},
+    {"aten::clone", op_clone},
+    // row-wise
+    {"aten::_softmax", op_softmax},
+    {"aten::native_layer_norm", op_native_layer_norm},
+    {"aten::any.dim", op_any_dim},
+    // views
+    {"aten::view", op_view},
+    {"aten::_unsafe_view", op_unsafe_view},
+    {"aten::permute", op_permute},
+    {"aten::expand", op_expand},
+    {"aten::alias", op_alias},
+    {"aten::select.int", op_select_int},
+    {"aten::squeeze.dims", op_squeeze_dims},
+    {"aten::squeeze.dim", op_squeeze_dim},
+    {"aten::unsqueeze", op_unsqueeze},
+    {"aten::split_with_sizes", op_split_with_sizes},
+    {"aten::t", op_t},
+    {"aten::transpose.int", op_transpose_int},
+    {"aten::slice.Tensor", op_slice_tensor},
+};
+
+Error& registration_status() {
+  static Error status;
+  return status;
+}
+
+const bool kRegistered = [] {
+  Error err = register_kernels(Span<const Kernel>(kKernels));
+  if (!err.ok()) {
+    ETRT_LOG(Error, "libetrt_kernels_optimized: %s", err.to_string().c_str());
+  }
+  registration_status() = std::move(err);
+  return registration_status().ok();
+}();
+
+}  // namespace
+
+Span<const Kernel> optimized_kernels() noexcept { return Span<const Kernel>(kKernels); }
+
+const Error& optimized_kernels_registration() noexcept { return registration_status(); }
+
+}  // namespace kernels
+}  // namespace etrt

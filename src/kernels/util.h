@@ -1,0 +1,405 @@
+// Shared helpers for the CPU kernels: argument checks that report through ctx.fail, shape
+// arithmetic, and a strided/broadcasting element loop. Private to libetrt_kernels_optimized.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "etrt/runtime/error.h"
+#include "etrt/runtime/kernel.h"
+#include "etrt/runtime/parallel.h"
+#include "etrt/runtime/span.h"
+#include "etrt/runtime/tensor.h"
+#include "etrt/runtime/value.h"
+
+// Hot loops are compiled for AVX-512, AVX2 and a baseline; the loader picks one per CPU.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define ETRT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ETRT_VECTOR_CLONES
+#endif
+
+namespace etrt {
+namespace kernels {
+
+constexpr int kMaxDims = Tensor::kMaxDims;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+inline void fail(KernelContext& ctx, const char* op, const std::string& message) {
+  ctx.fail(Error(ErrorCode::InvalidArgument, std::string(op) + ": " + message));
+}
+
+inline std::string shape_string(Span<const int64_t> sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+// True when args has exactly `n` entries, none null; fails the call otherwise.
+inline bool check_nargs(KernelContext& ctx, const char* op, Span<Value*> args, size_t n) {
+  if (args.size() != n) {
+    fail(ctx, op, "expected " + std::to_string(n) + " arguments (inputs then outputs), got " +
+                      std::to_string(args.size()));
+    return false;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (args[i] == nullptr) {
+      fail(ctx, op, "argument " + std::to_string(i) + " is missing");
+      return false;
+    }
+  }
+  return true;
+}
+
+// The tensor of args[i], or nullptr after failing the call.
+inline Tensor* tensor_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                          const char* name) {
+  if (!args[i]->is_tensor()) {
+    fail(ctx, op, std::string("'") + name + "' must be a tensor, got " + to_string(args[i]->tag()));
+    return nullptr;
+  }
+  return &args[i]->to_tensor();
+}
+
+// Optional tensor: sets *out to nullptr for None. False after failing the call.
+inline bool optional_tensor_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                                const char* name, Tensor** out) {
+  if (args[i]->is_none()) {
+    *out = nullptr;
+    return true;
+  }
+  *out = tensor_arg(ctx, op, args, i, name);
+  return *out != nullptr;
+}
+
+inline bool int_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name,
+                    int64_t* out) {
+  if (!args[i]->is_int()) {
+    fail(ctx, op, std::string("'") + name + "' must be an int, got " + to_string(args[i]->tag()));
+    return false;
+  }
+  *out = args[i]->to_int();
+  return true;
+}
+
+// Optional int: `fallback` for None.
+inline bool optional_int_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                             const char* name, int64_t fallback, int64_t* out) {
+  if (args[i]->is_none()) {
+    *out = fallback;
+    return true;
+  }
+  return int_arg(ctx, op, args, i, name, out);
+}
+
+inline bool bool_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name,
+                     bool* out) {
+  if (args[i]->is_bool()) {
+    *out = args[i]->to_bool();
+    return true;
+  }
+  if (args[i]->is_int()) {  // some exporters store bools as ints
+    *out = args[i]->to_int() != 0;
+    return true;
+  }
+  fail(ctx, op, std::string("'") + name + "' must be a bool, got " + to_string(args[i]->tag()));
+  return false;
+}
+
+inline bool scalar_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                       const char* name, double* out) {
+  if (!args[i]->is_scalar()) {
+    fail(ctx, op, std::string("'") + name + "' must be a scalar, got " + to_string(args[i]->tag()));
+    return false;
+  }
+  *out = args[i]->scalar_to_double();
+  return true;
+}
+
+inline bool int_list_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                         const char* name, Span<const int64_t>* out) {
+  if (args[i]->is_int_list()) {
+    *out = args[i]->to_int_list();
+    return true;
+  }
+  fail(ctx, op, std::string("'") + name + "' must be an int list, got " + to_string(args[i]->tag()));
+  return false;
+}
+
+inline bool check_dtype(KernelContext& ctx, const char* op, const Tensor& t, const char* name,
+                        ScalarType expected) {
+  if (t.dtype() != expected) {
+    fail(ctx, op, std::string("'") + name + "' must be " + to_string(expected) + ", got " +
+                      to_string(t.dtype()));
+    return false;
+  }
+  return true;
+}
+
+// Wraps a possibly negative dimension index into [0, ndim); fails the call when out of range.
+// ATen treats a 0-d tensor as having one wrappable dimension.
+inline bool wrap_dim(KernelContext& ctx, const char* op, int64_t dim, int64_t ndim, int64_t* out) {
+  int64_t n = ndim <= 0 ? 1 : ndim;
+  if (dim < -n || dim >= n) {
+    fail(ctx, op, "dimension " + std::to_string(dim) + " is out of range for a tensor of " +
+                      std::to_string(ndim) + " dimensions");
+    return false;
+  }
+  *out = dim < 0 ? dim + n : dim;
+  return true;
+}
+
+inline bool same_sizes(Span<const int64_t> a, Span<const int64_t> b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// Checks a planned (non-view) output: tensor, dtype, sizes as computed, contiguous memory.
+inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                          ScalarType dtype, Span<const int64_t> sizes, const char* name = "out") {
+  Tensor* out = tensor_arg(ctx, op, args, i, name);
+  if (out == nullptr) return nullptr;
+  if (out->dtype() != dtype) {
+    fail(ctx, op, std::string("output '") + name + "' must be " + to_string(dtype) + ", planned as " +
+                      to_string(out->dtype()));
+    return nullptr;
+  }
+  if (!same_sizes(out->sizes(), sizes)) {
+    fail(ctx, op, std::string("output '") + name + "' has shape " + shape_string(sizes) +
+                      " but was planned as " + shape_string(out->sizes()));
+    return nullptr;
+  }
+  if (!out->is_contiguous()) {
+    fail(ctx, op, std::string("output '") + name + "' must be contiguous");
+    return nullptr;
+  }
+  if (out->data() == nullptr && out->numel() > 0) {
+    fail(ctx, op, std::string("output '") + name + "' has no memory");
+    return nullptr;
+  }
+  return out;
+}
+
+// Input tensors must have memory (a view op's input always does once it has run).
+inline bool check_has_data(KernelContext& ctx, const char* op, const Tensor& t, const char* name) {
+  if (t.data() == nullptr && t.numel() > 0) {
+    fail(ctx, op, std::string("'") + name + "' has no memory");
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+struct Shape {
+  int dim = 0;
+  int64_t sizes[kMaxDims] = {};
+  Span<const int64_t> span() const { return {sizes, static_cast<size_t>(dim)}; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < dim; ++i) n *= sizes[i];
+    return n;
+  }
+};
+
+inline Shape shape_of(const Tensor& t) {
+  Shape s;
+  s.dim = t.dim();
+  for (int i = 0; i < s.dim; ++i) s.sizes[i] = t.size(i);
+  return s;
+}
+
+// Broadcasts `b` into `a` (numpy rules). Fails the call when the shapes are incompatible.
+inline bool broadcast_into(KernelContext& ctx, const char* op, Shape* a, Span<const int64_t> b) {
+  int nd = a->dim > static_cast<int>(b.size()) ? a->dim : static_cast<int>(b.size());
+  if (nd > kMaxDims) {
+    fail(ctx, op, "too many dimensions");
+    return false;
+  }
+  Shape r;
+  r.dim = nd;
+  for (int i = 0; i < nd; ++i) {
+    int ia = a->dim - nd + i;
+    int ib = static_cast<int>(b.size()) - nd + i;
+    int64_t sa = ia >= 0 ? a->sizes[ia] : 1;
+    int64_t sb = ib >= 0 ? b[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      fail(ctx, op, "shapes " + shape_string(a->span()) + " and " + shape_string(b) +
+                        " cannot be broadcast together");
+      return false;
+    }
+    r.sizes[i] = sa == 1 ? sb : sa;
+  }
+  *a = r;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strided loops
+//
+// A Loop walks N operands over one iteration shape. Operand strides are in bytes and may be 0
+// (broadcast or a reduction target). Dimensions that are contiguous for every operand are merged,
+// so a contiguous op becomes one inner loop over all elements.
+
+template <int N>
+struct Loop {
+  int dim = 0;                    // after coalescing; at least 1 unless empty
+  int64_t sizes[kMaxDims] = {};   // outermost first
+  int64_t strides[N][kMaxDims] = {};
+  char* base[N] = {};
+  bool empty = false;
+
+  int64_t inner_size() const { return dim == 0 ? 1 : sizes[dim - 1]; }
+  int64_t rows() const {
+    int64_t r = 1;
+    for (int i = 0; i + 1 < dim; ++i) r *= sizes[i];
+    return r;
+  }
+  const int64_t* inner_strides(int64_t* out) const {
+    for (int k = 0; k < N; ++k) out[k] = dim == 0 ? 0 : strides[k][dim - 1];
+    return out;
+  }
+};
+
+// Operands broadcast to `shape` (right-aligned; size-1 or missing dimensions get stride 0).
+// An operand whose size disagrees with the shape (and is not 1) is a caller bug: callers
+// check broadcasting first.
+template <int N>
+Loop<N> make_loop(Span<const int64_t> shape, const Tensor* const (&ops)[N]) {
+  Loop<N> loop;
+  int nd = static_cast<int>(shape.size());
+  int64_t st[N][kMaxDims];
+  for (int k = 0; k < N; ++k) {
+    const Tensor& t = *ops[k];
+    loop.base[k] = static_cast<char*>(t.data());
+    int64_t es = static_cast<int64_t>(t.element_size());
+    for (int i = 0; i < nd; ++i) {
+      int ti = t.dim() - nd + i;
+      st[k][i] = (ti >= 0 && t.size(ti) != 1) ? t.stride(ti) * es : 0;
+    }
+  }
+  // Drop size-1 dimensions, then merge neighbours that are contiguous for every operand.
+  int d = 0;
+  for (int i = 0; i < nd; ++i) {
+    if (shape[i] == 0) loop.empty = true;
+    if (shape[i] == 1) continue;
+    if (d > 0) {
+      bool merge = true;
+      for (int k = 0; k < N && merge; ++k) merge = st[k][i] * shape[i] == loop.strides[k][d - 1];
+      if (merge) {
+        loop.sizes[d - 1] *= shape[i];
+        for (int k = 0; k < N; ++k) loop.strides[k][d - 1] = st[k][i];
+        continue;
+      }
+    }
+    loop.sizes[d] = shape[i];
+    for (int k = 0; k < N; ++k) loop.strides[k][d] = st[k][i];
+    ++d;
+  }
+  if (d == 0) {  // a scalar: one inner loop of one element
+    loop.sizes[0] = 1;
+    for (int k = 0; k < N; ++k) loop.strides[k][0] = 0;
+    d = 1;
+  }
+  loop.dim = d;
+  return loop;
+}
+
+// Calls inner(ptrs, inner_strides_bytes, n) for rows [row_begin, row_end) of the loop.
+template <int N, typename F>
+void run_rows(const Loop<N>& loop, int64_t row_begin, int64_t row_end, F& inner) {
+  const int outer = loop.dim - 1;
+  int64_t idx[kMaxDims] = {};
+  char* ptr[N];
+  for (int k = 0; k < N; ++k) ptr[k] = loop.base[k];
+  int64_t r = row_begin;
+  for (int i = outer - 1; i >= 0; --i) {
+    idx[i] = r % loop.sizes[i];
+    r /= loop.sizes[i];
+    for (int k = 0; k < N; ++k) ptr[k] += idx[i] * loop.strides[k][i];
+  }
+  int64_t istr[N];
+  loop.inner_strides(istr);
+  const int64_t n = loop.inner_size();
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    inner(ptr, istr, n);
+    for (int i = outer - 1; i >= 0; --i) {
+      for (int k = 0; k < N; ++k) ptr[k] += loop.strides[k][i];
+      if (++idx[i] < loop.sizes[i]) break;
+      for (int k = 0; k < N; ++k) ptr[k] -= loop.strides[k][i] * loop.sizes[i];
+      idx[i] = 0;
+    }
+  }
+}
+
+// Elements below which splitting across threads costs more than it saves.
+constexpr int64_t kParallelGrainElements = 32768;
+
+// Runs the loop, split across threads by rows when it is big and `parallel` (the operands'
+// writes must not overlap between rows, so reductions pass false).
+template <int N, typename F>
+void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
+  if (loop.empty) return;
+  const int64_t rows = loop.rows();
+  const int64_t n = loop.inner_size();
+  if (!parallel || rows == 1 || rows * n < 2 * kParallelGrainElements ||
+      parallel_num_threads() <= 1) {
+    run_rows(loop, 0, rows, inner);
+    return;
+  }
+  int64_t grain = kParallelGrainElements / (n > 0 ? n : 1);
+  if (grain < 1) grain = 1;
+  parallel_for(0, rows, grain, [&](int64_t b, int64_t e) { run_rows(loop, b, e, inner); });
+}
+
+// Splits [0, n) across threads when n * cost_per_item is worth it.
+template <typename F>
+void parallel_chunks(int64_t n, int64_t cost_per_item, F&& fn) {
+  if (n <= 0) return;
+  if (cost_per_item < 1) cost_per_item = 1;
+  if (n * cost_per_item < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  int64_t grain = kParallelGrainElements / cost_per_item;
+  if (grain < 1) grain = 1;
+  parallel_for(0, n, grain, [&](int64_t b, int64_t e) { fn(b, e); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data access
+
+// One element of any dtype read as double.
+inline double load_as_double(const void* p, ScalarType t) {
+  switch (t) {
+    case ScalarType::Float: { float v; std::memcpy(&v, p, 4); return v; }
+    case ScalarType::Double: { double v; std::memcpy(&v, p, 8); return v; }
+    case ScalarType::Long: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case ScalarType::Int: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case ScalarType::Bool: return *static_cast<const uint8_t*>(p) != 0 ? 1.0 : 0.0;
+    case ScalarType::Byte: return *static_cast<const uint8_t*>(p);
+    case ScalarType::Char: return *static_cast<const int8_t*>(p);
+  }
+  return 0.0;
+}
+
+// Contiguous float data of `t`: its own memory when contiguous, else a packed copy in temp
+// memory. nullptr after failing the call (out of scratch memory).
+const float* contiguous_f32(KernelContext& ctx, const char* op, const Tensor& t);
+
+// Copies any strided tensor into contiguous memory `dst` (same dtype, same element count).
+void copy_to_contiguous(const Tensor& src, void* dst);
+
+}  // namespace kernels
+}  // namespace etrt

@@ -1,0 +1,115 @@
+// A tiny test harness for the standalone C++ unit tests: CHECK macros that record failures
+// and keep going, a KernelContext for calling kernels directly, and a registry call helper.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etrt/runtime/error.h"
+#include "etrt/runtime/kernel.h"
+#include "etrt/runtime/span.h"
+#include "etrt/runtime/value.h"
+
+namespace check {
+
+inline int& failures() {
+  static int n = 0;
+  return n;
+}
+
+inline int& checks() {
+  static int n = 0;
+  return n;
+}
+
+inline bool record(bool ok, const char* file, int line, const std::string& what) {
+  ++checks();
+  if (!ok) {
+    ++failures();
+    std::fprintf(stderr, "%s:%d: FAILED: %s\n", file, line, what.c_str());
+  }
+  return ok;
+}
+
+// Prints a summary; use as `return check::finish();` from main.
+inline int finish() {
+  std::printf("%d checks, %d failures\n", checks(), failures());
+  return failures() == 0 ? 0 : 1;
+}
+
+// KernelContext with heap scratch memory (freed at reset) and a recorded failure.
+class TestContext : public etrt::KernelContext {
+ public:
+  void* allocate_temp(size_t nbytes, size_t alignment = 64) override {
+    if (fail_alloc_) return nullptr;
+    size_t a = alignment < sizeof(void*) ? sizeof(void*) : alignment;
+    void* p = nullptr;
+    if (posix_memalign(&p, a, nbytes == 0 ? 1 : nbytes) != 0) return nullptr;
+    blocks_.emplace_back(p, &std::free);
+    return p;
+  }
+  void fail(etrt::Error error) override {
+    if (error_.ok()) error_ = std::move(error);
+  }
+  const etrt::Error& error() const override { return error_; }
+  void reset() {
+    error_ = etrt::Error();
+    blocks_.clear();
+  }
+  // Makes allocate_temp return nullptr, to test out-of-memory paths.
+  void set_fail_alloc(bool on) { fail_alloc_ = on; }
+
+ private:
+  etrt::Error error_;
+  std::vector<std::unique_ptr<void, void (*)(void*)>> blocks_;
+  bool fail_alloc_ = false;
+};
+
+// Calls the registered kernel `name` with `args`; returns the error it reported (Ok if none),
+// or NotFound when no kernel is registered under that name.
+inline etrt::Error call(TestContext& ctx, const char* name, std::vector<etrt::Value*> args) {
+  etrt::KernelFn fn = etrt::find_kernel(name);
+  if (fn == nullptr) return etrt::Error(etrt::ErrorCode::NotFound, std::string("no kernel ") + name);
+  ctx.reset();
+  fn(ctx, etrt::Span<etrt::Value*>(args.data(), args.size()));
+  return ctx.error();
+}
+
+}  // namespace check
+
+#define CHECK(cond) ::check::record(static_cast<bool>(cond), __FILE__, __LINE__, #cond)
+
+#define CHECK_EQ(a, b) \
+  ::check::record((a) == (b), __FILE__, __LINE__, std::string(#a " == " #b))
+
+#define CHECK_NEAR(a, b, tol)                                                                  \
+  do {                                                                                         \
+    double check_a_ = static_cast<double>(a), check_b_ = static_cast<double>(b);               \
+    bool check_ok_ = std::fabs(check_a_ - check_b_) <= (tol) ||                                \
+                     (std::isnan(check_a_) && std::isnan(check_b_)) || check_a_ == check_b_;   \
+    ::check::record(check_ok_, __FILE__, __LINE__,                                             \
+                    std::string(#a " ~= " #b ": ") + std::to_string(check_a_) + " vs " +      \
+                        std::to_string(check_b_));                                             \
+  } while (0)
+
+// The call succeeded (prints the error otherwise).
+#define CHECK_OK(expr)                                                                         \
+  do {                                                                                         \
+    ::etrt::Error check_e_ = (expr);                                                           \
+    ::check::record(check_e_.ok(), __FILE__, __LINE__,                                         \
+                    std::string(#expr " -> ") + check_e_.to_string());                        \
+  } while (0)
+
+// The call failed with `code`.
+#define CHECK_FAILS(expr, expected_code)                                                       \
+  do {                                                                                         \
+    ::etrt::Error check_e_ = (expr);                                                           \
+    ::check::record(check_e_.code() == (expected_code), __FILE__, __LINE__,                    \
+                    std::string(#expr " should fail with " #expected_code ", got ") +         \
+                        (check_e_.ok() ? std::string("Ok") : check_e_.to_string()));          \
+  } while (0)

@@ -1,0 +1,333 @@
+// aten::convolution and aten::max_pool2d_with_indices through the registry, against direct
+// reference loops, over random geometry and strided inputs.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.h"
+#include "etrt/runtime/parallel.h"
+#include "etrt/runtime/tensor.h"
+#include "etrt/runtime/value.h"
+
+using etrt::ScalarType;
+using etrt::Tensor;
+using etrt::Value;
+
+namespace {
+
+std::mt19937& rng() {
+  static std::mt19937 g(4321);
+  return g;
+}
+int64_t rand_int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng()); }
+float rand_float() { return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng()); }
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> s(sizes.size(), 1);
+  for (int i = static_cast<int>(sizes.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * sizes[i + 1];
+  return s;
+}
+
+// A tensor over its own buffer with explicit strides.
+template <typename T>
+struct Buf {
+  std::vector<T> data;
+  Tensor t;
+  Value v;
+  Buf(std::vector<int64_t> sizes, std::vector<int64_t> strides = {}) {
+    if (strides.empty()) strides = contiguous_strides(sizes);
+    int64_t span = 1;
+    for (size_t i = 0; i < sizes.size(); ++i) span += (sizes[i] - 1) * strides[i];
+    data.resize(static_cast<size_t>(span < 1 ? 1 : span));
+    for (auto& x : data) x = static_cast<T>(rand_float());
+    auto r = Tensor::make(data.data(), etrt::CppTypeToScalarType<T>::value,
+                          etrt::Span<const int64_t>(sizes.data(), sizes.size()),
+                          etrt::Span<const int64_t>(strides.data(), strides.size()));
+    if (!r.ok()) std::fprintf(stderr, "Tensor::make: %s\n", r.error().to_string().c_str());
+    t = r.get();
+    v = Value(t);
+  }
+  T& at(std::initializer_list<int64_t> idx) {
+    int64_t off = 0;
+    int d = 0;
+    for (int64_t i : idx) off += i * t.stride(d++);
+    return data[static_cast<size_t>(off)];
+  }
+};
+
+// Strides of an NCHW-shaped tensor stored channels-last (NHWC).
+std::vector<int64_t> channels_last(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
+
+struct ConvCase {
+  int64_t n, cin, cout, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+  bool bias, one_d, strided_input, strided_weight;
+};
+
+void run_conv_case(const ConvCase& c, const std::string& label) {
+  check::TestContext ctx;
+  const int64_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups;
+  const int64_t h = c.one_d ? 1 : c.h, kh = c.one_d ? 1 : c.kh;
+  const int64_t sh = c.one_d ? 1 : c.sh, ph = c.one_d ? 0 : c.ph, dh = c.one_d ? 1 : c.dh;
+  const int64_t oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (c.w + 2 * c.pw - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+  // Everything is built 4-D; the 1-D case views it without the height dimension.
+  Buf<float> input({c.n, c.cin, h, c.w}, c.strided_input ? channels_last(c.cin, h, c.w) : std::vector<int64_t>{});
+  Buf<float> weight({c.cout, cin_g, kh, c.kw},
+                    c.strided_weight ? channels_last(cin_g, kh, c.kw) : std::vector<int64_t>{});
+  Buf<float> bias({c.cout});
+  Buf<float> out({c.n, c.cout, oh, ow});
+  std::vector<int64_t> stride, padding, dilation, opad;
+  Value in_v = input.v, w_v = weight.v, out_v = out.v;
+  if (c.one_d) {
+    auto drop_h = [](const Tensor& t) {
+      const int64_t sizes[3] = {t.size(0), t.size(1), t.size(3)};
+      const int64_t strides[3] = {t.stride(0), t.stride(1), t.stride(3)};
+      return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
+    };
+    in_v = Value(drop_h(input.t));
+    w_v = Value(drop_h(weight.t));
+    out_v = Value(drop_h(out.t));
+    stride = {c.sw};
+    padding = {c.pw};
+    dilation = {c.dw};
+    opad = {0};
+  } else {
+    stride = {c.sh, c.sw};
+    padding = {ph, c.pw};
+    dilation = {dh, c.dw};
+    opad = {0, 0};
+  }
+  Value none;
+  Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation);
+  Value vt(false), vo = Value::int_list(opad), vg(c.groups);
+  CHECK_OK(check::call(ctx, "aten::convolution",
+                       {&in_v, &w_v, c.bias ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out_v}));
+  double worst = 0.0;
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t o = 0; o < c.cout; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          const int64_t g = o / cout_g;
+          double s = c.bias ? bias.at({o}) : 0.0;
+          for (int64_t ci = 0; ci < cin_g; ++ci)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < c.kw; ++j) {
+                const int64_t iy = y * sh - ph + i * dh, ix = x * c.sw - c.pw + j * c.dw;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= c.w) continue;
+                s += static_cast<double>(input.at({n, g * cin_g + ci, iy, ix})) * weight.at({o, ci, i, j});
+              }
+          worst = std::fmax(worst, std::fabs(s - out.at({n, o, y, x})));
+        }
+  check::record(worst <= 1e-4, __FILE__, __LINE__, label + " err " + std::to_string(worst));
+}
+
+void test_convolution_matches_reference() {
+  // The test CNN's layer: 1 -> 16, 3x3, padding 1, on 28x28.
+  run_conv_case({2, 1, 16, 1, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "cnn layer");
+  // 1x1 convolution reads the input as the column matrix.
+  run_conv_case({2, 8, 12, 1, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false}, "1x1");
+  run_conv_case({1, 6, 6, 6, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false, false}, "depthwise");
+  // "Same" padding at stride 1 builds the column matrix by shifted plane copies.
+  run_conv_case({2, 3, 4, 1, 7, 9, 5, 5, 1, 1, 2, 2, 1, 1, true, false, false, false}, "same 5x5");
+  run_conv_case({1, 2, 3, 1, 8, 6, 3, 3, 1, 1, 2, 2, 2, 2, true, false, false, false}, "same dilated");
+  run_conv_case({1, 2, 3, 1, 1, 10, 1, 3, 1, 1, 0, 1, 1, 1, false, true, false, false}, "same 1-D");
+  run_conv_case({1, 2, 3, 1, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false, false}, "same tiny");
+  run_conv_case({1, 2, 3, 1, 2, 2, 5, 5, 1, 1, 2, 2, 1, 1, false, false, false, false}, "same window > input");
+  for (int trial = 0; trial < 40; ++trial) {
+    ConvCase c{};
+    c.groups = rand_int(1, 3);
+    c.cin = c.groups * rand_int(1, 4);
+    c.cout = c.groups * rand_int(1, 5);
+    c.n = rand_int(1, 3);
+    c.kh = rand_int(1, 4);
+    c.kw = rand_int(1, 4);
+    c.sh = rand_int(1, 3);
+    c.sw = rand_int(1, 3);
+    c.dh = rand_int(1, 2);
+    c.dw = rand_int(1, 2);
+    c.ph = rand_int(0, 2);
+    c.pw = rand_int(0, 2);
+    c.h = (c.kh - 1) * c.dh + rand_int(1, 12);
+    c.w = (c.kw - 1) * c.dw + rand_int(1, 12);
+    c.bias = trial % 2 == 0;
+    c.one_d = trial % 5 == 4;
+    c.strided_input = trial % 3 == 1;
+    c.strided_weight = trial % 4 == 2;
+    run_conv_case(c, "conv trial " + std::to_string(trial));
+  }
+}
+
+void test_convolution_rejects_bad_arguments() {
+  check::TestContext ctx;
+  Buf<float> input({1, 2, 5, 5}), weight({3, 2, 3, 3}), out({1, 3, 3, 3}), bad_out({1, 3, 4, 4});
+  Value none, vg(int64_t{1}), vf(false), vtrue(true);
+  std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+  Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones),
+        vo = Value::int_list(zeros);
+  CHECK_OK(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &out.v}));
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &weight.v, &none, &vs, &vp, &vd, &vtrue, &vo, &vg, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("transposed") != std::string::npos);
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &bad_out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  Value vg2(int64_t{2});
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg2, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg}),
+              etrt::ErrorCode::InvalidArgument);
+}
+
+struct PoolCase {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
+  bool ceil, batched, strided, nans, empty_stride;
+};
+
+int64_t pooled(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil) {
+  const int64_t num = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
+  int64_t out = static_cast<int64_t>(std::floor(static_cast<double>(num) / static_cast<double>(s))) + 1;
+  if (ceil && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+void run_pool_case(const PoolCase& c, const std::string& label) {
+  check::TestContext ctx;
+  const int64_t oh = pooled(c.h, c.kh, c.ph, c.sh, c.dh, c.ceil);
+  const int64_t ow = pooled(c.w, c.kw, c.pw, c.sw, c.dw, c.ceil);
+  Buf<float> input({c.n, c.c, c.h, c.w}, c.strided ? channels_last(c.c, c.h, c.w) : std::vector<int64_t>{});
+  if (c.nans) {
+    for (size_t i = 0; i < input.data.size(); i += 7) input.data[i] = std::nanf("");
+    for (size_t i = 3; i < input.data.size(); i += 11) input.data[i] = -std::numeric_limits<float>::infinity();
+  }
+  Buf<float> out({c.n, c.c, oh, ow});
+  Buf<int64_t> idx({c.n, c.c, oh, ow});
+  Value in_v = input.v, out_v = out.v, idx_v = idx.v;
+  if (!c.batched) {  // [C, H, W]: drop the batch dimension (n == 1)
+    auto drop_n = [](const Tensor& t) {
+      const int64_t sizes[3] = {t.size(1), t.size(2), t.size(3)};
+      const int64_t strides[3] = {t.stride(1), t.stride(2), t.stride(3)};
+      return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
+    };
+    in_v = Value(drop_n(input.t));
+    out_v = Value(drop_n(out.t));
+    idx_v = Value(drop_n(idx.t));
+  }
+  std::vector<int64_t> k = {c.kh, c.kw}, s = {c.sh, c.sw}, p = {c.ph, c.pw}, d = {c.dh, c.dw};
+  if (c.empty_stride) s.clear();
+  Value vk = Value::int_list(k), vs = Value::int_list(s), vp = Value::int_list(p), vd = Value::int_list(d);
+  Value vc(c.ceil);
+  CHECK_OK(check::call(ctx, "aten::max_pool2d_with_indices", {&in_v, &vk, &vs, &vp, &vd, &vc, &out_v, &idx_v}));
+  int bad = 0;
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t ch = 0; ch < c.c; ++ch)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          float m = -std::numeric_limits<float>::infinity();
+          int64_t mi = -1;
+          for (int64_t i = 0; i < c.kh; ++i)
+            for (int64_t j = 0; j < c.kw; ++j) {
+              const int64_t iy = y * c.sh - c.ph + i * c.dh, ix = x * c.sw - c.pw + j * c.dw;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+              const float v = input.at({n, ch, iy, ix});
+              // ATen: the first window element starts the scan; NaN or a greater value wins.
+              if (mi < 0 || v > m || std::isnan(v)) {
+                m = v;
+                mi = iy * c.w + ix;
+              }
+            }
+          const float got = out.at({n, ch, y, x});
+          const bool same = (std::isnan(m) && std::isnan(got)) || got == m;
+          if (!same || idx.at({n, ch, y, x}) != mi) ++bad;
+        }
+  check::record(bad == 0, __FILE__, __LINE__, label + ": " + std::to_string(bad) + " wrong outputs");
+}
+
+void test_max_pool_matches_reference() {
+  // The test CNN's pool: 2x2, stride 2 (given as the empty list, as torch.export writes it).
+  run_pool_case({2, 16, 28, 28, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, false, true}, "cnn pool");
+  run_pool_case({1, 3, 9, 9, 2, 2, 2, 2, 0, 0, 1, 1, true, true, false, true, false}, "2x2 ceil odd nan");
+  run_pool_case({1, 3, 8, 6, 2, 2, 2, 2, 0, 0, 1, 1, false, false, true, false, false}, "2x2 unbatched strided");
+  for (int trial = 0; trial < 60; ++trial) {
+    PoolCase c{};
+    c.n = rand_int(1, 2);
+    c.c = rand_int(1, 3);
+    c.kh = rand_int(1, 4);
+    c.kw = rand_int(1, 4);
+    c.sh = rand_int(1, 3);
+    c.sw = rand_int(1, 3);
+    c.dh = rand_int(1, 2);
+    c.dw = rand_int(1, 2);
+    c.ph = rand_int(0, c.kh / 2);
+    c.pw = rand_int(0, c.kw / 2);
+    c.h = (c.kh - 1) * c.dh + rand_int(1, 10);
+    c.w = (c.kw - 1) * c.dw + rand_int(1, 10);
+    c.ceil = trial % 2 == 1;
+    c.batched = trial % 5 != 0;
+    if (!c.batched) c.n = 1;
+    c.strided = trial % 3 == 2;
+    c.nans = trial % 4 == 3;
+    c.empty_stride = false;
+    run_pool_case(c, "pool trial " + std::to_string(trial));
+  }
+}
+
+void test_max_pool_rejects_bad_arguments() {
+  check::TestContext ctx;
+  Buf<float> input({1, 1, 6, 6}), out({1, 1, 3, 3}), bad_out({1, 1, 2, 2});
+  Buf<int64_t> idx({1, 1, 3, 3});
+  Buf<float> idx_float({1, 1, 3, 3});
+  std::vector<int64_t> k2 = {2, 2}, zero = {0, 0}, one = {1, 1}, pad2 = {2, 2}, empty;
+  Value vk = Value::int_list(k2), vs = Value::int_list(empty), vp = Value::int_list(zero),
+        vd = Value::int_list(one), vbig = Value::int_list(pad2), vc(false);
+  CHECK_OK(check::call(ctx, "aten::max_pool2d_with_indices", {&input.v, &vk, &vs, &vp, &vd, &vc, &out.v, &idx.v}));
+  CHECK_FAILS(check::call(ctx, "aten::max_pool2d_with_indices",
+                          {&input.v, &vk, &vs, &vbig, &vd, &vc, &out.v, &idx.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::max_pool2d_with_indices",
+                          {&input.v, &vk, &vs, &vp, &vd, &vc, &bad_out.v, &idx.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::max_pool2d_with_indices",
+                          {&input.v, &vk, &vs, &vp, &vd, &vc, &out.v, &idx_float.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::max_pool2d_with_indices", {&input.v, &vk, &vs, &vp, &vd, &vc, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+}
+
+// A stand-in thread pool: reports 3 threads and runs the chunks one by one, last first.
+int64_t g_chunks_run = 0;
+void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+  if (grain < 1) grain = 1;
+  g_chunks_run += (end - begin + grain - 1) / grain;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t b = begin; b < end; b += grain) chunks.emplace_back(b, b + grain < end ? b + grain : end);
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) fn(it->first, it->second);
+}
+int three_threads() { return 3; }
+
+void test_split_work_matches_reference() {
+  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
+  etrt::set_parallel_backend(&backend);
+  // Images split across parts, and a single image whose GEMM splits inside.
+  run_conv_case({5, 4, 8, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split images");
+  run_conv_case({1, 16, 64, 1, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split gemm");
+  run_pool_case({3, 16, 28, 28, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, false, true}, "split pool");
+  CHECK(g_chunks_run >= 6);  // the work really was split
+  etrt::set_parallel_backend(nullptr);
+}
+
+}  // namespace
+
+int main() {
+  test_convolution_matches_reference();
+  test_convolution_rejects_bad_arguments();
+  test_max_pool_matches_reference();
+  test_max_pool_rejects_bad_arguments();
+  test_split_work_matches_reference();
+  return check::finish();
+}

@@ -1,0 +1,344 @@
+// SGEMM (every instruction set this CPU has, every path) and aten::addmm / mm / bmm through the
+// registry, against a double-precision reference, over random sizes, strides and broadcasts.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.h"
+#include "etrt/runtime/parallel.h"
+#include "etrt/runtime/tensor.h"
+#include "etrt/runtime/value.h"
+#include "kernels/gemm.h"
+// The kernel library hides its internals; compile the SGEMM into this test to call it directly
+// (with every instruction set). The registry tests below use the library's own copy.
+#include "kernels/gemm.cpp"  // NOLINT(bugprone-suspicious-include)
+
+using etrt::ScalarType;
+using etrt::Tensor;
+using etrt::Value;
+using etrt::kernels::GemmParams;
+
+namespace {
+
+std::mt19937& rng() {
+  static std::mt19937 g(1234);
+  return g;
+}
+int64_t rand_int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng()); }
+float rand_float() { return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng()); }
+
+// A float tensor over its own buffer, with explicit strides (the buffer covers the largest offset).
+struct Buf {
+  std::vector<float> data;
+  Tensor t;
+  Value v;
+  Buf(std::vector<int64_t> sizes, std::vector<int64_t> strides = {}) {
+    if (strides.empty()) {
+      strides.assign(sizes.size(), 1);
+      for (int i = static_cast<int>(sizes.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * sizes[i + 1];
+    }
+    int64_t span = 1;
+    for (size_t i = 0; i < sizes.size(); ++i) span += (sizes[i] - 1) * strides[i];
+    data.resize(static_cast<size_t>(span < 1 ? 1 : span));
+    for (auto& x : data) x = rand_float();
+    auto r = Tensor::make(data.data(), ScalarType::Float,
+                          etrt::Span<const int64_t>(sizes.data(), sizes.size()),
+                          etrt::Span<const int64_t>(strides.data(), strides.size()));
+    if (!r.ok()) std::fprintf(stderr, "Tensor::make: %s\n", r.error().to_string().c_str());
+    t = r.get();
+    v = Value(t);
+  }
+  float at(std::initializer_list<int64_t> idx) const {
+    int64_t off = 0;
+    int d = 0;
+    for (int64_t i : idx) off += i * t.stride(d++);
+    return data[static_cast<size_t>(off)];
+  }
+};
+
+// Strides of a [rows, cols] operand laid out four ways: 0 row-major, 1 column-major (a transposed
+// view), 2 padded rows with a column step of 2, 3 row broadcast (stride 0 between rows).
+std::vector<int64_t> layout(int64_t rows, int64_t cols, int mode) {
+  switch (mode) {
+    case 0: return {cols, 1};
+    case 1: return {1, rows};
+    case 2: return {2 * cols + 3, 2};
+    default: return {0, 1};
+  }
+}
+
+double ref_dot(const float* a, int64_t ars, int64_t acs, const float* b, int64_t brs, int64_t bcs,
+               int64_t i, int64_t j, int64_t k) {
+  double s = 0.0;
+  for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a[i * ars + q * acs]) * b[q * brs + j * bcs];
+  return s;
+}
+
+double tolerance(int64_t k) { return 1e-5 * (8.0 + static_cast<double>(k)); }
+
+// One product through sgemm_serial; returns the largest error.
+double gemm_case(int64_t m, int64_t n, int64_t k, int amode, int bmode, float alpha, float beta) {
+  auto as = layout(m, k, amode), bs = layout(k, n, bmode);
+  Buf a({m, k}, as), b({k, n}, bs);
+  std::vector<float> c(static_cast<size_t>(m * n)), c0;
+  for (auto& x : c) x = rand_float();
+  if (beta == 0.0f) {
+    for (auto& x : c) x = std::nanf("");  // never read when beta == 0
+  }
+  c0 = c;
+  GemmParams p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = a.data.data();
+  p.a_rs = as[0];
+  p.a_cs = as[1];
+  p.b = b.data.data();
+  p.b_rs = bs[0];
+  p.b_cs = bs[1];
+  p.c = c.data();
+  p.c_rs = n;
+  p.alpha = alpha;
+  p.beta = beta;
+  std::vector<float> scratch(etrt::kernels::sgemm_scratch_floats(p) + 16);
+  float* aligned = scratch.data();
+  while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+  etrt::kernels::sgemm_serial(p, aligned);
+  double worst = 0.0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double ref = alpha * ref_dot(p.a, p.a_rs, p.a_cs, p.b, p.b_rs, p.b_cs, i, j, k);
+      if (beta != 0.0f) ref += beta * static_cast<double>(c0[static_cast<size_t>(i * n + j)]);
+      const double err = std::fabs(ref - c[static_cast<size_t>(i * n + j)]);
+      worst = std::isnan(err) ? 1e30 : (err > worst ? err : worst);
+    }
+  }
+  return worst;
+}
+
+void test_sgemm_matches_reference_on_every_isa() {
+  const char* isas[] = {"avx512", "avx2", "sse2"};
+  for (const char* isa : isas) {
+    if (!etrt::kernels::sgemm_force_isa(isa)) {
+      std::printf("sgemm: %s not supported by this CPU, skipped\n", isa);
+      continue;
+    }
+    CHECK_EQ(std::string(etrt::kernels::sgemm_isa()), std::string(isa));
+    // Shapes that reach every path: GEMV, dot tiles, direct tiles (B in place or copied),
+    // packed with K, M and N blocking, edges of every tile size, and K == 0.
+    const int64_t shapes[][3] = {{1, 256, 784}, {32, 256, 784}, {32, 10, 256}, {16, 64, 64},
+                                 {16, 784, 9},  {1, 1, 1},      {7, 5, 3},     {130, 70, 300},
+                                 {200, 33, 17}, {3, 2100, 5},   {9, 40, 0},    {1, 37, 129},
+                                 {100, 400, 300}, {20, 2100, 50}};
+    for (const auto& s : shapes) {
+      for (int amode = 0; amode < 4; ++amode) {
+        for (int bmode = 0; bmode < 4; ++bmode) {
+          const double err = gemm_case(s[0], s[1], s[2], amode, bmode, 1.0f, 0.0f);
+          check::record(err <= tolerance(s[2]), __FILE__, __LINE__,
+                        std::string(isa) + " m=" + std::to_string(s[0]) + " n=" + std::to_string(s[1]) +
+                            " k=" + std::to_string(s[2]) + " modes " + std::to_string(amode) +
+                            std::to_string(bmode) + " err " + std::to_string(err));
+        }
+      }
+    }
+    for (int trial = 0; trial < 150; ++trial) {
+      const int64_t m = rand_int(1, trial % 10 == 0 ? 160 : 40);
+      const int64_t n = rand_int(1, trial % 7 == 0 ? 300 : 70);
+      const int64_t k = rand_int(1, trial % 5 == 0 ? 600 : 100);
+      const int amode = static_cast<int>(rand_int(0, 3)), bmode = static_cast<int>(rand_int(0, 3));
+      const float alpha = trial % 3 == 0 ? 1.0f : rand_float();
+      const float beta = trial % 4 == 0 ? 0.0f : rand_float();
+      const double err = gemm_case(m, n, k, amode, bmode, alpha, beta);
+      check::record(err <= tolerance(k), __FILE__, __LINE__,
+                    std::string(isa) + " random m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                        " k=" + std::to_string(k) + " modes " + std::to_string(amode) +
+                        std::to_string(bmode) + " err " + std::to_string(err));
+    }
+  }
+  CHECK(!etrt::kernels::sgemm_force_isa("no-such-isa"));
+  // Back to the best this CPU has for the registry tests.
+  if (!etrt::kernels::sgemm_force_isa("avx512") && !etrt::kernels::sgemm_force_isa("avx2")) {
+    etrt::kernels::sgemm_force_isa("sse2");
+  }
+}
+
+// out = beta * broadcast(self) + alpha * a @ b
+void test_addmm_broadcasts_bias_and_handles_strided_operands() {
+  check::TestContext ctx;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t m = rand_int(1, 40), n = rand_int(1, 50), k = rand_int(1, 300);
+    const int bias_kind = trial % 5;  // [n], [1, n], [m, n], [m, 1], scalar
+    std::vector<int64_t> bias_sizes;
+    switch (bias_kind) {
+      case 0: bias_sizes = {n}; break;
+      case 1: bias_sizes = {1, n}; break;
+      case 2: bias_sizes = {m, n}; break;
+      case 3: bias_sizes = {m, 1}; break;
+      default: bias_sizes = {}; break;
+    }
+    Buf self(bias_sizes);
+    Buf a({m, k}, layout(m, k, trial % 3));
+    Buf b({k, n}, layout(k, n, (trial / 3) % 3));  // mode 1: a linear layer's permuted weight
+    Buf out({m, n});
+    const double beta = trial % 7 == 0 ? 0.0 : (trial % 2 == 0 ? 1.0 : 0.5);
+    const double alpha = trial % 2 == 0 ? 1.0 : -2.0;
+    if (beta == 0.0) {
+      for (auto& x : self.data) x = std::nanf("");  // ATen ignores self when beta == 0
+    }
+    Value vb(beta), va(alpha);
+    CHECK_OK(check::call(ctx, "aten::addmm", {&self.v, &a.v, &b.v, &vb, &va, &out.v}));
+    double worst = 0.0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0.0;
+        for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a.at({i, q})) * b.at({q, j});
+        double bias = 0.0;
+        switch (bias_kind) {
+          case 0: bias = self.at({j}); break;
+          case 1: bias = self.at({0, j}); break;
+          case 2: bias = self.at({i, j}); break;
+          case 3: bias = self.at({i, 0}); break;
+          default: bias = self.data[0]; break;
+        }
+        const double ref = alpha * s + (beta == 0.0 ? 0.0 : beta * bias);
+        const double err = std::fabs(ref - out.data[static_cast<size_t>(i * n + j)]);
+        worst = std::isnan(err) ? 1e30 : (err > worst ? err : worst);
+      }
+    }
+    check::record(worst <= tolerance(k), __FILE__, __LINE__,
+                  "addmm trial " + std::to_string(trial) + " err " + std::to_string(worst));
+  }
+}
+
+void test_mm_and_bmm_match_reference_with_views() {
+  check::TestContext ctx;
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t m = rand_int(1, 50), n = rand_int(1, 50), k = rand_int(1, 200);
+    Buf a({m, k}, layout(m, k, trial % 4)), b({k, n}, layout(k, n, (trial / 4) % 4)), out({m, n});
+    CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &out.v}));
+    double worst = 0.0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0.0;
+        for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a.at({i, q})) * b.at({q, j});
+        worst = std::fmax(worst, std::fabs(s - out.data[static_cast<size_t>(i * n + j)]));
+      }
+    check::record(worst <= tolerance(k), __FILE__, __LINE__, "mm err " + std::to_string(worst));
+  }
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t batch = rand_int(1, 8), m = rand_int(1, 20), n = rand_int(1, 20), k = rand_int(1, 70);
+    // self: a permuted view ([batch, k, m] memory read as [batch, m, k]); mat2: contiguous,
+    // transposed, or expanded along the batch (stride 0) either way.
+    Buf a({batch, m, k}, {m * k, 1, m});
+    std::vector<int64_t> bstr;
+    switch (trial % 4) {
+      case 0: bstr = {0, n, 1}; break;
+      case 1: bstr = {k * n, n, 1}; break;
+      case 2: bstr = {k * n, 1, k}; break;
+      default: bstr = {0, 1, k}; break;
+    }
+    Buf b({batch, k, n}, bstr), out({batch, m, n});
+    CHECK_OK(check::call(ctx, "aten::bmm", {&a.v, &b.v, &out.v}));
+    double worst = 0.0;
+    for (int64_t z = 0; z < batch; ++z)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0.0;
+          for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a.at({z, i, q})) * b.at({z, q, j});
+          worst = std::fmax(worst, std::fabs(s - out.data[static_cast<size_t>((z * m + i) * n + j)]));
+        }
+    check::record(worst <= tolerance(k), __FILE__, __LINE__, "bmm err " + std::to_string(worst));
+  }
+}
+
+void test_matmul_rejects_bad_arguments() {
+  check::TestContext ctx;
+  Buf a({4, 5}), b({6, 3}), b_ok({5, 3}), out({4, 3}), bad_out({4, 4}), bias({3}), bad_bias({2});
+  Value one(1.0);
+  CHECK_FAILS(check::call(ctx, "aten::mm", {&a.v, &b.v, &out.v}), etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("aten::mm") != std::string::npos);
+  CHECK_FAILS(check::call(ctx, "aten::mm", {&a.v, &b_ok.v, &bad_out.v}), etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::mm", {&a.v, &b_ok.v}), etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::addmm", {&bad_bias.v, &a.v, &b_ok.v, &one, &one, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::addmm", {&bias.v, &a.v, &b_ok.v, &one, &bias.v, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  Buf a3({2, 4, 5}), b3({3, 5, 3}), out3({2, 4, 3});
+  CHECK_FAILS(check::call(ctx, "aten::bmm", {&a3.v, &b3.v, &out3.v}), etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::bmm", {&a.v, &b_ok.v, &out.v}), etrt::ErrorCode::InvalidArgument);
+  // A shape that packs (row-major B, big M) needs scratch; without it the call fails cleanly.
+  Buf big_a({200, 300}), big_b({300, 400}, {1, 300}), big_out({200, 400});
+  ctx.set_fail_alloc(true);
+  CHECK_FAILS(check::call(ctx, "aten::mm", {&big_a.v, &big_b.v, &big_out.v}), etrt::ErrorCode::OutOfMemory);
+  ctx.set_fail_alloc(false);
+  CHECK_OK(check::call(ctx, "aten::mm", {&big_a.v, &big_b.v, &big_out.v}));
+}
+
+// A stand-in thread pool: reports 3 threads and runs the chunks one by one, last first, so the
+// kernels' splitting and per-part scratch are exercised without real threads.
+int64_t g_chunks_run = 0;
+void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+  if (grain < 1) grain = 1;
+  g_chunks_run += (end - begin + grain - 1) / grain;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t b = begin; b < end; b += grain) chunks.emplace_back(b, b + grain < end ? b + grain : end);
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) fn(it->first, it->second);
+}
+int three_threads() { return 3; }
+
+void test_split_work_matches_reference() {
+  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
+  etrt::set_parallel_backend(&backend);
+  CHECK_EQ(etrt::parallel_num_threads(), 3);
+  check::TestContext ctx;
+  // Split by columns (packed and dot paths), by rows, and bmm split by batch or inside each product.
+  const int64_t shapes[][3] = {{64, 400, 300}, {100, 50, 300}, {40, 700, 200}};
+  for (const auto& sh : shapes) {
+    for (int bmode = 0; bmode < 2; ++bmode) {
+      const int64_t m = sh[0], n = sh[1], k = sh[2];
+      Buf a({m, k}), b({k, n}, layout(k, n, bmode)), out({m, n});
+      CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &out.v}));
+      double worst = 0.0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0.0;
+          for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a.at({i, q})) * b.at({q, j});
+          worst = std::fmax(worst, std::fabs(s - out.data[static_cast<size_t>(i * n + j)]));
+        }
+      check::record(worst <= tolerance(k), __FILE__, __LINE__,
+                    "split mm m=" + std::to_string(m) + " n=" + std::to_string(n) + " err " + std::to_string(worst));
+    }
+  }
+  for (int64_t batch : {int64_t{2}, int64_t{7}}) {
+    const int64_t m = 70, n = 90, k = 80;
+    Buf a({batch, m, k}), b({batch, k, n}, {k * n, 1, k}), out({batch, m, n});
+    CHECK_OK(check::call(ctx, "aten::bmm", {&a.v, &b.v, &out.v}));
+    double worst = 0.0;
+    for (int64_t z = 0; z < batch; ++z)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double s = 0.0;
+          for (int64_t q = 0; q < k; ++q) s += static_cast<double>(a.at({z, i, q})) * b.at({z, q, j});
+          worst = std::fmax(worst, std::fabs(s - out.data[static_cast<size_t>((z * m + i) * n + j)]));
+        }
+    check::record(worst <= tolerance(k), __FILE__, __LINE__,
+                  "split bmm batch=" + std::to_string(batch) + " err " + std::to_string(worst));
+  }
+  CHECK(g_chunks_run >= 6);  // the work really was split
+  etrt::set_parallel_backend(nullptr);
+  CHECK_EQ(etrt::parallel_num_threads(), 1);
+}
+
+}  // namespace
+
+int main() {
+  test_sgemm_matches_reference_on_every_isa();
+  test_addmm_broadcasts_bias_and_handles_strided_operands();
+  test_mm_and_bmm_match_reference_with_views();
+  test_matmul_rejects_bad_arguments();
+  test_split_work_matches_reference();
+  return check::finish();
+}
