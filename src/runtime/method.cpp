@@ -298,6 +298,8 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
     st.reset_end = static_cast<uint32_t>(s->resets.size());
     s->instructions.push_back(st);
   }
+  s->produced.reserve(s->resets.size());
+  for (const Reset& r : s->resets) s->produced.push_back(r.value);
 
   // Delegates last: init() may be expensive and everything else is known good now.
   for (size_t d = 0; d < s->delegates.size(); ++d) {
@@ -419,37 +421,52 @@ Error Method::set_input(size_t i, const Value& value) noexcept {
   return Error();
 }
 
-Error Method::execute() noexcept {
-  MethodState& s = *state_;
-  for (size_t i = 0; i < s.inputs.size(); ++i) {
-    if (!s.input_set[i]) {
-      return Error(ErrorCode::InvalidState, "input " + std::to_string(i) + " of method '" + s.name + "' is not set");
-    }
-  }
-  const detail::Reset* resets = s.resets.data();
-  const detail::InstructionState* instrs = s.instructions.data();
+namespace detail {
+namespace {
+
+// The instruction loop, instantiated twice so that running without a tracer costs nothing
+// per instruction.
+template <bool kTraced>
+Error run_instructions(MethodState& s) noexcept {
+  const Reset* resets = s.resets.data();
+  const InstructionState* instrs = s.instructions.data();
   const size_t count = s.instructions.size();
+  EventTracer* tracer = s.tracer;
   size_t i = 0;
   try {
     for (; i < count; ++i) {
-      const detail::InstructionState& in = instrs[i];
+      const InstructionState& in = instrs[i];
       for (uint32_t r = in.reset_begin; r < in.reset_end; ++r) {
         resets[r].value->to_tensor() = resets[r].planned;
       }
       if (in.fn != nullptr) {
+        if constexpr (kTraced) tracer->begin_operator(s.op_names[in.index], static_cast<uint32_t>(i));
         in.fn(s.context, Span<Value*>(in.args, in.num_args));
+        if constexpr (kTraced) {
+          tracer->end_operator(s.op_names[in.index], static_cast<uint32_t>(i),
+                               Span<const Value* const>(s.produced.data() + in.reset_begin, in.reset_end - in.reset_begin));
+        }
         s.context.end_instruction();
         if (s.context.failed()) {
           Error e = s.context.take_error();
-          return Error(e.code(), "instruction " + std::to_string(i) + " (" + detail::printable(s.op_names[in.index]) +
+          return Error(e.code(), "instruction " + std::to_string(i) + " (" + printable(s.op_names[in.index]) +
                                      ") failed: " + e.message());
         }
       } else {
-        detail::DelegateState& d = s.delegates[in.index];
+        DelegateState& d = s.delegates[in.index];
+        std::string_view id;
+        if constexpr (kTraced) {
+          id = s.plan->delegates()->Get(in.index)->id()->string_view();
+          tracer->begin_delegate(id, static_cast<uint32_t>(i));
+        }
         Error e = d.backend->execute(d.handle, Span<Value*>(in.args, in.num_args));
+        if constexpr (kTraced) {
+          tracer->end_delegate(id, static_cast<uint32_t>(i),
+                               Span<const Value* const>(s.produced.data() + in.reset_begin, in.reset_end - in.reset_begin));
+        }
         if (!e.ok()) {
           return Error(e.code(), "instruction " + std::to_string(i) + " (delegate '" +
-                                     detail::printable(s.plan->delegates()->Get(in.index)->id()->string_view()) +
+                                     printable(s.plan->delegates()->Get(in.index)->id()->string_view()) +
                                      "') failed: " + e.message());
         }
       }
@@ -461,6 +478,27 @@ Error Method::execute() noexcept {
   }
   return Error();
 }
+
+}  // namespace
+}  // namespace detail
+
+Error Method::execute() noexcept {
+  MethodState& s = *state_;
+  for (size_t i = 0; i < s.inputs.size(); ++i) {
+    if (!s.input_set[i]) {
+      return Error(ErrorCode::InvalidState, "input " + std::to_string(i) + " of method '" + s.name + "' is not set");
+    }
+  }
+  if (s.tracer == nullptr) return detail::run_instructions<false>(s);
+  EventTracer* tracer = s.tracer;
+  tracer->begin_run(s.name);
+  Error e = detail::run_instructions<true>(s);
+  tracer->end_run(s.name, e.ok());
+  return e;
+}
+
+void Method::set_event_tracer(EventTracer* tracer) noexcept { state_->tracer = tracer; }
+EventTracer* Method::event_tracer() const noexcept { return state_->tracer; }
 
 const Value& Method::output(size_t i) const noexcept {
   static const Value kNone;

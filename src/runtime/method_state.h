@@ -9,6 +9,7 @@
 
 #include "etrt/runtime/allocator.h"
 #include "etrt/runtime/backend.h"
+#include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/value.h"
 #include "program_data.h"
@@ -88,6 +89,7 @@ struct MethodState {
   std::vector<Value*> arg_pool;              // instruction arguments
   std::vector<InstructionState> instructions;
   std::vector<Reset> resets;
+  std::vector<const Value*> produced;  // resets[i].value, for the tracer
   std::vector<std::string> op_names;
   std::vector<DelegateState> delegates;
 
@@ -97,6 +99,7 @@ struct MethodState {
   std::vector<bool> input_set;
 
   RunContext context;
+  EventTracer* tracer = nullptr;
 };
 
 }  // namespace detail

@@ -12,6 +12,7 @@ struct Module::Impl {
   std::optional<Program> program;
   Error load_error;
   bool load_attempted = false;
+  EventTracer* tracer = nullptr;
   // Declared after `program` and `loader`: methods are destroyed first.
   std::map<std::string, std::unique_ptr<Method>, std::less<>> methods;
 };
@@ -19,6 +20,10 @@ struct Module::Impl {
 Module::Module(std::string path, LoadMode mode) : impl_(std::make_unique<Impl>()) {
   impl_->path = std::move(path);
   impl_->mode = mode;
+}
+
+Module::Module(std::string path, LoadMode mode, EventTracer* tracer) : Module(std::move(path), mode) {
+  impl_->tracer = tracer;
 }
 
 Module::Module(std::unique_ptr<DataLoader> loader) : impl_(std::make_unique<Impl>()) {
@@ -67,6 +72,7 @@ Result<Method*> Module::method(const std::string& name) {
   if (it != impl_->methods.end()) return it->second.get();
   ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name));
   auto owned = std::make_unique<Method>(std::move(method));
+  owned->set_event_tracer(impl_->tracer);
   Method* raw = owned.get();
   impl_->methods.emplace(name, std::move(owned));
   return raw;
@@ -76,6 +82,13 @@ Error Module::load_method(const std::string& name) {
   auto m = method(name);
   return m.ok() ? Error() : m.error();
 }
+
+void Module::set_event_tracer(EventTracer* tracer) noexcept {
+  impl_->tracer = tracer;
+  for (auto& entry : impl_->methods) entry.second->set_event_tracer(tracer);
+}
+
+EventTracer* Module::event_tracer() const noexcept { return impl_->tracer; }
 
 Result<std::vector<Value>> Module::execute(const std::string& name, const std::vector<Value>& inputs) {
   ETRT_ASSIGN_OR_RETURN(Method * method, this->method(name));

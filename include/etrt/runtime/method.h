@@ -9,6 +9,7 @@
 
 #include "etrt/runtime/config.h"
 #include "etrt/runtime/error.h"
+#include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/span.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
@@ -52,6 +53,11 @@ class ETRT_EXPORT Method {
   // Runs every instruction in order, stopping at the first failure; the Error names the
   // operator and the instruction index.
   Error execute() noexcept;
+
+  // Reports every later execute() to `tracer` (nullptr detaches). The tracer must outlive the
+  // method or be detached first.
+  void set_event_tracer(EventTracer* tracer) noexcept;
+  EventTracer* event_tracer() const noexcept;
 
   // Output i after execute(). Output tensors point into the method's memory (or an input's)
   // and stay valid until the next execute() or until the Method is destroyed.

@@ -9,6 +9,7 @@
 #include "etrt/runtime/config.h"
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/error.h"
+#include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/method.h"
 #include "etrt/runtime/program.h"
 #include "etrt/runtime/value.h"
@@ -23,6 +24,8 @@ class ETRT_EXPORT Module {
   };
 
   explicit Module(std::string path, LoadMode mode = LoadMode::Mmap);
+  // Attaches `tracer` to every method this module loads (see set_event_tracer).
+  Module(std::string path, LoadMode mode, EventTracer* tracer);
   explicit Module(std::unique_ptr<DataLoader> loader);
   Module(Module&&) noexcept;
   Module& operator=(Module&&) noexcept;
@@ -37,6 +40,11 @@ class ETRT_EXPORT Module {
   // The loaded method `name`, loading it first if needed. The pointer stays valid as long as
   // the Module.
   Result<Method*> method(const std::string& name);
+
+  // Attaches `tracer` to the methods loaded so far and to every one loaded later; nullptr
+  // detaches. The tracer must outlive the module or be detached first.
+  void set_event_tracer(EventTracer* tracer) noexcept;
+  EventTracer* event_tracer() const noexcept;
 
   // Sets the inputs, runs the method and returns its outputs. Output tensors point into the
   // method's memory: they are valid until the next call on that method or until the Module

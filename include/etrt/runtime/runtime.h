@@ -6,6 +6,7 @@
 #include "etrt/runtime/config.h"
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/error.h"
+#include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/log.h"
 #include "etrt/runtime/method.h"
