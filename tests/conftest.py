@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import etrt
 import models
 import pytest
+from etpkg_fixtures import env, run_etpkg
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,3 +32,39 @@ def exported_program() -> Callable[[str, int], etrt.Program]:
         return cache[(name, batch)]
 
     return get
+
+
+def _etrt_in_cache() -> bool:
+    proc = subprocess.run(
+        ["conan", "list", "etrt/*:*", "--format=json"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return '"packages"' in proc.stdout
+
+
+@pytest.fixture(scope="session")
+def etrt_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """$ETRT_WHEEL if set, else dist/etrt-*.whl when ci/build.sh made one, else wheelify of the
+    etrt package in the Conan cache, which `conan create .` builds first when the cache has none
+    (a failure, never a skip)."""
+    if os.environ.get("ETRT_WHEEL"):
+        return Path(os.environ["ETRT_WHEEL"])
+    built = sorted((REPO_ROOT / "dist").glob("etrt-*.whl"))
+    if built:
+        return built[-1]
+    if not _etrt_in_cache():
+        proc = subprocess.run(
+            ["conan", "create", str(REPO_ROOT), "--build=missing", "-c", "tools.build:jobs=2"],
+            env=env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, f"conan create . failed:\n{proc.stderr[-4000:]}"
+    dist = tmp_path_factory.mktemp("etrt-dist")
+    proc = run_etpkg("wheelify", REPO_ROOT, "-o", dist)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())

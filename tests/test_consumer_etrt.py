@@ -1,13 +1,11 @@
 """The consumer suite against the etrt wheel, plus the etrt model checks (issue 3, 3/4/5/8).
 
-The wheel is dist/etrt-*.whl when ci/build.sh made one, else wheelify of the etrt package in
-the Conan cache; neither present is a failure (run `conan create .` first), never a skip.
+The wheel comes from the `etrt_wheel` fixture (conftest.py).
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 from etpkg import verify
-from etpkg_fixtures import REPO_ROOT, env, run_etpkg
+from etpkg_fixtures import REPO_ROOT
 from models import make
 
 pytestmark = pytest.mark.slow
@@ -29,29 +27,6 @@ EXEMPT = REPO_ROOT / "tests" / "consumer" / "etrt_exempt_headers.txt"
 OLD, MODERN = verify.OLD_CMAKE_VERSIONS[0], verify.MODERN[0]
 # program, inputs.bin, eager PyTorch's output, the operators the program calls
 Mlp = tuple[Path, Path, "np.ndarray[Any, Any]", list[str]]
-
-
-def _etrt_in_cache() -> bool:
-    proc = subprocess.run(
-        ["conan", "list", "etrt/*:*", "--format=json"],
-        env=env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return '"packages"' in proc.stdout
-
-
-@pytest.fixture(scope="session")
-def etrt_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    built = sorted((REPO_ROOT / "dist").glob("etrt-*.whl"))
-    if built:
-        return built[-1]
-    assert _etrt_in_cache(), "no dist/etrt-*.whl and no etrt package: run `conan create .` first"
-    dist = tmp_path_factory.mktemp("etrt-dist")
-    proc = run_etpkg("wheelify", REPO_ROOT, "-o", dist)
-    assert proc.returncode == 0, proc.stderr
-    return Path(proc.stdout.strip())
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +73,7 @@ def mlp(tmp_path_factory: pytest.TempPathFactory) -> Mlp:
     in_path.write_bytes(b"".join(t.detach().numpy().tobytes() for t in inputs))
     with torch.no_grad():
         expected = model(*inputs).numpy()
-    return program, in_path, expected, sorted(set(exported.operator_names()))
+    return program, in_path, expected, sorted(set(exported.operator_names))
 
 
 def build_app(suite: verify.Suite, name: str, version: str, generator: str, *args: str) -> Path:

@@ -1,4 +1,4 @@
-"""`python -m etrt`: export models to etrt programs (more subcommands to come)."""
+"""`python -m etrt`: export models to etrt programs and run them."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ import argparse
 import importlib
 import logging
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import EtrtError
-from .exporter import export, export_program
-from .program import Program
-from .spec import load_spec
+
+if TYPE_CHECKING:
+    from .program import Program
+
+# Mirrors exporter.BACKENDS; the exporter (and torch) load only when a command needs them.
+BACKENDS = ("xnnpack",)
 
 log = logging.getLogger("etrt")
 
@@ -38,9 +43,59 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument("-o", "--output", required=True, help="program file to write (.etrt)")
     exp.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="lower the subgraphs this backend supports to delegate calls",
+    )
+    exp.add_argument(
         "--allow-missing-ops",
         action="store_true",
         help="export even if etrt lacks a kernel for an op",
+    )
+
+    run = sub.add_parser(
+        "run", help="run a program through the etrt runtime and summarize its outputs"
+    )
+    run.add_argument("program", type=Path, help="program file (.etrt)")
+    run.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="X.npy",
+        help="one .npy per method input, in order (repeat); random inputs when none is given",
+    )
+    run.add_argument("--output", type=Path, metavar="OUT.npz", help="write the outputs here")
+    run.add_argument("--method", default="forward", help="method to run (default: forward)")
+
+    prof = sub.add_parser(
+        "profile",
+        help="run a program with the profiler: per-operator table and a PNG chart",
+    )
+    prof.add_argument("program", type=Path, help="program file (.etrt)")
+    prof.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="X.npy",
+        help="one .npy per method input, in order (repeat); random inputs when none is given",
+    )
+    prof.add_argument("--runs", type=int, default=10, help="recorded runs (default: 10)")
+    prof.add_argument(
+        "--warmup", type=int, default=1, help="unrecorded runs before them (default: 1)"
+    )
+    prof.add_argument("--method", default="forward", help="method to run (default: forward)")
+    prof.add_argument(
+        "-o", "--output", type=Path, metavar="CHART.png",
+        help="chart to write (default: PROGRAM with .png)",
+    )
+    prof.add_argument(
+        "--etdump", type=Path, metavar="OUT.etdump",
+        help="where to keep the recorded events (default: PROGRAM with .etdump)",
+    )
+    prof.add_argument(
+        "--shapes", action="store_true", help="also record the shapes each operator produces"
     )
     return parser
 
@@ -57,12 +112,22 @@ def _export(args: argparse.Namespace) -> int:
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")
+    from .exporter import export, export_program
+    from .spec import load_spec
+
     spec = load_spec(args.spec)
     if spec.exported is not None:
-        program: Program = export_program(spec.exported, allow_missing_ops=args.allow_missing_ops)
+        program: Program = export_program(
+            spec.exported, allow_missing_ops=args.allow_missing_ops, backend=args.backend
+        )
     else:
         assert spec.model is not None
-        program = export(spec.model, spec.example_inputs, allow_missing_ops=args.allow_missing_ops)
+        program = export(
+            spec.model,
+            spec.example_inputs,
+            allow_missing_ops=args.allow_missing_ops,
+            backend=args.backend,
+        )
     try:
         path = program.save(args.output)
     except OSError as exc:
@@ -72,6 +137,74 @@ def _export(args: argparse.Namespace) -> int:
         f"arena {program.arena_size} bytes)"
     )
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import run_program
+
+    result = run_program.run(args.program, args.method, args.input)
+    given = (
+        "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
+    )
+    print(f"ran '{result.method}' of {args.program} on {given} in {result.seconds * 1e3:.2f} ms")
+    for i, value in enumerate(result.outputs):
+        print(run_program.describe(i, value))
+    if args.output is not None:
+        print(f"wrote {run_program.save_outputs(args.output, result.outputs)}")
+    return 0
+
+
+def _profile(args: argparse.Namespace) -> int:
+    from . import profile
+
+    if args.runs < 1 or args.warmup < 0:
+        raise EtrtError("--runs must be at least 1 and --warmup at least 0")
+    chart = args.output or args.program.with_suffix(".png")
+    dump_path = args.etdump or args.program.with_suffix(".etdump")
+    progress = _Progress("profiling")
+    result = profile.run_profile(
+        args.program, args.method, args.input, args.runs, dump_path,
+        warmup=args.warmup, record_shapes=args.shapes, progress=progress,
+    )
+    progress.done()
+    given = (
+        "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
+    )
+    print(
+        f"profiled '{result.method}' of {args.program} on {given}: {len(result.dump.runs)} runs "
+        f"(+{args.warmup} warm-up), median run {result.median_run_ns / 1e3:.1f} us"
+    )
+    print(profile.format_table(result.stats))
+    if result.dump.dropped_events:
+        print(f"warning: {result.dump.dropped_events} events did not fit and were dropped")
+    title = f"{args.program.name} '{result.method}': {len(result.dump.runs)} runs"
+    print(f"wrote {result.etdump_path} and {profile.write_chart(result.stats, chart, title)}")
+    return 0
+
+
+class _Progress:
+    """'profiling: 40/100' on stderr, redrawn in place on a terminal, at most twice a second."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.tty = sys.stderr.isatty()
+        self.last = time.monotonic()  # quick work shows nothing
+        self.shown = False
+        self.open_line = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.5 and not (done == total and self.shown):
+            return
+        self.last = now
+        self.shown = True
+        self.open_line = self.tty and done < total
+        end = "\r" if self.open_line else "\n"
+        print(f"{self.label}: {done}/{total} runs", end=end, file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        if self.open_line:
+            print(file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,6 +223,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sdk_flag(flags)
         if args.command == "export":
             return _export(args)
+        if args.command == "run":
+            return _run(args)
+        if args.command == "profile":
+            return _profile(args)
         parser.print_usage(sys.stderr)
         print("error: no command given", file=sys.stderr)
         return 2

@@ -1,0 +1,134 @@
+/* etrt's C ABI: a small, stable surface of libetrt.so for callers that cannot use C++ (the
+ * Python binding calls it through ctypes, so one wheel serves every Python version).
+ *
+ * Rules: no C++ type crosses it; every fallible call returns an etrt_status (0 is success,
+ * otherwise an ETRT_STATUS_* code) and leaves a message for etrt_last_error() on the calling
+ * thread. Handles are opaque. Plain C89-compatible header: it needs no compile definition. */
+#ifndef ETRT_RUNTIME_C_API_H_
+#define ETRT_RUNTIME_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define ETRT_C_EXPORT __attribute__((visibility("default")))
+#else
+#define ETRT_C_EXPORT
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a function changes meaning; functions are only ever added otherwise. */
+#define ETRT_C_API_VERSION 1
+
+typedef int32_t etrt_status;
+/* Same numbering as etrt::ErrorCode. */
+#define ETRT_STATUS_OK 0
+#define ETRT_STATUS_INTERNAL 1
+#define ETRT_STATUS_INVALID_ARGUMENT 2
+#define ETRT_STATUS_INVALID_PROGRAM 3
+#define ETRT_STATUS_UNSUPPORTED_VERSION 4
+#define ETRT_STATUS_OPERATOR_MISSING 5
+#define ETRT_STATUS_BACKEND_MISSING 6
+#define ETRT_STATUS_ALREADY_REGISTERED 7
+#define ETRT_STATUS_NOT_FOUND 8
+#define ETRT_STATUS_OUT_OF_MEMORY 9
+#define ETRT_STATUS_IO_ERROR 10
+#define ETRT_STATUS_INVALID_STATE 11
+#define ETRT_STATUS_KERNEL_FAILED 12
+
+/* Element types (same numbering as etrt::ScalarType). */
+#define ETRT_DTYPE_FLOAT32 0
+#define ETRT_DTYPE_INT64 1
+#define ETRT_DTYPE_INT32 2
+#define ETRT_DTYPE_BOOL 3 /* one byte, 0 or 1 */
+#define ETRT_DTYPE_UINT8 4
+#define ETRT_DTYPE_INT8 5
+#define ETRT_DTYPE_FLOAT64 6
+
+/* What a method input or output holds. */
+#define ETRT_KIND_NONE 0
+#define ETRT_KIND_TENSOR 1
+#define ETRT_KIND_INT 2
+#define ETRT_KIND_DOUBLE 3
+#define ETRT_KIND_BOOL 4
+#define ETRT_KIND_OTHER 5 /* lists and strings: not settable or readable through this ABI */
+
+typedef struct etrt_module etrt_module;
+typedef struct etrt_method etrt_method;
+
+/* ETRT_C_API_VERSION of the library, and its release version ("0.1.0"). */
+ETRT_C_EXPORT int32_t etrt_c_api_version(void);
+ETRT_C_EXPORT const char* etrt_version_string(void);
+
+/* "<Code>: <message>" of the last failed call on this thread; "" if none failed yet. Valid
+ * until the next failing call on this thread. */
+ETRT_C_EXPORT const char* etrt_last_error(void);
+/* Name of a status code ("InvalidProgram"); "Unknown" for codes outside the list. */
+ETRT_C_EXPORT const char* etrt_status_name(etrt_status status);
+
+/* Registries: one per process, inside libetrt.so. Names are valid for the process lifetime;
+ * NULL past the end. */
+ETRT_C_EXPORT size_t etrt_num_registered_kernels(void);
+ETRT_C_EXPORT const char* etrt_registered_kernel_name(size_t i);
+ETRT_C_EXPORT size_t etrt_num_registered_backends(void);
+ETRT_C_EXPORT const char* etrt_registered_backend_name(size_t i);
+
+/* Maps and verifies the program at `path`. On failure *out is NULL. */
+ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
+/* Frees the module and every method obtained from it. NULL is allowed. */
+ETRT_C_EXPORT void etrt_module_free(etrt_module* module);
+ETRT_C_EXPORT etrt_status etrt_module_num_methods(etrt_module* module, size_t* out);
+/* *out stays valid as long as the module. */
+ETRT_C_EXPORT etrt_status etrt_module_method_name(etrt_module* module, size_t i, const char** out);
+/* Loads method `name` (once; later calls return the same handle). The handle is owned by the
+ * module. Fails with OperatorMissing / BackendMissing naming what is not registered. */
+ETRT_C_EXPORT etrt_status etrt_module_method(etrt_module* module, const char* name, etrt_method** out);
+
+ETRT_C_EXPORT etrt_status etrt_method_num_inputs(etrt_method* method, size_t* out);
+ETRT_C_EXPORT etrt_status etrt_method_num_outputs(etrt_method* method, size_t* out);
+/* ETRT_KIND_* of input i / output i (an output's kind is known before execute()). */
+ETRT_C_EXPORT etrt_status etrt_method_input_kind(etrt_method* method, size_t i, int32_t* kind);
+ETRT_C_EXPORT etrt_status etrt_method_output_kind(etrt_method* method, size_t i, int32_t* kind);
+/* Expected dtype and sizes of tensor input i; *sizes has *ndim entries, valid as long as the
+ * method. */
+ETRT_C_EXPORT etrt_status etrt_method_input_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
+                                                 const int64_t** sizes);
+/* Planned dtype and sizes of tensor output i. */
+ETRT_C_EXPORT etrt_status etrt_method_output_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
+                                                  const int64_t** sizes);
+
+/* Binds tensor input i to caller memory, without copying: `data` must be contiguous, aligned
+ * to the element size, match the expected dtype and sizes, and stay valid until execute()
+ * returns (or the input is set again). `sizes` is read during the call only. */
+ETRT_C_EXPORT etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype,
+                                                       size_t ndim, const int64_t* sizes);
+ETRT_C_EXPORT etrt_status etrt_method_set_input_int(etrt_method* method, size_t i, int64_t value);
+ETRT_C_EXPORT etrt_status etrt_method_set_input_double(etrt_method* method, size_t i, double value);
+ETRT_C_EXPORT etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t value);
+
+ETRT_C_EXPORT etrt_status etrt_method_execute(etrt_method* method);
+
+/* Reports every later execute() to `tracer`, an etrt::EventTracer* (for example
+ * etrt_etdump_tracer() of libetrt_etdump.so); NULL detaches. The tracer must outlive the
+ * method or be detached first. */
+ETRT_C_EXPORT etrt_status etrt_method_set_event_tracer(etrt_method* method, void* tracer);
+
+/* Tensor output i after execute(): dtype, sizes and strides (in elements, *ndim entries each)
+ * and its data. Everything stays valid until the next execute() on this method or until the
+ * module is freed; copy the data to keep it. Strides may describe a non-contiguous view. */
+ETRT_C_EXPORT etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
+                                                    const int64_t** sizes, const int64_t** strides,
+                                                    const void** data);
+/* Scalar output i after execute(); fails if output i is not of that kind. */
+ETRT_C_EXPORT etrt_status etrt_method_output_int(etrt_method* method, size_t i, int64_t* out);
+ETRT_C_EXPORT etrt_status etrt_method_output_double(etrt_method* method, size_t i, double* out);
+ETRT_C_EXPORT etrt_status etrt_method_output_bool(etrt_method* method, size_t i, int32_t* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ETRT_RUNTIME_C_API_H_ */

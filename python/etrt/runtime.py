@@ -1,0 +1,394 @@
+"""Runs etrt programs from Python through the shipped shared libraries (ctypes, no extension).
+
+    module = etrt.load("model.etrt")
+    outputs = module.forward(x)          # numpy arrays or torch tensors in, numpy arrays out
+
+Inputs: a C-contiguous, aligned array of the dtype the method expects is passed to the runtime
+by pointer (zero copy); anything else (another layout, a same-kind dtype such as float64 for a
+float32 input, a torch tensor on another device) is copied once into a contiguous array.
+Torch CPU tensors are viewed through `.numpy()`, so the same rules apply without importing torch.
+
+Outputs are always copies owned by numpy: they stay valid after the next call and after the
+module is closed.
+
+A Method is not safe to run from two threads at once; each call takes the method's lock.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from dataclasses import dataclass
+from os import PathLike, fsencode
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _native
+from .errors import EtrtError
+
+# ETRT_DTYPE_* codes of c_api.h.
+_DTYPES: dict[int, np.dtype[Any]] = {
+    0: np.dtype(np.float32),
+    1: np.dtype(np.int64),
+    2: np.dtype(np.int32),
+    3: np.dtype(np.bool_),
+    4: np.dtype(np.uint8),
+    5: np.dtype(np.int8),
+    6: np.dtype(np.float64),
+}
+_CODES = {dt: code for code, dt in _DTYPES.items()}
+# ETRT_KIND_* codes of c_api.h.
+_KINDS = {0: "none", 1: "tensor", 2: "int", 3: "double", 4: "bool", 5: "other"}
+
+Output = npt.NDArray[Any] | int | float | bool | None
+
+
+class EtrtRuntimeError(EtrtError):
+    """The runtime refused or failed: `code` is its error code, the message its own words."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class IOSpec:
+    """One input or output of a method: its kind and, for tensors, the planned dtype and shape."""
+
+    kind: str  # "tensor", "int", "double", "bool", "none" or "other"
+    dtype: np.dtype[Any] | None = None
+    shape: tuple[int, ...] | None = None
+
+    def __str__(self) -> str:
+        if self.kind != "tensor":
+            return self.kind
+        return f"{self.dtype}{list(self.shape or ())}"
+
+
+def _lib() -> ctypes.CDLL:
+    return _native.libraries().runtime
+
+
+def _check(status: int) -> None:
+    if status != 0:
+        lib = _lib()
+        code = (lib.etrt_status_name(status) or b"Unknown").decode()
+        message = (lib.etrt_last_error() or b"").decode(errors="replace")
+        raise EtrtRuntimeError(code, message or f"{code} (no message)")
+
+
+def runtime_version() -> str:
+    """The loaded libetrt.so's version."""
+    return str(_lib().etrt_version_string().decode())
+
+
+def library_paths() -> tuple[Path, ...]:
+    """Every etrt shared library this process loaded, libetrt.so first."""
+    return _native.libraries().loaded
+
+
+def registered_kernels() -> list[str]:
+    """Operators with a registered kernel, in registration order (the one registry)."""
+    lib = _lib()
+    return [
+        lib.etrt_registered_kernel_name(i).decode()
+        for i in range(lib.etrt_num_registered_kernels())
+    ]
+
+
+def registered_backends() -> list[str]:
+    lib = _lib()
+    return [
+        lib.etrt_registered_backend_name(i).decode()
+        for i in range(lib.etrt_num_registered_backends())
+    ]
+
+
+def _meta(fn: Any, handle: int, i: int) -> IOSpec:
+    dtype, ndim, sizes = ctypes.c_int32(), ctypes.c_size_t(), ctypes.POINTER(ctypes.c_int64)()
+    _check(fn(handle, i, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes)))
+    return IOSpec("tensor", _DTYPES[dtype.value], tuple(sizes[d] for d in range(ndim.value)))
+
+
+def _is_torch_tensor(value: object) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+
+
+def as_input_array(value: object, spec: IOSpec, index: int) -> npt.NDArray[Any]:
+    """`value` as an array the runtime can read in place: itself when it already is one."""
+    want = spec.dtype
+    assert want is not None
+    arr: npt.NDArray[Any]
+    if _is_torch_tensor(value):
+        tensor: Any = value
+        try:
+            arr = tensor.detach().cpu().numpy()  # a view for CPU tensors
+        except (TypeError, RuntimeError) as exc:
+            raise EtrtError(f"input {index}: cannot read the torch tensor: {exc}") from exc
+    else:
+        arr = np.asarray(value)
+    if arr.dtype != want:
+        if not np.can_cast(arr.dtype, want, casting="same_kind"):
+            raise EtrtError(
+                f"input {index}: expected {want}, got {arr.dtype} (not safely castable)"
+            )
+        return np.ascontiguousarray(arr, dtype=want)
+    if not (arr.flags.c_contiguous and arr.flags.aligned):
+        return np.ascontiguousarray(arr)
+    return arr
+
+
+def _output_array(
+    dtype: np.dtype[Any], shape: tuple[int, ...], strides: tuple[int, ...], address: int
+) -> npt.NDArray[Any]:
+    """A numpy-owned copy of a (possibly strided) tensor living in runtime memory."""
+    if 0 in shape:
+        return np.empty(shape, dtype)
+    size = dtype.itemsize
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
+    nbytes = (hi - lo + 1) * size
+    buf = memoryview((ctypes.c_char * nbytes).from_address(address + lo * size)).cast("B")
+    view: npt.NDArray[Any] = np.ndarray(
+        shape, dtype, buffer=buf, offset=-lo * size, strides=tuple(s * size for s in strides)
+    )
+    return view.copy(order="C")
+
+
+class Method:
+    """One method of a loaded program. Get it from Module.method(); the Module must stay open."""
+
+    def __init__(self, module: Module, name: str, handle: int) -> None:
+        self._module = module  # keeps the module (which owns the method) alive
+        self._handle = handle
+        self.name = name
+        self._lock = threading.RLock()
+        # Inputs bound by pointer, referenced until rebound: the method keeps their address, and
+        # a later execute() without set_input() must not read freed memory.
+        self._bound: dict[int, object] = {}
+        self._executed = False
+        lib = _lib()
+        count = ctypes.c_size_t()
+        _check(lib.etrt_method_num_inputs(handle, ctypes.byref(count)))
+        self.inputs = tuple(self._spec(True, i) for i in range(count.value))
+        _check(lib.etrt_method_num_outputs(handle, ctypes.byref(count)))
+        self.outputs = tuple(self._spec(False, i) for i in range(count.value))
+
+    def _spec(self, is_input: bool, i: int) -> IOSpec:
+        lib = _lib()
+        kind = ctypes.c_int32()
+        kind_fn = lib.etrt_method_input_kind if is_input else lib.etrt_method_output_kind
+        _check(kind_fn(self._handle, i, ctypes.byref(kind)))
+        name = _KINDS.get(kind.value, "other")
+        if name != "tensor":
+            return IOSpec(name)
+        return _meta(
+            lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta, self._handle, i
+        )
+
+    def _live(self) -> int:
+        self._module._live()
+        return self._handle
+
+    def set_input(self, i: int, value: object) -> None:
+        """Binds input i. A matching array is used in place, without a copy: until execute()
+        returns, changes to it are what the method reads. The array is kept alive until input i
+        is bound again."""
+        with self._lock:
+            handle = self._live()
+            if not 0 <= i < len(self.inputs):
+                raise EtrtError(f"method '{self.name}' has {len(self.inputs)} inputs, no input {i}")
+            spec = self.inputs[i]
+            lib = _lib()
+            if spec.kind == "tensor":
+                arr = as_input_array(value, spec, i)
+                sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+                code = _CODES[arr.dtype]
+                _check(
+                    lib.etrt_method_set_input_tensor(
+                        handle, i, arr.ctypes.data, code, arr.ndim, sizes
+                    )
+                )
+                self._bound[i] = arr
+            elif spec.kind == "int":
+                _check(lib.etrt_method_set_input_int(handle, i, int(_scalar(value, i))))
+            elif spec.kind == "double":
+                _check(lib.etrt_method_set_input_double(handle, i, float(_scalar(value, i))))
+            elif spec.kind == "bool":
+                _check(lib.etrt_method_set_input_bool(handle, i, 1 if _scalar(value, i) else 0))
+            else:
+                raise EtrtError(f"input {i} of method '{self.name}' is {spec.kind}: not settable")
+
+    def execute(self) -> None:
+        with self._lock:
+            _check(_lib().etrt_method_execute(self._live()))
+            self._executed = True
+
+    def output(self, i: int) -> Output:
+        """Output i of the last execute(), copied: numpy arrays for tensors, Python scalars."""
+        with self._lock:
+            handle = self._live()
+            if not self._executed:
+                raise EtrtError(f"method '{self.name}' has not run yet")
+            if not 0 <= i < len(self.outputs):
+                raise EtrtError(
+                    f"method '{self.name}' has {len(self.outputs)} outputs, no output {i}"
+                )
+            lib = _lib()
+            kind = self.outputs[i].kind
+            if kind == "tensor":
+                dtype, ndim = ctypes.c_int32(), ctypes.c_size_t()
+                sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+                data = ctypes.c_void_p()
+                _check(
+                    lib.etrt_method_output_tensor(
+                        handle,
+                        i,
+                        ctypes.byref(dtype),
+                        ctypes.byref(ndim),
+                        ctypes.byref(sizes),
+                        ctypes.byref(strides),
+                        ctypes.byref(data),
+                    )
+                )
+                n = ndim.value
+                return _output_array(
+                    _DTYPES[dtype.value],
+                    tuple(sizes[d] for d in range(n)),
+                    tuple(strides[d] for d in range(n)),
+                    data.value or 0,
+                )
+            if kind == "int":
+                iv = ctypes.c_int64()
+                _check(lib.etrt_method_output_int(handle, i, ctypes.byref(iv)))
+                return int(iv.value)
+            if kind == "double":
+                dv = ctypes.c_double()
+                _check(lib.etrt_method_output_double(handle, i, ctypes.byref(dv)))
+                return float(dv.value)
+            if kind == "bool":
+                bv = ctypes.c_int32()
+                _check(lib.etrt_method_output_bool(handle, i, ctypes.byref(bv)))
+                return bool(bv.value)
+            if kind == "none":
+                return None
+            raise EtrtError(
+                f"output {i} of method '{self.name}' is {kind}: not readable from Python"
+            )
+
+    def __call__(self, *inputs: object) -> list[Output]:
+        """Binds every input, runs, and returns copies of every output."""
+        with self._lock:
+            if len(inputs) != len(self.inputs):
+                raise EtrtError(
+                    f"method '{self.name}' takes {len(self.inputs)} inputs, got {len(inputs)}"
+                )
+            for i, value in enumerate(inputs):
+                self.set_input(i, value)
+            self.execute()
+            return [self.output(i) for i in range(len(self.outputs))]
+
+    def __repr__(self) -> str:
+        ins = ", ".join(map(str, self.inputs))
+        outs = ", ".join(map(str, self.outputs))
+        return f"<etrt.Method {self.name}({ins}) -> ({outs})>"
+
+
+def _scalar(value: object, i: int) -> Any:
+    arr = np.asarray(value)
+    if arr.ndim != 0:
+        raise EtrtError(f"input {i} is a scalar, got an array of shape {arr.shape}")
+    return arr.item()
+
+
+class Module:
+    """A program file, mapped and verified; methods load on first use.
+
+    Close it (or use `with`) to unmap the file early; outputs already returned stay valid.
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        self.path = Path(path)
+        self._handle: int | None = None
+        self._methods: dict[str, Method] = {}
+        lib = _lib()
+        handle = ctypes.c_void_p()
+        _check(lib.etrt_module_open(fsencode(self.path), ctypes.byref(handle)))
+        self._handle = handle.value
+
+    def _live(self) -> int:
+        if self._handle is None:
+            raise EtrtError(f"module {self.path} is closed")
+        return self._handle
+
+    def method_names(self) -> list[str]:
+        lib = _lib()
+        handle = self._live()
+        count = ctypes.c_size_t()
+        _check(lib.etrt_module_num_methods(handle, ctypes.byref(count)))
+        names = []
+        for i in range(count.value):
+            name = ctypes.c_char_p()
+            _check(lib.etrt_module_method_name(handle, i, ctypes.byref(name)))
+            names.append((name.value or b"").decode())
+        return names
+
+    def method(self, name: str = "forward") -> Method:
+        """The loaded method `name`; fails naming every operator or backend it lacks."""
+        handle = self._live()
+        if name not in self._methods:
+            out = ctypes.c_void_p()
+            _check(_lib().etrt_module_method(handle, name.encode(), ctypes.byref(out)))
+            assert out.value is not None
+            self._methods[name] = Method(self, name, out.value)
+        return self._methods[name]
+
+    def run(self, method: str, *inputs: object) -> list[Output]:
+        return self.method(method)(*inputs)
+
+    def forward(self, *inputs: object) -> list[Output]:
+        return self.run("forward", *inputs)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            _lib().etrt_module_free(self._handle)
+            self._handle = None
+            self._methods.clear()
+
+    def __enter__(self) -> Module:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass
+
+    def __repr__(self) -> str:
+        return f"<etrt.Module {self.path}>"
+
+
+def load(path: str | PathLike[str]) -> Module:
+    """Opens a program: same as etrt.Module(path)."""
+    return Module(path)
+
+
+__all__ = [
+    "EtrtRuntimeError",
+    "IOSpec",
+    "Method",
+    "Module",
+    "Output",
+    "as_input_array",
+    "library_paths",
+    "load",
+    "registered_backends",
+    "registered_kernels",
+    "runtime_version",
+]
