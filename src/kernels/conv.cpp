@@ -1,7 +1,6 @@
 // aten::convolution (1-D and 2-D, groups, stride, padding, dilation, bias) as im2col + SGEMM.
 // Per image and group: out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "gemm.h"

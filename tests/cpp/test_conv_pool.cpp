@@ -187,6 +187,7 @@ void test_convolution_rejects_bad_arguments() {
 struct PoolCase {
   int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
   bool ceil, batched, strided, nans, empty_stride;
+  bool relu = false;  // negatives set to 0: many ties, as after a ReLU
 };
 
 int64_t pooled(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil) {
@@ -201,6 +202,9 @@ void run_pool_case(const PoolCase& c, const std::string& label) {
   const int64_t oh = pooled(c.h, c.kh, c.ph, c.sh, c.dh, c.ceil);
   const int64_t ow = pooled(c.w, c.kw, c.pw, c.sw, c.dw, c.ceil);
   Buf<float> input({c.n, c.c, c.h, c.w}, c.strided ? channels_last(c.c, c.h, c.w) : std::vector<int64_t>{});
+  if (c.relu) {
+    for (auto& v : input.data) v = v < 0.0f ? 0.0f : v;
+  }
   if (c.nans) {
     for (size_t i = 0; i < input.data.size(); i += 7) input.data[i] = std::nanf("");
     for (size_t i = 3; i < input.data.size(); i += 11) input.data[i] = -std::numeric_limits<float>::infinity();
@@ -253,6 +257,10 @@ void test_max_pool_matches_reference() {
   run_pool_case({2, 16, 28, 28, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, false, true}, "cnn pool");
   run_pool_case({1, 3, 9, 9, 2, 2, 2, 2, 0, 0, 1, 1, true, true, false, true, false}, "2x2 ceil odd nan");
   run_pool_case({1, 3, 8, 6, 2, 2, 2, 2, 0, 0, 1, 1, false, false, true, false, false}, "2x2 unbatched strided");
+  // The vectorised 2x2 rows: ties (ATen keeps the first), NaNs (the last NaN wins), odd widths.
+  run_pool_case({2, 4, 12, 22, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, false, false, true}, "2x2 ties");
+  run_pool_case({2, 4, 12, 22, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, true, false, true}, "2x2 ties nan");
+  run_pool_case({1, 2, 10, 19, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, true, false, false}, "2x2 odd width nan");
   for (int trial = 0; trial < 60; ++trial) {
     PoolCase c{};
     c.n = rand_int(1, 2);
