@@ -1,0 +1,87 @@
+"""What find_package(etrt) costs a consumer's configure, and how long wheelify takes.
+
+    python benchmarks/configure.py [--wheel dist/etrt-*.whl] [--runs N]
+
+Installs the wheel into a fresh venv (etpkg.verify's workspace), then configures two copies
+of one consumer from scratch, alternating: one calls find_package(etrt REQUIRED COMPONENTS
+<all>) and links every target, the other has no find_package. Prints both medians and their
+ratio (target <= 1.15x), then the median wall time of `python -m etpkg wheelify` of the etrt
+package (it must be in the Conan cache: `conan create .` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+from etpkg.verify import Workspace, read_manifest  # noqa: E402
+
+MODERN_CMAKE = "3.31.10"
+
+
+def consumer(src: Path, find: bool, components: list[str], targets: list[str]) -> Path:
+    src.mkdir(parents=True)
+    (src / "main.cpp").write_text("int main() { return 0; }\n")
+    lines = ["cmake_minimum_required(VERSION 3.24)", "project(bench CXX)"]
+    lines.append("add_executable(app main.cpp)")
+    if find:
+        lines.append(f"find_package(etrt REQUIRED COMPONENTS {' '.join(components)})")
+        lines.append(f"target_link_libraries(app PRIVATE {' '.join(targets)})")
+    (src / "CMakeLists.txt").write_text("\n".join(lines) + "\n")
+    return src
+
+
+def timed(cmd: list[str | Path], **kwargs: object) -> float:
+    start = time.perf_counter()
+    subprocess.run([str(c) for c in cmd], check=True, capture_output=True, **kwargs)  # type: ignore[call-overload]
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wheel", type=Path, help="default: the newest dist/etrt-*.whl")
+    parser.add_argument("--runs", type=int, default=9)
+    args = parser.parse_args()
+    wheel = args.wheel or max((ROOT / "dist").glob("etrt-*.whl"), key=lambda p: p.stat().st_mtime)
+
+    with tempfile.TemporaryDirectory(prefix="etrt bench ") as tmp_name:
+        tmp = Path(tmp_name)
+        manifest = read_manifest(wheel)
+        ws = Workspace(wheel, tmp, manifest, ROOT / "build" / "cmake-venvs")
+        ws.install()
+        tool = ws.tool(MODERN_CMAKE)
+        comps = [c.name for c in manifest.components]
+        targets = [c.target for c in manifest.components]
+        with_pkg = consumer(tmp / "with", True, comps, targets)
+        without = consumer(tmp / "without", False, comps, targets)
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(args.runs):
+            for find, src in ((True, with_pkg), (False, without)):
+                build = tmp / f"build-{find}-{i}"
+                times[find].append(timed(
+                    [tool.cmake, "-S", src, "-B", build, "-G", "Ninja",
+                     f"-DCMAKE_PREFIX_PATH={ws.pkg_root}"], env=ws.env(tool)))
+        with_s, without_s = statistics.median(times[True]), statistics.median(times[False])
+        print(f"fresh configure, CMake {MODERN_CMAKE} + Ninja, median of {args.runs}:")
+        print(f"  find_package(etrt COMPONENTS {' '.join(comps)}): {with_s * 1e3:.0f} ms")
+        print(f"  no find_package:                {without_s * 1e3:.0f} ms")
+        print(f"  ratio {with_s / without_s:.3f} (target <= 1.15)")
+
+        walls = [
+            timed([sys.executable, "-m", "etpkg", "wheelify", ROOT, "-o", tmp / f"dist{i}"])
+            for i in range(3)
+        ]
+        print(f"wheelify etrt: median {statistics.median(walls):.2f} s over 3 runs "
+              f"(min {min(walls):.2f}, max {max(walls):.2f})")
+
+
+if __name__ == "__main__":
+    main()
