@@ -7,6 +7,7 @@
 // the method); out.bin is every output's raw bytes (tensors in contiguous order; Int and
 // Double as 8 bytes, Bool as 1). --threads needs a thread pool (etrt::threadpool) linked in.
 // Uses only the public SDK headers.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -132,12 +133,17 @@ int run(const Options& opt) {
                                 opt.method + "' take " + std::to_string(needed)));
   }
 
-  auto start = std::chrono::steady_clock::now();
-  for (long r = 0; r < opt.repeat; ++r) {
+  // With --repeat, a few untimed warm-up runs, then each run timed on its own for the median.
+  std::vector<double> run_us;
+  const long warmup = opt.repeat > 1 ? std::min(10L, opt.repeat / 10 + 1) : 0;
+  for (long r = 0; r < warmup + opt.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
     etrt::Error err = method.execute();
     if (!err.ok()) return fail(err);
+    if (r >= warmup) {
+      run_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
   }
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   std::vector<char> out;
   for (size_t i = 0; i < method.num_outputs(); ++i) {
@@ -162,7 +168,9 @@ int run(const Options& opt) {
     }
   }
   if (opt.repeat > 1) {
-    std::printf("%s: %ld runs, %.4f ms/run\n", opt.method.c_str(), opt.repeat, ms / static_cast<double>(opt.repeat));
+    std::sort(run_us.begin(), run_us.end());
+    std::printf("%s: %ld runs, median_us=%.2f min_us=%.2f max_us=%.2f\n", opt.method.c_str(), opt.repeat,
+                run_us[run_us.size() / 2], run_us.front(), run_us.back());
   }
   if (!opt.outputs.empty()) {
     std::FILE* f = std::fopen(opt.outputs.c_str(), "wb");

@@ -14,8 +14,13 @@ from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
 from .serialize import serialize
+from .xnnpack import delegate_to_xnnpack
 
 log = logging.getLogger(__name__)
+
+
+# Backends the exporter can lower subgraphs to (`backend=`), by name.
+BACKENDS = ("xnnpack",)
 
 
 def export(
@@ -23,8 +28,12 @@ def export(
     example_inputs: tuple[Any, ...],
     *,
     allow_missing_ops: bool = False,
+    backend: str | None = None,
 ) -> Program:
-    """Export `model` called with `example_inputs` to an etrt program (static shapes)."""
+    """Export `model` called with `example_inputs` to an etrt program (static shapes).
+
+    With backend="xnnpack", the subgraphs XNNPACK supports run as delegate calls.
+    """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     try:
@@ -32,11 +41,15 @@ def export(
     except Exception as exc:  # torch reports many exception types for untraceable models
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"torch.export failed: {first}") from exc
-    return export_program(ep, allow_missing_ops=allow_missing_ops)
+    return export_program(ep, allow_missing_ops=allow_missing_ops, backend=backend)
 
 
-def export_program(ep: ExportedProgram, *, allow_missing_ops: bool = False) -> Program:
+def export_program(
+    ep: ExportedProgram, *, allow_missing_ops: bool = False, backend: str | None = None
+) -> Program:
     """Convert an ExportedProgram (e.g. from torch.export.load) to an etrt program."""
+    if backend is not None and backend not in BACKENDS:
+        raise ExportError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
     try:
         core = ep.run_decompositions()
     except Exception as exc:
@@ -45,6 +58,8 @@ def export_program(ep: ExportedProgram, *, allow_missing_ops: bool = False) -> P
     lowered = lower(core, allow_missing_ops=allow_missing_ops)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
+    if backend == "xnnpack":
+        delegate_to_xnnpack(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
     data = serialize(ProgramData(plans=[lowered.plan], segments=lowered.segments))
     log.info(

@@ -163,6 +163,41 @@ class KernelCall:
 
 
 @dataclass(frozen=True)
+class DelegateCall:
+    """Runs delegates[delegate_index] on its inputs, writing its outputs."""
+
+    delegate_index: int
+    args: tuple[int, ...]  # the delegate's inputs, then its outputs
+    num_outputs: int = field(default=0, compare=False)  # exporter-only
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        return self.args[len(self.args) - self.num_outputs :]
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return self.args[: len(self.args) - self.num_outputs]
+
+
+Instruction: TypeAlias = KernelCall | DelegateCall
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    key: str
+    value: bytes
+
+
+@dataclass(frozen=True)
+class BackendDelegate:
+    """A subgraph lowered to backend `id` (e.g. "XnnpackBackend"); `segment` holds its blob."""
+
+    id: str
+    segment: int
+    compile_specs: tuple[CompileSpec, ...] = ()
+
+
+@dataclass(frozen=True)
 class DataSegment:
     offset: int  # relative to the segment base
     size: int
@@ -175,8 +210,9 @@ class ExecutionPlan:
     inputs: list[int]
     outputs: list[int]
     operators: list[str]
-    instructions: list[KernelCall]
+    instructions: list[Instruction]
     arena_size: int = 0
+    delegates: list[BackendDelegate] = field(default_factory=list)
 
 
 @dataclass

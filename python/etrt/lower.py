@@ -23,6 +23,7 @@ from .ir import (
     DoubleListValue,
     DoubleValue,
     ExecutionPlan,
+    Instruction,
     IntListValue,
     IntValue,
     KernelCall,
@@ -127,7 +128,7 @@ class _Lowerer:
         self.outputs: list[int] = []
         self.operators: list[str] = []
         self.op_index: dict[str, int] = {}
-        self.instructions: list[KernelCall] = []
+        self.instructions: list[Instruction] = []
         self.segments: list[bytes] = []
         # node name -> value index (tensor or tensor list); multi-output nodes -> element indices
         self.node_value: dict[str, int] = {}

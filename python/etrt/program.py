@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 
 from .errors import ProgramFormatError
-from .ir import DataSegment, ExecutionPlan, ProgramData, StorageKind, TensorValue
+from .ir import DataSegment, DelegateCall, ExecutionPlan, ProgramData, StorageKind, TensorValue
 from .reader import read_program
 
 
@@ -39,8 +39,18 @@ class ProgramInfo:
 
     @property
     def instruction_ops(self) -> list[str]:
-        """The operator each instruction calls, in execution order."""
-        return [self.plan.operators[i.op_index] for i in self.plan.instructions]
+        """The operator each instruction calls, in execution order ("delegate:<id>" for a
+        delegate call)."""
+        return [
+            f"delegate:{self.plan.delegates[i.delegate_index].id}"
+            if isinstance(i, DelegateCall)
+            else self.plan.operators[i.op_index]
+            for i in self.plan.instructions
+        ]
+
+    @property
+    def delegate_ids(self) -> list[str]:
+        return [d.id for d in self.plan.delegates]
 
     @property
     def num_inputs(self) -> int:

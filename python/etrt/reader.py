@@ -8,12 +8,16 @@ from ._fb import fb
 from .errors import ProgramFormatError
 from .ir import (
     FILE_IDENTIFIER,
+    BackendDelegate,
     BoolListValue,
     BoolValue,
+    CompileSpec,
     DataSegment,
+    DelegateCall,
     DoubleListValue,
     DoubleValue,
     ExecutionPlan,
+    Instruction,
     IntListValue,
     IntValue,
     KernelCall,
@@ -85,14 +89,32 @@ def _read_value(v: Any) -> Value:
 
 def _read_plan(p: Any) -> ExecutionPlan:
     operators = [p.Operators(i).Name().decode() for i in range(p.OperatorsLength())]
-    instructions = []
+    instructions: list[Instruction] = []
     for i in range(p.InstructionsLength()):
         ins = p.Instructions(i)
-        if ins.CallType() != fb.InstructionUnion.KernelCall:
-            raise ProgramFormatError(f"instruction {i}: only kernel calls are supported here")
-        call = _table(fb.KernelCall, ins.Call())
-        args = tuple(int(call.Args(j)) for j in range(call.ArgsLength()))
-        instructions.append(KernelCall(int(call.OpIndex()), args))
+        if ins.CallType() == fb.InstructionUnion.KernelCall:
+            call = _table(fb.KernelCall, ins.Call())
+            args = tuple(int(call.Args(j)) for j in range(call.ArgsLength()))
+            instructions.append(KernelCall(int(call.OpIndex()), args))
+        elif ins.CallType() == fb.InstructionUnion.DelegateCall:
+            dcall = _table(fb.DelegateCall, ins.Call())
+            args = tuple(int(dcall.Args(j)) for j in range(dcall.ArgsLength()))
+            instructions.append(DelegateCall(int(dcall.DelegateIndex()), args))
+        else:
+            raise ProgramFormatError(f"instruction {i}: unknown call type {ins.CallType()}")
+    delegates = []
+    for i in range(p.DelegatesLength()):
+        d = p.Delegates(i)
+        specs = []
+        for j in range(d.CompileSpecsLength()):
+            spec = d.CompileSpecs(j)
+            specs.append(
+                CompileSpec(
+                    spec.Key().decode(),
+                    bytes(spec.ValueAsNumpy().tobytes()) if spec.ValueLength() else b"",
+                )
+            )
+        delegates.append(BackendDelegate(d.Id().decode(), int(d.Segment()), tuple(specs)))
     name = p.Name()
     return ExecutionPlan(
         name=name.decode() if name is not None else "",
@@ -102,6 +124,7 @@ def _read_plan(p: Any) -> ExecutionPlan:
         operators=operators,
         instructions=instructions,
         arena_size=int(p.ArenaSize()),
+        delegates=delegates,
     )
 
 

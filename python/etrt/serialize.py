@@ -10,9 +10,11 @@ from ._fb import fb, flatbuffers
 from .ir import (
     FILE_IDENTIFIER,
     SEGMENT_ALIGNMENT,
+    BackendDelegate,
     BoolListValue,
     BoolValue,
     DataSegment,
+    DelegateCall,
     DoubleListValue,
     DoubleValue,
     ExecutionPlan,
@@ -107,6 +109,24 @@ def _write_value(builder: Any, value: Value) -> int:
     return int(fb.ValueEnd(builder))
 
 
+def _write_delegate(builder: Any, delegate: BackendDelegate) -> int:
+    spec_offsets = []
+    for spec in delegate.compile_specs:
+        key = builder.CreateString(spec.key)
+        value = _vector(builder, np.frombuffer(spec.value, dtype=np.uint8))
+        fb.CompileSpecStart(builder)
+        fb.CompileSpecAddKey(builder, key)
+        fb.CompileSpecAddValue(builder, value)
+        spec_offsets.append(fb.CompileSpecEnd(builder))
+    specs = _offsets_vector(builder, fb.BackendDelegateStartCompileSpecsVector, spec_offsets)
+    ident = builder.CreateString(delegate.id)
+    fb.BackendDelegateStart(builder)
+    fb.BackendDelegateAddId(builder, ident)
+    fb.BackendDelegateAddSegment(builder, delegate.segment)
+    fb.BackendDelegateAddCompileSpecs(builder, specs)
+    return int(fb.BackendDelegateEnd(builder))
+
+
 def _write_plan(builder: Any, plan: ExecutionPlan) -> int:
     name = builder.CreateString(plan.name)
     values = _offsets_vector(
@@ -126,16 +146,26 @@ def _write_plan(builder: Any, plan: ExecutionPlan) -> int:
     instr_offsets = []
     for instr in plan.instructions:
         args = _vector(builder, np.asarray(instr.args, dtype=np.int32))
-        fb.KernelCallStart(builder)
-        fb.KernelCallAddOpIndex(builder, instr.op_index)
-        fb.KernelCallAddArgs(builder, args)
-        call = fb.KernelCallEnd(builder)
+        if isinstance(instr, DelegateCall):
+            fb.DelegateCallStart(builder)
+            fb.DelegateCallAddDelegateIndex(builder, instr.delegate_index)
+            fb.DelegateCallAddArgs(builder, args)
+            call, call_type = fb.DelegateCallEnd(builder), fb.InstructionUnion.DelegateCall
+        else:
+            fb.KernelCallStart(builder)
+            fb.KernelCallAddOpIndex(builder, instr.op_index)
+            fb.KernelCallAddArgs(builder, args)
+            call, call_type = fb.KernelCallEnd(builder), fb.InstructionUnion.KernelCall
         fb.InstructionStart(builder)
-        fb.InstructionAddCallType(builder, fb.InstructionUnion.KernelCall)
+        fb.InstructionAddCallType(builder, call_type)
         fb.InstructionAddCall(builder, call)
         instr_offsets.append(fb.InstructionEnd(builder))
     instructions = _offsets_vector(builder, fb.ExecutionPlanStartInstructionsVector, instr_offsets)
-    delegates = _offsets_vector(builder, fb.ExecutionPlanStartDelegatesVector, [])
+    delegates = _offsets_vector(
+        builder,
+        fb.ExecutionPlanStartDelegatesVector,
+        [_write_delegate(builder, d) for d in plan.delegates],
+    )
 
     fb.ExecutionPlanStart(builder)
     fb.ExecutionPlanAddName(builder, name)

@@ -1,0 +1,125 @@
+import os
+
+from conan import ConanFile
+from conan.tools.build import check_min_cppstd
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
+from conan.tools.files import copy, load
+
+
+class EtrtConan(ConanFile):
+    name = "etrt"
+    description = "A compact inference runtime for programs exported with torch.export"
+    license = "Apache-2.0"
+    homepage = "https://example.invalid/etrt"
+    topics = ("inference", "pytorch", "runtime")
+    package_type = "shared-library"
+    settings = "os", "arch", "compiler", "build_type"
+    exports = "VERSION"
+    exports_sources = (
+        "VERSION", "CMakeLists.txt", "cmake/*", "src/*", "include/*", "schema/*", "tools/*",
+        "python/etrt/*",
+    )
+
+    def set_version(self):
+        self.version = load(self, os.path.join(self.recipe_folder, "VERSION")).strip()
+
+    def validate(self):
+        check_min_cppstd(self, 17)
+
+    def layout(self):
+        cmake_layout(self)
+
+    def requirements(self):
+        # Header-only use of FlatBuffers inside the runtime: nothing reaches consumers.
+        self.requires("flatbuffers/system", visible=False)
+        # libetrt_backend_xnnpack.so links XNNPACK (which brings pthreadpool and cpuinfo).
+        self.requires("xnnpack/system")
+        # libetrt_threadpool.so links Debian's pthreadpool; its public header does not include it.
+        self.requires("pthreadpool/system")
+
+    def build_requirements(self):
+        self.tool_requires("flatbuffers/system")
+
+    def generate(self):
+        CMakeToolchain(self).generate()
+        CMakeDeps(self).generate()
+
+    def build(self):
+        cmake = CMake(self)
+        cmake.configure()
+        cmake.build()
+
+    def package(self):
+        CMake(self).install()
+        copy(self, "*.py", os.path.join(self.source_folder, "python"),
+             os.path.join(self.package_folder, "python"), excludes=("*/__pycache__/*",))
+        copy(self, "*.fbs", os.path.join(self.source_folder, "schema"),
+             os.path.join(self.package_folder, "python", "etrt", "schema"))
+        copy(self, "etrt-conan-cxx17.cmake", os.path.join(self.source_folder, "cmake"),
+             os.path.join(self.package_folder, "lib", "cmake", "etrt"))
+
+    def package_info(self):
+        # Everything downstream (CMakeDeps, etpkg's wheel config, pkg-config) derives from this.
+        self.cpp_info.set_property("cmake_file_name", "etrt")
+        self.cpp_info.set_property("cmake_target_name", "etrt::etrt")
+        # CMakeDeps cannot express a C++ standard; the build module adds cxx_std_17.
+        self.cpp_info.set_property("cmake_build_modules", ["lib/cmake/etrt/etrt-conan-cxx17.cmake"])
+        self.cpp_info.set_property("etpkg_cxx_standard", "17")
+        self.cpp_info.set_property("etpkg_python_packages", ["python/etrt"])
+        # The wheel's Requires-Dist. The runtime binding needs numpy; the program reader
+        # (etrt.Program, load_program_info) needs flatbuffers; only the exporter needs torch.
+        self.cpp_info.set_property("etpkg_python_requires", [
+            "numpy>=1.23", "flatbuffers>=23", 'torch>=2.1; extra == "export"',
+        ])
+
+        runtime = self.cpp_info.components["runtime"]
+        runtime.libs = ["etrt"]
+        runtime.defines = ["ETRT_API_VERSION=1"]
+        runtime.system_libs = ["dl"]
+        runtime.set_property("cmake_target_name", "etrt::runtime")
+        runtime.set_property("pkg_config_name", "etrt-runtime")
+
+        kernels = self.cpp_info.components["kernels_optimized"]
+        kernels.libs = ["etrt_kernels_optimized"]
+        kernels.requires = ["runtime"]
+        kernels.set_property("cmake_target_name", "etrt::kernels_optimized")
+        kernels.set_property("pkg_config_name", "etrt-kernels_optimized")
+        # Registers kernels from a static initializer and exports nothing a caller references:
+        # consumers must link it with --no-as-needed or it is dropped.
+        kernels.set_property("etpkg_registration_only", True)
+        retain = os.path.join(self.package_folder, "lib", "libetrt_kernels_optimized.so")
+        kernels.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain},--pop-state"]
+        kernels.sharedlinkflags = list(kernels.exelinkflags)
+
+        threadpool = self.cpp_info.components["threadpool"]
+        threadpool.libs = ["etrt_threadpool"]
+        threadpool.requires = ["runtime", "pthreadpool::pthreadpool"]
+        threadpool.set_property("cmake_target_name", "etrt::threadpool")
+        threadpool.set_property("pkg_config_name", "etrt-threadpool")
+        # Registration-only too: it attaches to the runtime's parallel_for from a static
+        # initializer, and a consumer that just wants parallel kernels references none of its
+        # symbols (get_threadpool() is for the few that tune it). Without retention
+        # --as-needed drops it and parallel_for silently stays serial.
+        threadpool.set_property("etpkg_registration_only", True)
+        retain_tp = os.path.join(self.package_folder, "lib", "libetrt_threadpool.so")
+        threadpool.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain_tp},--pop-state"]
+        threadpool.sharedlinkflags = list(threadpool.exelinkflags)
+
+        xnnpack = self.cpp_info.components["backend_xnnpack"]
+        xnnpack.libs = ["etrt_backend_xnnpack"]
+        # Runs delegates on the shared pool, so it needs etrt::threadpool too.
+        xnnpack.requires = ["runtime", "threadpool", "xnnpack::xnnpack"]
+        xnnpack.set_property("cmake_target_name", "etrt::backend_xnnpack")
+        xnnpack.set_property("pkg_config_name", "etrt-backend_xnnpack")
+        # Registers "XnnpackBackend" from a static initializer; nothing references its symbols.
+        xnnpack.set_property("etpkg_registration_only", True)
+        retain_xnnpack = os.path.join(self.package_folder, "lib", "libetrt_backend_xnnpack.so")
+        xnnpack.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain_xnnpack},--pop-state"]
+        xnnpack.sharedlinkflags = list(xnnpack.exelinkflags)
+
+        etdump = self.cpp_info.components["etdump"]
+        etdump.libs = ["etrt_etdump"]
+        etdump.requires = ["runtime"]
+        etdump.set_property("cmake_target_name", "etrt::etdump")
+        etdump.set_property("pkg_config_name", "etrt-etdump")
+        # Not registration-only: callers construct its ETDumpGen, so a plain link keeps it.

@@ -1,0 +1,149 @@
+"""Rewrites a lowered plan so its XNNPACK partitions run as delegate calls.
+
+Each partition becomes one DelegateCall (its inputs, then its outputs) whose blob is a new
+segment. The plan is then put back into a valid execution order, kernel calls nobody needs any
+more (e.g. the permute of a weight now baked into a blob) are dropped, and so are the tensors
+no instruction reads (with their constant data).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+from dataclasses import dataclass
+
+from ..ir import (
+    BackendDelegate,
+    DelegateCall,
+    ExecutionPlan,
+    Instruction,
+    KernelCall,
+    NullValue,
+    StorageKind,
+    TensorValue,
+    tensor_indices,
+)
+from .blob import build_blob
+from .match import PlanView
+from .partition import Partition, find_partitions
+
+log = logging.getLogger(__name__)
+
+BACKEND_ID = "XnnpackBackend"
+
+
+@dataclass(frozen=True)
+class DelegationSummary:
+    delegates: int
+    delegated_instructions: int
+    remaining_instructions: int
+
+
+def _order(view: PlanView, parts: list[Partition]) -> list[Instruction]:
+    """Instructions with each partition contracted into one DelegateCall, topologically sorted
+    (plan order where it is free to choose)."""
+    plan = view.plan
+    unit_of: dict[int, int] = {}  # instruction -> unit (units: partitions, then kernel calls)
+    for part in parts:
+        for step in part.members:
+            unit_of[step] = part.id
+    units: list[tuple[int, Instruction, list[int]]] = []  # (priority, instruction, reads)
+    for part in parts:
+        call = DelegateCall(
+            len(plan.delegates) + part.id,
+            tuple(part.inputs + part.outputs),
+            num_outputs=len(part.outputs),
+        )
+        units.append((min(part.members), call, list(part.inputs)))
+    for step, instr in enumerate(plan.instructions):
+        if step in unit_of:
+            continue
+        unit_of[step] = len(units)
+        reads = [t for a in instr.inputs for t in tensor_indices(plan.values, a)]
+        units.append((step, instr, reads))
+
+    deps: list[set[int]] = [set() for _ in units]
+    for u, (_, _, reads) in enumerate(units):
+        for v in reads:
+            producer = view.producer.get(v)
+            if producer is not None and unit_of[producer] != u:
+                deps[u].add(unit_of[producer])
+    dependents: list[list[int]] = [[] for _ in units]
+    for u, ds in enumerate(deps):
+        for d in ds:
+            dependents[d].append(u)
+    pending = [len(ds) for ds in deps]
+    ready = [(units[u][0], u) for u in range(len(units)) if pending[u] == 0]
+    heapq.heapify(ready)
+    order: list[Instruction] = []
+    while ready:
+        _, u = heapq.heappop(ready)
+        order.append(units[u][1])
+        for d in dependents[u]:
+            pending[d] -= 1
+            if pending[d] == 0:
+                heapq.heappush(ready, (units[d][0], d))
+    if len(order) != len(units):
+        raise AssertionError("partitioning created a cycle")
+    return order
+
+
+def _drop_dead_kernels(plan: ExecutionPlan) -> None:
+    """Kernel calls are pure: one whose outputs nobody reads can go."""
+    while True:
+        read: set[int] = set(plan.outputs)
+        for instr in plan.instructions:
+            for a in instr.inputs:
+                read.update(tensor_indices(plan.values, a))
+        keep = [
+            i
+            for i in plan.instructions
+            if not isinstance(i, KernelCall)
+            or any(t in read for o in i.outputs for t in tensor_indices(plan.values, o))
+        ]
+        if len(keep) == len(plan.instructions):
+            return
+        plan.instructions = keep
+
+
+def _drop_unused_tensors(plan: ExecutionPlan, segments: list[bytes]) -> None:
+    """Tensors only a delegate's insides used: no memory, and no constant data left behind."""
+    used: set[int] = set(plan.outputs) | set(plan.inputs)
+    for instr in plan.instructions:
+        for a in instr.args:
+            used.add(a)
+            used.update(tensor_indices(plan.values, a))
+    for i, v in enumerate(plan.values):
+        if isinstance(v, TensorValue) and i not in used:
+            if v.storage == StorageKind.CONSTANT:
+                segments[v.constant_segment] = b""
+            plan.values[i] = NullValue()
+
+
+def delegate_to_xnnpack(plan: ExecutionPlan, segments: list[bytes]) -> DelegationSummary:
+    """Lower every XNNPACK-supported subgraph of `plan` to a delegate call (mutates both)."""
+    view = PlanView(plan, segments)
+    parts = find_partitions(view)
+    for i, part in enumerate(parts):
+        part.id = i
+    delegated = sum(len(p.members) for p in parts)
+    if not parts:
+        return DelegationSummary(0, 0, len(plan.instructions))
+    blobs = [build_blob(view, part) for part in parts]
+    plan.instructions = _order(view, parts)
+    for part, blob in zip(parts, blobs, strict=True):
+        plan.delegates.append(BackendDelegate(BACKEND_ID, len(segments)))
+        segments.append(blob)
+        # A view the delegate now computes needs memory of its own.
+        for v in part.outputs:
+            t = plan.values[v]
+            if isinstance(t, TensorValue) and t.storage == StorageKind.VIEW:
+                t.storage, t.view_of = StorageKind.PLANNED, None
+    _drop_dead_kernels(plan)
+    _drop_unused_tensors(plan, segments)
+    kernels = sum(1 for i in plan.instructions if isinstance(i, KernelCall))
+    log.info(
+        "xnnpack: %d delegate calls cover %d instructions; %d kernel calls remain",
+        len(parts), delegated, kernels,
+    )  # fmt: skip
+    return DelegationSummary(len(parts), delegated, kernels)

@@ -1,0 +1,328 @@
+"""Which kernel calls XNNPACK can run, and the subgraph node each one becomes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import (
+    BoolValue,
+    DoubleValue,
+    ExecutionPlan,
+    IntListValue,
+    IntValue,
+    KernelCall,
+    NullValue,
+    ScalarType,
+    StorageKind,
+    TensorValue,
+    Value,
+    tensor_indices,
+)
+from .nodes import (
+    Binary,
+    BinaryOp,
+    Clamp,
+    Const,
+    Conv2d,
+    FloatArray,
+    FullyConnected,
+    Layout,
+    MaxPool2d,
+    Operand,
+    Reshape,
+    Softmax,
+    XNode,
+)
+
+# XNNPACK's limit on tensor rank (XNN_MAX_TENSOR_DIMS).
+MAX_DIMS = 6
+
+
+@dataclass(frozen=True)
+class Match:
+    node: XNode
+    # Layout the activation inputs must have; None: whatever the others have (elementwise).
+    input_layout: Layout | None
+    # The output's layout; None: the inputs'.
+    output_layout: Layout | None
+
+    @property
+    def is_reshape(self) -> bool:
+        return isinstance(self.node.body, Reshape)
+
+
+class PlanView:
+    """Read-only questions about a lowered plan that the matchers ask."""
+
+    def __init__(self, plan: ExecutionPlan, segments: list[bytes]) -> None:
+        self.plan = plan
+        self.values: list[Value] = plan.values
+        self.segments = segments
+        self.producer: dict[int, int] = {}
+        self.users: dict[int, set[int]] = {}
+        for step, instr in enumerate(plan.instructions):
+            if isinstance(instr, KernelCall):
+                for out in instr.outputs:
+                    for t in tensor_indices(self.values, out):
+                        self.producer.setdefault(t, step)
+            for arg in instr.inputs:
+                for t in tensor_indices(self.values, arg):
+                    self.users.setdefault(t, set()).add(step)
+        self.plan_outputs = set(plan.outputs)
+
+    def op(self, instr: KernelCall) -> str:
+        return self.plan.operators[instr.op_index]
+
+    def tensor(self, index: int) -> TensorValue | None:
+        v = self.values[index]
+        return v if isinstance(v, TensorValue) else None
+
+    def is_used(self, index: int) -> bool:
+        return bool(self.users.get(index)) or index in self.plan_outputs
+
+    def const_array(self, index: int, depth: int = 0) -> FloatArray | None:
+        """The float32 data of a constant, or of a view op chain over one; else None."""
+        t = self.tensor(index)
+        if t is None or t.scalar_type != ScalarType.FLOAT or depth > 8:
+            return None
+        if t.storage == StorageKind.CONSTANT:
+            data = np.frombuffer(self.segments[t.constant_segment], dtype=np.float32)
+            return data.reshape(t.sizes) if data.size == t.numel else None
+        if t.storage != StorageKind.VIEW or index not in self.producer:
+            return None
+        instr = self.plan.instructions[self.producer[index]]
+        assert isinstance(instr, KernelCall)
+        op = self.op(instr)
+        base = self.const_array(instr.args[0], depth + 1)
+        if base is None:
+            return None
+        if op == "aten::permute":
+            dims = self.values[instr.args[1]]
+            if not isinstance(dims, IntListValue):
+                return None
+            return np.transpose(base, dims.items)
+        if op == "aten::t" and base.ndim == 2:
+            return base.T
+        if op in ("aten::view", "aten::_unsafe_view") and base.size == t.numel:
+            return base.reshape(t.sizes)
+        return None
+
+    def scalar(self, index: int) -> float | None:
+        v = self.values[index]
+        if isinstance(v, IntValue | DoubleValue):
+            return float(v.val)
+        return None
+
+    def ints(self, index: int, n: int) -> tuple[int, ...] | None:
+        """An int list of n items (a single item repeated), or None."""
+        v = self.values[index]
+        if isinstance(v, IntValue):
+            return (v.val,) * n
+        if not isinstance(v, IntListValue):
+            return None
+        if len(v.items) == 1:
+            return v.items * n
+        return v.items if len(v.items) == n else None
+
+    def activation(self, index: int, ndim: int | None = None) -> bool:
+        """A float32 tensor computed at run time (not a constant), of rank `ndim` if given."""
+        t = self.tensor(index)
+        if t is None or t.scalar_type != ScalarType.FLOAT or not 1 <= len(t.sizes) <= MAX_DIMS:
+            return False
+        if ndim is not None and len(t.sizes) != ndim:
+            return False
+        return self.const_array(index) is None and t.numel > 0
+
+    def operand(self, index: int, key: str) -> Operand | None:
+        """An activation, or a constant (rank <= MAX_DIMS) baked into the blob."""
+        if self.activation(index):
+            return index
+        t = self.tensor(index)
+        array = self.const_array(index)
+        if t is None or array is None or not 1 <= array.ndim <= MAX_DIMS or array.size == 0:
+            return None
+        return Const(key, np.ascontiguousarray(array, dtype=np.float32))
+
+
+def _float_output(view: PlanView, instr: KernelCall) -> int | None:
+    outs = instr.outputs
+    if not outs:
+        return None
+    t = view.tensor(outs[0])
+    if t is None or t.scalar_type != ScalarType.FLOAT or not 1 <= len(t.sizes) <= MAX_DIMS:
+        return None
+    return outs[0]
+
+
+def _is_one(view: PlanView, index: int) -> bool:
+    return view.scalar(index) == 1.0
+
+
+def _fully_connected(
+    view: PlanView, instr: KernelCall, x: int, w: int, bias: int | None
+) -> Match | None:
+    out = _float_output(view, instr)
+    weight = view.const_array(w)
+    if out is None or not view.activation(x, 2) or weight is None or weight.ndim != 2:
+        return None
+    k, o = weight.shape
+    xt = view.tensor(x)
+    assert xt is not None
+    if xt.sizes[1] != k:
+        return None
+    b: Const | None = None
+    if bias is not None:
+        bias_array = view.const_array(bias)
+        if bias_array is None or bias_array.size != o or bias_array.shape not in ((o,), (1, o)):
+            return None
+        b = Const(f"bias:{bias}", np.ascontiguousarray(bias_array.reshape(o)))
+    filt = Const(f"fc:{w}", np.ascontiguousarray(weight.T))
+    return Match(XNode(FullyConnected(x, filt, b, out)), Layout.PLAIN, Layout.PLAIN)
+
+
+def _addmm(view: PlanView, instr: KernelCall) -> Match | None:
+    bias, x, w, beta, alpha = instr.inputs
+    if not (_is_one(view, beta) and _is_one(view, alpha)):
+        return None
+    return _fully_connected(view, instr, x, w, bias)
+
+
+def _mm(view: PlanView, instr: KernelCall) -> Match | None:
+    x, w = instr.inputs
+    return _fully_connected(view, instr, x, w, None)
+
+
+def _convolution(view: PlanView, instr: KernelCall) -> Match | None:
+    x, w, bias, stride, padding, dilation, transposed, _output_padding, groups = instr.inputs
+    out = _float_output(view, instr)
+    weight = view.const_array(w)
+    tv, gv = view.values[transposed], view.values[groups]
+    if out is None or not view.activation(x, 4) or weight is None or weight.ndim != 4:
+        return None
+    if not isinstance(tv, BoolValue) or tv.val or not isinstance(gv, IntValue) or gv.val < 1:
+        return None
+    s, p, d = view.ints(stride, 2), view.ints(padding, 2), view.ints(dilation, 2)
+    if s is None or p is None or d is None or min(s) < 1 or min(d) < 1 or min(p) < 0:
+        return None
+    xt = view.tensor(x)
+    assert xt is not None
+    o, ig, kh, kw = weight.shape
+    g = gv.val
+    if xt.sizes[1] != g * ig or o % g != 0:
+        return None
+    b: Const | None = None
+    if not isinstance(view.values[bias], NullValue):
+        bias_array = view.const_array(bias)
+        if bias_array is None or bias_array.shape != (o,):
+            return None
+        b = Const(f"bias:{bias}", np.ascontiguousarray(bias_array))
+    filt = Const(f"conv:{w}", np.ascontiguousarray(weight.transpose(0, 2, 3, 1)))
+    node = Conv2d(
+        input=x, filter=filt, bias=b, output=out, padding=(p[0], p[1]), kernel=(kh, kw),
+        stride=(s[0], s[1]), dilation=(d[0], d[1]), groups=g, group_input_channels=ig,
+        group_output_channels=o // g,
+    )  # fmt: skip
+    return Match(XNode(node), Layout.SPATIAL, Layout.SPATIAL)
+
+
+def _max_pool(view: PlanView, instr: KernelCall) -> Match | None:
+    x, kernel, stride, padding, dilation, ceil_mode = instr.inputs
+    outs = instr.outputs
+    # Only the values: a used indices output keeps the op out of the delegate.
+    if len(outs) != 2 or view.is_used(outs[1]) or not view.activation(x, 4):
+        return None
+    out = _float_output(view, instr)
+    k = view.ints(kernel, 2)
+    sv = view.values[stride]
+    s = k if isinstance(sv, IntListValue) and not sv.items else view.ints(stride, 2)
+    p, d = view.ints(padding, 2), view.ints(dilation, 2)
+    cm = view.values[ceil_mode]
+    if out is None or k is None or s is None or p is None or d is None:
+        return None
+    if not isinstance(cm, BoolValue) or cm.val or min(k) < 1 or k[0] * k[1] < 2:
+        return None
+    if min(s) < 1 or min(d) < 1 or min(p) < 0:
+        return None
+    node = MaxPool2d(x, out, (p[0], p[1]), (k[0], k[1]), (s[0], s[1]), (d[0], d[1]))
+    return Match(XNode(node), Layout.SPATIAL, Layout.SPATIAL)
+
+
+def _relu(view: PlanView, instr: KernelCall) -> Match | None:
+    (x,) = instr.inputs
+    out = _float_output(view, instr)
+    if out is None or not view.activation(x):
+        return None
+    return Match(XNode(Clamp(x, out), output_min=0.0), None, None)
+
+
+def _binary(
+    op: BinaryOp, scalar_other: bool = False
+) -> Callable[[PlanView, KernelCall], Match | None]:
+    def match(view: PlanView, instr: KernelCall) -> Match | None:
+        ins = instr.inputs
+        if len(ins) == 3 and not _is_one(view, ins[2]):  # add/sub alpha
+            return None
+        out = _float_output(view, instr)
+        if out is None:
+            return None
+        a = view.operand(ins[0], f"const:{ins[0]}")
+        b: Operand | None
+        if scalar_other:
+            value = view.scalar(ins[1])
+            if value is None:
+                return None
+            b = Const(f"scalar:{value!r}", np.array([value], dtype=np.float32))
+        else:
+            b = view.operand(ins[1], f"const:{ins[1]}")
+        if a is None or b is None or (isinstance(a, Const) and isinstance(b, Const)):
+            return None
+        return Match(XNode(Binary(op, a, b, out)), None, None)
+
+    return match
+
+
+def _softmax(view: PlanView, instr: KernelCall) -> Match | None:
+    x, dim, half_to_float = instr.inputs
+    out = _float_output(view, instr)
+    xt = view.tensor(x)
+    d = view.values[dim]
+    h = view.values[half_to_float]
+    if out is None or xt is None or not view.activation(x) or not isinstance(d, IntValue):
+        return None
+    if not isinstance(h, BoolValue) or h.val or d.val % len(xt.sizes) != len(xt.sizes) - 1:
+        return None
+    return Match(XNode(Softmax(x, out)), Layout.PLAIN, Layout.PLAIN)
+
+
+def _reshape(view: PlanView, instr: KernelCall) -> Match | None:
+    x = instr.inputs[0]
+    out = _float_output(view, instr)
+    if out is None or not view.activation(x):
+        return None
+    return Match(XNode(Reshape(x, out)), Layout.PLAIN, Layout.PLAIN)
+
+
+MATCHERS: dict[str, Callable[[PlanView, KernelCall], Match | None]] = {
+    "aten::addmm": _addmm,
+    "aten::mm": _mm,
+    "aten::convolution": _convolution,
+    "aten::max_pool2d_with_indices": _max_pool,
+    "aten::relu": _relu,
+    "aten::add.Tensor": _binary(BinaryOp.ADD),
+    "aten::sub.Tensor": _binary(BinaryOp.SUBTRACT),
+    "aten::mul.Tensor": _binary(BinaryOp.MULTIPLY),
+    "aten::div.Tensor": _binary(BinaryOp.DIVIDE),
+    "aten::mul.Scalar": _binary(BinaryOp.MULTIPLY, scalar_other=True),
+    "aten::_softmax": _softmax,
+    "aten::view": _reshape,
+    "aten::_unsafe_view": _reshape,
+}
+
+
+def match(view: PlanView, instr: KernelCall) -> Match | None:
+    """The XNNPACK node for `instr`, or None when XNNPACK cannot run it as exported."""
+    matcher = MATCHERS.get(view.op(instr))
+    return matcher(view, instr) if matcher is not None else None

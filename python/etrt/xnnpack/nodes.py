@@ -1,0 +1,140 @@
+"""XNNPACK subgraph nodes as the partitioner builds them, before they become a blob.
+
+Operands are activations (plan value indices) or constants (float32 arrays baked into the blob).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float32]
+
+
+class Layout(enum.Enum):
+    PLAIN = "plain"  # etrt's contiguous layout
+    SPATIAL = "spatial"  # 4-D NCHW in etrt, NHWC inside XNNPACK
+    # A 2-D [N, C*H*W] flatten of a spatial value, kept in NHWC order; only fully connected
+    # layers read it (their weight columns are permuted to match) and it never leaves XNNPACK.
+    FLAT = "flat"
+
+
+@dataclass(frozen=True)
+class Const:
+    """A constant operand; `key` identifies it so one array is stored once per blob."""
+
+    key: str
+    array: FloatArray = field(compare=False, repr=False)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(int(d) for d in self.array.shape)
+
+
+Operand = int | Const  # an int is a plan value index
+
+
+class BinaryOp(enum.IntEnum):
+    ADD = 0
+    SUBTRACT = 1
+    MULTIPLY = 2
+    DIVIDE = 3
+
+
+@dataclass(frozen=True)
+class FullyConnected:
+    input: Operand
+    filter: Const  # [output_channels, input_channels]
+    bias: Const | None
+    output: int
+
+
+@dataclass(frozen=True)
+class Conv2d:
+    input: Operand
+    filter: Const  # [out_channels, kernel_h, kernel_w, group_input_channels]
+    bias: Const | None
+    output: int
+    padding: tuple[int, int]  # (h, w), applied on both sides
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    groups: int
+    group_input_channels: int
+    group_output_channels: int
+
+
+@dataclass(frozen=True)
+class MaxPool2d:
+    input: Operand
+    output: int
+    padding: tuple[int, int]
+    pool: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Clamp:
+    input: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: BinaryOp
+    input1: Operand
+    input2: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class Softmax:
+    input: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class Reshape:
+    input: Operand
+    output: int
+
+
+NodeBody = FullyConnected | Conv2d | MaxPool2d | Clamp | Binary | Softmax | Reshape
+
+
+@dataclass(frozen=True)
+class XNode:
+    body: NodeBody
+    output_min: float = -math.inf
+    output_max: float = math.inf
+
+    @property
+    def output(self) -> int:
+        return self.body.output
+
+    @property
+    def operands(self) -> tuple[Operand, ...]:
+        b = self.body
+        if isinstance(b, FullyConnected | Conv2d):
+            return (b.input, b.filter) + ((b.bias,) if b.bias is not None else ())
+        if isinstance(b, Binary):
+            return (b.input1, b.input2)
+        return (b.input,)
+
+    @property
+    def activations(self) -> tuple[int, ...]:
+        """Plan values this node reads, in operand order, without repeats."""
+        seen: list[int] = []
+        for o in self.operands:
+            if isinstance(o, int) and o not in seen:
+                seen.append(o)
+        return tuple(seen)
+
+    @property
+    def constants(self) -> tuple[Const, ...]:
+        return tuple(o for o in self.operands if isinstance(o, Const))

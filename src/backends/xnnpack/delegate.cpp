@@ -1,0 +1,203 @@
+#include "delegate.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace etrt {
+namespace backends {
+namespace xnnpack {
+namespace {
+
+// XNNPACK kernels may read up to XNN_EXTRA_BYTES past the end of an input. Harmless unless
+// that crosses into an unmapped page; inputs ending that close to a page end are copied.
+constexpr uintptr_t kPage = 4096;
+
+bool over_read_may_fault(const void* data, size_t nbytes) {
+  uintptr_t last = reinterpret_cast<uintptr_t>(data) + nbytes - 1;
+  return last / kPage != (last + XNN_EXTRA_BYTES) / kPage;
+}
+
+std::string sizes_string(const int64_t* sizes, int ndim) {
+  std::string s = "[";
+  for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(sizes[d]);
+  return s + "]";
+}
+
+Error check_tensor(const Value* v, const Slot& slot, const char* role, size_t index) {
+  std::string what = std::string(role) + " " + std::to_string(index);
+  if (v == nullptr || !v->is_tensor()) return Error(ErrorCode::InvalidArgument, what + " is not a tensor");
+  const Tensor& t = v->to_tensor();
+  if (t.dtype() != ScalarType::Float) return Error(ErrorCode::InvalidArgument, what + " is not float32");
+  bool same = t.dim() == slot.ndim;
+  for (int d = 0; same && d < slot.ndim; ++d) same = t.size(d) == slot.sizes[d];
+  if (!same) {
+    return Error(ErrorCode::InvalidArgument, what + " has sizes " + sizes_string(t.sizes().data(), t.dim()) +
+                                                 ", the delegate expects " + sizes_string(slot.sizes, slot.ndim));
+  }
+  if (t.data() == nullptr) return Error(ErrorCode::InvalidArgument, what + " has no data");
+  return Error();
+}
+
+// dst (contiguous; NHWC if `to_nhwc`, else the tensor's own order) <- any strided tensor.
+void gather(const Tensor& t, float* dst, bool to_nhwc) {
+  const float* src = static_cast<const float*>(t.data());
+  if (to_nhwc) {
+    const int64_t n = t.size(0), c = t.size(1), h = t.size(2), w = t.size(3);
+    const int64_t sn = t.stride(0), sc = t.stride(1), sh = t.stride(2), sw = t.stride(3);
+    for (int64_t in = 0; in < n; ++in) {
+      for (int64_t ih = 0; ih < h; ++ih) {
+        for (int64_t iw = 0; iw < w; ++iw) {
+          const float* p = src + in * sn + ih * sh + iw * sw;
+          for (int64_t ic = 0; ic < c; ++ic) *dst++ = p[ic * sc];
+        }
+      }
+    }
+    return;
+  }
+  // Rows along the last dimension, walked with an odometer over the others.
+  const int ndim = t.dim();
+  const int64_t row = t.size(ndim - 1), row_stride = t.stride(ndim - 1);
+  const int64_t rows = row == 0 ? 0 : t.numel() / row;
+  int64_t index[Tensor::kMaxDims] = {};
+  int64_t offset = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = src + offset;
+    if (row_stride == 1) {
+      std::memcpy(dst, p, static_cast<size_t>(row) * sizeof(float));
+    } else {
+      for (int64_t i = 0; i < row; ++i) dst[i] = p[i * row_stride];
+    }
+    dst += row;
+    for (int d = ndim - 2; d >= 0; --d) {
+      offset += t.stride(d);
+      if (++index[d] < t.size(d)) break;
+      offset -= t.stride(d) * t.size(d);
+      index[d] = 0;
+    }
+  }
+}
+
+// Contiguous NCHW tensor <- NHWC buffer.
+void scatter_nchw(const float* src, const Tensor& t) {
+  float* dst = static_cast<float*>(t.data());
+  const int64_t n = t.size(0), c = t.size(1), h = t.size(2), w = t.size(3);
+  for (int64_t in = 0; in < n; ++in) {
+    for (int64_t ic = 0; ic < c; ++ic) {
+      const float* p = src + in * h * w * c + ic;
+      for (int64_t i = 0; i < h * w; ++i) *dst++ = p[i * c];
+    }
+  }
+}
+
+// NCHW and NHWC are the same bytes when there is one channel or one pixel.
+bool layouts_coincide(const Slot& slot) { return slot.sizes[1] == 1 || slot.sizes[2] * slot.sizes[3] == 1; }
+
+}  // namespace
+
+void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+
+Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob) noexcept try {
+  Result<Graph> graph = parse_graph(blob);
+  if (!graph.ok()) return graph.error();
+  std::unique_ptr<Delegate> d(new Delegate());
+  d->blob_ = blob;
+  d->graph_ = std::move(graph).get();
+
+  // One scratch buffer per external, padded for XNNPACK's over-reads; allocated up front so
+  // execute() never allocates.
+  const size_t count = d->graph_.inputs.size() + d->graph_.outputs.size();
+  std::vector<size_t> offsets(count);
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Slot& slot = i < d->graph_.inputs.size() ? d->graph_.inputs[i] : d->graph_.outputs[i - d->graph_.inputs.size()];
+    bool needs = i < d->graph_.inputs.size() || slot.nchw;
+    offsets[i] = total;
+    if (needs) total += (slot.numel * sizeof(float) + XNN_EXTRA_BYTES + 63) / 64 * 64;
+  }
+  void* memory = nullptr;
+  if (total > 0 && posix_memalign(&memory, 64, total) != 0) {
+    return Error(ErrorCode::OutOfMemory, "cannot allocate " + std::to_string(total) + " bytes of XNNPACK scratch");
+  }
+  d->scratch_memory_.reset(memory);
+  d->scratch_.resize(count);
+  for (size_t i = 0; i < count; ++i) d->scratch_[i] = static_cast<float*>(memory) + offsets[i] / sizeof(float);
+  d->externals_.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const Slot& slot = i < d->graph_.inputs.size() ? d->graph_.inputs[i] : d->graph_.outputs[i - d->graph_.inputs.size()];
+    d->externals_[i] = xnn_external_value{slot.value_id, nullptr};
+  }
+  ETRT_RETURN_IF_ERROR(d->ensure_runtime());
+  return d;
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory loading an XNNPACK delegate");
+}
+
+Error Delegate::ensure_runtime() noexcept try {
+  threadpool::PoolGuard current = threadpool::get_threadpool().borrow();
+  if (runtime_ && current.get() == pool_.get()) return Error();
+  // Each runtime gets a fresh subgraph: creating a runtime optimizes (rewrites) its subgraph.
+  Result<SubgraphPtr> subgraph = define_subgraph(graph_);
+  if (!subgraph.ok()) return subgraph.error();
+  xnn_runtime_t raw = nullptr;
+  xnn_status s = xnn_create_runtime_v2(subgraph->get(), current.get(), 0, &raw);
+  if (s != xnn_status_success) {
+    return Error(ErrorCode::InvalidProgram, std::string("xnn_create_runtime_v2: ") + status_name(s));
+  }
+  runtime_.reset(raw);  // the old runtime goes before the old pool
+  pool_ = std::move(current);
+  set_up_ = false;
+  return Error();
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory creating an XNNPACK runtime");
+}
+
+Error Delegate::execute(Span<Value*> args) noexcept {
+  const size_t num_inputs = graph_.inputs.size(), num_outputs = graph_.outputs.size();
+  if (args.size() != num_inputs + num_outputs) {
+    return Error(ErrorCode::InvalidArgument, "the delegate takes " + std::to_string(num_inputs) + " inputs and " +
+                                                 std::to_string(num_outputs) + " outputs, the call passes " +
+                                                 std::to_string(args.size()) + " values");
+  }
+  ETRT_RETURN_IF_ERROR(ensure_runtime());
+  bool changed = !set_up_;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const Slot& slot = graph_.inputs[i];
+    ETRT_RETURN_IF_ERROR(check_tensor(args[i], slot, "input", i));
+    const Tensor& t = args[i]->to_tensor();
+    void* data = t.data();
+    const bool permute = slot.nchw && !layouts_coincide(slot);
+    if (permute || !t.is_contiguous() || over_read_may_fault(data, slot.numel * sizeof(float))) {
+      gather(t, scratch_[i], permute);
+      data = scratch_[i];
+    }
+    changed |= externals_[i].data != data;
+    externals_[i].data = data;
+  }
+  for (size_t j = 0; j < num_outputs; ++j) {
+    const Slot& slot = graph_.outputs[j];
+    ETRT_RETURN_IF_ERROR(check_tensor(args[num_inputs + j], slot, "output", j));
+    const Tensor& t = args[num_inputs + j]->to_tensor();
+    if (!t.is_contiguous()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is not contiguous");
+    void* data = slot.nchw && !layouts_coincide(slot) ? static_cast<void*>(scratch_[num_inputs + j]) : t.data();
+    changed |= externals_[num_inputs + j].data != data;
+    externals_[num_inputs + j].data = data;
+  }
+  // Setting up is not free (convolutions rebuild indirection buffers): only when pointers move.
+  if (changed) {
+    xnn_status s = xnn_setup_runtime(runtime_.get(), externals_.size(), externals_.data());
+    if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_setup_runtime: ") + status_name(s));
+    set_up_ = true;
+  }
+  xnn_status s = xnn_invoke_runtime(runtime_.get());
+  if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_invoke_runtime: ") + status_name(s));
+  for (size_t j = 0; j < num_outputs; ++j) {
+    const Slot& slot = graph_.outputs[j];
+    if (slot.nchw && !layouts_coincide(slot)) scatter_nchw(scratch_[num_inputs + j], args[num_inputs + j]->to_tensor());
+  }
+  return Error();
+}
+
+}  // namespace xnnpack
+}  // namespace backends
+}  // namespace etrt

@@ -1,0 +1,434 @@
+#include "graph.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace etrt {
+namespace backends {
+namespace xnnpack {
+namespace {
+
+constexpr uint32_t kBlobVersion = 1;
+constexpr uint64_t kDataAlignment = 64;
+constexpr uint64_t kMaxValues = 1u << 20;
+constexpr uint64_t kMaxNumel = uint64_t{1} << 36;
+// Kernel sizes, strides, dilations, paddings and group counts beyond this are nonsense.
+constexpr uint32_t kMaxParam = 1u << 16;
+
+std::string str(uint64_t v) { return std::to_string(v); }
+
+Error invalid(const std::string& msg) { return Error(ErrorCode::InvalidProgram, "XNNPACK blob: " + msg); }
+
+struct ValueInfo {
+  fb::ValueKind kind = fb::ValueKind::Internal;
+  int ndim = 0;
+  size_t dims[XNN_MAX_TENSOR_DIMS] = {};
+  uint64_t numel = 1;
+  bool available = false;  // readable by the next node
+};
+
+class Checker {
+ public:
+  Checker(const fb::Graph& g, std::vector<ValueInfo>& values) : g_(g), values_(values) {}
+
+  Error check_nodes() {
+    if (g_.nodes() == nullptr) return Error();
+    for (flatbuffers::uoffset_t i = 0; i < g_.nodes()->size(); ++i) {
+      const fb::Node* node = g_.nodes()->Get(i);
+      where_ = "node " + str(i);
+      if (std::isnan(node->output_min()) || std::isnan(node->output_max())) {
+        return invalid(where_ + ": NaN output bound");
+      }
+      ETRT_RETURN_IF_ERROR(check_node(*node));
+    }
+    return Error();
+  }
+
+ private:
+  Error check_node(const fb::Node& node) {
+    switch (node.node_type()) {
+      case fb::NodeUnion::FullyConnected: return fully_connected(*node.node_as_FullyConnected());
+      case fb::NodeUnion::Conv2d: return conv2d(*node.node_as_Conv2d());
+      case fb::NodeUnion::MaxPool2d: return max_pool2d(*node.node_as_MaxPool2d());
+      case fb::NodeUnion::Clamp: return same_shape(node.node_as_Clamp()->input(), node.node_as_Clamp()->output());
+      case fb::NodeUnion::Binary: return binary(*node.node_as_Binary());
+      case fb::NodeUnion::Softmax:
+        return same_shape(node.node_as_Softmax()->input(), node.node_as_Softmax()->output());
+      case fb::NodeUnion::Reshape: return reshape(*node.node_as_Reshape());
+      default: return invalid(where_ + " has an unknown type");
+    }
+  }
+
+  // A value the node reads: it must exist and hold data by now.
+  Result<const ValueInfo*> read(uint32_t id, const char* role) {
+    if (id >= values_.size()) return invalid(where_ + ": " + role + " value " + str(id) + " does not exist");
+    if (!values_[id].available) return invalid(where_ + ": " + role + " value " + str(id) + " is read before it is written");
+    return &values_[id];
+  }
+
+  Result<const ValueInfo*> constant(int64_t id, const char* role) {
+    if (id < 0 || static_cast<uint64_t>(id) >= values_.size() || values_[static_cast<size_t>(id)].kind != fb::ValueKind::Constant) {
+      return invalid(where_ + ": " + role + " must be a constant value");
+    }
+    return &values_[static_cast<size_t>(id)];
+  }
+
+  // The value the node writes: Internal or Output, written once.
+  Result<ValueInfo*> write(uint32_t id) {
+    if (id >= values_.size()) return invalid(where_ + ": output value " + str(id) + " does not exist");
+    ValueInfo& v = values_[id];
+    if ((v.kind != fb::ValueKind::Internal && v.kind != fb::ValueKind::Output) || v.available) {
+      return invalid(where_ + ": output value " + str(id) + " is not a fresh internal or output value");
+    }
+    v.available = true;
+    return &v;
+  }
+
+  Error expect_dims(const ValueInfo& v, const size_t* dims, int ndim, const char* role) {
+    bool same = v.ndim == ndim;
+    for (int d = 0; same && d < ndim; ++d) same = v.dims[d] == dims[d];
+    if (!same) return invalid(where_ + ": " + role + " has the wrong shape");
+    return Error();
+  }
+
+  Error fully_connected(const fb::FullyConnected& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    auto filter = constant(n.filter(), "filter");
+    if (!filter.ok()) return filter.error();
+    const ValueInfo& f = **filter;
+    if (f.ndim != 2) return invalid(where_ + ": filter must be 2-D");
+    size_t k = n.transpose_weights() ? f.dims[0] : f.dims[1];
+    size_t o = n.transpose_weights() ? f.dims[1] : f.dims[0];
+    const ValueInfo& x = **in;
+    if (x.dims[x.ndim - 1] != k) return invalid(where_ + ": input channels do not match the filter");
+    if (n.bias() != -1) {
+      auto bias = constant(n.bias(), "bias");
+      if (!bias.ok()) return bias.error();
+      if ((*bias)->ndim != 1 || (*bias)->dims[0] != o) return invalid(where_ + ": bias has the wrong shape");
+    }
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int d = 0; d < x.ndim; ++d) dims[d] = x.dims[d];
+    dims[x.ndim - 1] = o;
+    return expect_dims(**out, dims, x.ndim, "output");
+  }
+
+  // Output extent of a window: (in + pads - effective kernel) / stride + 1, or an error.
+  Result<size_t> window(size_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, uint32_t stride,
+                        uint32_t dilation) {
+    for (uint32_t p : {pad_a, pad_b, kernel, stride, dilation}) {
+      if (p > kMaxParam) return invalid(where_ + ": window parameter " + str(p) + " is too large");
+    }
+    if (kernel == 0 || stride == 0 || dilation == 0) return invalid(where_ + ": zero kernel, stride or dilation");
+    uint64_t padded = uint64_t{in} + pad_a + pad_b;
+    uint64_t effective = uint64_t{dilation} * (kernel - 1) + 1;
+    if (padded < effective) return invalid(where_ + ": the window is larger than the padded input");
+    return static_cast<size_t>((padded - effective) / stride + 1);
+  }
+
+  Error conv2d(const fb::Conv2d& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    auto filter = constant(n.filter(), "filter");
+    if (!filter.ok()) return filter.error();
+    const ValueInfo& x = **in;
+    const ValueInfo& f = **filter;
+    uint64_t groups = n.groups(), gin = n.group_input_channels(), gout = n.group_output_channels();
+    if (groups == 0 || gin == 0 || gout == 0 || groups > kMaxParam || gin > kMaxParam || gout > kMaxParam) {
+      return invalid(where_ + ": bad group configuration");
+    }
+    if (x.ndim != 4 || x.dims[3] != groups * gin) return invalid(where_ + ": input must be NHWC with groups * group_input_channels channels");
+    size_t fdims[4] = {static_cast<size_t>(groups * gout), n.kernel_h(), n.kernel_w(), static_cast<size_t>(gin)};
+    ETRT_RETURN_IF_ERROR(expect_dims(f, fdims, 4, "filter"));
+    if (n.bias() != -1) {
+      auto bias = constant(n.bias(), "bias");
+      if (!bias.ok()) return bias.error();
+      if ((*bias)->ndim != 1 || (*bias)->dims[0] != groups * gout) return invalid(where_ + ": bias has the wrong shape");
+    }
+    auto oh = window(x.dims[1], n.pad_top(), n.pad_bottom(), n.kernel_h(), n.stride_h(), n.dilation_h());
+    if (!oh.ok()) return oh.error();
+    auto ow = window(x.dims[2], n.pad_left(), n.pad_right(), n.kernel_w(), n.stride_w(), n.dilation_w());
+    if (!ow.ok()) return ow.error();
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    size_t dims[4] = {x.dims[0], *oh, *ow, static_cast<size_t>(groups * gout)};
+    return expect_dims(**out, dims, 4, "output");
+  }
+
+  Error max_pool2d(const fb::MaxPool2d& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    const ValueInfo& x = **in;
+    if (x.ndim != 4) return invalid(where_ + ": input must be 4-D NHWC");
+    auto oh = window(x.dims[1], n.pad_top(), n.pad_bottom(), n.pool_h(), n.stride_h(), n.dilation_h());
+    if (!oh.ok()) return oh.error();
+    auto ow = window(x.dims[2], n.pad_left(), n.pad_right(), n.pool_w(), n.stride_w(), n.dilation_w());
+    if (!ow.ok()) return ow.error();
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    size_t dims[4] = {x.dims[0], *oh, *ow, x.dims[3]};
+    return expect_dims(**out, dims, 4, "output");
+  }
+
+  Error same_shape(uint32_t input, uint32_t output) {
+    auto in = read(input, "input");
+    if (!in.ok()) return in.error();
+    const ValueInfo& x = **in;
+    auto out = write(output);
+    if (!out.ok()) return out.error();
+    return expect_dims(**out, x.dims, x.ndim, "output");
+  }
+
+  Error binary(const fb::Binary& n) {
+    if (n.op() < fb::BinaryOp::MIN || n.op() > fb::BinaryOp::MAX) return invalid(where_ + ": unknown binary op");
+    auto a = read(n.input1(), "first input");
+    if (!a.ok()) return a.error();
+    auto b = read(n.input2(), "second input");
+    if (!b.ok()) return b.error();
+    const ValueInfo& x = **a;
+    const ValueInfo& y = **b;
+    // NumPy broadcasting, aligned at the last dimension.
+    int ndim = std::max(x.ndim, y.ndim);
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (int d = 0; d < ndim; ++d) {
+      int dx = d - (ndim - x.ndim), dy = d - (ndim - y.ndim);
+      size_t sx = dx >= 0 ? x.dims[dx] : 1, sy = dy >= 0 ? y.dims[dy] : 1;
+      if (sx != sy && sx != 1 && sy != 1) return invalid(where_ + ": inputs do not broadcast");
+      dims[d] = std::max(sx, sy);
+    }
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    return expect_dims(**out, dims, ndim, "output");
+  }
+
+  Error reshape(const fb::Reshape& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    uint64_t numel = (*in)->numel;
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    if ((*out)->numel != numel) return invalid(where_ + ": reshape changes the element count");
+    return Error();
+  }
+
+  const fb::Graph& g_;
+  std::vector<ValueInfo>& values_;
+  std::string where_;
+};
+
+Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_t data_size, ValueInfo* info,
+                  std::vector<Slot>* inputs, std::vector<Slot>* outputs) {
+  std::string what = "value " + str(index);
+  if (v.dims() == nullptr || v.dims()->size() == 0 || v.dims()->size() > XNN_MAX_TENSOR_DIMS) {
+    return invalid(what + " must have 1 to " + str(XNN_MAX_TENSOR_DIMS) + " dimensions");
+  }
+  info->kind = v.kind();
+  info->ndim = static_cast<int>(v.dims()->size());
+  for (int d = 0; d < info->ndim; ++d) {
+    uint64_t size = v.dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
+    if (size == 0 || size > kMaxNumel || info->numel * size > kMaxNumel) {
+      return invalid(what + " has a bad or too large shape");
+    }
+    info->dims[d] = static_cast<size_t>(size);
+    info->numel *= size;
+  }
+  switch (v.kind()) {
+    case fb::ValueKind::Internal:
+      return Error();
+    case fb::ValueKind::Constant: {
+      uint64_t offset = v.data_offset();
+      if (offset % alignof(float) != 0 || offset > data_size || info->numel * sizeof(float) > data_size - offset) {
+        return invalid(what + ": constant data lies outside the data area");
+      }
+      info->available = true;
+      return Error();
+    }
+    case fb::ValueKind::Input:
+    case fb::ValueKind::Output: {
+      bool is_input = v.kind() == fb::ValueKind::Input;
+      std::vector<Slot>& slots = is_input ? *inputs : *outputs;
+      if (v.io_index() >= slots.size()) return invalid(what + ": io_index " + str(v.io_index()) + " out of range");
+      Slot& slot = slots[v.io_index()];
+      if (slot.ndim != 0) return invalid(what + ": io_index " + str(v.io_index()) + " is used twice");
+      if (v.nchw() && info->ndim != 4) return invalid(what + ": only 4-D values can be NCHW outside");
+      slot.value_id = static_cast<uint32_t>(index);
+      slot.nchw = v.nchw();
+      slot.ndim = info->ndim;
+      slot.numel = static_cast<size_t>(info->numel);
+      for (int d = 0; d < info->ndim; ++d) slot.sizes[d] = static_cast<int64_t>(info->dims[d]);
+      if (slot.nchw) {  // NHWC inside -> NCHW outside
+        slot.sizes[1] = static_cast<int64_t>(info->dims[3]);
+        slot.sizes[2] = static_cast<int64_t>(info->dims[1]);
+        slot.sizes[3] = static_cast<int64_t>(info->dims[2]);
+      }
+      info->available = is_input;
+      (void)g;
+      return Error();
+    }
+    default:
+      return invalid(what + " has an unknown kind");
+  }
+}
+
+}  // namespace
+
+const char* status_name(xnn_status status) noexcept {
+  switch (status) {
+    case xnn_status_success: return "success";
+    case xnn_status_uninitialized: return "uninitialized";
+    case xnn_status_invalid_parameter: return "invalid parameter";
+    case xnn_status_invalid_state: return "invalid state";
+    case xnn_status_unsupported_parameter: return "unsupported parameter";
+    case xnn_status_unsupported_hardware: return "unsupported hardware";
+    case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+Result<Graph> parse_graph(Span<const uint8_t> blob) noexcept try {
+  if (blob.data() == nullptr || blob.size() < 8 || !fb::GraphBufferHasIdentifier(blob.data())) {
+    return invalid("not an XNNPACK delegate blob (bad identifier)");
+  }
+  flatbuffers::Verifier verifier(blob.data(), blob.size());
+  if (!fb::VerifyGraphBuffer(verifier)) return invalid("malformed FlatBuffer");
+  const fb::Graph* root = fb::GetGraph(blob.data());
+  if (root->version() != kBlobVersion) {
+    return Error(ErrorCode::UnsupportedVersion,
+                 "XNNPACK blob version " + str(root->version()) + " (this backend reads version 1)");
+  }
+  uint64_t data_offset = root->data_offset(), data_size = root->data_size();
+  if (data_offset % kDataAlignment != 0 || data_offset > blob.size() || data_size > blob.size() - data_offset) {
+    return invalid("data area [" + str(data_offset) + ", +" + str(data_size) + ") lies outside the " +
+                   str(blob.size()) + "-byte blob");
+  }
+  if (root->values() == nullptr || root->values()->size() > kMaxValues) return invalid("missing or too many values");
+  size_t num_values = root->values()->size();
+  if (root->num_inputs() > num_values || root->num_outputs() > num_values) return invalid("too many inputs or outputs");
+
+  Graph graph;
+  graph.root = root;
+  graph.data = blob.data() + data_offset;
+  graph.inputs.resize(root->num_inputs());
+  graph.outputs.resize(root->num_outputs());
+  std::vector<ValueInfo> values(num_values);
+  for (size_t i = 0; i < num_values; ++i) {
+    const fb::XValue* v = root->values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    ETRT_RETURN_IF_ERROR(check_value(*v, i, *root, data_size, &values[i], &graph.inputs, &graph.outputs));
+  }
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    if (graph.inputs[i].ndim == 0) return invalid("input " + str(i) + " has no value");
+  }
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    if (graph.outputs[i].ndim == 0) return invalid("output " + str(i) + " has no value");
+  }
+  Checker checker(*root, values);
+  ETRT_RETURN_IF_ERROR(checker.check_nodes());
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    if (!values[graph.outputs[i].value_id].available) return invalid("output " + str(i) + " is never written");
+  }
+  return graph;
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory reading an XNNPACK blob");
+}
+
+Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
+  const fb::Graph& g = *graph.root;
+  const uint32_t num_values = g.values()->size();
+  xnn_subgraph_t raw = nullptr;
+  xnn_status s = xnn_create_subgraph(num_values, 0, &raw);
+  if (s != xnn_status_success) return Error(ErrorCode::Internal, std::string("xnn_create_subgraph: ") + status_name(s));
+  SubgraphPtr subgraph(raw);
+
+  for (uint32_t i = 0; i < num_values; ++i) {
+    const fb::XValue* v = g.values()->Get(i);
+    size_t dims[XNN_MAX_TENSOR_DIMS];
+    for (flatbuffers::uoffset_t d = 0; d < v->dims()->size(); ++d) dims[d] = static_cast<size_t>(v->dims()->Get(d));
+    const void* data = v->kind() == fb::ValueKind::Constant ? graph.data + v->data_offset() : nullptr;
+    uint32_t flags = v->kind() == fb::ValueKind::Input    ? XNN_VALUE_FLAG_EXTERNAL_INPUT
+                     : v->kind() == fb::ValueKind::Output ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT
+                                                          : 0;
+    uint32_t id = 0;
+    s = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, v->dims()->size(), dims, data, i, flags, &id);
+    if (s != xnn_status_success) {
+      return Error(ErrorCode::InvalidProgram, "XNNPACK rejected value " + str(i) + ": " + status_name(s));
+    }
+  }
+  auto opt = [](int32_t id) { return id < 0 ? XNN_INVALID_VALUE_ID : static_cast<uint32_t>(id); };
+  for (flatbuffers::uoffset_t i = 0; i < g.nodes()->size(); ++i) {
+    const fb::Node* node = g.nodes()->Get(i);
+    const float lo = node->output_min(), hi = node->output_max();
+    xnn_subgraph_t sg = subgraph.get();
+    switch (node->node_type()) {
+      case fb::NodeUnion::FullyConnected: {
+        const auto* n = node->node_as_FullyConnected();
+        s = xnn_define_fully_connected(sg, lo, hi, n->input(), n->filter(), opt(n->bias()), n->output(),
+                                       n->transpose_weights() ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0);
+        break;
+      }
+      case fb::NodeUnion::Conv2d: {
+        const auto* n = node->node_as_Conv2d();
+        s = xnn_define_convolution_2d(sg, n->pad_top(), n->pad_right(), n->pad_bottom(), n->pad_left(), n->kernel_h(),
+                                      n->kernel_w(), n->stride_h(), n->stride_w(), n->dilation_h(), n->dilation_w(),
+                                      n->groups(), n->group_input_channels(), n->group_output_channels(), lo, hi,
+                                      n->input(), n->filter(), opt(n->bias()), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::MaxPool2d: {
+        const auto* n = node->node_as_MaxPool2d();
+        s = xnn_define_max_pooling_2d(sg, n->pad_top(), n->pad_right(), n->pad_bottom(), n->pad_left(), n->pool_h(),
+                                      n->pool_w(), n->stride_h(), n->stride_w(), n->dilation_h(), n->dilation_w(), lo,
+                                      hi, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::Clamp: {
+        const auto* n = node->node_as_Clamp();
+        s = xnn_define_clamp(sg, lo, hi, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::Binary: {
+        const auto* n = node->node_as_Binary();
+        switch (n->op()) {
+          case fb::BinaryOp::Add: s = xnn_define_add2(sg, lo, hi, n->input1(), n->input2(), n->output(), 0); break;
+          case fb::BinaryOp::Subtract:
+            s = xnn_define_subtract(sg, lo, hi, n->input1(), n->input2(), n->output(), 0);
+            break;
+          case fb::BinaryOp::Multiply:
+            s = xnn_define_multiply2(sg, lo, hi, n->input1(), n->input2(), n->output(), 0);
+            break;
+          case fb::BinaryOp::Divide: s = xnn_define_divide(sg, lo, hi, n->input1(), n->input2(), n->output(), 0); break;
+        }
+        break;
+      }
+      case fb::NodeUnion::Softmax: {
+        const auto* n = node->node_as_Softmax();
+        s = xnn_define_softmax(sg, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::Reshape: {
+        const auto* n = node->node_as_Reshape();
+        const fb::XValue* out = g.values()->Get(n->output());
+        size_t dims[XNN_MAX_TENSOR_DIMS];
+        for (flatbuffers::uoffset_t d = 0; d < out->dims()->size(); ++d) dims[d] = static_cast<size_t>(out->dims()->Get(d));
+        s = xnn_define_static_reshape(sg, out->dims()->size(), dims, n->input(), n->output(), 0);
+        break;
+      }
+      default:
+        s = xnn_status_invalid_parameter;  // parse_graph rejects these already
+        break;
+    }
+    if (s != xnn_status_success) {
+      return Error(ErrorCode::InvalidProgram, "XNNPACK rejected node " + str(i) + " (" +
+                                                  fb::EnumNameNodeUnion(node->node_type()) + "): " + status_name(s));
+    }
+  }
+  return subgraph;
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory defining an XNNPACK subgraph");
+}
+
+}  // namespace xnnpack
+}  // namespace backends
+}  // namespace etrt
