@@ -86,3 +86,21 @@ def test_runtime_only_consumer_registers_no_kernels(runner_build: Path) -> None:
         capture_output=True, text=True, check=True,
     )
     assert proc.stdout.split() == []
+
+
+class ScalarArithmetic(torch.nn.Module):
+    # Python numbers reach add/sub/mul/div.Tensor as scalars in a tensor slot.
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2.5 + 1 - x / 4
+
+
+def test_python_numbers_in_tensor_arguments(runner_build: Path, tmp_path: Path) -> None:
+    model, inputs = ScalarArithmetic(), (torch.randn(3, 5),)
+    exported = etrt.export(model, inputs)
+    assert {"aten::mul.Tensor", "aten::add.Tensor"} <= set(exported.operator_names)
+    program = tmp_path / "arith.etrt"
+    exported.save(program)
+    proc = run_program(runner_build / "etrt_runner", program, inputs, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = np.fromfile(tmp_path / "outputs.bin", dtype=np.float32).reshape(3, 5)
+    assert float(np.max(np.abs(got - model(*inputs).numpy()))) <= 1e-6

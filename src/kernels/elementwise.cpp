@@ -135,17 +135,36 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   const size_t nargs = has_alpha ? 4 : 3;
   if (!check_nargs(ctx, op, args, nargs)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  Tensor* other = self ? tensor_arg(ctx, op, args, 1, "other") : nullptr;
-  if (other == nullptr) return;
-  double alpha = 1.0;
-  if (has_alpha && !scalar_arg(ctx, op, args, 2, "alpha", &alpha)) return;
-  Shape shape = shape_of(*self);
-  if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
+  if (self == nullptr) return;
   if (!args[nargs - 1]->is_tensor()) {
     fail(ctx, op, "'out' must be a tensor");
     return;
   }
   const ScalarType dtype = args[nargs - 1]->to_tensor().dtype();
+  // A Python number in the tensor slot (`x * 2.0` exports as mul.Tensor) is, as in ATen, a
+  // 0-dim tensor of the result's dtype.
+  double wrapped_storage = 0.0;
+  Tensor wrapped;
+  Tensor* other = nullptr;
+  if (args[1]->is_scalar()) {
+    const double v = args[1]->scalar_to_double();
+    switch (dtype) {
+      case ScalarType::Float: { const float f = static_cast<float>(v); std::memcpy(&wrapped_storage, &f, sizeof f); break; }
+      case ScalarType::Double: std::memcpy(&wrapped_storage, &v, sizeof v); break;
+      case ScalarType::Long: { const int64_t i = args[1]->scalar_to_int(); std::memcpy(&wrapped_storage, &i, sizeof i); break; }
+      case ScalarType::Int: { const int32_t i = static_cast<int32_t>(args[1]->scalar_to_int()); std::memcpy(&wrapped_storage, &i, sizeof i); break; }
+      default: fail(ctx, op, std::string("unsupported dtype ") + to_string(dtype)); return;
+    }
+    wrapped = Tensor(&wrapped_storage, dtype, Span<const int64_t>());
+    other = &wrapped;
+  } else {
+    other = tensor_arg(ctx, op, args, 1, "other");
+    if (other == nullptr) return;
+  }
+  double alpha = 1.0;
+  if (has_alpha && !scalar_arg(ctx, op, args, 2, "alpha", &alpha)) return;
+  Shape shape = shape_of(*self);
+  if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
   Tensor* out = output_arg(ctx, op, args, nargs - 1, dtype, shape.span());
   if (out == nullptr) return;
   Coerced ca, cb;
