@@ -5,14 +5,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import etrt
 import numpy as np
 import pytest
 import torch
 from conan_consumer import ROOT, build_consumer
-from models import make
-
-import etrt
 from etrt import _ops
+from models import make
 
 MODELS = ["mlp", "cnn", "transformer"]
 

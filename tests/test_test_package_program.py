@@ -9,7 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_checked_in_test_package_program_is_current() -> None:
-    spec = importlib.util.spec_from_file_location("make_program", ROOT / "test_package" / "make_program.py")
+    path = ROOT / "test_package" / "make_program.py"
+    spec = importlib.util.spec_from_file_location("make_program", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
