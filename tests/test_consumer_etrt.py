@@ -43,6 +43,7 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> ve
     "name",
     [
         "install: python -m <pkg> --cmake-prefix-path",
+        "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
         "1 versions",
         "2 unknown component",
         *(f"5/6 targets {v} {g}" for v in verify.CMAKE_VERSIONS for g in verify.GENERATORS),

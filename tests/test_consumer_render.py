@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from etpkg.config import cmake_quote, cmake_version, render_cmake_package
 from etpkg.errors import LayoutError
 from etpkg.model import Component, Sdk
 from etpkg.pkgconfig import render_pkg_config
-from etpkg.verify import CMAKE_VERSIONS
+from etpkg.verify import CMAKE_VERSIONS, meson_link_args
 
 BUILD_DIR = Path("/build/machine/conan/p/abc123")
 CMAKE = Path(__file__).resolve().parents[1] / "build" / "cmake-venvs"
@@ -107,26 +108,54 @@ def test_pkg_config_files_are_relocatable_and_name_real_files() -> None:
     assert r"Cflags: -I${includedir} -DTOY_API=3 -DTOY_NAME=\"t\ y\" -std=c++17" in core
     assert "Libs: -L${libdir} -l:libtoy_core.so\n" in core
     assert "Requires: toy-core\n" in plugin
-    assert "-Wl,--push-state,--no-as-needed,-l:libtoy_plugin.so,--pop-state" in plugin
+    # Retention names the file by path (Meson drops -L), right after -L (pkgconf 1.x quoting).
+    assert (
+        "Libs: -L${libdir} -Wl,--push-state,--no-as-needed,${libdir}/libtoy_plugin.so,--pop-state\n"
+    ) in plugin
     assert "Libs: -L${libdir} -l:libtoy_extra.so -lm\n" in extra
     assert "Description: A toy SDK (component core)" in core
     assert str(BUILD_DIR) not in core
 
 
-def test_pkg_config_reads_the_files(tmp_path: Path) -> None:
+def test_registration_only_component_keeps_all_its_libraries_in_one_token() -> None:
+    two = Component("plugins", "toy::plugins", ("toy_a", "toy_b"), registration_only=True)
+    files = render_pkg_config(sdk(components=(two,)))
+    assert (
+        "Libs: -L${libdir} -Wl,--push-state,--no-as-needed,${libdir}/libtoy_a.so,"
+        "${libdir}/libtoy_b.so,--pop-state\n"
+    ) in files["toy/lib/pkgconfig/toy-plugins.pc"].decode()
+    bad = Component("bad", "toy::bad", ("toy,x",), registration_only=True)
+    with pytest.raises(LayoutError, match="cannot be named in a pkg-config file"):
+        render_pkg_config(sdk(components=(bad,)))
+
+
+def test_pkg_config_reads_the_files_under_a_path_with_a_space(tmp_path: Path) -> None:
+    """Debian's pkg-config (pkgconf 1.8) keeps every path whole for a shell and for Meson."""
+    root = tmp_path / "site packages"
     for rel, data in render_pkg_config(sdk()).items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(data)
-    pc_dir = tmp_path / "toy" / "lib" / "pkgconfig"
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    pc_dir = root / "toy" / "lib" / "pkgconfig"
     proc = subprocess.run(
-        ["pkg-config", "--cflags", "--libs", "toy-plugin"],
+        ["pkg-config", "--cflags", "--libs", "toy-plugin", "toy-extra"],
         env={"PKG_CONFIG_PATH": str(pc_dir), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         check=True,
     )
-    assert "-DTOY_API=3" in proc.stdout  # through Requires: toy-core
-    assert "-l:libtoy_plugin.so" in proc.stdout and "-l:libtoy_core.so" in proc.stdout
+    flags = shlex.split(proc.stdout)
+    assert "-DTOY_API=3" in flags  # through Requires: toy-core
+    assert "-l:libtoy_core.so" in flags and "-l:libtoy_extra.so" in flags
+    lib = pc_dir / ".." / ".." / "lib"
+    assert f"-L{lib}" in flags and f"-I{pc_dir / '..' / '..' / 'include'}" in flags
+    assert f"-Wl,--push-state,--no-as-needed,{lib}/libtoy_plugin.so,--pop-state" in flags
+    # What Meson links: no -L, the libraries by path, the retention token as it is.
+    meson = meson_link_args(flags)
+    assert not [f for f in meson if f.startswith("-L")]
+    assert str(lib / "libtoy_core.so") not in meson  # not shipped here: left as -l:
+    (lib / "libtoy_core.so").write_bytes(b"")
+    assert str(lib / "libtoy_core.so") in meson_link_args(flags)
+    assert "-lm" in meson
 
 
 def test_version_file_semantics(tmp_path: Path) -> None:

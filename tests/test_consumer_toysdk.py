@@ -128,7 +128,15 @@ def test_good_citizen(suite: verify.Suite) -> None:
 
 
 def test_pkg_config_files_build_each_component(suite: verify.Suite) -> None:
-    result(suite, "pkg-config")
+    detail = result(suite, "pkg-config").detail
+    assert "each and all together, as given and Meson-style" in detail
+    assert "pkg-config 1." in detail and "pkg-config 3." in detail  # Debian's and PyPI's
+
+
+def test_discovery_entry_points_lead_to_the_sdk(suite: verify.Suite) -> None:
+    detail = result(suite, "discovery entry points (cmake.root, cmake.prefix, pkg_config)").detail
+    assert "cmake.root toysdk -> toysdk" in detail
+    assert "pkg_config toysdk -> toysdk/lib/pkgconfig" in detail
 
 
 def test_configure_runs_no_python(suite: verify.Suite) -> None:
@@ -166,14 +174,14 @@ def test_variables_route_retains_the_plugin_on_old_cmake(suite: verify.Suite) ->
 # the checks can fail --------------------------------------------------------------------------
 
 
-def mutate(wheel: Path, out_dir: Path, old: str, new: str) -> Path:
-    """A copy of the wheel whose CMake config has old replaced by new."""
+def mutate(wheel: Path, out_dir: Path, old: str, new: str, member: str = "-config.cmake") -> Path:
+    """A copy of the wheel whose CMake config (or the file ending in member) has old replaced."""
     out = out_dir / wheel.name
     out_dir.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
         for info in src.infolist():
             data = src.read(info)
-            if info.filename.endswith("-config.cmake"):
+            if info.filename.endswith(member):
                 text = data.decode()
                 assert old in text
                 data = text.replace(old, new).encode()
@@ -184,11 +192,12 @@ def mutate(wheel: Path, out_dir: Path, old: str, new: str) -> Path:
 @pytest.fixture
 def mutated_suite(
     toysdk_wheel_for_consumers: Path, tmp_path: Path
-) -> Iterator[Callable[[str, str], verify.Suite]]:
-    """make(old, new): a Suite over a copy of the wheel whose config has old replaced by new."""
+) -> Iterator[Callable[..., verify.Suite]]:
+    """make(old, new[, member]): a Suite over a copy of the wheel whose config (or member) has
+    old replaced by new."""
 
-    def make(old: str, new: str) -> verify.Suite:
-        wheel = mutate(toysdk_wheel_for_consumers, tmp_path / "dist", old, new)
+    def make(old: str, new: str, member: str = "-config.cmake") -> verify.Suite:
+        wheel = mutate(toysdk_wheel_for_consumers, tmp_path / "dist", old, new, member)
         return verify.Suite(verify.prepare(wheel, tmp_path / "work", CMAKE_CACHE))
 
     yield make
@@ -209,6 +218,31 @@ def test_variables_check_catches_lost_retention(
     s = mutated_suite('--push-state,--no-as-needed,\\"${lib}', '--push-state,--as-needed,\\"${lib}')
     s.record("variables", lambda: s.check_variables("3.24.3"))
     assert not s.results[-1].ok and "retention" in s.results[-1].detail
+
+
+PLUGIN_PC = "toysdk-plugin.pc"
+PLUGIN_RETAINED = "-Wl,--push-state,--no-as-needed,${libdir}/libtoysdk_plugin.so,--pop-state"
+
+
+def test_pkg_config_check_catches_retention_meson_cannot_resolve(
+    mutated_suite: Callable[..., verify.Suite],
+) -> None:
+    """The token etpkg wrote before: fine for make, but Meson drops -L and ld cannot find it."""
+    old_token = "-Wl,--push-state,--no-as-needed,-l:libtoysdk_plugin.so,--pop-state"
+    s = mutated_suite(PLUGIN_RETAINED, old_token, PLUGIN_PC)
+    s.record("pkg-config", s.check_pkg_config)
+    detail = s.results[-1].detail
+    assert not s.results[-1].ok and "cannot find -l:libtoysdk_plugin.so" in detail, detail
+    assert "app-meson-style" in detail  # the as-given link of the same flags passed
+
+
+def test_pkg_config_check_catches_lost_retention(
+    mutated_suite: Callable[..., verify.Suite],
+) -> None:
+    s = mutated_suite(PLUGIN_RETAINED, "-l:libtoysdk_plugin.so", PLUGIN_PC)
+    s.record("pkg-config", s.check_pkg_config)
+    detail = s.results[-1].detail
+    assert not s.results[-1].ok and "expected ['libtoysdk_plugin.so']" in detail, detail
 
 
 def test_headers_check_reports_an_exempt_header_that_compiles(suite: verify.Suite) -> None:

@@ -60,23 +60,9 @@ def pins() -> list[str]:
 
 # Defects these consumers found that belong to other areas, by (consumer, SDK). Strict: once
 # fixed, the test passes, xfail(strict) turns that into a failure, and the entry must go.
-PC_RETENTION = (
-    "the .pc retention token names -l:libX.so with no search path of its own; Meson resolves "
-    "-L/-l pairs to file paths and drops -L, so ld cannot find the retained library (fix in "
-    "etpkg/pkgconfig.py: put ${libdir}/libX.so inside the token; pkgconf >= 2 escapes it)"
-)
-ETRT_IMPORT = (
-    "`import etrt` needs torch and flatbuffers, which the wheel does not declare; "
-    "scikit-build-core imports the cmake.root/cmake.prefix module and `python -m etrt "
-    "--pkg-config-path` imports etrt, so a C++ consumer's venv fails (fix in python/etrt: "
-    "import the exporter and program reader lazily)"
-)
-KNOWN_DEFECTS: dict[tuple[str, str], str] = {
-    ("meson", "toysdk"): PC_RETENTION,
-    ("meson", "etrt"): f"{PC_RETENTION}; {ETRT_IMPORT}",
-    ("scikit-build", "etrt"): ETRT_IMPORT,
-    ("entry points", "etrt"): ETRT_IMPORT,
-}
+# None open: the .pc retention token that Meson could not resolve (etpkg/pkgconfig.py) and
+# `import etrt` needing torch (python/etrt) are fixed, and their tests pass.
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 
 def known_defect(request: pytest.FixtureRequest, consumer_kind: str, sdk: str) -> None:
@@ -200,6 +186,8 @@ class Consumer:
                     f"MODULES={' '.join(f.pc_modules)}",
                     f"CPPFLAGS={' '.join(f.app_defines)}",
                     "CXXFLAGS=-O2",
+                    # As Meson links by default (b_asneeded): retention must keep the plugins.
+                    "LDFLAGS=-Wl,--as-needed",
                 ]
             )
             self.builds["make"] = src / "app"

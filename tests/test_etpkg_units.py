@@ -46,6 +46,7 @@ def test_read_package_maps_cpp_info(toysdk: Sdk) -> None:
     assert toysdk.component("core").defines == ("TOYSDK_API_VERSION=3",)
     assert toysdk.component("core").include_dirs == ("include",)
     assert toysdk.cxx_standard == "17" and toysdk.python_packages == ("python/toysdk",)
+    assert toysdk.python_requires == ("packaging>=21", 'numpy>=1.23; extra == "Arrays"')
     assert toysdk.cmake_file_name == "toysdk" and toysdk.cmake_namespace == "toysdk"
     assert toysdk.package_folder in toysdk.forbidden_paths
 
@@ -148,6 +149,39 @@ def test_metadata_license_fallback_and_name_escaping() -> None:
             ),
             "linux_x86_64",
         )
+
+
+def test_python_requires_become_requires_dist_and_provides_extra() -> None:
+    def render(*requires: str) -> str:
+        sdk = Sdk(
+            name="etrt",
+            version="0.1.0",
+            package_folder=Path("/x"),
+            components=(),
+            cmake_file_name="etrt",
+            cmake_namespace="etrt",
+            python_requires=requires,
+        )
+        return metadata.render_metadata(sdk).decode().lower()
+
+    text = render(
+        "numpy>=1.23",
+        "flatbuffers >= 23",
+        "torch>=2.1; extra == 'export'",
+        "rich; python_version >= '3.9' and extra == \"Pretty_Print\"",
+    )
+    lines = [ln for ln in text.splitlines() if ln.startswith(("requires-dist", "provides-extra"))]
+    assert lines == [
+        "requires-dist: numpy>=1.23",
+        "requires-dist: flatbuffers>=23",
+        'requires-dist: torch>=2.1; extra == "export"',
+        'requires-dist: rich; python_version >= "3.9" and extra == "pretty-print"',
+        "provides-extra: export",
+        "provides-extra: pretty-print",
+    ]
+    assert "requires-dist" not in render() and "provides-extra" not in render()
+    with pytest.raises(LayoutError, match="'numpy >>= 1' is not a PEP 508 requirement"):
+        render("numpy >>= 1")
 
 
 def test_header_conflict_between_include_dirs_is_an_error(toysdk: Sdk, tmp_path: Path) -> None:

@@ -114,6 +114,10 @@ def test_metadata_and_entry_points(toysdk_wheel: Path) -> None:
         "license-expression: mit",
         "summary: a toy sdk used to test etpkg",
         "homepage, https://example.invalid/toysdk",
+        # etpkg_python_requires: Requires-Dist, and Provides-Extra for the marker's extra.
+        "requires-dist: packaging>=21\n",
+        'requires-dist: numpy>=1.23; extra == "arrays"\n',
+        "provides-extra: arrays\n",
     ):
         assert line in meta
     wheel = zf.read("toysdk-0.3.1.dist-info/WHEEL").decode()

@@ -188,9 +188,8 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
             )
         )
     comps = tuple(components)
-    python_packages = info.get_property("etpkg_python_packages") or []
-    if isinstance(python_packages, str):
-        python_packages = [python_packages]
+    python_packages = _str_list(info, "etpkg_python_packages")
+    python_requires = _str_list(info, "etpkg_python_requires")
     cxx = info.get_property("etpkg_cxx_standard")
     return Sdk(
         name=name,
@@ -203,9 +202,22 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
         description=str(conanfile.description or ""),
         license=_license(conanfile.license),
         homepage=str(conanfile.homepage) if conanfile.homepage else None,
-        python_packages=tuple(str(p) for p in python_packages),
+        python_packages=python_packages,
+        python_requires=python_requires,
         forbidden_paths=forbidden,
     )
+
+
+def _str_list(info: Any, prop: str) -> tuple[str, ...]:
+    """A root property given as one string or a list of strings."""
+    value = info.get_property(prop)
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value)
+    raise PackageError(f"property {prop} must be a string or a list of strings, not {value!r}")
 
 
 def _license(value: object) -> str | None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import configparser
 import io
+import re
 from dataclasses import dataclass
 
 from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
 from packaging.metadata import Metadata, RawMetadata
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name, canonicalize_version
 from packaging.version import InvalidVersion, Version
 
@@ -15,6 +17,8 @@ from etpkg.errors import LayoutError
 from etpkg.model import Sdk
 
 GENERATOR = "etpkg"
+# packaging writes markers in this normal form: extra == "name".
+_EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,35 @@ def render_metadata(sdk: Sdk) -> bytes:
             raw["license"] = sdk.license
     if sdk.homepage:
         raw["project_urls"] = {"Homepage": sdk.homepage}
+    requires, extras = requirements(sdk)
+    if requires:
+        raw["requires_dist"] = requires
+    if extras:
+        raw["provides_extra"] = extras
     try:
         message = Metadata.from_raw(raw).as_rfc822()
     except Exception as exc:  # packaging raises an ExceptionGroup of InvalidMetadata
         raise LayoutError(f"cannot write METADATA for {sdk.name}: {exc}") from exc
     return message.as_bytes()
+
+
+def requirements(sdk: Sdk) -> tuple[list[str], list[str]]:
+    """(Requires-Dist in the given order, normalized, and the sorted extras their markers name)."""
+    requires: list[str] = []
+    extras: set[str] = set()
+    for text in sdk.python_requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise LayoutError(
+                f"etpkg_python_requires of {sdk.name}: {text!r} is not a PEP 508 requirement "
+                f"({exc})"
+            ) from exc
+        if req.marker is not None:
+            for name in _EXTRA.findall(str(req.marker)):
+                extras.add(str(canonicalize_name(name)))
+        requires.append(str(req))
+    return requires, sorted(extras)
 
 
 def render_wheel(tag: str, generator_version: str) -> bytes:

@@ -45,6 +45,9 @@ class Sdk:
     license: str | None = None
     homepage: str | None = None
     python_packages: tuple[str, ...] = ()  # dirs inside the package holding Python packages
+    # PEP 508 requirements of the Python side, e.g. 'torch>=2.1; extra == "export"': the
+    # wheel's Requires-Dist (and Provides-Extra for each extra a marker names).
+    python_requires: tuple[str, ...] = ()
     # Build-machine directories (Conan cache, build folders) whose paths must not be shipped.
     forbidden_paths: tuple[Path, ...] = field(default_factory=tuple)
 

@@ -1,17 +1,32 @@
 """pkg-config files of a wheel: <pkg>/lib/pkgconfig/<pkg-config name>.pc, one per component.
 
 Pure. The files are relocatable: prefix is ${pcfiledir}/../.., so they work wherever the wheel
-is installed. Each library is named by its exact file name, `-L${libdir} -l:libX.so`, not
--lX: a wheel holds no symlinks, so the name cannot resolve through a versioned chain or to a
-same-named library elsewhere, and no path appears outside -I/-L (pkgconf escapes spaces only in
--I and -L fragments; any other token holding the path, e.g. `${libdir}/libX.so` or
-`-Wl,-rpath,${libdir}`, is split apart when the wheel sits under a path with a space, and the
-link fails). Registration-only libraries are wrapped in one scoped token,
-`-Wl,--push-state,--no-as-needed,-l:libX.so,--pop-state`.
+is installed. A library is named by its exact file, not -lX: a wheel holds no symlinks, so the
+name cannot resolve through a versioned chain or to a same-named library elsewhere.
+
+- A plain library is `-L${libdir} -l:libX.so`: pkgconf quotes -L paths, Meson turns the pair
+  into the file's path.
+- A registration-only component's libraries go into one scoped token that names each file by
+  path, `-Wl,--push-state,--no-as-needed,${libdir}/libX.so,--pop-state`. The path, not -l:,
+  because Meson drops -L (it resolves -L/-l pairs itself) and never looks inside -Wl, so a
+  retained `-l:libX.so` is not found. One token per component, never split into
+  `-Wl,--no-as-needed -l:... -Wl,...` pieces: pkg-config deduplicates identical fragments
+  across modules, which removes a second module's retention. The `.pc` keeps `-L${libdir}`
+  in front of it for the reason below.
+
+Paths with spaces (site-packages under "/opt/my env/"): pkgconf 1.8 (Debian 12's pkg-config)
+and pkgconf >= 2 (PyPI's) print ${pcfiledir} with each space escaped, inside -Wl tokens too,
+so make, shells and Meson keep the path whole. The one trap is in pkgconf 1.x: an untyped
+fragment (-Wl,... and the like; -I, -L and -l are typed) that directly follows another
+untyped one on the same Libs line is merged into it and printed unescaped. Merging is per
+line, so only this file's own order matters: the token always follows -L${libdir}. Paths
+holding quotes, parentheses or '&' break pkg-config output in every version (for -I and -L
+too); that is not ours to fix.
 
 No runpath: pkg-config cannot carry $ORIGIN (its output goes through make and shells, which
-mangle '$') and a -rpath holding the wheel's path breaks under a space, as above. A consumer
-adds its own, e.g. `-Wl,-rpath,$(pkg-config --variable=libdir <name>)` for in-place runs.
+mangle '$') and a -rpath holding the wheel's path is one more untyped fragment. A consumer
+adds its own, e.g. `-Wl,-rpath,$(pkg-config --variable=libdir <name>)` for in-place runs
+(Meson adds the libdir of each resolved library to the build-tree runpath itself).
 """
 
 from __future__ import annotations
@@ -23,6 +38,8 @@ from etpkg.errors import LayoutError
 from etpkg.model import Component, Sdk
 
 _UNSAFE = re.compile(r"""([\s"'\\$#])""")
+# A file name goes unescaped into -l: and into a comma-separated -Wl token.
+_SAFE_FILE = re.compile(r"[A-Za-z0-9._+-]+")
 
 
 def pc_name(sdk: Sdk, comp: Component) -> str:
@@ -36,6 +53,16 @@ def _escape(flag: str) -> str:
     return _UNSAFE.sub(r"\\\1", flag)
 
 
+def _library_file(comp: Component, lib: str) -> str:
+    name = library_file(lib)
+    if not _SAFE_FILE.fullmatch(name):
+        raise LayoutError(
+            f"component {comp.name}: library file {name!r} cannot be named in a pkg-config "
+            "file (allowed: letters, digits and ._+-)"
+        )
+    return name
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -44,14 +71,14 @@ def render_component(sdk: Sdk, comp: Component) -> str:
     cflags = ["-I${includedir}"] + ["-D" + _escape(d) for d in comp.defines]
     if sdk.cxx_standard:
         cflags.append(f"-std=c++{sdk.cxx_standard}")
+    # -L first: the retention token must follow a -L/-l fragment (see the module docstring).
     libs = ["-L${libdir}"]
-    for lib in comp.libs:
-        item = "-l:" + library_file(lib)
-        libs.append(
-            f"-Wl,--push-state,--no-as-needed,{item},--pop-state"
-            if comp.registration_only
-            else item
-        )
+    files = [_library_file(comp, lib) for lib in comp.libs]
+    if comp.registration_only and files:
+        paths = ",".join("${libdir}/" + f for f in files)
+        libs.append(f"-Wl,--push-state,--no-as-needed,{paths},--pop-state")
+    else:
+        libs += ["-l:" + f for f in files]
     libs += ["-l" + _escape(s) for s in comp.system_libs]
     requires = [pc_name(sdk, sdk.component(r)) for r in comp.requires]
     summary = _one_line(sdk.description) or sdk.name

@@ -16,7 +16,12 @@ proven (issue 3's consumer suite, the parts that hold for every SDK):
 - headers: each compiles on its own; the exempt list is compiled and must still fail;
 - the variables route on old CMake, consumer pinned to C++14, each variable shown necessary;
 - good citizen: no variable outside <pkg>_*/<NAME>_*, no Python run (a broken python3 is first
-  on PATH for every configure), several directories, pkg-config files usable.
+  on PATH for every configure), several directories;
+- discovery: the cmake.root, cmake.prefix and pkg_config entry points import in a venv holding
+  only the wheel and lead to the config and the .pc files;
+- pkg-config: every .pc, alone and all together, builds and runs an app with --as-needed
+  (retention holds), by the system's pkg-config and PyPI's pkgconf, as a Makefile passes the
+  flags and as Meson rewrites them.
 
 Package-specific behaviour (a model runs, a plugin registers) is the package's own tests' job;
 they reuse Workspace, Cmake and the helpers below.
@@ -53,6 +58,9 @@ OLD_CMAKE_VERSIONS = ("3.24.3", "3.27.9")  # before the $ORIGIN fix: the variabl
 MODERN = ("3.31.10", "Ninja")
 GENERATORS = ("Ninja", "Unix Makefiles")
 NINJA_PIN = "ninja==1.13.2"
+# pkgconf >= 2 from PyPI beside the system's pkg-config (Debian 12: pkgconf 1.8); same pin as
+# tests/ecosystem/requirements.txt.
+PKGCONF_PIN = "pkgconf==3.0.7.post0"
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx")
 SHADOW_MARKER = "ETPKG-SHADOW-LOADED"
 RUNPATH_INSTALLED = ("$ORIGIN", "$ORIGIN/../lib")
@@ -221,6 +229,24 @@ def ensure_cmake(version: str, cache: Path) -> Cmake:
     if version not in got:
         raise VerifyError(f"cmake venv {tool.venv} reports {got!r}, wanted {version}")
     return tool
+
+
+def ensure_pkgconf(cache: Path) -> Path:
+    """pkg-config of PyPI's pkgconf (PKGCONF_PIN) in the cached venv <cache>/<pin>."""
+    venv = cache / PKGCONF_PIN.replace("==", "-")
+    exe = venv / "bin" / "pkg-config"
+    if exe.is_file():
+        return exe
+    log.info("installing %s into %s", PKGCONF_PIN, venv)
+    try:
+        run([sys.executable, "-m", "venv", "--without-pip", venv])
+        py = venv / "bin" / "python"
+        run([sys.executable, "-m", "pip", "--python", py, "install", "--quiet", PKGCONF_PIN])
+    except CheckFailed as exc:
+        raise VerifyError(f"cannot install {PKGCONF_PIN}: {exc}") from exc
+    if not exe.is_file():
+        raise VerifyError(f"{PKGCONF_PIN} installed no {exe}")
+    return exe
 
 
 def find_patchelf() -> Path:
@@ -486,6 +512,23 @@ def expect_loaded(output: str, files: set[str], where: Path) -> None:
 def wheel_needed(app: Path, m: Manifest) -> set[str]:
     all_files = m.files([c.name for c in m.components])
     return set(read_elf(app).needed) & all_files
+
+
+def meson_link_args(flags: Sequence[str]) -> list[str]:
+    """pkg-config flags the way Meson links them: every -L dropped, each -l<name> / -l:<file>
+    found in those directories replaced by the file's path; anything else (-Wl,...) kept."""
+    dirs = [Path(f[2:]) for f in flags if f.startswith("-L") and len(f) > 2]
+    out = []
+    for flag in flags:
+        if flag.startswith("-L"):
+            continue
+        if flag.startswith("-l"):
+            name = flag[3:] if flag.startswith("-l:") else f"lib{flag[2:]}.so"
+            found = next((d / name for d in dirs if (d / name).is_file()), None)
+            out.append(str(found) if found else flag)
+        else:
+            out.append(flag)
+    return out
 
 
 # ----------------------------------------------------------------------------- checks
@@ -1075,51 +1118,81 @@ add_subdirectory(b)
         shown = ", ".join(mine[:8])
         return f"only own names set ({len(mine)}: {shown}...); found twice, from two subdirectories"
 
-    def check_pkg_config(self) -> str:
-        """Each component's .pc file builds its entry app, by pkg-config and by pkgconf."""
-        ws, m = self.ws, self.m
-        pc_dir = ws.lib_dir / "pkgconfig"
-        tools = [t for t in ("pkg-config", "pkgconf") if shutil.which(t)]
-        if not tools:
+    def pkg_config_tools(self) -> list[tuple[str, Path]]:
+        """Debian's pkg-config (pkgconf 1.x) and pkgconf from PyPI (>= 2): they quote apart."""
+        system = next((shutil.which(t) for t in ("pkg-config", "pkgconf") if shutil.which(t)), None)
+        if system is None:
             raise CheckFailed(
                 "neither pkg-config nor pkgconf is installed (apt-get install pkgconf)"
             )
-        lines = []
+        tools = []
+        for exe in (Path(system), ensure_pkgconf(self.ws.cmake_cache)):
+            version = run([exe, "--version"]).stdout.strip()
+            tools.append((f"{exe.name} {version}", exe))
+        return tools
+
+    def pc_app(
+        self, tool: tuple[str, Path], modules: Sequence[str], comps: Sequence[str], tag: str
+    ) -> str:
+        """Builds an app from `tool --cflags --libs modules` as given and as Meson rewrites it,
+        with --as-needed (retention must hold); it needs and loads exactly comps' files."""
+        ws, m = self.ws, self.m
+        label, exe = tool
+        env = dict(os.environ, PKG_CONFIG_PATH=str(ws.lib_dir / "pkgconfig"))
+        env.pop("PKG_CONFIG_LIBDIR", None)
+        flags = shlex.split(run([exe, "--cflags", "--libs", *modules], env=env).stdout)
+        libdir = " ".join(shlex.split(run([exe, "--variable=libdir", modules[0]], env=env).stdout))
+        if Path(libdir).resolve() != ws.lib_dir.resolve():
+            raise CheckFailed(f"{modules[0]} via {label}: libdir {libdir!r} is not {ws.lib_dir}")
+        symbols = [s for c in comps for s in self.symbols_for(c)]
+        expected = m.files(comps)
+        allowed = m.files(m.closure(comps))
+        base = ws.root / "pkgconfig" / f"{exe.name}-{exe.parent.parent.name}" / tag
+        src = write(base / "main.cpp", entry_source(symbols))
+        for style, args in (("as given", flags), ("Meson-style", meson_link_args(flags))):
+            app = base / f"app-{style.split()[0].lower()}"
+            # The .pc carries no runpath (see etpkg.pkgconfig); the consumer adds one.
+            run(["g++", src, "-o", app, "-Wl,--as-needed", *args, f"-Wl,-rpath,{libdir}"])
+            needed = wheel_needed(app, m)
+            if not expected <= needed or not needed <= allowed:
+                raise CheckFailed(
+                    f"{' '.join(modules)} via {label} ({style}: {shlex.join(args)}): app needs "
+                    f"{sorted(needed)}, expected {sorted(expected)} within {sorted(allowed)}"
+                )
+            expect_loaded(run([app]).stdout, expected, ws.lib_dir)
+        return label
+
+    def check_pkg_config(self) -> str:
+        """Each .pc file, alone and all together, builds an app that needs and loads its
+        libraries (registration-only ones retained under --as-needed), under the workspace's
+        path with a space: by pkgconf 1.x and >= 2, with the flags as a Makefile takes them
+        and as Meson rewrites them (-L dropped, -l resolved to paths)."""
+        m = self.m
+        pcs = sorted((self.ws.lib_dir / "pkgconfig").glob("*.pc"))
+        modules = []
         for comp in m.components:
-            pcs = sorted(pc_dir.glob("*.pc"))
             module = next(
                 (p.stem for p in pcs if f"(component {comp.name})" in p.read_text()), None
             )
             if module is None:
-                raise CheckFailed(f"no .pc file for component {comp.name} in {pc_dir}")
-            for tool_name in tools:
-                env = dict(os.environ, PKG_CONFIG_PATH=str(pc_dir))
-                env.pop("PKG_CONFIG_LIBDIR", None)
-                flags = run([tool_name, "--cflags", "--libs", module], env=env).stdout
-                libdir = " ".join(
-                    shlex.split(run([tool_name, "--variable=libdir", module], env=env).stdout)
-                )
-                if Path(libdir).resolve() != ws.lib_dir.resolve():
-                    raise CheckFailed(f"{module}: libdir {libdir!r} is not {ws.lib_dir}")
-                base = ws.root / "pkgconfig" / f"{tool_name}-{comp.name}"
-                src = write(base / "main.cpp", entry_source(self.symbols_for(comp.name)))
-                app = base / "app"
-                # The .pc carries no runpath (see etpkg.pkgconfig); the consumer adds one.
-                run(["g++", src, "-o", app, *shlex.split(flags), f"-Wl,-rpath,{libdir}"])
-                needed = wheel_needed(app, m)
-                if not set(comp.files) <= needed or not needed <= m.files(m.closure([comp.name])):
-                    raise CheckFailed(
-                        f"{module} via {tool_name}: app needs {sorted(needed)}, "
-                        f"expected {comp.files} within its dependencies"
-                    )
-                expect_loaded(run([app]).stdout, set(comp.files), ws.lib_dir)
-            lines.append(f"{module}.pc")
-        return f"{', '.join(lines)} build and run via {' and '.join(tools)}"
+                raise CheckFailed(f"no .pc file for component {comp.name} in {pcs}")
+            modules.append(module)
+        labels = []
+        for tool in self.pkg_config_tools():
+            for comp, module in zip(m.components, modules, strict=True):
+                self.pc_app(tool, [module], [comp.name], comp.name)
+            labels.append(self.pc_app(tool, modules, [c.name for c in m.components], "all"))
+        return (
+            f"{', '.join(f'{n}.pc' for n in modules)} each and all together, as given and "
+            f"Meson-style, via {' and '.join(labels)}"
+        )
 
     def check_prefix_cli(self) -> str:
         """`python -m <pkg> --cmake-prefix-path` prints the prefix the consumers used."""
         py = self.ws.venv / "bin" / "python"
-        out = run([py, "-m", self.m.name, "--cmake-prefix-path"]).stdout.strip()
+        # The consumer's environment: no PYTHONPATH that could shadow the installed package.
+        env = self.ws.env(self.ws.tool(MODERN[0]))
+        out = run([py, "-m", self.m.name, "--cmake-prefix-path"], env=env).stdout.strip()
         if Path(out).resolve() != self.ws.pkg_root.resolve():
             raise CheckFailed(f"--cmake-prefix-path printed {out!r}, expected {self.ws.pkg_root}")
         return out
@@ -1134,6 +1207,10 @@ add_subdirectory(b)
         if quick:
             self.versions, self.generators = (matrix[0][0],), (matrix[0][1],)
         self.record("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli)
+        self.record(
+            "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
+            partial(check_entry_points, self.ws),
+        )
         self.record("1 versions", self.check_versions)
         self.record("2 unknown component", self.check_unknown_component)
         for version, gen in matrix:
@@ -1171,6 +1248,91 @@ def read_exempt(path: Path | None) -> tuple[str, ...]:
         return ()
     lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
     return tuple(ln for ln in lines if ln)
+
+
+# ----------------------------------------------------------------------------- entry points
+# Discovery with no path given: scikit-build-core (cmake.root, cmake.prefix) and pkgconf-pypi
+# (pkg_config) resolve an entry point by importing its module and taking its directory, so the
+# package must import in a consumer venv that holds the wheel alone (--no-deps). Kept apart
+# from Suite; tests/test_ecosystem_consumers.py runs it next to real scikit-build-core,
+# pkgconf and Meson consumers.
+
+ENTRY_POINT_GROUPS = ("cmake.root", "cmake.prefix", "pkg_config")
+
+_RESOLVE_ENTRY_POINTS = """
+import importlib.metadata, importlib.resources, json, sys
+out = []
+for group in sys.argv[2:]:
+    for ep in importlib.metadata.distribution(sys.argv[1]).entry_points.select(group=group):
+        try:
+            where, error = str(importlib.resources.files(ep.load())), None
+        except Exception as exc:
+            where, error = None, f"{type(exc).__name__}: {exc}"
+        out.append({"group": group, "name": ep.name, "value": ep.value, "dir": where,
+                    "error": error})
+print(json.dumps(out))
+"""
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    group: str
+    name: str
+    value: str  # the module it names
+    directory: Path | None  # None: the module did not import
+    error: str | None
+
+
+def resolve_entry_points(ws: Workspace) -> list[EntryPoint]:
+    """The installed wheel's discovery entry points, loaded as the tools load them."""
+    py = ws.venv / "bin" / "python"
+    proc = run(
+        [py, "-c", _RESOLVE_ENTRY_POINTS, ws.manifest.name, *ENTRY_POINT_GROUPS],
+        env=ws.env(ws.tool(MODERN[0])),
+    )
+    return [
+        EntryPoint(
+            e["group"], e["name"], e["value"], Path(e["dir"]) if e["dir"] else None, e["error"]
+        )
+        for e in json.loads(proc.stdout)
+    ]
+
+
+def check_entry_points(ws: Workspace) -> str:
+    """Each group is registered, imports without extra packages, and leads to the SDK files."""
+    m = ws.manifest
+    eps = resolve_entry_points(ws)
+    missing = [g for g in ENTRY_POINT_GROUPS if not any(e.group == g for e in eps)]
+    if missing:
+        raise CheckFailed(f"the wheel registers no {missing} entry point")
+    broken = [f"{e.group} {e.name} = {e.value}: {e.error}" for e in eps if e.directory is None]
+    if broken:
+        raise CheckFailed(
+            "entry points whose module does not import in a venv holding only the wheel "
+            "(scikit-build-core and pkgconf import it): " + "; ".join(broken)
+        )
+    config = Path("lib") / "cmake" / m.cmake_file_name / f"{m.cmake_file_name}-config.cmake"
+    lines = []
+    for e in eps:
+        assert e.directory is not None
+        if e.group == "cmake.root" and e.name != m.cmake_file_name:
+            raise CheckFailed(
+                f"cmake.root entry point {e.name!r}: scikit-build-core sets {e.name}_ROOT, but "
+                f"find_package needs {m.cmake_file_name}_ROOT"
+            )
+        if e.group.startswith("cmake.") and not (e.directory / config).is_file():
+            raise CheckFailed(f"{e.group} {e.name} -> {e.directory}, which has no {config}")
+        if e.group == "pkg_config":
+            pcs = sorted(e.directory.glob("*.pc"))
+            if len(pcs) < len(m.components):
+                raise CheckFailed(
+                    f"pkg_config {e.name} -> {e.directory} holds {len(pcs)} .pc files for "
+                    f"{len(m.components)} components"
+                )
+        if e.directory.resolve() != ws.pkg_root.resolve() and e.group.startswith("cmake."):
+            raise CheckFailed(f"{e.group} {e.name} -> {e.directory}, not {ws.pkg_root}")
+        lines.append(f"{e.group} {e.name} -> {e.directory.relative_to(ws.site)}")
+    return "; ".join(lines)
 
 
 # ----------------------------------------------------------------------------- CLI
