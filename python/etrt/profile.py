@@ -15,7 +15,7 @@ from pathlib import Path
 from . import etdump
 from .errors import EtrtError
 from .etdump import ETDump, Event, EventKind
-from .run_program import load_inputs, random_inputs
+from .run_program import method_inputs
 from .runtime import Module
 from .tracer import ETDumpTracer
 
@@ -142,16 +142,7 @@ def run_profile(
         )
     with Module(program) as module:
         m = module.method(method)
-        inputs: Sequence[object]
-        if input_paths:
-            inputs = load_inputs(input_paths)
-            if len(inputs) != len(m.inputs):
-                raise EtrtError(
-                    f"method '{method}' takes {len(m.inputs)} inputs, "
-                    f"got {len(inputs)} --input files"
-                )
-        else:
-            inputs = random_inputs(m.inputs)
+        inputs = method_inputs(method, m.inputs, input_paths)
         for i, value in enumerate(inputs):
             m.set_input(i, value)
         for _ in range(warmup):

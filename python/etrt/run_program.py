@@ -59,21 +59,26 @@ def random_inputs(specs: Sequence[IOSpec], seed: int = 0) -> list[object]:
     return values
 
 
+def method_inputs(
+    method: str, specs: Sequence[IOSpec], input_paths: Sequence[Path]
+) -> list[object]:
+    """The --input files, checked against the method, or seeded random inputs when none."""
+    if not input_paths:
+        return random_inputs(specs)
+    inputs: list[object] = list(load_inputs(input_paths))
+    if len(inputs) != len(specs):
+        raise EtrtError(
+            f"method '{method}' takes {len(specs)} inputs, got {len(inputs)} --input files"
+        )
+    return inputs
+
+
 def run(program: Path, method: str, input_paths: Sequence[Path]) -> RunResult:
     if not program.is_file():
         raise EtrtError(f"no such program: {program}")
     with Module(program) as module:
         m = module.method(method)
-        inputs: Sequence[object]
-        if input_paths:
-            inputs = load_inputs(input_paths)
-            if len(inputs) != len(m.inputs):
-                raise EtrtError(
-                    f"method '{method}' takes {len(m.inputs)} inputs, "
-                    f"got {len(inputs)} --input files"
-                )
-        else:
-            inputs = random_inputs(m.inputs)
+        inputs = method_inputs(method, m.inputs, input_paths)
         start = time.perf_counter()
         outputs = m(*inputs)
         seconds = time.perf_counter() - start
