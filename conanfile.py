@@ -75,7 +75,6 @@ class EtrtConan(ConanFile):
         runtime = self.cpp_info.components["runtime"]
         runtime.libs = ["etrt"]
         runtime.defines = ["ETRT_API_VERSION=1"]
-        runtime.system_libs = ["dl"]
         runtime.set_property("cmake_target_name", "etrt::runtime")
         runtime.set_property("pkg_config_name", "etrt-runtime")
 
@@ -86,10 +85,7 @@ class EtrtConan(ConanFile):
         kernels.set_property("pkg_config_name", "etrt-kernels_optimized")
         # Registers kernels from a static initializer and exports nothing a caller references:
         # consumers must link it with --no-as-needed or it is dropped.
-        kernels.set_property("etpkg_registration_only", True)
-        retain = os.path.join(self.package_folder, "lib", "libetrt_kernels_optimized.so")
-        kernels.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain},--pop-state"]
-        kernels.sharedlinkflags = list(kernels.exelinkflags)
+        self._registration_only(kernels)
 
         threadpool = self.cpp_info.components["threadpool"]
         threadpool.libs = ["etrt_threadpool"]
@@ -100,10 +96,7 @@ class EtrtConan(ConanFile):
         # initializer, and a consumer that just wants parallel kernels references none of its
         # symbols (get_threadpool() is for the few that tune it). Without retention
         # --as-needed drops it and parallel_for silently stays serial.
-        threadpool.set_property("etpkg_registration_only", True)
-        retain_tp = os.path.join(self.package_folder, "lib", "libetrt_threadpool.so")
-        threadpool.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain_tp},--pop-state"]
-        threadpool.sharedlinkflags = list(threadpool.exelinkflags)
+        self._registration_only(threadpool)
 
         xnnpack = self.cpp_info.components["backend_xnnpack"]
         xnnpack.libs = ["etrt_backend_xnnpack"]
@@ -112,10 +105,7 @@ class EtrtConan(ConanFile):
         xnnpack.set_property("cmake_target_name", "etrt::backend_xnnpack")
         xnnpack.set_property("pkg_config_name", "etrt-backend_xnnpack")
         # Registers "XnnpackBackend" from a static initializer; nothing references its symbols.
-        xnnpack.set_property("etpkg_registration_only", True)
-        retain_xnnpack = os.path.join(self.package_folder, "lib", "libetrt_backend_xnnpack.so")
-        xnnpack.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{retain_xnnpack},--pop-state"]
-        xnnpack.sharedlinkflags = list(xnnpack.exelinkflags)
+        self._registration_only(xnnpack)
 
         etdump = self.cpp_info.components["etdump"]
         etdump.libs = ["etrt_etdump"]
@@ -123,3 +113,12 @@ class EtrtConan(ConanFile):
         etdump.set_property("cmake_target_name", "etrt::etdump")
         etdump.set_property("pkg_config_name", "etrt-etdump")
         # Not registration-only: callers construct its ETDumpGen, so a plain link keeps it.
+
+    def _registration_only(self, component):
+        # etpkg reads the property and writes its own retention into the wheel's config; the
+        # flags give Conan consumers (CMakeDeps) the same scoped --no-as-needed.
+        component.set_property("etpkg_registration_only", True)
+        (lib,) = component.libs
+        path = os.path.join(self.package_folder, "lib", f"lib{lib}.so")
+        component.exelinkflags = [f"-Wl,--push-state,--no-as-needed,{path},--pop-state"]
+        component.sharedlinkflags = list(component.exelinkflags)
