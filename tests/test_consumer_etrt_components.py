@@ -352,10 +352,10 @@ Mlp = tuple[Path, Path, "np.ndarray[Any, Any]"]
 
 @pytest.fixture(scope="session")
 def delegated_mlp(tmp_path_factory: pytest.TempPathFactory) -> Mlp:
-    """The MLP exported with backend="xnnpack", its inputs.bin and eager PyTorch's output."""
+    """The MLP exported with backend="xnnpack-all", its inputs.bin and eager PyTorch's output."""
     root = tmp_path_factory.mktemp("delegated-mlp")
     model, inputs = make("mlp", 4)
-    program = etrt.export(model, inputs, backend="xnnpack")
+    program = etrt.export(model, inputs, backend="xnnpack-all")
     assert any(isinstance(i, DelegateCall) for i in program.info.plan.instructions)
     assert program.info.instruction_ops == [f"delegate:{BACKEND_ID}"]
     path = program.save(root / "mlp-xnnpack.etrt")

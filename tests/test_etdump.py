@@ -135,7 +135,7 @@ def test_cpp_consumer_records_output_shapes_when_asked(profiler: Path, tmp_path:
 
 
 def test_delegate_calls_are_recorded_with_their_backend(profiler: Path, tmp_path: Path) -> None:
-    program, inputs, exported = export_model(tmp_path, "mlp", 2, backend="xnnpack")
+    program, inputs, exported = export_model(tmp_path, "mlp", 2, backend="xnnpack-all")
     assert exported.info.instruction_ops == ["delegate:XnnpackBackend"]
     out = tmp_path / "mlp_xnnpack.etdump"
     profile_cpp(profiler, program, inputs, out, 2, "--shapes")

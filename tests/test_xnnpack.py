@@ -92,7 +92,7 @@ def list_registered(runner: Path, what: str) -> list[str]:
 @pytest.mark.parametrize("name", ["mlp", "cnn"])
 def test_mlp_and_cnn_compute_runs_in_delegates(name: str) -> None:
     model, inputs = make(name, 1)
-    info = etrt.export(model, inputs, backend="xnnpack").info
+    info = etrt.export(model, inputs, backend="xnnpack-all").info
     kernel_ops = {
         info.plan.operators[i.op_index] for i in info.plan.instructions if isinstance(i, KernelCall)
     }
@@ -102,17 +102,44 @@ def test_mlp_and_cnn_compute_runs_in_delegates(name: str) -> None:
     assert info.instruction_ops == [f"delegate:{BACKEND_ID}"]
 
 
+def test_cost_rule_delegates_the_cnn_whole_at_batch_32() -> None:
+    model, inputs = make("cnn", 32)
+    info = etrt.export(model, inputs, backend="xnnpack").info
+    # Convolution, pooling and the linear layer reading the NHWC flatten: one delegate call.
+    assert info.instruction_ops == [f"delegate:{BACKEND_ID}"]
+
+
+def test_cost_rule_keeps_gemv_and_long_k_linears_on_etrt_kernels() -> None:
+    # The batch-1 CNN: convolution and pooling delegated, its one-row linear layer is not.
+    model, inputs = make("cnn", 1)
+    ops = etrt.export(model, inputs, backend="xnnpack").info.instruction_ops
+    assert ops.count(f"delegate:{BACKEND_ID}") == 1
+    assert "aten::convolution" not in ops and "aten::addmm" in ops
+    # The MLP (K = 784 and 256) runs faster on etrt's dot-product GEMM at batch 1 and 32.
+    for batch in (1, 32):
+        model, inputs = make("mlp", batch)
+        ops = etrt.export(model, inputs, backend="xnnpack").info.instruction_ops
+        assert ops == etrt.export(model, inputs).info.instruction_ops
+
+
 def test_transformer_linear_layers_are_delegated() -> None:
     model, inputs = make("transformer", 1)
     plain = etrt.export(model, inputs).info
-    info = etrt.export(model, inputs, backend="xnnpack").info
+    info = etrt.export(model, inputs, backend="xnnpack-all").info
     assert plain.instruction_ops.count("aten::addmm") == 4
     assert "aten::addmm" not in info.instruction_ops
     calls = [i for i in info.plan.instructions if isinstance(i, DelegateCall)]
     assert len(calls) >= 4
     # Weights live in the blobs now, not twice in the file.
-    delegated_size = len(etrt.export(model, inputs, backend="xnnpack"))
+    delegated_size = len(etrt.export(model, inputs, backend="xnnpack-all"))
     assert delegated_size < len(etrt.export(model, inputs)) * 1.2
+    # The cost rule: the three short-K (64) linear layers of 16 rows go to XNNPACK, the K = 256
+    # one stays; at batch 32 (512 rows) none does.
+    ruled = etrt.export(model, inputs, backend="xnnpack").info.instruction_ops
+    assert ruled.count("aten::addmm") == 1
+    assert ruled.count(f"delegate:{BACKEND_ID}") == 3
+    model, inputs = make("transformer", 32)
+    assert BACKEND_ID not in str(etrt.export(model, inputs, backend="xnnpack").info.instruction_ops)
 
 
 def test_used_max_pool_indices_stay_with_kernels() -> None:
@@ -136,7 +163,7 @@ def test_cli_exports_with_backend(tmp_path: Path) -> None:
     out = tmp_path / "mlp.etrt"
     proc = subprocess.run(
         [sys.executable, "-m", "etrt", "export", "tests/models.py:mlp", "-o", str(out),
-         "--backend", "xnnpack"],
+         "--backend", "xnnpack-all"],
         capture_output=True, text=True, cwd=ROOT, env=env, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -157,20 +184,26 @@ def test_generated_blob_schema_code_matches_flatc(tmp_path: Path) -> None:
 # --- C++ ---------------------------------------------------------------------------------------
 
 
+# Which (model, batch) programs the cost rule delegates (docs/xnnpack.md).
+RULE_DELEGATES = {("cnn", 1), ("cnn", 32), ("transformer", 1)}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["xnnpack-all", "xnnpack"])
 @pytest.mark.parametrize("batch", [1, 32])
 @pytest.mark.parametrize("name", MODELS)
 def test_delegated_model_matches_eager_pytorch(
-    runners: Path, tmp_path: Path, name: str, batch: int
+    runners: Path, tmp_path: Path, name: str, batch: int, backend: str
 ) -> None:
     model, inputs = make(name, batch)
-    program = etrt.export(model, inputs, backend="xnnpack")
-    assert any(isinstance(i, DelegateCall) for i in program.info.plan.instructions)
+    program = etrt.export(model, inputs, backend=backend)
+    delegated = any(isinstance(i, DelegateCall) for i in program.info.plan.instructions)
+    assert delegated == (backend == "xnnpack-all" or (name, batch) in RULE_DELEGATES)
     path = program.save(tmp_path / f"{name}.etrt")
     proc = run_program(runners / "etrt_runner_xnnpack", path, inputs, tmp_path)
     assert proc.returncode == 0, proc.stderr
     diff = max_diff_to_eager(model, inputs, tmp_path / "out.bin")
-    print(f"{name} batch {batch} (xnnpack): max abs diff {diff:.3g}")
+    print(f"{name} batch {batch} ({backend}): max abs diff {diff:.3g}")
     assert diff <= 1e-5
 
 
@@ -254,7 +287,7 @@ def test_thread_count_changes_after_load_are_safe(
     thread_switch: Path, tmp_path: Path, name: str
 ) -> None:
     model, inputs = make(name, 4)
-    path = etrt.export(model, inputs, backend="xnnpack").save(tmp_path / f"{name}.etrt")
+    path = etrt.export(model, inputs, backend="xnnpack-all").save(tmp_path / f"{name}.etrt")
     in_path = write_inputs(inputs, tmp_path / "inputs.bin")
     out = tmp_path / "out.bin"
     proc = subprocess.run(
@@ -313,7 +346,7 @@ import numpy as np, torch, etrt
 from models import make
 assert etrt.registered_backends().count("XnnpackBackend") == 1, etrt.registered_backends()
 model, inputs = make(sys.argv[1], 3)
-etrt.export(model, inputs, backend="xnnpack").save(sys.argv[2])
+etrt.export(model, inputs, backend="xnnpack-all").save(sys.argv[2])
 (out,) = etrt.load(sys.argv[2]).forward(inputs[0].numpy())
 with torch.no_grad():
     print(float(np.max(np.abs(out - model(*inputs).numpy()))))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .program import Program
 
 # Mirrors exporter.BACKENDS; the exporter (and torch) load only when a command needs them.
-BACKENDS = ("xnnpack",)
+BACKENDS = ("xnnpack", "xnnpack-all")
 
 log = logging.getLogger("etrt")
 

@@ -19,8 +19,9 @@ from .xnnpack import delegate_to_xnnpack
 log = logging.getLogger(__name__)
 
 
-# Backends the exporter can lower subgraphs to (`backend=`), by name.
-BACKENDS = ("xnnpack",)
+# Backends the exporter can lower subgraphs to (`backend=`), by name. "xnnpack" delegates what
+# XNNPACK runs faster than etrt's kernels (docs/xnnpack.md); "xnnpack-all" all it supports.
+BACKENDS = ("xnnpack", "xnnpack-all")
 
 
 def export(
@@ -32,7 +33,8 @@ def export(
 ) -> Program:
     """Export `model` called with `example_inputs` to an etrt program (static shapes).
 
-    With backend="xnnpack", the subgraphs XNNPACK supports run as delegate calls.
+    With backend="xnnpack", the subgraphs XNNPACK supports and runs faster than etrt's kernels
+    run as delegate calls; with backend="xnnpack-all", every subgraph it supports.
     """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
@@ -58,8 +60,8 @@ def export_program(
     lowered = lower(core, allow_missing_ops=allow_missing_ops)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
-    if backend == "xnnpack":
-        delegate_to_xnnpack(lowered.plan, lowered.segments)
+    if backend in ("xnnpack", "xnnpack-all"):
+        delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
     plan_memory(lowered.plan)
     data = serialize(ProgramData(plans=[lowered.plan], segments=lowered.segments))
     log.info(

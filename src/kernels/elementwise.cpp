@@ -116,6 +116,17 @@ void binary_loop(const Loop<3>& loop, BinOp op, T alpha) {
   });
 }
 
+// One loop per op (no switch inside), so each is a tight strided loop.
+void binary_strided(BinOp op, float* o, int64_t so, const float* a, int64_t sa, const float* b,
+                    int64_t sb, float alpha, int64_t n) {
+  switch (op) {
+    case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] + alpha * b[i * sb]; break;
+    case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] - alpha * b[i * sb]; break;
+    case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] * b[i * sb]; break;
+    case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] / b[i * sb]; break;
+  }
+}
+
 void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
   run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);
@@ -126,8 +137,7 @@ void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
       if (s[1] == 4 && s[2] == 0) return binary_vs(op, o, a, *b, alpha, n);
       if (s[1] == 0 && s[2] == 4) return binary_sv(op, o, *a, b, alpha, n);
     }
-    const int64_t so = s[0] / 4, sa = s[1] / 4, sb = s[2] / 4;
-    for (int64_t i = 0; i < n; ++i) o[i * so] = apply<float>(op, a[i * sa], b[i * sb], alpha);
+    binary_strided(op, o, s[0] / 4, a, s[1] / 4, b, s[2] / 4, alpha, n);
   });
 }
 
@@ -206,13 +216,41 @@ inline float apply_unary(UnOp op, float x, float s) {
   return x;
 }
 
+// GELU 16 at a time: the cheap rational form when every lane is small (nearly always, for
+// activations), the erfc form otherwise.
+ETRT_VECTOR_CLONES
+void gelu_erf_contiguous(float* o, const float* a, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    F32x16 v;
+    std::memcpy(&v, a + i, sizeof v);
+    if (max_abs(v) < kGeluSmall) {
+      gelu_erf_small(v, o + i);
+    } else {
+      for (int j = 0; j < 16; ++j) o[i + j] = gelu_erf_f32(a[i + j]);
+    }
+  }
+  for (; i < n; ++i) o[i] = gelu_erf_f32(a[i]);
+}
+
 ETRT_VECTOR_CLONES
 void unary_contiguous(UnOp op, float* o, const float* a, float s, int64_t n) {
   switch (op) {
     case UnOp::Relu: for (int64_t i = 0; i < n; ++i) o[i] = a[i] < 0.0f ? 0.0f : a[i]; break;
-    case UnOp::GeluErf: for (int64_t i = 0; i < n; ++i) o[i] = gelu_erf_f32(a[i]); break;
+    case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
     case UnOp::GeluTanh: for (int64_t i = 0; i < n; ++i) o[i] = gelu_tanh_f32(a[i]); break;
     case UnOp::Scale: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s; break;
+  }
+}
+
+// One loop per op (no switch inside), so each is a tight gather loop (e.g. attention's scaled
+// transposed keys).
+void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, float s, int64_t n) {
+  switch (op) {
+    case UnOp::Relu: for (int64_t i = 0; i < n; ++i) o[i * so] = apply_unary(UnOp::Relu, a[i * sa], s); break;
+    case UnOp::GeluErf: for (int64_t i = 0; i < n; ++i) o[i * so] = gelu_erf_f32(a[i * sa]); break;
+    case UnOp::GeluTanh: for (int64_t i = 0; i < n; ++i) o[i * so] = gelu_tanh_f32(a[i * sa]); break;
+    case UnOp::Scale: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] * s; break;
   }
 }
 
@@ -228,8 +266,7 @@ void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tens
     float* o = reinterpret_cast<float*>(p[0]);
     const float* a = reinterpret_cast<const float*>(p[1]);
     if (st[0] == 4 && st[1] == 4) return unary_contiguous(uop, o, a, s, n);
-    const int64_t so = st[0] / 4, sa = st[1] / 4;
-    for (int64_t i = 0; i < n; ++i) o[i * so] = apply_unary(uop, a[i * sa], s);
+    unary_strided(uop, o, st[0] / 4, a, st[1] / 4, s, n);
   });
 }
 

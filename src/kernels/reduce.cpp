@@ -106,36 +106,41 @@ void softmax_columns(float* o, const float* x, int64_t len, int64_t inner, float
   }
 }
 
-// Sum and sum of squares in double: one pass, and no cancellation for realistic inputs.
-ETRT_VECTOR_CLONES
-void row_moments(const float* x, int64_t n, double* sum_out, double* sumsq_out) {
-  double s[kLanes] = {};
-  double q[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      double v = x[i + j];
-      s[j] += v;
-      q[j] += v * v;
+// Sum of x[i] or of (x[i] - shift)^2: 16 float lanes over blocks of 256 elements, summed by a
+// shuffle tree (a serial sum of 16 lanes would cost more than a 64-wide row), each block's total
+// added in double, so long rows keep double accuracy.
+constexpr int64_t kMomentBlock = 256;
+
+__attribute__((always_inline)) inline double row_sum(const float* x, int64_t n, bool squares,
+                                                     float shift) {
+  double total = 0.0;
+  for (int64_t b = 0; b < n; b += kMomentBlock) {
+    const int64_t e = b + kMomentBlock < n ? b + kMomentBlock : n;
+    Vec16 acc = {};
+    int64_t i = b;
+    for (; i + 16 <= e; i += 16) {
+      Vec16 v;
+      std::memcpy(&v, x + i, sizeof v);
+      if (squares) {
+        v -= shift;
+        acc += v * v;
+      } else {
+        acc += v;
+      }
     }
+    float part = horizontal_sum(acc);
+    for (; i < e; ++i) {
+      const float d = squares ? (x[i] - shift) * (x[i] - shift) : x[i];
+      part += d;
+    }
+    total += part;
   }
-  double sum = 0.0, sumsq = 0.0;
-  for (int j = 0; j < kLanes; ++j) {
-    sum += s[j];
-    sumsq += q[j];
-  }
-  for (; i < n; ++i) {
-    double v = x[i];
-    sum += v;
-    sumsq += v * v;
-  }
-  *sum_out = sum;
-  *sumsq_out = sumsq;
+  return total;
 }
 
-ETRT_VECTOR_CLONES
-void normalize_row(float* o, const float* x, int64_t n, float mean, float rstd, const float* w,
-                   const float* b) {
+__attribute__((always_inline)) inline void normalize_row(float* o, const float* x, int64_t n,
+                                                        float mean, float rstd, const float* w,
+                                                        const float* b) {
   const float shift = -mean * rstd;
   if (w != nullptr && b != nullptr) {
     for (int64_t i = 0; i < n; ++i) o[i] = (x[i] * rstd + shift) * w[i] + b[i];
@@ -145,6 +150,38 @@ void normalize_row(float* o, const float* x, int64_t n, float mean, float rstd, 
     for (int64_t i = 0; i < n; ++i) o[i] = (x[i] * rstd + shift) + b[i];
   } else {
     for (int64_t i = 0; i < n; ++i) o[i] = x[i] * rstd + shift;
+  }
+}
+
+// 1 if any of the n bytes is non-zero; 16 bytes at a time.
+inline uint8_t any_bytes(const uint8_t* x, int64_t n) {
+  int64_t i = 0;
+  uint64_t acc = 0;
+  for (; i + 16 <= n; i += 16) {
+    uint64_t a, b;
+    std::memcpy(&a, x + i, 8);
+    std::memcpy(&b, x + i + 8, 8);
+    acc |= a | b;
+  }
+  for (; i < n; ++i) acc |= x[i];
+  return acc != 0 ? 1 : 0;
+}
+
+// Rows [begin, end) of a layer norm over rows of m floats. The row loop sits inside the clone
+// (the helpers are inlined into each), so a short row costs no dispatch.
+ETRT_VECTOR_CLONES
+void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps,
+                     const float* w, const float* b, float* mo, float* ro) {
+  const double inv_m = 1.0 / static_cast<double>(m);
+  for (int64_t r = begin; r < end; ++r) {
+    const float* xr = x + r * m;
+    // Two passes (mean, then squared deviations): no cancellation whatever the mean.
+    const double mu = row_sum(xr, m, false, 0.0f) * inv_m;
+    const double var = row_sum(xr, m, true, static_cast<float>(mu)) * inv_m;
+    const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
+    mo[r] = static_cast<float>(mu);
+    ro[r] = rs;
+    normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
   }
 }
 
@@ -258,18 +295,7 @@ void op_native_layer_norm(KernelContext& ctx, Span<Value*> args) {
   float* ro = rstd->data_as<float>();
   if (m == 0) return;
   parallel_chunks(rows, m * 4, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const float* xr = x + r * m;
-      double sum, sumsq;
-      row_moments(xr, m, &sum, &sumsq);
-      const double mu = sum / static_cast<double>(m);
-      double var = sumsq / static_cast<double>(m) - mu * mu;
-      if (var < 0.0) var = 0.0;
-      const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
-      mo[r] = static_cast<float>(mu);
-      ro[r] = rs;
-      normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
-    }
+    layer_norm_rows(o, x, begin, end, m, eps, w, b, mo, ro);
   });
 }
 
@@ -299,6 +325,31 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
     if (self->numel() == 1) *out->data_as<uint8_t>() = load_as_double(self->data(), self->dtype()) != 0.0;
     return;
   }
+  const ScalarType dt = self->dtype();
+  const bool bytes = dt == ScalarType::Bool || dt == ScalarType::Byte || dt == ScalarType::Char;
+  if (bytes && self->is_contiguous()) {
+    // [outer, len, inner] bytes: OR whole runs (attention's mask check reduces rows of 16).
+    int64_t outer = 1, len = self->size(static_cast<int>(dim)), inner = 1;
+    for (int i = 0; i < nd; ++i) {
+      if (i < dim) outer *= self->size(i);
+      if (i > dim) inner *= self->size(i);
+    }
+    const uint8_t* x = self->data_as<const uint8_t>();
+    uint8_t* o = out->data_as<uint8_t>();
+    if (inner == 1) {
+      for (int64_t r = 0; r < outer; ++r) o[r] = any_bytes(x + r * len, len);
+      return;
+    }
+    for (int64_t r = 0; r < outer; ++r) {
+      uint8_t* orow = o + r * inner;
+      for (int64_t k = 0; k < len; ++k) {
+        const uint8_t* xr = x + (r * len + k) * inner;
+        for (int64_t j = 0; j < inner; ++j) orow[j] |= xr[j];
+      }
+      for (int64_t j = 0; j < inner; ++j) orow[j] = orow[j] != 0 ? 1 : 0;
+    }
+    return;
+  }
   // The output seen with the input's shape, stride 0 along `dim`: a reduction as a plain loop.
   int64_t ostrides[kMaxDims];
   int64_t stride = 1;
@@ -313,8 +364,6 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
   Tensor oview = *out;
   oview.set_sizes_and_strides(self->sizes(), Span<const int64_t>(ostrides, static_cast<size_t>(nd)));
   const Tensor* ops[2] = {&oview, self};
-  const ScalarType dt = self->dtype();
-  const bool bytes = dt == ScalarType::Bool || dt == ScalarType::Byte || dt == ScalarType::Char;
   run_loop(
       make_loop(self->sizes(), ops),
       [&](char* const* p, const int64_t* st, int64_t n) {

@@ -120,10 +120,13 @@ def _drop_unused_tensors(plan: ExecutionPlan, segments: list[bytes]) -> None:
             plan.values[i] = NullValue()
 
 
-def delegate_to_xnnpack(plan: ExecutionPlan, segments: list[bytes]) -> DelegationSummary:
-    """Lower every XNNPACK-supported subgraph of `plan` to a delegate call (mutates both)."""
+def delegate_to_xnnpack(
+    plan: ExecutionPlan, segments: list[bytes], *, cost_rule: bool = True
+) -> DelegationSummary:
+    """Lower XNNPACK-supported subgraphs of `plan` to delegate calls (mutates both): those the
+    cost rule (cost.py) finds faster there, or with cost_rule=False every one."""
     view = PlanView(plan, segments)
-    parts = find_partitions(view)
+    parts = find_partitions(view, cost_rule)
     for i, part in enumerate(parts):
         part.id = i
     delegated = sum(len(p.members) for p in parts)

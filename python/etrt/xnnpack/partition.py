@@ -4,7 +4,8 @@ Walks the plan in order. A supported call joins the partition of one of its prod
 cannot create a cycle (no path leaves the partition and comes back into the call) and the layouts
 agree; otherwise it starts a new partition. Views only extend partitions, they never start one.
 Inside a partition, 4-D values around convolution and pooling are NHWC ("spatial"); everything
-else keeps etrt's contiguous layout ("plain").
+else keeps etrt's contiguous layout ("plain"). With `cost_rule` (the default), only nodes and
+partitions cost.py finds faster on XNNPACK are delegated; without it, every supported subgraph.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import KernelCall, tensor_indices
+from .cost import is_heavy, may_delegate, worth_delegating
 from .match import Match, PlanView, match
-from .nodes import Const, Conv2d, FullyConnected, Layout, MaxPool2d, Reshape, Softmax
-
-# Nodes worth a delegate call.
-HEAVY = (FullyConnected, Conv2d, MaxPool2d, Softmax)
+from .nodes import Const, FullyConnected, Layout, Reshape
 
 
 @dataclass
@@ -48,7 +47,7 @@ def _ndim(view: PlanView, index: int) -> int:
     return len(t.sizes) if t is not None else 0
 
 
-def _flatten_layouts(view: PlanView, node: Reshape) -> dict[int, Layout] | None:
+def _flatten_layouts(view: PlanView, node: Reshape, cost_rule: bool) -> dict[int, Layout] | None:
     """A flatten of a spatial value whose every reader is a fully connected layer: no NCHW
     round trip, the layers' weights are permuted instead."""
     if not isinstance(node.input, int):
@@ -64,12 +63,16 @@ def _flatten_layouts(view: PlanView, node: Reshape) -> dict[int, Layout] | None:
         reader = match(view, instr) if isinstance(instr, KernelCall) else None
         if reader is None or not isinstance(reader.node.body, FullyConnected):
             return None
+        if cost_rule and not may_delegate(view, reader):
+            return None
         if reader.node.body.input != node.output:
             return None
     return {node.input: Layout.SPATIAL, node.output: Layout.FLAT}
 
 
-def _layouts(view: PlanView, part: Partition | None, m: Match) -> dict[int, Layout] | None:
+def _layouts(
+    view: PlanView, part: Partition | None, m: Match, cost_rule: bool
+) -> dict[int, Layout] | None:
     """The layouts `m` gives its activations and output inside `part`, or None on a conflict."""
     known = part.layout if part is not None else {}
     acts = m.node.activations
@@ -78,7 +81,7 @@ def _layouts(view: PlanView, part: Partition | None, m: Match) -> dict[int, Layo
     source = body.input if isinstance(body, Reshape | FullyConnected) else None
     if isinstance(source, int):
         if isinstance(body, Reshape) and known.get(source) == Layout.SPATIAL:
-            return _flatten_layouts(view, body)
+            return _flatten_layouts(view, body, cost_rule)
         if isinstance(body, FullyConnected) and known.get(source) == Layout.FLAT:
             return {source: Layout.FLAT, out: Layout.PLAIN}
 
@@ -113,7 +116,7 @@ def _layouts(view: PlanView, part: Partition | None, m: Match) -> dict[int, Layo
     return result
 
 
-def find_partitions(view: PlanView) -> list[Partition]:
+def find_partitions(view: PlanView, cost_rule: bool = True) -> list[Partition]:
     parts: list[Partition] = []
     owner: dict[int, Partition] = {}  # value -> partition producing it
     # Partitions each value depends on, through any path.
@@ -124,6 +127,8 @@ def find_partitions(view: PlanView) -> list[Partition]:
         reads = [t for a in instr.inputs for t in tensor_indices(view.values, a)]
         base = frozenset().union(*(anc.get(v, frozenset()) for v in reads))
         m = match(view, instr)
+        if m is not None and cost_rule and not may_delegate(view, m):
+            m = None
         chosen: Partition | None = None
         layouts: dict[int, Layout] | None = None
         if m is not None:
@@ -134,12 +139,12 @@ def find_partitions(view: PlanView) -> list[Partition]:
                 # Joining is a cycle if another input already depends on the partition.
                 if any(part.id in anc.get(u, frozenset()) for u in reads if u not in part.produced):
                     continue
-                layouts = _layouts(view, part, m)
+                layouts = _layouts(view, part, m, cost_rule)
                 if layouts is not None:
                     chosen = part
                     break
             if chosen is None and not m.is_reshape:
-                layouts = _layouts(view, None, m)
+                layouts = _layouts(view, None, m, cost_rule)
                 if layouts is not None:
                     chosen = Partition(len(parts))
                     parts.append(chosen)
@@ -158,10 +163,12 @@ def find_partitions(view: PlanView) -> list[Partition]:
         part.finish(view)
         if any(part.layout.get(v) == Layout.FLAT for v in part.outputs):
             part.matches = []  # cannot happen by construction; never leak NHWC order
-    # Elementwise-only partitions gain nothing over etrt's kernels (which also read strided
-    # views in place); they would only add a delegate call. Dropping a partition cannot create
-    # a cycle: it only splits a node of an acyclic graph back into its acyclic parts.
-    return [p for p in parts if any(isinstance(m.node.body, HEAVY) for m in p.matches)]
+    # A partition with no node XNNPACK runs faster than etrt's kernels (cost.py) would only add
+    # a delegate call; one of elementwise ops only, even without the cost rule. Dropping a
+    # partition cannot create a cycle: it only splits a node of an acyclic graph back into its
+    # acyclic parts.
+    worth = worth_delegating if cost_rule else is_heavy
+    return [p for p in parts if any(worth(view, m) for m in p.matches)]
 
 
 def _trim_trailing_reshapes(part: Partition) -> None:

@@ -1,0 +1,59 @@
+"""Which XNNPACK nodes are worth a delegate call: the shape rule measured in docs/xnnpack.md.
+
+Debian's XNNPACK (2022) beats etrt's kernels on convolution and pooling, and on fully connected
+layers only where etrt's dot-product GEMM path is weak: a short reduction (K below
+`FC_MAX_K`) over several rows (M from `FC_MIN_M` to `FC_MAX_M`). Everywhere else (long K, very
+tall M, softmax on its own) etrt's kernels are as fast or faster, and a delegate call only adds
+its boundary. A partition is delegated when it holds at least one worthwhile node; the other
+nodes it holds ride along (e.g. the CNN's linear layer at batch 32, which reads the pooling output
+in NHWC order inside the partition). A one-row fully connected layer (GEMV) never does: XNNPACK's
+1x16 kernel keeps a single accumulator and is about 2x slower than etrt's.
+"""
+
+from __future__ import annotations
+
+from .match import Match, PlanView
+from .nodes import Conv2d, FullyConnected, MaxPool2d, Softmax
+
+# Bounds of etrt's dot path (src/kernels/gemm_isa.inc: kDotMinK, kDotMaxM): inside them its
+# per-tile horizontal sums dominate a short K, and XNNPACK's packed weights win.
+FC_MAX_K = 128
+FC_MIN_M = 8
+FC_MAX_M = 96
+
+
+def fc_rows_and_depth(view: PlanView, node: FullyConnected) -> tuple[int, int] | None:
+    """(M, K) of a fully connected node's 2-D input, or None if it is not a plan tensor."""
+    if not isinstance(node.input, int):
+        return None
+    t = view.tensor(node.input)
+    if t is None or len(t.sizes) != 2:
+        return None
+    return t.sizes[0], t.sizes[1]
+
+
+def may_delegate(view: PlanView, m: Match) -> bool:
+    """False for nodes XNNPACK runs so much slower that they must stay out of any partition."""
+    if isinstance(m.node.body, FullyConnected):
+        shape = fc_rows_and_depth(view, m.node.body)
+        return shape is not None and shape[0] > 1
+    return True
+
+
+def worth_delegating(view: PlanView, m: Match) -> bool:
+    """True if XNNPACK runs this node faster than etrt's kernels on this machine class."""
+    body = m.node.body
+    if isinstance(body, Conv2d | MaxPool2d):
+        return True
+    if isinstance(body, FullyConnected):
+        shape = fc_rows_and_depth(view, body)
+        if shape is None:
+            return False
+        rows, depth = shape
+        return depth < FC_MAX_K and FC_MIN_M <= rows <= FC_MAX_M
+    return False
+
+
+def is_heavy(view: PlanView, m: Match) -> bool:
+    """Not elementwise: what a partition needs when every supported subgraph is delegated."""
+    return isinstance(m.node.body, Conv2d | MaxPool2d | FullyConnected | Softmax)
