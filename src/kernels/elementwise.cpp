@@ -254,6 +254,61 @@ void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, fl
   }
 }
 
+// A transposed source (contiguous along the output's second-innermost dimension, e.g.
+// attention's scaled K^T): 16x16 tiles, each source column read as one contiguous run through
+// the contiguous op into a tile in L1, then written out row by row.
+ETRT_VECTOR_CLONES
+void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, float s, int64_t rows, int64_t cols) {
+  for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+    const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t cn = cols - c0 < 16 ? cols - c0 : 16;
+      alignas(64) float t[16][16];
+      if (op == UnOp::Scale) {  // inline: a call per 16 elements would cost as much as the work
+        for (int64_t c = 0; c < cn; ++c) {
+          const float* src = a + (c0 + c) * cs + r0;
+          for (int64_t r = 0; r < rn; ++r) t[c][r] = src[r] * s;
+        }
+      } else {
+        for (int64_t c = 0; c < cn; ++c) unary_contiguous(op, t[c], a + (c0 + c) * cs + r0, s, rn);
+      }
+      for (int64_t r = 0; r < rn; ++r) {
+        float* orow = o + (r0 + r) * cols + c0;
+        for (int64_t c = 0; c < cn; ++c) orow[c] = t[c][r];
+      }
+    }
+  }
+}
+
+// True (and done) when the loop's two inner dimensions are a transpose of a contiguous output.
+bool unary_try_transposed(const Loop<2>& loop, UnOp uop, float s) {
+  const int d = loop.dim;
+  if (d < 2 || loop.empty) return false;
+  const int64_t rows = loop.sizes[d - 2], cols = loop.sizes[d - 1];
+  if (loop.strides[0][d - 1] != 4 || loop.strides[0][d - 2] != cols * 4 || loop.strides[1][d - 2] != 4 ||
+      loop.strides[1][d - 1] % 4 != 0 || loop.strides[1][d - 1] <= 4 || rows < 4 || cols < 4) {
+    return false;
+  }
+  int64_t outer = 1;
+  for (int i = 0; i < d - 2; ++i) outer *= loop.sizes[i];
+  const int64_t cs = loop.strides[1][d - 1] / 4;
+  parallel_chunks(outer, rows * cols * 4, [&](int64_t b, int64_t e) {
+    for (int64_t m = b; m < e; ++m) {
+      int64_t rem = m;
+      char* po = loop.base[0];
+      char* pa = loop.base[1];
+      for (int i = d - 3; i >= 0; --i) {
+        const int64_t idx = rem % loop.sizes[i];
+        rem /= loop.sizes[i];
+        po += idx * loop.strides[0][i];
+        pa += idx * loop.strides[1][i];
+      }
+      unary_transposed(uop, reinterpret_cast<float*>(po), reinterpret_cast<const float*>(pa), cs, s, rows, cols);
+    }
+  });
+  return true;
+}
+
 void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self, size_t out_index,
                UnOp uop, float s) {
   if (!check_dtype(ctx, op, self, "self", ScalarType::Float)) return;
@@ -262,10 +317,17 @@ void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tens
   if (out == nullptr) return;
   const Tensor* ops[2] = {out, &self};
   Loop<2> loop = make_loop(self.sizes(), ops);
+  if (unary_try_transposed(loop, uop, s)) return;
   run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);
     const float* a = reinterpret_cast<const float*>(p[1]);
-    if (st[0] == 4 && st[1] == 4) return unary_contiguous(uop, o, a, s, n);
+    if (st[0] == 4 && st[1] == 4) {
+      if (uop == UnOp::Scale && n <= 32) {  // short rows (attention heads): no clone dispatch
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s;
+        return;
+      }
+      return unary_contiguous(uop, o, a, s, n);
+    }
     unary_strided(uop, o, st[0] / 4, a, st[1] / 4, s, n);
   });
 }

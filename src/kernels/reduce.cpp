@@ -46,6 +46,18 @@ inline float horizontal_sum(const Vec16& in) {
 ETRT_VECTOR_CLONES
 void softmax_rows(float* o, const float* x, int64_t rows, int64_t n) {
   const float ninf = -std::numeric_limits<float>::infinity();
+  if (n == 16) {  // attention rows: one vector each, no loops or tails
+    for (int64_t r = 0; r < rows; ++r, o += 16, x += 16) {
+      Vec16 v;
+      std::memcpy(&v, x, sizeof v);
+      const Vec16 d = v - horizontal_max(v);
+      Vec16 e;
+      for (int j = 0; j < 16; ++j) e[j] = exp_f32(d[j]);
+      e *= 1.0f / horizontal_sum(e);
+      std::memcpy(o, &e, sizeof e);
+    }
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r, o += n, x += n) {
     Vec16 m;
     for (int j = 0; j < 16; ++j) m[j] = ninf;

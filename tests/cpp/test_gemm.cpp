@@ -132,7 +132,7 @@ void test_sgemm_matches_reference_on_every_isa() {
     const int64_t shapes[][3] = {{1, 256, 784}, {32, 256, 784}, {32, 10, 256}, {16, 64, 64},
                                  {16, 784, 9},  {1, 1, 1},      {7, 5, 3},     {130, 70, 300},
                                  {200, 33, 17}, {3, 2100, 5},   {9, 40, 0},    {1, 37, 129},
-                                 {100, 400, 300}, {20, 2100, 50}};
+                                 {100, 400, 300}, {20, 2100, 50}, {37, 203, 300}};
     for (const auto& s : shapes) {
       for (int amode = 0; amode < 4; ++amode) {
         for (int bmode = 0; bmode < 4; ++bmode) {
