@@ -58,19 +58,6 @@ def pins() -> list[str]:
     )
 
 
-# Defects these consumers found that belong to other areas, by (consumer, SDK). Strict: once
-# fixed, the test passes, xfail(strict) turns that into a failure, and the entry must go.
-# None open: the .pc retention token that Meson could not resolve (etpkg/pkgconfig.py) and
-# `import etrt` needing torch (python/etrt) are fixed, and their tests pass.
-KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
-
-
-def known_defect(request: pytest.FixtureRequest, consumer_kind: str, sdk: str) -> None:
-    reason = KNOWN_DEFECTS.get((consumer_kind, sdk))
-    if reason is not None:
-        request.node.add_marker(pytest.mark.xfail(reason=reason, strict=True))
-
-
 # ----------------------------------------------------------------------------- per SDK
 
 
@@ -302,11 +289,8 @@ def timed(label: str, fn: Callable[[], str]) -> str:
 # ----------------------------------------------------------------------------- entry points
 
 
-def test_entry_points_import_and_lead_to_the_sdk(
-    consumer: Consumer, request: pytest.FixtureRequest
-) -> None:
+def test_entry_points_import_and_lead_to_the_sdk(consumer: Consumer) -> None:
     """In a venv holding only the wheel (the check ran before the tools were installed)."""
-    known_defect(request, "entry points", consumer.flavor.name)
     if isinstance(consumer.bare_entry_points, verify.CheckFailed):
         raise consumer.bare_entry_points
     assert consumer.bare_entry_points.count(" -> ") == len(verify.ENTRY_POINT_GROUPS)
@@ -316,20 +300,14 @@ def test_entry_points_import_and_lead_to_the_sdk(
 # ----------------------------------------------------------------------------- scikit-build-core
 
 
-def test_scikit_build_finds_sdk_by_entry_points_only(
-    consumer: Consumer, request: pytest.FixtureRequest
-) -> None:
-    known_defect(request, "scikit-build", consumer.flavor.name)
+def test_scikit_build_finds_sdk_by_entry_points_only(consumer: Consumer) -> None:
     timed("scikit-build-core build", lambda: str(consumer.extension()))
     name, version = consumer.ws.manifest.name, consumer.ws.manifest.cmake_version
     cmake_dir = consumer.ws.pkg_root / "lib" / "cmake" / consumer.ws.manifest.cmake_file_name
     assert f"-- probe: {name} {version} from {cmake_dir}" in consumer.extension_log
 
 
-def test_scikit_build_extension_links_the_wheel_libraries(
-    consumer: Consumer, request: pytest.FixtureRequest
-) -> None:
-    known_defect(request, "scikit-build", consumer.flavor.name)
+def test_scikit_build_extension_links_the_wheel_libraries(consumer: Consumer) -> None:
     ext = consumer.extension()
     info = read_elf(ext)
     assert info.rpath is None and info.runpath is not None
@@ -339,8 +317,7 @@ def test_scikit_build_extension_links_the_wheel_libraries(
     consumer.expect_links_wheel_libraries(ext)
 
 
-def test_scikit_build_extension_runs(consumer: Consumer, request: pytest.FixtureRequest) -> None:
-    known_defect(request, "scikit-build", consumer.flavor.name)
+def test_scikit_build_extension_runs(consumer: Consumer) -> None:
     consumer.extension()
     driver = ECOSYSTEM / "drivers" / f"{consumer.flavor.name}_probe.py"
     if consumer.flavor.name == "toysdk":
@@ -394,8 +371,7 @@ def test_makefile_app_via_pkgconf_entry_points(consumer: Consumer) -> None:
 # ----------------------------------------------------------------------------- Meson
 
 
-def test_meson_app_via_pkg_config_path(consumer: Consumer, request: pytest.FixtureRequest) -> None:
-    known_defect(request, "meson", consumer.flavor.name)
+def test_meson_app_via_pkg_config_path(consumer: Consumer) -> None:
     app, log = consumer.meson_app()
     for module in consumer.flavor.pc_modules:
         assert f"Run-time dependency {module} found: YES" in log
