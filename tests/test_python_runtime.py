@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -456,3 +457,32 @@ def test_c_abi_from_plain_c(registry_app: Path, models_run: Any, venv: WheelVenv
     )
     assert bare.returncode == 1
     assert "error: OperatorMissing" in bare.stdout and "aten::addmm" in bare.stdout, bare.stdout
+
+
+def test_cli_flags_build_a_plain_compiler_app(venv: WheelVenv, models_run: Any) -> None:
+    """`python -m etrt --includes/--libs` are all a plain g++ command needs to run the MLP."""
+    import numpy as np
+
+    def flags(flag: str) -> list[str]:
+        proc = venv.run("-m", "etrt", flag)
+        assert proc.returncode == 0, proc.stderr
+        return shlex.split(proc.stdout)
+
+    app = venv.work / "gxx_runner"
+    build = subprocess.run(
+        ["g++", *flags("--includes"), str(REPO_ROOT / "tools" / "etrt_runner.cpp"),
+         "-o", str(app), *flags("--libs")],
+        capture_output=True, text=True, check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    inputs, outputs = venv.work / "gxx_in.bin", venv.work / "gxx_out.bin"
+    np.load(venv.work / "mlp_input.npy").tofile(inputs)
+    proc = subprocess.run(
+        [str(app), str(venv.work / "mlp_portable.etrt"), "--inputs", str(inputs),
+         "--outputs", str(outputs)],
+        capture_output=True, text=True, check=False, env=_clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr  # kernels retained, libraries found without help
+    expected = np.load(venv.work / "mlp_expected.npy")
+    got = np.fromfile(outputs, dtype=np.float32).reshape(expected.shape)
+    assert float(np.max(np.abs(got - expected))) <= 1e-5

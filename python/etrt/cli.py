@@ -24,16 +24,19 @@ BACKENDS = ("xnnpack", "xnnpack-all")
 log = logging.getLogger("etrt")
 
 # Flags answered by the module etpkg generates into the wheel (etrt/_etpkg.py).
-SDK_FLAGS = ("--cmake-prefix-path", "--pkg-config-path")
+SDK_FLAGS = {
+    "--cmake-prefix-path": "print the CMAKE_PREFIX_PATH entry for find_package(etrt)",
+    "--pkg-config-path": "print the PKG_CONFIG_PATH entry for the etrt-*.pc files",
+    "--includes": "print the compiler flags (-I, -D, -std) for every component",
+    "--libs": "print the linker flags for every component library",
+}
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m etrt", description=__doc__)
     parser.add_argument("--version", action="version", version=f"etrt {__version__}")
-    for flag in SDK_FLAGS:
-        parser.add_argument(
-            flag, action="store_true", help="print it for C++ consumers (installed wheel only)"
-        )
+    for flag, help_text in SDK_FLAGS.items():
+        parser.add_argument(flag, action="store_true", help=f"{help_text} (installed wheel only)")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
