@@ -565,14 +565,16 @@ void test_softmax() {
 }
 
 void test_layer_norm() {
-  for (int iter = 0; iter < 40; ++iter) {
-    Sizes s = random_sizes(4, iter < 20 ? 6 : 70, 20000);
-    const size_t k = static_cast<size_t>(rand_int(1, static_cast<int64_t>(s.size())));
+  // The last 8 iterations hit the path for 64-wide rows with weight and bias (transformers).
+  for (int iter = 0; iter < 48; ++iter) {
+    const bool wide64 = iter >= 40;
+    Sizes s = wide64 ? Sizes{rand_int(1, 40), 64} : random_sizes(4, iter < 20 ? 6 : 70, 20000);
+    const size_t k = wide64 ? 1 : static_cast<size_t>(rand_int(1, static_cast<int64_t>(s.size())));
     Sizes ns(s.end() - static_cast<std::ptrdiff_t>(k), s.end());
     Buf x = random_input(ScalarType::Float, s, -2.0f, 4.0f);
     Buf w = random_input(ScalarType::Float, ns);
     Buf b = random_input(ScalarType::Float, ns);
-    const bool use_w = iter % 3 != 1, use_b = iter % 3 != 2;
+    const bool use_w = wide64 || iter % 3 != 1, use_b = wide64 || iter % 3 != 2;
     Value none;
     IntList nsv(ns);
     Value eps = vdouble(1e-5);
