@@ -42,6 +42,22 @@ def _offsets_vector(builder: Any, start_fn: Any, offsets: list[int]) -> int:
     return int(builder.EndVector())
 
 
+# The list values differ only in element type and generated builder functions.
+_LISTS: dict[type, tuple[Any, Any, Any, Any, int]] = {
+    IntListValue: (np.int64, fb.IntListStart, fb.IntListAddItems, fb.IntListEnd,
+                   fb.ValueUnion.IntList),
+    DoubleListValue: (np.float64, fb.DoubleListStart, fb.DoubleListAddItems, fb.DoubleListEnd,
+                      fb.ValueUnion.DoubleList),
+    BoolListValue: (np.bool_, fb.BoolListStart, fb.BoolListAddItems, fb.BoolListEnd,
+                    fb.ValueUnion.BoolList),
+    TensorListValue: (np.int32, fb.TensorListStart, fb.TensorListAddItems, fb.TensorListEnd,
+                      fb.ValueUnion.TensorList),
+    OptionalTensorListValue: (np.int32, fb.OptionalTensorListStart,
+                              fb.OptionalTensorListAddItems, fb.OptionalTensorListEnd,
+                              fb.ValueUnion.OptionalTensorList),
+}
+
+
 def _write_value(builder: Any, value: Value) -> int:
     kind: int
     body: int
@@ -76,31 +92,12 @@ def _write_value(builder: Any, value: Value) -> int:
         fb.StringStart(builder)
         fb.StringAddVal(builder, s)
         kind, body = fb.ValueUnion.String, fb.StringEnd(builder)
-    elif isinstance(value, IntListValue):
-        items = _vector(builder, np.asarray(value.items, dtype=np.int64))
-        fb.IntListStart(builder)
-        fb.IntListAddItems(builder, items)
-        kind, body = fb.ValueUnion.IntList, fb.IntListEnd(builder)
-    elif isinstance(value, DoubleListValue):
-        items = _vector(builder, np.asarray(value.items, dtype=np.float64))
-        fb.DoubleListStart(builder)
-        fb.DoubleListAddItems(builder, items)
-        kind, body = fb.ValueUnion.DoubleList, fb.DoubleListEnd(builder)
-    elif isinstance(value, BoolListValue):
-        items = _vector(builder, np.asarray(value.items, dtype=np.bool_))
-        fb.BoolListStart(builder)
-        fb.BoolListAddItems(builder, items)
-        kind, body = fb.ValueUnion.BoolList, fb.BoolListEnd(builder)
-    elif isinstance(value, TensorListValue):
-        items = _vector(builder, np.asarray(value.items, dtype=np.int32))
-        fb.TensorListStart(builder)
-        fb.TensorListAddItems(builder, items)
-        kind, body = fb.ValueUnion.TensorList, fb.TensorListEnd(builder)
-    elif isinstance(value, OptionalTensorListValue):
-        items = _vector(builder, np.asarray(value.items, dtype=np.int32))
-        fb.OptionalTensorListStart(builder)
-        fb.OptionalTensorListAddItems(builder, items)
-        kind, body = fb.ValueUnion.OptionalTensorList, fb.OptionalTensorListEnd(builder)
+    elif type(value) in _LISTS:
+        dtype, start, add_items, end, kind = _LISTS[type(value)]
+        items = _vector(builder, np.asarray(value.items, dtype=dtype))
+        start(builder)
+        add_items(builder, items)
+        body = end(builder)
     else:  # pragma: no cover - the Value union is closed
         raise TypeError(f"cannot serialize {value!r}")
     fb.ValueStart(builder)
