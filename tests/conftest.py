@@ -10,6 +10,7 @@ from pathlib import Path
 import etrt
 import models
 import pytest
+import runtime_build
 from etpkg_fixtures import env, run_etpkg
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,12 @@ def exported_program() -> Callable[[str, int], etrt.Program]:
         return cache[(name, batch)]
 
     return get
+
+
+@pytest.fixture(scope="module", params=["release", "asan"])
+def tool_runner(request: pytest.FixtureRequest) -> runtime_build.ToolRunner:
+    """The in-tree etrt_runner, once per build: release, then AddressSanitizer and UBSan."""
+    return runtime_build.tool_runner(request.param)
 
 
 def _etrt_in_cache() -> bool:

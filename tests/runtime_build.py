@@ -1,4 +1,5 @@
-"""Builds the runtime's command-line tools for tests (reused when up to date)."""
+"""Builds the runtime's command-line tools for tests (reused when up to date), and runs exported
+modules through etrt_runner."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+import etrt
+import numpy as np
+import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,3 +70,53 @@ def sanitizer_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(SANITIZER_ENV)
     return env
+
+
+@dataclass(frozen=True)
+class ExportedRun:
+    program: etrt.Program
+    got: list[np.ndarray]  # the runner's outputs
+    expected: list[np.ndarray]  # eager PyTorch's
+
+    def max_abs_diff(self, i: int = 0) -> float:
+        return float(np.max(np.abs(self.got[i] - self.expected[i])))
+
+
+@dataclass(frozen=True)
+class ToolRunner:
+    """etrt_runner of one in-tree build; `env` carries the sanitizer options when it has them."""
+
+    exe: Path
+    env: dict[str, str] | None
+
+    def run_exported(
+        self, workdir: Path, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]
+    ) -> ExportedRun:
+        """Exports `module`, runs the program on `inputs` and pairs its outputs with eager's."""
+        program = etrt.export(module, inputs)
+        path, in_bin, out_bin = workdir / "m.etrt", workdir / "in.bin", workdir / "out.bin"
+        program.save(path)
+        in_bin.write_bytes(b"".join(t.contiguous().numpy().tobytes() for t in inputs))
+        proc = subprocess.run(
+            [str(self.exe), str(path), "--inputs", str(in_bin), "--outputs", str(out_bin)],
+            capture_output=True, text=True, timeout=300, env=self.env,
+        )  # fmt: skip
+        assert "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, proc.stderr
+        assert proc.returncode == 0, proc.stderr
+        with torch.no_grad():
+            eager = module(*inputs)
+        expected = [t.numpy() for t in (eager if isinstance(eager, tuple) else (eager,))]
+        raw, got = out_bin.read_bytes(), []
+        for e in expected:
+            got.append(np.frombuffer(raw[: e.nbytes], dtype=e.dtype).reshape(e.shape))
+            raw = raw[e.nbytes :]
+        assert raw == b"", "the program has more outputs than eager"
+        return ExportedRun(program, got, expected)
+
+
+def tool_runner(flavor: str) -> ToolRunner:
+    """ "release" (build/runtime) or "asan" (build/asan, AddressSanitizer and UBSan)."""
+    if flavor == "release":
+        return ToolRunner(build_tools("runtime", ["etrt_runner"]).runner, None)
+    tools = build_tools("asan", ["etrt_runner"], sanitize="address,undefined")
+    return ToolRunner(tools.runner, sanitizer_env())

@@ -52,6 +52,26 @@ COMPUTE_OPS: frozenset[str] = frozenset(
 
 SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS
 
+# Compute ops whose kernels write their output in any dense layout (a permutation of the
+# contiguous strides): the exporter plans these outputs in the layout torch's tracing gave them,
+# which later views may depend on. Every other kernel writes contiguous outputs.
+ANY_LAYOUT_OPS: frozenset[str] = frozenset(
+    {
+        "aten::relu",
+        "aten::gelu",
+        "aten::add.Tensor",
+        "aten::sub.Tensor",
+        "aten::div.Tensor",
+        "aten::mul.Tensor",
+        "aten::mul.Scalar",
+        "aten::clone",
+        "aten::eq.Scalar",
+        "aten::logical_not",
+        "aten::full_like",
+        "aten::where.self",
+    }
+)
+
 
 def is_view_op(name: str) -> bool:
     return name in VIEW_OPS
@@ -59,3 +79,7 @@ def is_view_op(name: str) -> bool:
 
 def is_supported(name: str) -> bool:
     return name in SUPPORTED_OPS
+
+
+def writes_any_layout(name: str) -> bool:
+    return name in ANY_LAYOUT_OPS

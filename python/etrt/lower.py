@@ -7,7 +7,7 @@ call whose arguments follow the op's schema (defaults filled in) followed by its
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -96,6 +96,22 @@ def op_name(op: torch._ops.OpOverload) -> str:
     """The overload name as OpOverload.name() gives it, e.g. "aten::add.Tensor"."""
     schema = op._schema
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
+
+
+def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:
+    """The order of `val`'s dimensions in memory, outermost first, when its strides are a
+    permutation of contiguous strides; the contiguous order otherwise."""
+    sizes, strides = tuple(val.shape), tuple(val.stride())
+    order = tuple(sorted(range(len(sizes)), key=lambda d: (-strides[d], d)))
+    contiguous = tuple(range(len(sizes)))
+    expected = 1
+    for d in reversed(order):
+        if sizes[d] != 1 and strides[d] != expected:
+            return contiguous
+        expected *= sizes[d]
+    # Size-1 dimensions can sit anywhere: only the order of the others tells a layout apart.
+    real = [d for d in order if sizes[d] != 1]
+    return contiguous if real == sorted(real) else order
 
 
 def _list_element_kind(arg_type: Any) -> str | None:
@@ -198,9 +214,30 @@ class _Lowerer:
             scalar_type=scalar_type_of(val.dtype, f"tensor {name}"),
             sizes=_static_sizes(val.shape, f"tensor {name}"),
             storage=storage,
+            dim_order=dim_order_of(val) if storage == StorageKind.PLANNED else (),
             view_of=view_of,
             name=name,
         )
+
+    def _contiguous_outputs(self, outs: list[int]) -> dict[int, int]:
+        """For a kernel that writes contiguous outputs: each output torch laid out otherwise
+        becomes a contiguous temporary, copied by aten::clone into the planned layout (later
+        views may depend on it). Returns {temporary: final value}."""
+        moved: dict[int, int] = {}
+        for index in outs:
+            t = self.values[index]
+            if not isinstance(t, TensorValue) or t.dim_order == tuple(range(len(t.sizes))):
+                continue
+            final = self.add(t)
+            self.values[index] = replace(t, dim_order=(), name=f"{t.name}.contiguous")
+            moved[index] = final
+        return moved
+
+    def _op_index(self, name: str) -> int:
+        if name not in self.op_index:
+            self.op_index[name] = len(self.operators)
+            self.operators.append(name)
+        return self.op_index[name]
 
     # --- calls ----------------------------------------------------------------------------------
 
@@ -260,14 +297,24 @@ class _Lowerer:
                 outs.append(self.add(self._tensor_from_meta(m, storage, f"{node.name}[{i}]", base)))
             self.node_elements[node.name] = outs
 
-        if name not in self.op_index:
-            self.op_index[name] = len(self.operators)
-            self.operators.append(name)
+        moved = {} if _ops.writes_any_layout(name) else self._contiguous_outputs(outs)
         self.instructions.append(
             KernelCall(
-                self.op_index[name], tuple(args + outs), num_outputs=len(outs), node=node.name
+                self._op_index(name), tuple(args + outs), num_outputs=len(outs), node=node.name
             )
         )
+        for temp, final in moved.items():
+            fmt = self.add(NullValue())
+            self.instructions.append(
+                KernelCall(self._op_index("aten::clone"), (temp, fmt, final), 1, node=node.name)
+            )
+        if moved:
+            if self.node_value.get(node.name) in moved:
+                self.node_value[node.name] = moved[self.node_value[node.name]]
+            if node.name in self.node_elements:
+                self.node_elements[node.name] = [
+                    moved.get(i, i) for i in self.node_elements[node.name]
+                ]
 
     def _view_base(self, node: Node, args: list[int]) -> int:
         if not args or not isinstance(self.values[args[0]], TensorValue):

@@ -175,7 +175,7 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   if (has_alpha && !scalar_arg(ctx, op, args, 2, "alpha", &alpha)) return;
   Shape shape = shape_of(*self);
   if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
-  Tensor* out = output_arg(ctx, op, args, nargs - 1, dtype, shape.span());
+  Tensor* out = strided_output_arg(ctx, op, args, nargs - 1, dtype, shape.span());
   if (out == nullptr) return;
   Coerced ca, cb;
   const Tensor* a = coerce(ctx, op, *self, dtype, "self", &ca);
@@ -313,7 +313,7 @@ void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tens
                UnOp uop, float s) {
   if (!check_dtype(ctx, op, self, "self", ScalarType::Float)) return;
   if (!check_has_data(ctx, op, self, "self")) return;
-  Tensor* out = output_arg(ctx, op, args, out_index, ScalarType::Float, self.sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, out_index, ScalarType::Float, self.sizes());
   if (out == nullptr) return;
   const Tensor* ops[2] = {out, &self};
   Loop<2> loop = make_loop(self.sizes(), ops);
@@ -393,7 +393,7 @@ void op_mul_scalar(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   if (self->dtype() == ScalarType::Long && args[1]->is_int()) {
-    Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Long, self->sizes());
+    Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Long, self->sizes());
     if (out == nullptr || !check_has_data(ctx, op, *self, "self")) return;
     const int64_t k = args[1]->to_int();
     const Tensor* ops[2] = {out, self};
@@ -418,7 +418,7 @@ void op_eq_scalar(KernelContext& ctx, Span<Value*> args) {
   double s = 0.0;
   if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
   if (!check_has_data(ctx, op, *self, "self")) return;
-  Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Bool, self->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Bool, self->sizes());
   if (out == nullptr) return;
   const Tensor* ops[2] = {out, self};
   Loop<2> loop = make_loop(self->sizes(), ops);
@@ -456,7 +456,7 @@ void op_logical_not(KernelContext& ctx, Span<Value*> args) {
   if (!check_nargs(ctx, op, args, 2)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
-  Tensor* out = output_arg(ctx, op, args, 1, ScalarType::Bool, self->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 1, ScalarType::Bool, self->sizes());
   if (out == nullptr) return;
   const Tensor* ops[2] = {out, self};
   const ScalarType dt = self->dtype();
@@ -495,7 +495,7 @@ void op_where_self(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const ScalarType dtype = args[3]->to_tensor().dtype();
-  Tensor* out = output_arg(ctx, op, args, 3, dtype, shape.span());
+  Tensor* out = strided_output_arg(ctx, op, args, 3, dtype, shape.span());
   if (out == nullptr) return;
   Coerced ca, cb;
   const Tensor* a = coerce(ctx, op, *self, dtype, "self", &ca);
@@ -553,7 +553,7 @@ void op_full_like(KernelContext& ctx, Span<Value*> args) {
     }
     dtype = static_cast<ScalarType>(code);
   }
-  Tensor* out = output_arg(ctx, op, args, 7, dtype, self->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 7, dtype, self->sizes());
   if (out == nullptr) return;
   alignas(8) unsigned char v[8];
   store_scalar(v, dtype, fill, args[1]->scalar_to_int(), !args[1]->is_double());
@@ -577,10 +577,22 @@ void op_clone(KernelContext& ctx, Span<Value*> args) {
   if (!check_nargs(ctx, op, args, 3)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
-  // memory_format (args[1]) does not matter: planned outputs are always contiguous.
-  Tensor* out = output_arg(ctx, op, args, 2, self->dtype(), self->sizes());
+  // memory_format (args[1]) is already in the output's planned layout.
+  Tensor* out = strided_output_arg(ctx, op, args, 2, self->dtype(), self->sizes());
   if (out == nullptr) return;
-  copy_to_contiguous(*self, out->data());
+  if (out->is_contiguous()) {
+    copy_to_contiguous(*self, out->data());
+    return;
+  }
+  const Tensor* ops[2] = {out, self};
+  const size_t es = element_size(self->dtype());
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    if (es == 4) {
+      for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], p[1] + i * st[1], 4);
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], p[1] + i * st[1], es);
+  });
 }
 
 }  // namespace kernels

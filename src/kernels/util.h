@@ -164,9 +164,12 @@ inline bool same_sizes(Span<const int64_t> a, Span<const int64_t> b) {
   return true;
 }
 
-// Checks a planned (non-view) output: tensor, dtype, sizes as computed, contiguous memory.
-inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
-                          ScalarType dtype, Span<const int64_t> sizes, const char* name = "out") {
+// Checks a planned (non-view) output: tensor, dtype, sizes as computed, memory, and a contiguous
+// layout unless `any_layout` (the exporter plans the outputs of ANY_LAYOUT_OPS in whatever dense
+// layout torch gave them).
+inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                              ScalarType dtype, Span<const int64_t> sizes, bool any_layout,
+                              const char* name) {
   Tensor* out = tensor_arg(ctx, op, args, i, name);
   if (out == nullptr) return nullptr;
   if (out->dtype() != dtype) {
@@ -179,7 +182,7 @@ inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args,
                       " but was planned as " + shape_string(out->sizes()));
     return nullptr;
   }
-  if (!out->is_contiguous()) {
+  if (!any_layout && !out->is_contiguous()) {
     fail(ctx, op, std::string("output '") + name + "' must be contiguous");
     return nullptr;
   }
@@ -188,6 +191,17 @@ inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args,
     return nullptr;
   }
   return out;
+}
+
+inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                          ScalarType dtype, Span<const int64_t> sizes, const char* name = "out") {
+  return planned_output(ctx, op, args, i, dtype, sizes, false, name);
+}
+
+// For kernels that write through strides: any layout of the output's memory will do.
+inline Tensor* strided_output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                                  ScalarType dtype, Span<const int64_t> sizes) {
+  return planned_output(ctx, op, args, i, dtype, sizes, true, "out");
 }
 
 // Input tensors must have memory (a view op's input always does once it has run).

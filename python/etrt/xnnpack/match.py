@@ -325,4 +325,10 @@ MATCHERS: dict[str, Callable[[PlanView, KernelCall], Match | None]] = {
 def match(view: PlanView, instr: KernelCall) -> Match | None:
     """The XNNPACK node for `instr`, or None when XNNPACK cannot run it as exported."""
     matcher = MATCHERS.get(view.op(instr))
-    return matcher(view, instr) if matcher is not None else None
+    if matcher is None:
+        return None
+    for out in instr.outputs:  # the delegate writes contiguous outputs only
+        t = view.tensor(out)
+        if t is not None and t.dim_order != tuple(range(len(t.sizes))):
+            return None
+    return matcher(view, instr)
