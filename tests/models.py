@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -58,6 +59,15 @@ class TransformerBlock(nn.Module):
         x = x + attn
         y: torch.Tensor = x + self.ff2(self.act(self.ff1(self.ln2(x))))
         return y
+
+
+class MaskedSoftmax(nn.Module):
+    """Softmax whose fully -inf rows give zeros, spelled out in the ops ATen decomposes
+    attention's masking into (etrt keeps attention whole, so no model above uses them)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        keep = torch.any(torch.logical_not(x.eq(-math.inf)), -1, keepdim=True)
+        return torch.where(torch.logical_not(keep), torch.full_like(x, 0), torch.softmax(x, -1))
 
 
 SEQ_LEN = 16

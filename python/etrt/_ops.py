@@ -32,6 +32,7 @@ COMPUTE_OPS: frozenset[str] = frozenset(
         "aten::bmm",
         "aten::convolution",
         "aten::max_pool2d_with_indices",
+        "aten::scaled_dot_product_attention",
         "aten::relu",
         "aten::gelu",
         "aten::add.Tensor",
@@ -69,6 +70,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::logical_not",
         "aten::full_like",
         "aten::where.self",
+        "aten::scaled_dot_product_attention",
     }
 )
 

@@ -19,6 +19,18 @@ from .xnnpack import delegate_to_xnnpack
 log = logging.getLogger(__name__)
 
 
+# Composite ops kept whole instead of decomposed: etrt has a fused kernel for each, faster than
+# the core ATen ops they decompose into (attention: bmm, softmax and the masking around it).
+PRESERVED_OPS = (torch.ops.aten.scaled_dot_product_attention.default,)
+
+
+def _decomposition_table() -> dict[Any, Any]:
+    table = torch.export.default_decompositions()
+    for op in PRESERVED_OPS:
+        del table[op]
+    return table
+
+
 # Backends the exporter can lower subgraphs to (`backend=`), by name. "xnnpack" delegates what
 # XNNPACK runs faster than etrt's kernels (docs/xnnpack.md); "xnnpack-all" all it supports.
 BACKENDS = ("xnnpack", "xnnpack-all")
@@ -53,7 +65,7 @@ def export_program(
     if backend is not None and backend not in BACKENDS:
         raise ExportError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
     try:
-        core = ep.run_decompositions()
+        core = ep.run_decompositions(_decomposition_table())
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc

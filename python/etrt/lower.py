@@ -98,6 +98,16 @@ def op_name(op: torch._ops.OpOverload) -> str:
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
 
 
+def _check_inference_only(node: Node, name: str) -> None:
+    if name == "aten::scaled_dot_product_attention":
+        p = node.args[4] if len(node.args) > 4 else node.kwargs.get("dropout_p", 0.0)
+        if p != 0.0:
+            raise ExportError(
+                f"node {node.name}: {name} with dropout_p={p}; etrt runs inference only "
+                "(export the model in eval mode, or pass dropout_p=0)"
+            )
+
+
 def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:
     """The order of `val`'s dimensions in memory, outermost first, when its strides are a
     permutation of contiguous strides; the contiguous order otherwise."""
@@ -260,6 +270,7 @@ class _Lowerer:
             if a.alias_info is not None and a.alias_info.is_write:
                 raise ExportError(f"node {node.name}: {name} mutates its argument {a.name}")
 
+        _check_inference_only(node, name)
         args = [self._encode_arg(node, a, i) for i, a in enumerate(schema.arguments)]
         extra = set(node.kwargs) - {a.name for a in schema.arguments}
         if len(node.args) > len(schema.arguments) or extra:

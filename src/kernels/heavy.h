@@ -1,4 +1,4 @@
-// Compute-heavy CPU kernels: matrix products, convolution, max pooling.
+// Compute-heavy CPU kernels: matrix products, convolution, max pooling, attention.
 #pragma once
 
 #include "etrt/runtime/kernel.h"
@@ -20,6 +20,9 @@ void op_convolution(KernelContext& ctx, Span<Value*> args);
 // aten::max_pool2d_with_indices: self, kernel_size[], stride[], padding[], dilation[],
 // ceil_mode | out, indices
 void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args);
+// aten::scaled_dot_product_attention: query, key, value, attn_mask?, dropout_p, is_causal,
+// scale?, enable_gqa | out
+void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args);
 
 }  // namespace kernels
 }  // namespace etrt

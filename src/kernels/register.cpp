@@ -18,6 +18,7 @@ const Kernel kKernels[] = {
     {"aten::bmm", op_bmm},
     {"aten::convolution", op_convolution},
     {"aten::max_pool2d_with_indices", op_max_pool2d_with_indices},
+    {"aten::scaled_dot_product_attention", op_scaled_dot_product_attention},
     // elementwise
     {"aten::relu", op_relu},
     {"aten::gelu", op_gelu},

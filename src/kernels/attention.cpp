@@ -1,0 +1,463 @@
+// aten::scaled_dot_product_attention in one pass over the keys (online softmax): 16 queries ride
+// the 16 lanes of a vector, so the row max and sum of the softmax are plain vertical operations
+// and no L x S score matrix is ever written. A query whose every key is masked gets zeros, as
+// ATen's math path (_safe_softmax) gives.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "heavy.h"
+#include "util.h"
+#include "vec_math.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+constexpr int kLanes = 16;  // queries per block
+constexpr int kKeys = 16;   // keys per block (scores of one block stay in registers)
+constexpr int kCols = 16;   // value columns accumulated in registers at once
+
+typedef int32_t I32x16 __attribute__((vector_size(64)));
+
+// Element strides of the per-item operands; the batch offset is added per item.
+struct Geometry {
+  int64_t L = 0, S = 0, E = 0, Ev = 0;
+  int64_t q_row = 0, q_col = 0, k_row = 0, k_col = 0, v_row = 0, v_col = 0;
+  int64_t m_row = 0, m_col = 0;  // mask strides over L and S (0 where broadcast)
+  int64_t o_row = 0, o_col = 0;
+  bool has_mask = false, mask_bool = false, causal = false;
+  float scale = 1.0f;
+};
+
+struct Item {
+  const float* q;
+  const float* k;
+  const float* v;
+  const void* mask;
+  float* out;
+  int64_t i0;  // first query of the block
+};
+
+// x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
+__attribute__((always_inline)) inline void exp16(F32x16& x) {
+  const F32x16 lo = F32x16{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
+  const F32x16 hi = F32x16{} + 88.3762626647949f;
+  const F32x16 magic = F32x16{} + 12582912.0f;
+  F32x16 xc = x < lo ? lo : x;
+  xc = xc > hi ? hi : xc;
+  const F32x16 k = xc * 1.44269504088896341f + magic;
+  I32x16 ni, kb, mb;
+  std::memcpy(&kb, &k, sizeof k);
+  std::memcpy(&mb, &magic, sizeof magic);
+  ni = kb - mb;
+  const F32x16 n = k - magic;
+  F32x16 r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F32x16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const F32x16 y = p * r * r + r + 1.0f;
+  const I32x16 bits = (ni + 127) << 23;
+  F32x16 scale;
+  std::memcpy(&scale, &bits, sizeof bits);
+  const F32x16 result = y * scale;
+  x = x < lo ? F32x16{} : result;
+}
+
+// Swaps the off-diagonal B x B blocks of every 2B x 2B block of a 16 x 16 tile (rows t[0..16)).
+template <int B>
+__attribute__((always_inline)) inline void swap_blocks(F32x16* t) {
+#define ETRT_LO(j) (((j) & B) ? 16 + (j) - B : (j))
+#define ETRT_HI(j) (((j) & B) ? 16 + (j) : (j) + B)
+  for (int i = 0; i < 16; ++i) {
+    if (i & B) continue;
+    const F32x16 a = t[i], c = t[i + B];
+    t[i] = __builtin_shufflevector(a, c, ETRT_LO(0), ETRT_LO(1), ETRT_LO(2), ETRT_LO(3), ETRT_LO(4),
+                                   ETRT_LO(5), ETRT_LO(6), ETRT_LO(7), ETRT_LO(8), ETRT_LO(9),
+                                   ETRT_LO(10), ETRT_LO(11), ETRT_LO(12), ETRT_LO(13), ETRT_LO(14),
+                                   ETRT_LO(15));
+    t[i + B] = __builtin_shufflevector(a, c, ETRT_HI(0), ETRT_HI(1), ETRT_HI(2), ETRT_HI(3),
+                                       ETRT_HI(4), ETRT_HI(5), ETRT_HI(6), ETRT_HI(7), ETRT_HI(8),
+                                       ETRT_HI(9), ETRT_HI(10), ETRT_HI(11), ETRT_HI(12),
+                                       ETRT_HI(13), ETRT_HI(14), ETRT_HI(15));
+  }
+#undef ETRT_LO
+#undef ETRT_HI
+}
+
+// Transposes a 16 x 16 tile in registers: four rounds of block swaps.
+__attribute__((always_inline)) inline void transpose16(F32x16* t) {
+  swap_blocks<8>(t);
+  swap_blocks<4>(t);
+  swap_blocks<2>(t);
+  swap_blocks<1>(t);
+}
+
+// acc[c] = acc[c] * alpha + sum_j p[j] * v[j][c] for `cols` columns (kCols when full, so the
+// accumulators stay in registers).
+template <bool Unit>
+__attribute__((always_inline)) inline void accumulate(F32x16* acc, const F32x16& alpha, const F32x16* p,
+                                                     int64_t nk, const float* v, int64_t v_row,
+                                                     int64_t v_col, int64_t cols) {
+  F32x16 a[kCols];
+  for (int64_t c = 0; c < cols; ++c) a[c] = acc[c] * alpha;
+  for (int64_t j = 0; j < nk; ++j) {
+    const float* vr = v + j * v_row;
+    const F32x16 pj = p[j];
+    for (int64_t c = 0; c < cols; ++c) a[c] += pj * vr[Unit ? c : c * v_col];
+  }
+  for (int64_t c = 0; c < cols; ++c) acc[c] = a[c];
+}
+
+// One block of up to 16 queries against every key; qt has E vectors and acc Ev. Unit: query, key,
+// value and output rows are contiguous.
+template <bool Unit>
+__attribute__((always_inline)) inline void attend(const Geometry& g, const Item& it, F32x16* qt,
+                                                  F32x16* acc) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const F32x16 vninf = F32x16{} + ninf;
+  const int64_t nq = g.L - it.i0 < kLanes ? g.L - it.i0 : kLanes;
+  const int64_t k_col = Unit ? 1 : g.k_col;
+  // Queries transposed into lanes and scaled; lanes past nq are 0 (their results are dropped).
+  int64_t e0 = 0;
+  if (Unit) {
+    for (; e0 + kLanes <= g.E; e0 += kLanes) {
+      F32x16 t[kLanes];
+      for (int64_t l = 0; l < kLanes; ++l) {
+        if (l < nq) {
+          std::memcpy(&t[l], it.q + (it.i0 + l) * g.q_row + e0, sizeof t[l]);
+          t[l] *= g.scale;
+        } else {
+          t[l] = F32x16{};
+        }
+      }
+      transpose16(t);
+      for (int e = 0; e < kLanes; ++e) qt[e0 + e] = t[e];
+    }
+  }
+  for (int64_t e = e0; e < g.E; ++e) {
+    F32x16 col = {};
+    for (int64_t l = 0; l < nq; ++l) col[l] = it.q[(it.i0 + l) * g.q_row + e * g.q_col] * g.scale;
+    qt[e] = col;
+  }
+  for (int64_t c = 0; c < g.Ev; ++c) acc[c] = F32x16{};
+  F32x16 lane = {};
+  if (g.causal) {
+    for (int l = 0; l < kLanes; ++l) lane[l] = static_cast<float>(it.i0 + l);
+  }
+  F32x16 m = vninf, sum = {};
+  // Under a causal mask no query of the block sees keys past its last query.
+  const int64_t s_end = g.causal ? (it.i0 + nq < g.S ? it.i0 + nq : g.S) : g.S;
+  for (int64_t j0 = 0; j0 < s_end; j0 += kKeys) {
+    const int64_t nk = s_end - j0 < kKeys ? s_end - j0 : kKeys;
+    F32x16 s[kKeys];
+    int64_t j = 0;
+    for (; j + 4 <= nk; j += 4) {  // four keys share each load of a query column
+      const float* k0 = it.k + (j0 + j) * g.k_row;
+      const float* k1 = k0 + g.k_row;
+      const float* k2 = k1 + g.k_row;
+      const float* k3 = k2 + g.k_row;
+      F32x16 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      for (int64_t e = 0; e < g.E; ++e) {
+        const F32x16 qv = qt[e];
+        const int64_t o = e * k_col;
+        a0 += qv * k0[o];
+        a1 += qv * k1[o];
+        a2 += qv * k2[o];
+        a3 += qv * k3[o];
+      }
+      s[j] = a0;
+      s[j + 1] = a1;
+      s[j + 2] = a2;
+      s[j + 3] = a3;
+    }
+    for (; j < nk; ++j) {
+      const float* kr = it.k + (j0 + j) * g.k_row;
+      F32x16 a = {};
+      for (int64_t e = 0; e < g.E; ++e) a += qt[e] * kr[e * k_col];
+      s[j] = a;
+    }
+    if (g.causal) {
+      for (j = 0; j < nk; ++j) s[j] = (F32x16{} + static_cast<float>(j0 + j)) > lane ? vninf : s[j];
+    }
+    if (g.has_mask) {
+      for (j = 0; j < nk; ++j) {
+        F32x16 mv = {};
+        if (g.mask_bool) {
+          const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + (j0 + j) * g.m_col;
+          for (int64_t l = 0; l < nq; ++l) mv[l] = mb[(it.i0 + l) * g.m_row] != 0 ? 0.0f : ninf;
+        } else {
+          const float* mf = static_cast<const float*>(it.mask) + (j0 + j) * g.m_col;
+          for (int64_t l = 0; l < nq; ++l) mv[l] = mf[(it.i0 + l) * g.m_row];
+        }
+        s[j] += mv;
+      }
+    }
+    F32x16 bm = s[0];
+    for (j = 1; j < nk; ++j) bm = s[j] > bm ? s[j] : bm;
+    const F32x16 m_new = bm > m ? bm : m;
+    // Where every score so far is -inf, subtract 0 instead: exp then gives 0, never NaN.
+    const F32x16 m_use = m_new == vninf ? F32x16{} : m_new;
+    F32x16 alpha = m - m_use;
+    exp16(alpha);
+    F32x16 block_sum = {};
+    for (j = 0; j < nk; ++j) {
+      s[j] -= m_use;
+      exp16(s[j]);
+      block_sum += s[j];
+    }
+    sum = sum * alpha + block_sum;
+    m = m_new;
+    const float* vb = it.v + j0 * g.v_row;
+    const int64_t v_col = Unit ? 1 : g.v_col;
+    int64_t c0 = 0;
+    for (; c0 + kCols <= g.Ev; c0 += kCols) {
+      accumulate<Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, kCols);
+    }
+    if (c0 < g.Ev) accumulate<Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, g.Ev - c0);
+  }
+  const F32x16 inv = sum > F32x16{} ? 1.0f / sum : F32x16{};  // a fully masked query gets zeros
+  int64_t c0 = 0;
+  if (Unit) {
+    for (; c0 + kLanes <= g.Ev; c0 += kLanes) {
+      F32x16 t[kLanes];
+      for (int c = 0; c < kLanes; ++c) t[c] = acc[c0 + c] * inv;
+      transpose16(t);
+      for (int64_t l = 0; l < nq; ++l) std::memcpy(it.out + (it.i0 + l) * g.o_row + c0, &t[l], sizeof t[l]);
+    }
+  }
+  for (int64_t c = c0; c < g.Ev; ++c) {
+    const F32x16 col = acc[c] * inv;
+    for (int64_t l = 0; l < nq; ++l) it.out[(it.i0 + l) * g.o_row + c * g.o_col] = col[l];
+  }
+}
+
+ETRT_VECTOR_CLONES
+void attend_rows(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
+  attend<true>(g, it, qt, acc);
+}
+
+ETRT_VECTOR_CLONES
+void attend_strided(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
+  attend<false>(g, it, qt, acc);
+}
+
+// Batch dimensions (all but the last two) of the output and each operand's stride over them.
+struct Batches {
+  int dims = 0;
+  int64_t sizes[kMaxDims] = {};
+  int64_t q[kMaxDims] = {}, k[kMaxDims] = {}, v[kMaxDims] = {}, m[kMaxDims] = {}, o[kMaxDims] = {};
+  int64_t kv_group[kMaxDims] = {};  // > 1 on the head dimension under enable_gqa
+  int64_t count = 1;
+};
+
+bool fail_shapes(KernelContext& ctx, const char* op, const char* what, const Tensor& q,
+                 const Tensor& k, const Tensor& v) {
+  fail(ctx, op, std::string(what) + " (query " + shape_string(q.sizes()) + ", key " +
+                    shape_string(k.sizes()) + ", value " + shape_string(v.sizes()) + ")");
+  return false;
+}
+
+bool batch_layout(KernelContext& ctx, const char* op, const Tensor& q, const Tensor& k,
+                  const Tensor& v, bool gqa, Batches* b) {
+  const int nd = q.dim();
+  b->dims = nd - 2;
+  for (int d = 0; d < b->dims; ++d) {
+    const int64_t qs = q.size(d), ks = k.size(d), vs = v.size(d);
+    const bool head = gqa && d == nd - 3;
+    int64_t size = qs;
+    b->kv_group[d] = 1;
+    if (head) {
+      if (ks != vs || ks == 0 || qs % ks != 0) {
+        return fail_shapes(ctx, op, "enable_gqa needs key and value heads that divide the query heads", q, k, v);
+      }
+      b->kv_group[d] = qs / ks;
+    } else {
+      for (int64_t s : {ks, vs}) {
+        if (s != size && s != 1 && size != 1) {
+          return fail_shapes(ctx, op, "batch dimensions do not broadcast", q, k, v);
+        }
+        if (size == 1) size = s;
+      }
+    }
+    b->sizes[d] = size;
+    b->count *= size;
+    b->q[d] = qs == 1 ? 0 : q.stride(d);
+    b->k[d] = ks == 1 && !head ? 0 : k.stride(d);
+    b->v[d] = vs == 1 && !head ? 0 : v.stride(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::scaled_dot_product_attention";
+  if (!check_nargs(ctx, op, args, 9)) return;
+  const Tensor* qkv[3];
+  const char* names[3] = {"query", "key", "value"};
+  for (int i = 0; i < 3; ++i) {
+    qkv[i] = tensor_arg(ctx, op, args, static_cast<size_t>(i), names[i]);
+    if (qkv[i] == nullptr || !check_dtype(ctx, op, *qkv[i], names[i], ScalarType::Float) ||
+        !check_has_data(ctx, op, *qkv[i], names[i])) {
+      return;
+    }
+  }
+  const Tensor &q = *qkv[0], &k = *qkv[1], &v = *qkv[2];
+  Tensor* mask = nullptr;
+  double dropout_p = 0.0;
+  bool causal = false, gqa = false;
+  if (!optional_tensor_arg(ctx, op, args, 3, "attn_mask", &mask) ||
+      !scalar_arg(ctx, op, args, 4, "dropout_p", &dropout_p) ||
+      !bool_arg(ctx, op, args, 5, "is_causal", &causal) ||
+      !bool_arg(ctx, op, args, 7, "enable_gqa", &gqa)) {
+    return;
+  }
+  if (dropout_p != 0.0) {
+    fail(ctx, op, "dropout_p is " + std::to_string(dropout_p) + "; etrt runs inference only (0)");
+    return;
+  }
+  if (causal && mask != nullptr) {
+    fail(ctx, op, "attn_mask and is_causal cannot both be set");
+    return;
+  }
+  if (q.dim() < 2 || k.dim() != q.dim() || v.dim() != q.dim() || (gqa && q.dim() < 3)) {
+    fail_shapes(ctx, op, gqa ? "enable_gqa needs query, key and value of the same rank, at least 3"
+                             : "query, key and value need the same rank, at least 2",
+                q, k, v);
+    return;
+  }
+  const int nd = q.dim();
+  Geometry g;
+  g.L = q.size(nd - 2);
+  g.E = q.size(nd - 1);
+  g.S = k.size(nd - 2);
+  g.Ev = v.size(nd - 1);
+  if (k.size(nd - 1) != g.E || v.size(nd - 2) != g.S) {
+    fail_shapes(ctx, op, "key must be [..., S, E] for query [..., L, E] and value [..., S, Ev]", q,
+                k, v);
+    return;
+  }
+  Batches b;
+  if (!batch_layout(ctx, op, q, k, v, gqa, &b)) return;
+
+  double scale = 0.0;
+  if (args[6]->is_none()) {
+    scale = 1.0 / std::sqrt(static_cast<double>(g.E > 0 ? g.E : 1));
+  } else if (!scalar_arg(ctx, op, args, 6, "scale", &scale)) {
+    return;
+  }
+  g.scale = static_cast<float>(scale);
+  g.causal = causal;
+  g.q_row = q.stride(nd - 2);
+  g.q_col = q.stride(nd - 1);
+  g.k_row = k.stride(nd - 2);
+  g.k_col = k.stride(nd - 1);
+  g.v_row = v.stride(nd - 2);
+  g.v_col = v.stride(nd - 1);
+
+  Shape out_shape;
+  out_shape.dim = nd;
+  for (int d = 0; d < b.dims; ++d) out_shape.sizes[d] = b.sizes[d];
+  out_shape.sizes[nd - 2] = g.L;
+  out_shape.sizes[nd - 1] = g.Ev;
+  if (mask != nullptr) {
+    if (mask->dtype() != ScalarType::Float && mask->dtype() != ScalarType::Bool) {
+      fail(ctx, op, std::string("attn_mask must be Float or Bool, got ") + to_string(mask->dtype()));
+      return;
+    }
+    if (!check_has_data(ctx, op, *mask, "attn_mask")) return;
+    const int md = mask->dim();
+    bool ok = md <= nd;
+    int64_t ms[kMaxDims] = {};
+    for (int d = 0; ok && d < nd; ++d) {
+      const int i = d - (nd - md);
+      const int64_t target = d == nd - 1 ? g.S : out_shape.sizes[d];
+      if (i < 0) continue;
+      const int64_t size = mask->size(i);
+      ok = size == target || size == 1;
+      ms[d] = size == 1 ? 0 : mask->stride(i);
+    }
+    if (!ok) {
+      Shape want = out_shape;
+      want.sizes[nd - 1] = g.S;
+      fail(ctx, op, "attn_mask of shape " + shape_string(mask->sizes()) +
+                        " does not broadcast to the attention scores " + shape_string(want.span()));
+      return;
+    }
+    for (int d = 0; d < b.dims; ++d) b.m[d] = ms[d];
+    g.m_row = ms[nd - 2];
+    g.m_col = ms[nd - 1];
+    g.has_mask = true;
+    g.mask_bool = mask->dtype() == ScalarType::Bool;
+  }
+  Tensor* out = strided_output_arg(ctx, op, args, 8, ScalarType::Float, out_shape.span());
+  if (out == nullptr) return;
+  for (int d = 0; d < b.dims; ++d) b.o[d] = out->stride(d);
+  g.o_row = out->stride(nd - 2);
+  g.o_col = out->stride(nd - 1);
+  if (b.count == 0 || g.L == 0 || g.Ev == 0) return;
+
+  const int64_t blocks = (g.L + kLanes - 1) / kLanes;
+  const int64_t items = b.count * blocks;
+  const size_t per_part = static_cast<size_t>(g.E + g.Ev);  // vectors
+  const int64_t cost = kLanes * (g.S + 1) * (g.E + g.Ev + 8);
+  int64_t parts = 1;
+  if (items > 1 && items * cost >= 2 * kParallelGrainElements * 64) {
+    parts = parallel_num_threads();
+    if (parts > items) parts = items;
+  }
+  F32x16* scratch = static_cast<F32x16*>(
+      ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(F32x16), 64));
+  if (scratch == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  const float* qd = q.data_as<const float>();
+  const float* kd = k.data_as<const float>();
+  const float* vd = v.data_as<const float>();
+  const char* md = mask == nullptr ? nullptr : static_cast<const char*>(mask->data());
+  const int64_t m_elem = mask == nullptr ? 0 : static_cast<int64_t>(mask->element_size());
+  float* od = out->data_as<float>();
+  const bool unit = g.q_col == 1 && g.k_col == 1 && g.v_col == 1 && g.o_col == 1;
+  auto run = [&](int64_t first, int64_t last, F32x16* buf) {
+    for (int64_t w = first; w < last; ++w) {
+      const int64_t bi = w / blocks;
+      Item it{qd, kd, vd, md, od, (w % blocks) * kLanes};
+      int64_t rest = bi;
+      const char* mp = md;
+      for (int d = b.dims - 1; d >= 0; --d) {
+        const int64_t idx = rest % b.sizes[d];
+        rest /= b.sizes[d];
+        it.q += idx * b.q[d];
+        it.out += idx * b.o[d];
+        it.k += idx / b.kv_group[d] * b.k[d];
+        it.v += idx / b.kv_group[d] * b.v[d];
+        if (mp != nullptr) mp += idx * b.m[d] * m_elem;
+      }
+      it.mask = mp;
+      if (unit) {
+        attend_rows(g, it, buf, buf + g.E);
+      } else {
+        attend_strided(g, it, buf, buf + g.E);
+      }
+    }
+  };
+  if (parts == 1) {
+    run(0, items, scratch);
+    return;
+  }
+  parallel_for(0, parts, 1, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t) {
+      run(items * t / parts, items * (t + 1) / parts, scratch + per_part * static_cast<size_t>(t));
+    }
+  });
+}
+
+}  // namespace kernels
+}  // namespace etrt

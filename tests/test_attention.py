@@ -1,0 +1,144 @@
+"""scaled_dot_product_attention runs as one fused kernel and matches eager PyTorch.
+
+Each case is exported and run by the in-tree etrt_runner, once in a release build and once under
+AddressSanitizer and UBSan (the kernel's tail, mask and stride paths must never read out of
+bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import etrt
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from etrt.errors import ExportError
+from models import MaskedSoftmax, make
+from runtime_build import ToolRunner
+from torch import nn
+
+pytestmark = pytest.mark.slow
+
+SDPA = "aten::scaled_dot_product_attention"
+
+
+class Attention(nn.Module):
+    """F.scaled_dot_product_attention with fixed keyword arguments; q, k, v (and a mask) are
+    inputs, optionally transposed from [B, L, H, E] first."""
+
+    def __init__(self, transposed: bool = False, **kwargs: object) -> None:
+        super().__init__()
+        self.transposed = transposed
+        self.kwargs = kwargs
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *mask: torch.Tensor
+    ) -> torch.Tensor:
+        if self.transposed:
+            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        attn_mask = mask[0] if mask else None
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, **self.kwargs)  # type: ignore[arg-type]
+
+
+def qkv(*shapes: tuple[int, ...], seed: int = 0) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(s, generator=gen) for s in shapes)
+
+
+def padding_mask(b: int, s: int, valid: list[int]) -> torch.Tensor:
+    """[B, 1, 1, S] bool: key j of batch i takes part when j < valid[i] (0: every key masked)."""
+    return (torch.arange(s)[None, :] < torch.tensor(valid)[:, None]).reshape(b, 1, 1, s)
+
+
+CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    # One block of 16 queries x 16 keys, head size 16: the transformer's shape.
+    "square16": lambda: (Attention(), qkv((2, 4, 16, 16), (2, 4, 16, 16), (2, 4, 16, 16))),
+    # Tails everywhere: queries, keys and both head sizes not multiples of 16.
+    "tails": lambda: (Attention(), qkv((2, 3, 5, 24), (2, 3, 37, 24), (2, 3, 37, 40))),
+    # Several query and key blocks; the running max and sum are rescaled between key blocks.
+    "long": lambda: (Attention(), qkv((1, 2, 40, 64), (1, 2, 70, 64), (1, 2, 70, 64))),
+    "rank3": lambda: (Attention(), qkv((3, 9, 8), (3, 11, 8), (3, 11, 12))),
+    "scale": lambda: (Attention(scale=0.3), qkv((2, 2, 7, 16), (2, 2, 9, 16), (2, 2, 9, 16))),
+    "causal_square": lambda: (
+        Attention(is_causal=True),
+        qkv((2, 2, 33, 16), (2, 2, 33, 16), (2, 2, 33, 16)),
+    ),
+    # L != S: torch aligns the causal mask top-left.
+    "causal_wide": lambda: (
+        Attention(is_causal=True),
+        qkv((1, 3, 7, 16), (1, 3, 20, 16), (1, 3, 20, 16)),
+    ),
+    # Batch 1 has no valid key: its queries get zeros, as in eager.
+    "bool_mask_fully_masked": lambda: (
+        Attention(),
+        (*qkv((3, 2, 6, 16), (3, 2, 19, 16), (3, 2, 19, 16)), padding_mask(3, 19, [19, 0, 4])),
+    ),
+    "bool_mask_2d": lambda: (
+        Attention(),
+        (*qkv((2, 2, 6, 8), (2, 2, 5, 8), (2, 2, 5, 8)), torch.rand(6, 5) > 0.3),
+    ),
+    "float_mask": lambda: (
+        Attention(),
+        (
+            *qkv((2, 2, 18, 16), (2, 2, 21, 16), (2, 2, 21, 16)),
+            torch.where(torch.rand(2, 1, 18, 21) > 0.2, torch.randn(2, 1, 18, 21), -torch.inf),
+        ),
+    ),
+    "gqa": lambda: (
+        Attention(enable_gqa=True),
+        qkv((2, 8, 10, 16), (2, 2, 12, 16), (2, 2, 12, 16)),
+    ),
+    "broadcast_batch": lambda: (Attention(), qkv((3, 2, 6, 16), (1, 2, 9, 16), (1, 2, 9, 8))),
+    # q, k, v as [B, L, H, E] memory: rows of a head are not adjacent.
+    "transposed_inputs": lambda: (
+        Attention(transposed=True),
+        qkv((2, 17, 3, 16), (2, 20, 3, 16), (2, 20, 3, 16)),
+    ),
+    # Columns strided too (no contiguous head dimension): the kernel's general path.
+    "strided_columns": lambda: (
+        Attention(transposed=True),
+        qkv((2, 16, 3, 5), (2, 16, 3, 5), (2, 16, 3, 7)),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_attention_matches_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
+    module, inputs = CASES[case]()
+    if case == "strided_columns":
+        q, k, v = inputs
+        inputs = (q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v)
+    run = tool_runner.run_exported(tmp_path, module, inputs)
+    assert run.program.info.instruction_ops.count(SDPA) == 1
+    assert "aten::_softmax" not in run.program.info.instruction_ops
+    print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
+    assert run.max_abs_diff() <= 2e-6
+    if case == "bool_mask_fully_masked":
+        assert np.all(run.got[0][1] == 0.0)
+
+
+def test_transformer_attention_is_one_instruction() -> None:
+    model, inputs = make("transformer", 2)
+    ops = etrt.export(model, inputs).info.instruction_ops
+    assert ops.count(SDPA) == 1
+    for gone in ("aten::_softmax", "aten::mul.Scalar", "aten::where.self", "aten::any.dim"):
+        assert gone not in ops, ops
+    assert ops.count("aten::bmm") == 1  # the input projection: none is left in attention
+
+
+def test_attention_with_dropout_is_refused_at_export() -> None:
+    with pytest.raises(ExportError, match=r"dropout_p=0\.1; etrt runs inference only"):
+        etrt.export(Attention(dropout_p=0.1), qkv((1, 1, 4, 8), (1, 1, 4, 8), (1, 1, 4, 8)))
+
+
+def test_masked_softmax_ops_match_eager(tool_runner: ToolRunner, tmp_path: Path) -> None:
+    # eq, logical_not, any, full_like, where and softmax: row 1 is all -inf and gives zeros.
+    x = torch.randn(2, 3, 16)
+    x[0, 1] = -torch.inf
+    x[1, 2, :5] = -torch.inf
+    run = tool_runner.run_exported(tmp_path, MaskedSoftmax(), (x,))
+    assert np.all(run.got[0][0, 1] == 0.0)
+    assert run.max_abs_diff() <= 1e-6
