@@ -367,9 +367,18 @@ void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
   if (loop.empty) return;
   const int64_t rows = loop.rows();
   const int64_t n = loop.inner_size();
-  if (!parallel || rows == 1 || rows * n < 2 * kParallelGrainElements ||
-      parallel_num_threads() <= 1) {
+  if (!parallel || rows * n < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     run_rows(loop, 0, rows, inner);
+    return;
+  }
+  if (rows == 1) {  // one long run (a contiguous op): split the run itself
+    int64_t istr[N];
+    loop.inner_strides(istr);
+    parallel_for(0, n, kParallelGrainElements, [&](int64_t b, int64_t e) {
+      char* ptr[N];
+      for (int k = 0; k < N; ++k) ptr[k] = loop.base[k] + b * istr[k];
+      inner(ptr, istr, e - b);
+    });
     return;
   }
   int64_t grain = kParallelGrainElements / (n > 0 ? n : 1);
