@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "etrt/runtime/parallel.h"
+#include "util.h"
+#include "vec_math.h"
 
 namespace etrt {
 namespace kernels {
@@ -183,16 +185,31 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   return true;
 }
 
+ETRT_VECTOR_CLONES
 void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
   if (cs == 1) {
     for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * cols, src + i * rs, static_cast<size_t>(cols) * sizeof(float));
     return;
   }
+  int64_t i0 = 0;
+  if (rs == 1) {  // a transposed matrix (a weight behind a permute): 16 x 16 tiles in registers
+    for (; i0 + 16 <= rows; i0 += 16) {
+      int64_t j0 = 0;
+      for (; j0 + 16 <= cols; j0 += 16) {
+        F32x16 t[16];
+        for (int j = 0; j < 16; ++j) std::memcpy(&t[j], src + (j0 + j) * cs + i0, sizeof t[j]);
+        transpose16(t);
+        for (int i = 0; i < 16; ++i) std::memcpy(dst + (i0 + i) * cols + j0, &t[i], sizeof t[i]);
+      }
+      for (int64_t i = i0; i < i0 + 16; ++i)
+        for (int64_t j = j0; j < cols; ++j) dst[i * cols + j] = src[i + j * cs];
+    }
+  }
   // 16 output columns at a time: each written cache line fills at once while 16 source runs stream.
   for (int64_t j0 = 0; j0 < cols; j0 += 16) {
     const int64_t jn = cols - j0 < 16 ? cols - j0 : 16;
     const float* s = src + j0 * cs;
-    for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t i = i0; i < rows; ++i) {
       float* d = dst + i * cols + j0;
       for (int64_t j = 0; j < jn; ++j) d[j] = s[i * rs + j * cs];
     }

@@ -111,6 +111,35 @@ inline void gelu_erf_small(const F32x16& x, float* out) {
   std::memcpy(out, &r, sizeof r);
 }
 
+// Swaps the off-diagonal B x B blocks of every 2B x 2B block of a 16 x 16 tile (rows t[0..16)).
+template <int B>
+__attribute__((always_inline)) inline void swap_blocks(F32x16* t) {
+#define ETRT_LO(j) (((j) & B) ? 16 + (j) - B : (j))
+#define ETRT_HI(j) (((j) & B) ? 16 + (j) : (j) + B)
+  for (int i = 0; i < 16; ++i) {
+    if (i & B) continue;
+    const F32x16 a = t[i], c = t[i + B];
+    t[i] = __builtin_shufflevector(a, c, ETRT_LO(0), ETRT_LO(1), ETRT_LO(2), ETRT_LO(3), ETRT_LO(4),
+                                   ETRT_LO(5), ETRT_LO(6), ETRT_LO(7), ETRT_LO(8), ETRT_LO(9),
+                                   ETRT_LO(10), ETRT_LO(11), ETRT_LO(12), ETRT_LO(13), ETRT_LO(14),
+                                   ETRT_LO(15));
+    t[i + B] = __builtin_shufflevector(a, c, ETRT_HI(0), ETRT_HI(1), ETRT_HI(2), ETRT_HI(3),
+                                       ETRT_HI(4), ETRT_HI(5), ETRT_HI(6), ETRT_HI(7), ETRT_HI(8),
+                                       ETRT_HI(9), ETRT_HI(10), ETRT_HI(11), ETRT_HI(12),
+                                       ETRT_HI(13), ETRT_HI(14), ETRT_HI(15));
+  }
+#undef ETRT_LO
+#undef ETRT_HI
+}
+
+// Transposes a 16 x 16 tile in registers: four rounds of block swaps.
+__attribute__((always_inline)) inline void transpose16(F32x16* t) {
+  swap_blocks<8>(t);
+  swap_blocks<4>(t);
+  swap_blocks<2>(t);
+  swap_blocks<1>(t);
+}
+
 // tanh(x) through exp(-2|x|), keeping the sign.
 inline float tanh_f32(float x) {
   float ax = x < 0.0f ? -x : x;
