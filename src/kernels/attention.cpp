@@ -377,9 +377,10 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   const int64_t blocks = (g.L + kLanes - 1) / kLanes;
   const int64_t items = b.count * blocks;
   const size_t per_part = static_cast<size_t>(g.E + g.Ev);  // vectors
-  const int64_t cost = kLanes * (g.S + 1) * (g.E + g.Ev + 8);
+  // Multiply-adds per item; below a GEMM's threshold a second thread costs more than it saves.
+  const int64_t cost = kLanes * g.S * (g.E + g.Ev) + 1;
   int64_t parts = 1;
-  if (items > 1 && items * cost >= 2 * kParallelGrainElements * 64) {
+  if (items > 1 && items * cost >= 256 * 1024) {
     parts = parallel_num_threads();
     if (parts > items) parts = items;
   }
