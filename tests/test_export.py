@@ -377,27 +377,27 @@ def test_dtype_arguments_use_etrt_codes() -> None:
     assert _tensor(info, full.args[-1]).scalar_type == ScalarType.INT
 
 
-class _Sigmoid(nn.Module):
+class _Sine(nn.Module):  # etrt has no kernel for aten::sin
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(8, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self.fc(x))
+        return torch.sin(self.fc(x))
 
 
 def test_missing_operator_is_an_error_naming_op_and_node() -> None:
     with pytest.raises(etrt.ExportError) as err:
-        etrt.export(_Sigmoid(), (torch.randn(2, 8),))
+        etrt.export(_Sine(), (torch.randn(2, 8),))
     msg = str(err.value)
-    assert "no etrt kernel for aten::sigmoid (node sigmoid)" in msg
+    assert "no etrt kernel for aten::sin (node sin)" in msg
     assert "allow_missing_ops=True" in msg
 
 
 def test_allow_missing_ops_exports_anyway() -> None:
-    program = etrt.export(_Sigmoid(), (torch.randn(2, 8),), allow_missing_ops=True)
-    assert program.missing_ops == ("aten::sigmoid",)
-    assert program.operator_names == ["aten::permute", "aten::addmm", "aten::sigmoid"]
+    program = etrt.export(_Sine(), (torch.randn(2, 8),), allow_missing_ops=True)
+    assert program.missing_ops == ("aten::sin",)
+    assert program.operator_names == ["aten::permute", "aten::addmm", "aten::sin"]
     check_memory_plan(program.info)
 
 
@@ -482,15 +482,17 @@ def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
     spec = tmp_path / "sig.py"
     spec.write_text(
         "import torch\n"
+        "class Sine(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.sin(x)\n"
         "def make():\n"
-        "    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Sigmoid())\n"
-        "    return model, (torch.randn(2, 8),)\n"
+        "    return Sine(), (torch.randn(2, 8),)\n"
     )
     out = tmp_path / "sig.etrt"
     r = _cli("export", f"{spec}:make", "-o", str(out), cwd=repo_root)
     assert r.returncode == 2 and not out.exists()
     assert (
-        r.stderr.startswith("error: no etrt kernel for aten::sigmoid") and r.stderr.count("\n") == 1
+        r.stderr.startswith("error: no etrt kernel for aten::sin") and r.stderr.count("\n") == 1
     )
     r = _cli("export", f"{spec}:make", "-o", str(out), "--allow-missing-ops", cwd=repo_root)
     assert r.returncode == 0 and out.exists(), r.stderr

@@ -204,14 +204,32 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
 // ---------------------------------------------------------------------------------------------
 // Float unary
 
-enum class UnOp { Relu, GeluErf, GeluTanh, Scale };
+enum class UnOp { Relu, GeluErf, GeluTanh, Scale, Clamp, Sigmoid, Tanh, Exp, Rsqrt, Abs, LeakyRelu, Pow };
 
-inline float apply_unary(UnOp op, float x, float s) {
+// An op's scalars: Scale and LeakyRelu use s; Clamp clamps to [s, t]; Pow raises to s.
+struct UnArgs {
+  float s = 0.0f;
+  float t = 0.0f;
+};
+
+// One element. Shared by the contiguous (vectorised in the clones), strided and transposed loops.
+__attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs u) {
   switch (op) {
     case UnOp::Relu: return x < 0.0f ? 0.0f : x;  // NaN passes through, as in ATen
     case UnOp::GeluErf: return gelu_erf_f32(x);
     case UnOp::GeluTanh: return gelu_tanh_f32(x);
-    case UnOp::Scale: return x * s;
+    case UnOp::Scale: return x * u.s;
+    case UnOp::Clamp: {  // NaN passes through both comparisons
+      const float r = x < u.s ? u.s : x;
+      return r > u.t ? u.t : r;
+    }
+    case UnOp::Sigmoid: return 1.0f / (1.0f + exp_f32(-x));
+    case UnOp::Tanh: return tanh_accurate_f32(x);
+    case UnOp::Exp: return exp_full_f32(x);
+    case UnOp::Rsqrt: return 1.0f / __builtin_sqrtf(x);
+    case UnOp::Abs: return __builtin_fabsf(x);
+    case UnOp::LeakyRelu: return x > 0.0f ? x : x * u.s;
+    case UnOp::Pow: return pow_f32(x, u.s);
   }
   return x;
 }
@@ -233,32 +251,43 @@ void gelu_erf_contiguous(float* o, const float* a, int64_t n) {
   for (; i < n; ++i) o[i] = gelu_erf_f32(a[i]);
 }
 
+// One loop per op (the switch stays outside), so each vectorises on its own.
+template <UnOp Op>
+__attribute__((always_inline)) inline void unary_run(float* o, const float* a, UnArgs u, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
+}
+
 ETRT_VECTOR_CLONES
-void unary_contiguous(UnOp op, float* o, const float* a, float s, int64_t n) {
+void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
   switch (op) {
-    case UnOp::Relu: for (int64_t i = 0; i < n; ++i) o[i] = a[i] < 0.0f ? 0.0f : a[i]; break;
+    case UnOp::Relu: unary_run<UnOp::Relu>(o, a, u, n); break;
     case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
-    case UnOp::GeluTanh: for (int64_t i = 0; i < n; ++i) o[i] = gelu_tanh_f32(a[i]); break;
-    case UnOp::Scale: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s; break;
+    case UnOp::GeluTanh: unary_run<UnOp::GeluTanh>(o, a, u, n); break;
+    case UnOp::Scale: unary_run<UnOp::Scale>(o, a, u, n); break;
+    case UnOp::Clamp: unary_run<UnOp::Clamp>(o, a, u, n); break;
+    case UnOp::Sigmoid: unary_run<UnOp::Sigmoid>(o, a, u, n); break;
+    case UnOp::Tanh: unary_run<UnOp::Tanh>(o, a, u, n); break;
+    case UnOp::Exp: unary_run<UnOp::Exp>(o, a, u, n); break;
+    case UnOp::Rsqrt: unary_run<UnOp::Rsqrt>(o, a, u, n); break;
+    case UnOp::Abs: unary_run<UnOp::Abs>(o, a, u, n); break;
+    case UnOp::LeakyRelu: unary_run<UnOp::LeakyRelu>(o, a, u, n); break;
+    case UnOp::Pow: unary_run<UnOp::Pow>(o, a, u, n); break;
   }
 }
 
-// One loop per op (no switch inside), so each is a tight gather loop (e.g. attention's scaled
-// transposed keys).
-void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, float s, int64_t n) {
-  switch (op) {
-    case UnOp::Relu: for (int64_t i = 0; i < n; ++i) o[i * so] = apply_unary(UnOp::Relu, a[i * sa], s); break;
-    case UnOp::GeluErf: for (int64_t i = 0; i < n; ++i) o[i * so] = gelu_erf_f32(a[i * sa]); break;
-    case UnOp::GeluTanh: for (int64_t i = 0; i < n; ++i) o[i * so] = gelu_tanh_f32(a[i * sa]); break;
-    case UnOp::Scale: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] * s; break;
+void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, UnArgs u, int64_t n) {
+  if (op == UnOp::Scale) {  // a tight gather loop (e.g. attention's scaled transposed keys)
+    for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] * u.s;
+    return;
   }
+  for (int64_t i = 0; i < n; ++i) o[i * so] = apply_unary(op, a[i * sa], u);
 }
 
 // A transposed source (contiguous along the output's second-innermost dimension, e.g.
 // attention's scaled K^T): 16x16 tiles, each source column read as one contiguous run through
 // the contiguous op into a tile in L1, then written out row by row.
 ETRT_VECTOR_CLONES
-void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, float s, int64_t rows, int64_t cols) {
+void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols) {
   for (int64_t r0 = 0; r0 < rows; r0 += 16) {
     const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
     for (int64_t c0 = 0; c0 < cols; c0 += 16) {
@@ -267,10 +296,10 @@ void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, float s, in
       if (op == UnOp::Scale) {  // inline: a call per 16 elements would cost as much as the work
         for (int64_t c = 0; c < cn; ++c) {
           const float* src = a + (c0 + c) * cs + r0;
-          for (int64_t r = 0; r < rn; ++r) t[c][r] = src[r] * s;
+          for (int64_t r = 0; r < rn; ++r) t[c][r] = src[r] * u.s;
         }
       } else {
-        for (int64_t c = 0; c < cn; ++c) unary_contiguous(op, t[c], a + (c0 + c) * cs + r0, s, rn);
+        for (int64_t c = 0; c < cn; ++c) unary_contiguous(op, t[c], a + (c0 + c) * cs + r0, u, rn);
       }
       for (int64_t r = 0; r < rn; ++r) {
         float* orow = o + (r0 + r) * cols + c0;
@@ -281,7 +310,7 @@ void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, float s, in
 }
 
 // True (and done) when the loop's two inner dimensions are a transpose of a contiguous output.
-bool unary_try_transposed(const Loop<2>& loop, UnOp uop, float s) {
+bool unary_try_transposed(const Loop<2>& loop, UnOp uop, UnArgs u) {
   const int d = loop.dim;
   if (d < 2 || loop.empty) return false;
   const int64_t rows = loop.sizes[d - 2], cols = loop.sizes[d - 1];
@@ -303,33 +332,55 @@ bool unary_try_transposed(const Loop<2>& loop, UnOp uop, float s) {
         po += idx * loop.strides[0][i];
         pa += idx * loop.strides[1][i];
       }
-      unary_transposed(uop, reinterpret_cast<float*>(po), reinterpret_cast<const float*>(pa), cs, s, rows, cols);
+      unary_transposed(uop, reinterpret_cast<float*>(po), reinterpret_cast<const float*>(pa), cs, u, rows, cols);
     }
   });
   return true;
 }
 
 void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self, size_t out_index,
-               UnOp uop, float s) {
+               UnOp uop, UnArgs u = {}) {
   if (!check_dtype(ctx, op, self, "self", ScalarType::Float)) return;
   if (!check_has_data(ctx, op, self, "self")) return;
   Tensor* out = strided_output_arg(ctx, op, args, out_index, ScalarType::Float, self.sizes());
   if (out == nullptr) return;
   const Tensor* ops[2] = {out, &self};
   Loop<2> loop = make_loop(self.sizes(), ops);
-  if (unary_try_transposed(loop, uop, s)) return;
+  if (unary_try_transposed(loop, uop, u)) return;
   run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);
     const float* a = reinterpret_cast<const float*>(p[1]);
     if (st[0] == 4 && st[1] == 4) {
       if (uop == UnOp::Scale && n <= 32) {  // short rows (attention heads): no clone dispatch
-        for (int64_t i = 0; i < n; ++i) o[i] = a[i] * s;
+        for (int64_t i = 0; i < n; ++i) o[i] = a[i] * u.s;
         return;
       }
-      return unary_contiguous(uop, o, a, s, n);
+      return unary_contiguous(uop, o, a, u, n);
     }
-    unary_strided(uop, o, st[0] / 4, a, st[1] / 4, s, n);
+    unary_strided(uop, o, st[0] / 4, a, st[1] / 4, u, n);
   });
+}
+
+// A unary float op whose arguments after `self` are exactly the schema's (checked by count).
+void unary_op(KernelContext& ctx, Span<Value*> args, const char* op, size_t nargs, UnOp uop,
+              UnArgs u = {}) {
+  if (!check_nargs(ctx, op, args, nargs)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  unary_f32(ctx, op, args, *self, nargs - 1, uop, u);
+}
+
+// An optional Scalar bound: `fallback` for None.
+bool optional_bound(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name,
+                    float fallback, float* out) {
+  if (args[i]->is_none()) {
+    *out = fallback;
+    return true;
+  }
+  double v = 0.0;
+  if (!scalar_arg(ctx, op, args, i, name, &v)) return false;
+  *out = static_cast<float>(v);
+  return true;
 }
 
 ETRT_VECTOR_CLONES
@@ -344,7 +395,7 @@ void op_relu(KernelContext& ctx, Span<Value*> args) {
   if (!check_nargs(ctx, op, args, 2)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr) return;
-  unary_f32(ctx, op, args, *self, 1, UnOp::Relu, 0.0f);
+  unary_f32(ctx, op, args, *self, 1, UnOp::Relu);
 }
 
 void op_gelu(KernelContext& ctx, Span<Value*> args) {
@@ -365,7 +416,61 @@ void op_gelu(KernelContext& ctx, Span<Value*> args) {
     fail(ctx, op, std::string("'approximate' must be a string, got ") + to_string(args[1]->tag()));
     return;
   }
-  unary_f32(ctx, op, args, *self, 2, uop, 0.0f);
+  unary_f32(ctx, op, args, *self, 2, uop);
+}
+
+void op_clamp(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::clamp";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  UnArgs u;
+  if (!optional_bound(ctx, op, args, 1, "min", -kInfinity, &u.s) ||
+      !optional_bound(ctx, op, args, 2, "max", kInfinity, &u.t)) {
+    return;
+  }
+  unary_op(ctx, args, op, 4, UnOp::Clamp, u);
+}
+
+void op_hardtanh(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::hardtanh";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  UnArgs u;
+  if (!optional_bound(ctx, op, args, 1, "min_val", -1.0f, &u.s) ||
+      !optional_bound(ctx, op, args, 2, "max_val", 1.0f, &u.t)) {
+    return;
+  }
+  unary_op(ctx, args, op, 4, UnOp::Clamp, u);
+}
+
+void op_leaky_relu(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::leaky_relu";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  UnArgs u;
+  if (!optional_bound(ctx, op, args, 1, "negative_slope", 0.01f, &u.s)) return;
+  unary_op(ctx, args, op, 3, UnOp::LeakyRelu, u);
+}
+
+void op_pow_tensor_scalar(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::pow.Tensor_Scalar";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  double e = 0.0;
+  if (!scalar_arg(ctx, op, args, 1, "exponent", &e)) return;
+  unary_op(ctx, args, op, 3, UnOp::Pow, {static_cast<float>(e), 0.0f});
+}
+
+void op_sigmoid(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::sigmoid", 2, UnOp::Sigmoid); }
+void op_tanh(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::tanh", 2, UnOp::Tanh); }
+void op_exp(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::exp", 2, UnOp::Exp); }
+void op_rsqrt(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::rsqrt", 2, UnOp::Rsqrt); }
+void op_abs(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::abs", 2, UnOp::Abs); }
+
+void op_add_scalar(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::add.Scalar", BinOp::Add, true);
+}
+void op_sub_scalar(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::sub.Scalar", BinOp::Sub, true);
+}
+void op_div_scalar(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::div.Scalar", BinOp::Div, false);
 }
 
 void op_add_tensor(KernelContext& ctx, Span<Value*> args) {
@@ -389,7 +494,7 @@ void op_mul_scalar(KernelContext& ctx, Span<Value*> args) {
   double s = 0.0;
   if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
   if (self->dtype() == ScalarType::Float) {
-    unary_f32(ctx, op, args, *self, 2, UnOp::Scale, static_cast<float>(s));
+    unary_f32(ctx, op, args, *self, 2, UnOp::Scale, {static_cast<float>(s), 0.0f});
     return;
   }
   if (self->dtype() == ScalarType::Long && args[1]->is_int()) {

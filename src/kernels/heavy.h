@@ -20,6 +20,11 @@ void op_convolution(KernelContext& ctx, Span<Value*> args);
 // aten::max_pool2d_with_indices: self, kernel_size[], stride[], padding[], dilation[],
 // ceil_mode | out, indices
 void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args);
+// aten::avg_pool2d: self, kernel_size[], stride[], padding[], ceil_mode, count_include_pad,
+// divisor_override? | out
+void op_avg_pool2d(KernelContext& ctx, Span<Value*> args);
+// aten::_adaptive_avg_pool2d: self, output_size[] | out
+void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args);
 // aten::scaled_dot_product_attention: query, key, value, attn_mask?, dropout_p, is_causal,
 // scale?, enable_gqa | out
 void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args);

@@ -23,12 +23,36 @@ void op_where_self(KernelContext& ctx, Span<Value*> args);    // condition, self
 // self, fill_value, dtype?, layout?, device?, pin_memory?, memory_format? | out
 void op_full_like(KernelContext& ctx, Span<Value*> args);
 void op_clone(KernelContext& ctx, Span<Value*> args);         // self, memory_format? | out
+void op_clamp(KernelContext& ctx, Span<Value*> args);         // self, min?, max? | out
+void op_hardtanh(KernelContext& ctx, Span<Value*> args);      // self, min_val, max_val | out
+void op_leaky_relu(KernelContext& ctx, Span<Value*> args);    // self, negative_slope | out
+void op_pow_tensor_scalar(KernelContext& ctx, Span<Value*> args);  // self, exponent | out
+void op_sigmoid(KernelContext& ctx, Span<Value*> args);       // self | out
+void op_tanh(KernelContext& ctx, Span<Value*> args);          // self | out
+void op_exp(KernelContext& ctx, Span<Value*> args);           // self | out
+void op_rsqrt(KernelContext& ctx, Span<Value*> args);         // self | out
+void op_abs(KernelContext& ctx, Span<Value*> args);           // self | out
+void op_add_scalar(KernelContext& ctx, Span<Value*> args);    // self, other, alpha | out
+void op_sub_scalar(KernelContext& ctx, Span<Value*> args);    // self, other, alpha | out
+void op_div_scalar(KernelContext& ctx, Span<Value*> args);    // self, other | out
+
+// assemble.cpp
+// weight, indices, padding_idx, scale_grad_by_freq, sparse | out
+void op_embedding(KernelContext& ctx, Span<Value*> args);
+void op_cat(KernelContext& ctx, Span<Value*> args);           // tensors, dim | out
+// start, end, step, dtype?, layout?, device?, pin_memory? | out
+void op_arange_start_step(KernelContext& ctx, Span<Value*> args);
 
 // reduce.cpp
 void op_softmax(KernelContext& ctx, Span<Value*> args);       // self, dim, half_to_float | out
 // input, normalized_shape, weight?, bias?, eps | out, mean, rstd
 void op_native_layer_norm(KernelContext& ctx, Span<Value*> args);
 void op_any_dim(KernelContext& ctx, Span<Value*> args);       // self, dim, keepdim | out (bool)
+void op_sum_dim(KernelContext& ctx, Span<Value*> args);       // self, dim?, keepdim, dtype? | out
+void op_mean_dim(KernelContext& ctx, Span<Value*> args);      // self, dim?, keepdim, dtype? | out
+void op_log_softmax(KernelContext& ctx, Span<Value*> args);   // self, dim, half_to_float | out
+// input, weight?, bias?, running_mean, running_var, momentum, eps | out, save_mean, save_invstd
+void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args);
 
 // views.cpp: the output Value is pointed at the input's memory.
 void op_view(KernelContext& ctx, Span<Value*> args);          // self, size | out

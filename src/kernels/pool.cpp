@@ -1,5 +1,6 @@
-// aten::max_pool2d_with_indices: ATen's semantics (padding never wins, NaN propagates, indices
-// are flat positions h * W + w within each input plane).
+// 2-D pooling. aten::max_pool2d_with_indices: ATen's semantics (padding never wins, NaN
+// propagates, indices are flat positions h * W + w within each input plane). aten::avg_pool2d and
+// aten::_adaptive_avg_pool2d: ATen's windows and divisors, summed in ATen's order.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -35,16 +36,16 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 }
 
 bool pool_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* name, bool allow_empty,
-               int64_t fallback[2], int64_t out[2]) {
+               int64_t fallback[2], int64_t out[2], const char* op = kOp) {
   Span<const int64_t> v;
-  if (!int_list_arg(ctx, kOp, args, i, name, &v)) return false;
+  if (!int_list_arg(ctx, op, args, i, name, &v)) return false;
   if (v.empty() && allow_empty) {
     out[0] = fallback[0];
     out[1] = fallback[1];
     return true;
   }
   if (v.size() != 1 && v.size() != 2) {
-    fail(ctx, kOp, std::string("'") + name + "' must have 1 or 2 values, got " + std::to_string(v.size()));
+    fail(ctx, op, std::string("'") + name + "' must have 1 or 2 values, got " + std::to_string(v.size()));
     return false;
   }
   out[0] = v[0];
@@ -233,6 +234,143 @@ void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / s.channels, c = p % s.channels;
       pool_plane(s, in + n * s.in_sn + c * s.in_sc, o + p * plane_out, ix + p * plane_out);
+    }
+  });
+}
+
+namespace {
+
+// A [N, C, H, W] or [C, H, W] float input as planes of H x W; false after failing the call.
+struct Planes {
+  int64_t n = 1, c = 1, h = 0, w = 0;
+  int64_t sn = 0, sc = 0, sh = 0, sw = 0;  // element strides
+  int dims = 0;
+};
+
+bool planes_of(KernelContext& ctx, const char* op, const Tensor& x, Planes* p) {
+  if (!check_dtype(ctx, op, x, "self", ScalarType::Float) || !check_has_data(ctx, op, x, "self")) return false;
+  if (x.dim() != 3 && x.dim() != 4) {
+    fail(ctx, op, "'self' must be 3-D or 4-D, got shape " + shape_string(x.sizes()));
+    return false;
+  }
+  const int o = x.dim() - 3;
+  p->dims = x.dim();
+  p->n = o == 1 ? x.size(0) : 1;
+  p->sn = o == 1 ? x.stride(0) : 0;
+  p->c = x.size(o);
+  p->sc = x.stride(o);
+  p->h = x.size(o + 1);
+  p->sh = x.stride(o + 1);
+  p->w = x.size(o + 2);
+  p->sw = x.stride(o + 2);
+  return true;
+}
+
+Shape pooled_shape(const Planes& p, int64_t oh, int64_t ow) {
+  Shape s;
+  if (p.dims == 4) s.sizes[s.dim++] = p.n;
+  s.sizes[s.dim++] = p.c;
+  s.sizes[s.dim++] = oh;
+  s.sizes[s.dim++] = ow;
+  return s;
+}
+
+// Calls fn(in_plane, out_plane) for every (n, c) plane, split across threads when big.
+template <typename F>
+void for_planes(const Planes& p, const float* x, float* o, int64_t oh, int64_t ow, int64_t cost, F&& fn) {
+  parallel_chunks(p.n * p.c, cost, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t ni = i / p.c, ci = i % p.c;
+      fn(x + ni * p.sn + ci * p.sc, o + i * oh * ow);
+    }
+  });
+}
+
+}  // namespace
+
+void op_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::avg_pool2d";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Planes p;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p)) return;
+  int64_t k[2], st[2], pad[2], none[2] = {0, 0};
+  bool ceil_mode = false, include_pad = true;
+  if (!pool_list(ctx, args, 1, "kernel_size", false, none, k, op) ||
+      !pool_list(ctx, args, 2, "stride", true, k, st, op) ||
+      !pool_list(ctx, args, 3, "padding", false, none, pad, op) ||
+      !bool_arg(ctx, op, args, 4, "ceil_mode", &ceil_mode) ||
+      !bool_arg(ctx, op, args, 5, "count_include_pad", &include_pad)) {
+    return;
+  }
+  int64_t divisor_override = 0;
+  if (!optional_int_arg(ctx, op, args, 6, "divisor_override", 0, &divisor_override)) return;
+  if (k[0] <= 0 || k[1] <= 0 || st[0] <= 0 || st[1] <= 0 || pad[0] < 0 || pad[1] < 0 ||
+      pad[0] * 2 > k[0] || pad[1] * 2 > k[1] || (!args[6]->is_none() && divisor_override == 0)) {
+    fail(ctx, op, "invalid window: kernel " + shape_string(Span<const int64_t>(k, 2)) + ", stride " +
+                      shape_string(Span<const int64_t>(st, 2)) + ", padding " +
+                      shape_string(Span<const int64_t>(pad, 2)));
+    return;
+  }
+  const int64_t oh = pooled_size(p.h, k[0], pad[0], st[0], 1, ceil_mode);
+  const int64_t ow = pooled_size(p.w, k[1], pad[1], st[1], 1, ceil_mode);
+  if (oh <= 0 || ow <= 0) {
+    fail(ctx, op, "input " + shape_string(self->sizes()) + " is smaller than the window");
+    return;
+  }
+  const Shape shape = pooled_shape(p, oh, ow);
+  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, shape.span());
+  if (out == nullptr || out->numel() == 0) return;
+  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow * k[0] * k[1],
+             [&](const float* x, float* o) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        int64_t h0 = y * st[0] - pad[0], w0 = xo * st[1] - pad[1];
+        int64_t h1 = std::min(h0 + k[0], p.h + pad[0]), w1 = std::min(w0 + k[1], p.w + pad[1]);
+        const int64_t pool_size = (h1 - h0) * (w1 - w0);
+        h0 = std::max<int64_t>(h0, 0);
+        w0 = std::max<int64_t>(w0, 0);
+        h1 = std::min(h1, p.h);
+        w1 = std::min(w1, p.w);
+        float sum = 0.0f;
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) sum += x[i * p.sh + j * p.sw];
+        const int64_t div = divisor_override != 0 ? divisor_override
+                            : include_pad         ? pool_size
+                                                  : (h1 - h0) * (w1 - w0);
+        o[y * ow + xo] = h1 > h0 && w1 > w0 ? sum / static_cast<float>(div) : 0.0f;
+      }
+    }
+  });
+}
+
+void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_adaptive_avg_pool2d";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Planes p;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p)) return;
+  int64_t size[2], none[2] = {0, 0};
+  if (!pool_list(ctx, args, 1, "output_size", false, none, size, op)) return;
+  if (size[0] < 0 || size[1] < 0 || ((size[0] == 0 || size[1] == 0) && p.h * p.w > 0)) {
+    fail(ctx, op, "invalid output_size " + shape_string(Span<const int64_t>(size, 2)));
+    return;
+  }
+  const int64_t oh = size[0], ow = size[1];
+  const Shape shape = pooled_shape(p, oh, ow);
+  Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Float, shape.span());
+  if (out == nullptr || out->numel() == 0) return;
+  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, p.h * p.w + oh * ow,
+             [&](const float* x, float* o) {
+    for (int64_t y = 0; y < oh; ++y) {
+      const int64_t h0 = y * p.h / oh, h1 = ((y + 1) * p.h + oh - 1) / oh;
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        const int64_t w0 = xo * p.w / ow, w1 = ((xo + 1) * p.w + ow - 1) / ow;
+        float sum = 0.0f;
+        for (int64_t i = h0; i < h1; ++i)
+          for (int64_t j = w0; j < w1; ++j) sum += x[i * p.sh + j * p.sw];
+        o[y * ow + xo] = sum / static_cast<float>(h1 - h0) / static_cast<float>(w1 - w0);
+      }
     }
   });
 }

@@ -1,4 +1,5 @@
-// Row-wise kernels: softmax, layer norm, any. Each row is processed while it sits in cache.
+// Row-wise kernels: softmax, log-softmax, layer norm, any, sum and mean; batch norm (inference).
+// Each row is processed while it sits in cache.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -421,6 +422,207 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
         }
       },
       /*parallel=*/false);
+}
+
+namespace {
+
+// sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out. Accumulates in double, so
+// long reductions stay accurate whatever their order.
+void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean) {
+  if (!check_nargs(ctx, op, args, 5)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, op, *self, "self")) {
+    return;
+  }
+  bool keepdim = false;
+  if (!bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) return;
+  if (!args[3]->is_none()) {
+    int64_t code = 0;
+    if (!int_arg(ctx, op, args, 3, "dtype", &code)) return;
+    if (code != static_cast<int64_t>(ScalarType::Float)) {
+      fail(ctx, op, "only a Float result is supported");
+      return;
+    }
+  }
+  const int nd = self->dim();
+  bool reduced[kMaxDims] = {};
+  Span<const int64_t> dims;
+  if (!args[1]->is_none() && !int_list_arg(ctx, op, args, 1, "dim", &dims)) return;
+  for (int64_t d : dims) {
+    int64_t w = 0;
+    if (!wrap_dim(ctx, op, d, nd, &w)) return;
+    if (nd > 0 && reduced[w]) {
+      fail(ctx, op, "dimension " + std::to_string(d) + " appears twice in 'dim'");
+      return;
+    }
+    if (nd > 0) reduced[w] = true;
+  }
+  if (dims.empty()) {
+    for (int i = 0; i < nd; ++i) reduced[i] = true;  // no dims: reduce everything
+  }
+  Shape keep, oshape;
+  keep.dim = nd;
+  int64_t count = 1;
+  for (int i = 0; i < nd; ++i) {
+    keep.sizes[i] = reduced[i] ? 1 : self->size(i);
+    if (reduced[i]) count *= self->size(i);
+    if (!reduced[i] || keepdim) oshape.sizes[oshape.dim++] = keep.sizes[i];
+  }
+  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, oshape.span());
+  if (out == nullptr) return;
+  const int64_t on = out->numel();
+  double* acc = static_cast<double*>(ctx.allocate_temp(static_cast<size_t>(on > 0 ? on : 1) * sizeof(double)));
+  if (acc == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  for (int64_t i = 0; i < on; ++i) acc[i] = 0.0;
+  Tensor sums(acc, ScalarType::Double, keep.span());
+  const Tensor* ops[2] = {&sums, self};
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    double* a = reinterpret_cast<double*>(p[0]);
+    const float* x = reinterpret_cast<const float*>(p[1]);
+    const int64_t sx = st[1] / 4;
+    if (st[0] == 0) {
+      double t = 0.0;
+      for (int64_t i = 0; i < n; ++i) t += x[i * sx];
+      *a += t;
+    } else {
+      const int64_t sa = st[0] / 8;
+      for (int64_t i = 0; i < n; ++i) a[i * sa] += x[i * sx];
+    }
+  }, /*parallel=*/false);
+  float* o = out->data_as<float>();
+  const double scale = mean ? 1.0 / static_cast<double>(count) : 1.0;  // mean of nothing: NaN
+  for (int64_t i = 0; i < on; ++i) o[i] = static_cast<float>(mean && count == 0 ? NAN : acc[i] * scale);
+}
+
+}  // namespace
+
+void op_sum_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::sum.dim_IntList", false); }
+
+void op_mean_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::mean.dim", true); }
+
+void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_log_softmax";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
+  int64_t dim = 0;
+  bool half_to_float = false;
+  if (!int_arg(ctx, op, args, 1, "dim", &dim) || !bool_arg(ctx, op, args, 2, "half_to_float", &half_to_float) ||
+      !check_dtype(ctx, op, *self, "self", ScalarType::Float)) {
+    return;
+  }
+  if (half_to_float) {
+    fail(ctx, op, "half_to_float needs a half-precision input; only float32 is supported");
+    return;
+  }
+  if (!wrap_dim(ctx, op, dim, self->dim(), &dim) || !check_has_data(ctx, op, *self, "self")) return;
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, self->sizes());
+  if (out == nullptr || self->numel() == 0) return;
+  const float* x = contiguous_f32(ctx, op, *self);
+  if (x == nullptr) return;
+  float* o = out->data_as<float>();
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int i = 0; i < self->dim(); ++i) {
+    if (i < dim) outer *= self->size(i);
+    if (i == dim) len = self->size(i);
+    if (i > dim) inner *= self->size(i);
+  }
+  // x - max - log(sum(exp(x - max))), one (row, column) line at a time.
+  parallel_chunks(outer * inner, len * 16, [&](int64_t b, int64_t e) {
+    for (int64_t line = b; line < e; ++line) {
+      const int64_t r = line / inner, c = line % inner;
+      const float* xl = x + r * len * inner + c;
+      float* ol = o + r * len * inner + c;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < len; ++k) mx = xl[k * inner] > mx || std::isnan(xl[k * inner]) ? xl[k * inner] : mx;
+      double sum = 0.0;
+      for (int64_t k = 0; k < len; ++k) sum += std::exp(static_cast<double>(xl[k * inner] - mx));
+      const float shift = std::isinf(mx) ? mx : mx + static_cast<float>(std::log(sum));
+      for (int64_t k = 0; k < len; ++k) ol[k * inner] = xl[k * inner] - shift;
+    }
+  });
+}
+
+void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_native_batch_norm_legit_no_training";
+  if (!check_nargs(ctx, op, args, 10)) return;
+  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) ||
+      !check_has_data(ctx, op, *input, "input")) {
+    return;
+  }
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  if (!optional_tensor_arg(ctx, op, args, 1, "weight", &weight) ||
+      !optional_tensor_arg(ctx, op, args, 2, "bias", &bias)) {
+    return;
+  }
+  Tensor* mean = tensor_arg(ctx, op, args, 3, "running_mean");
+  Tensor* var = mean ? tensor_arg(ctx, op, args, 4, "running_var") : nullptr;
+  double momentum = 0.0, eps = 0.0;
+  if (var == nullptr || !scalar_arg(ctx, op, args, 5, "momentum", &momentum) ||
+      !scalar_arg(ctx, op, args, 6, "eps", &eps)) {
+    return;
+  }
+  if (input->dim() < 2) {
+    fail(ctx, op, "'input' must have a channel dimension, got shape " + shape_string(input->sizes()));
+    return;
+  }
+  const int64_t channels = input->size(1);
+  const Tensor* params[4] = {weight, bias, mean, var};
+  const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
+  for (int i = 0; i < 4; ++i) {
+    if (params[i] == nullptr) continue;
+    if (!check_dtype(ctx, op, *params[i], names[i], ScalarType::Float) ||
+        !check_has_data(ctx, op, *params[i], names[i])) {
+      return;
+    }
+    if (params[i]->dim() != 1 || params[i]->size(0) != channels) {
+      fail(ctx, op, std::string("'") + names[i] + "' must have shape [" + std::to_string(channels) + "], got " +
+                        shape_string(params[i]->sizes()));
+      return;
+    }
+  }
+  const int64_t empty[1] = {0};
+  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, input->sizes(), "out");
+  // Inference saves no statistics: both are empty.
+  if (out == nullptr || output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(empty, 1), "save_mean") == nullptr ||
+      output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(empty, 1), "save_invstd") == nullptr) {
+    return;
+  }
+  // y = x * alpha + beta per channel, alpha = w / sqrt(var + eps), beta = b - mean * alpha (ATen's
+  // form of the inference transform).
+  float* coef = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(channels > 0 ? 2 * channels : 1) * sizeof(float)));
+  if (coef == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  auto at = [](const Tensor* t, int64_t c) { return t->data_as<const float>()[c * t->stride(0)]; };
+  for (int64_t c = 0; c < channels; ++c) {
+    const float invstd = static_cast<float>(1.0 / std::sqrt(static_cast<double>(at(var, c)) + eps));
+    const float alpha = weight ? invstd * at(weight, c) : invstd;
+    coef[2 * c] = alpha;
+    coef[2 * c + 1] = (bias ? at(bias, c) : 0.0f) - at(mean, c) * alpha;
+  }
+  // [N, C, inner] over the input's strides; the output is contiguous.
+  int64_t inner = 1;
+  for (int i = 2; i < input->dim(); ++i) inner *= input->size(i);
+  const float* x = contiguous_f32(ctx, op, *input);
+  if (x == nullptr) return;
+  float* o = out->data_as<float>();
+  const int64_t planes = input->size(0) * channels;
+  parallel_chunks(planes, inner, [&](int64_t b, int64_t e) {
+    for (int64_t pl = b; pl < e; ++pl) {
+      const float alpha = coef[2 * (pl % channels)], beta = coef[2 * (pl % channels) + 1];
+      const float* xp = x + pl * inner;
+      float* op_ = o + pl * inner;
+      for (int64_t i = 0; i < inner; ++i) op_[i] = xp[i] * alpha + beta;
+    }
+  });
 }
 
 }  // namespace kernels

@@ -148,6 +148,44 @@ inline float tanh_f32(float x) {
   return x < 0.0f ? -r : r;
 }
 
+// tanh within a few ulp: an odd Taylor polynomial for |x| < 0.3 (where 1 - exp(-2|x|) would
+// cancel), the exp form above it.
+inline float tanh_accurate_f32(float x) {
+  const float x2 = x * x;
+  float p = 1382.0f / 155925.0f;
+  p = p * x2 - 62.0f / 2835.0f;
+  p = p * x2 + 17.0f / 315.0f;
+  p = p * x2 - 2.0f / 15.0f;
+  p = p * x2 + 1.0f / 3.0f;
+  const float small = x - x * x2 * p;
+  const float big = tanh_f32(x);
+  return (x < 0.0f ? -x : x) < 0.3f ? small : big;
+}
+
+constexpr float kInfinity = __builtin_inff();
+constexpr float kExpOverflow = 88.7228391f;  // ln(FLT_MAX)
+
+// exp(x) over the whole float range: exp_f32 clamps its argument a little below ln(FLT_MAX),
+// so the top of the range goes through exp(x - ln 2) * 2.
+inline float exp_full_f32(float x) {
+  const float top = exp_f32(x - 0.693147180559945f) * 2.0f;
+  const float r = x > 88.3762626647949f ? top : exp_f32(x);
+  return x > kExpOverflow ? kInfinity : r;
+}
+
+// x^p as ATen computes pow(Tensor, Scalar): exact products and square roots for the common
+// exponents, libm otherwise.
+inline float pow_f32(float x, float p) {
+  if (p == 2.0f) return x * x;
+  if (p == 1.0f) return x;
+  if (p == 0.5f) return __builtin_sqrtf(x);
+  if (p == 3.0f) return x * x * x;
+  if (p == -1.0f) return 1.0f / x;
+  if (p == -0.5f) return 1.0f / __builtin_sqrtf(x);
+  if (p == -2.0f) return 1.0f / (x * x);
+  return __builtin_powf(x, p);
+}
+
 // GELU with the tanh approximation, as ATen computes it.
 inline float gelu_tanh_f32(float x) {
   const float beta = 0.7978845608028654f;  // sqrt(2 / pi)

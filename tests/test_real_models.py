@@ -1,0 +1,268 @@
+"""Architectures people export, small enough to run in a test: each is exported, run by the
+in-tree etrt_runner (release, then ASan and UBSan) and compared with eager PyTorch. Every
+operator they decompose into must have a kernel (allow_missing_ops stays off).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import etrt
+import pytest
+import runtime_build
+import torch
+import torch.nn.functional as F
+from etrt.errors import ExportError
+from runtime_build import ToolRunner
+from torch import nn
+
+pytestmark = pytest.mark.slow
+
+
+class GptBlock(nn.Module):
+    def __init__(self, d: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    """Token and position embeddings, two causal blocks, a vocabulary head with log-softmax."""
+
+    def __init__(self, vocab: int = 100, d: int = 64, context: int = 32) -> None:
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(context, d)
+        self.blocks = nn.Sequential(GptBlock(d), GptBlock(d))
+        self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        return F.log_softmax(self.head(self.ln(self.blocks(x))), dim=-1)
+
+
+class RmsNorm(nn.Module):
+    def __init__(self, d: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps, self.weight = eps, nn.Parameter(torch.rand(d) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaBlock(nn.Module):
+    """RMSNorm, grouped-query causal attention (8 query heads over 2 key/value heads), SwiGLU."""
+
+    def __init__(self, d: int = 64, heads: int = 8, kv_heads: int = 2) -> None:
+        super().__init__()
+        self.h, self.kvh, self.hd = heads, kv_heads, d // heads
+        self.n1, self.n2 = RmsNorm(d), RmsNorm(d)
+        self.wq = nn.Linear(d, d, bias=False)
+        self.wkv = nn.Linear(d, 2 * kv_heads * self.hd, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.w1, self.w3 = nn.Linear(d, 96, bias=False), nn.Linear(d, 96, bias=False)
+        self.w2 = nn.Linear(96, d, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        h = self.n1(x)
+        q = self.wq(h).view(b, t, self.h, self.hd).transpose(1, 2)
+        k, v = self.wkv(h).view(b, t, 2, self.kvh, self.hd).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.wo(y.transpose(1, 2).reshape(b, t, d))
+        h = self.n2(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        self.c2, self.b2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.relu(x + self.b2(self.c2(F.relu(self.b1(self.c1(x))))))
+
+
+class ResNet(nn.Module):
+    """Stem, two residual blocks with batch norm, global average pooling, a classifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU()
+        )
+        self.blocks = nn.Sequential(ResBlock(16), ResBlock(16))
+        self.pool, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.flatten(self.pool(self.blocks(self.stem(x))), 1))
+
+
+def mobilenet_like() -> nn.Module:
+    """Hardswish, a depthwise convolution, SiLU, ReLU6, average pooling, a sigmoid head."""
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, stride=2, padding=1),
+        nn.BatchNorm2d(8),
+        nn.Hardswish(),
+        nn.Conv2d(8, 8, 3, padding=1, groups=8),
+        nn.SiLU(),
+        nn.Conv2d(8, 16, 1),
+        nn.ReLU6(),
+        nn.AvgPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * 8 * 8, 10),
+        nn.Sigmoid(),
+    )
+
+
+class VggHead(nn.Module):
+    """Adaptive pooling to 3x3, two branches joined by cat, LeakyReLU, Tanh, log-softmax."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Conv2d(4, 6, 3, padding=1), nn.Conv2d(4, 2, 1)
+        self.pool = nn.AdaptiveAvgPool2d((3, 3))
+        self.fc = nn.Linear(8 * 9, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.cat([F.leaky_relu(self.a(x), 0.2), torch.tanh(self.b(x))], dim=1)
+        return F.log_softmax(self.fc(torch.flatten(self.pool(y), 1)), dim=1)
+
+
+def _inputs(*shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(7)
+    return tuple(torch.randn(s, generator=gen) for s in shapes)
+
+
+MODELS: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    "gpt": lambda: (
+        Gpt(),
+        (torch.randint(0, 100, (2, 32), generator=torch.Generator().manual_seed(3)),),
+    ),
+    "llama_block": lambda: (LlamaBlock(), _inputs((2, 24, 64))),
+    "resnet": lambda: (ResNet(), _inputs((2, 3, 32, 32))),
+    "mobilenet_like": lambda: (mobilenet_like(), _inputs((2, 3, 32, 32))),
+    "vgg_head": lambda: (VggHead(), _inputs((2, 4, 7, 7))),
+}
+
+
+def _randomise_batch_norm(model: nn.Module) -> None:
+    # Fresh running statistics are 0 and 1: give them values a trained model would have.
+    gen = torch.Generator().manual_seed(11)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.bias.data.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_matches_eager(tool_runner: ToolRunner, tmp_path: Path, name: str) -> None:
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    _randomise_batch_norm(model)
+    model.eval()
+    run = tool_runner.run_exported(tmp_path, model, inputs)
+    ops = sorted(set(run.program.operator_names))
+    print(f"{name}: max abs diff {run.max_abs_diff():.3g}, ops {ops}")
+    assert run.max_abs_diff() <= 2e-5
+
+
+class Ops(nn.Module):
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
+        return self.fn(*xs)
+
+
+# Edges of single operators the models above do not reach.
+OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] = {
+    "clamp_min_only": (lambda x: torch.clamp(x, min=-0.5), _inputs((3, 17))),
+    "clamp_max_only": (lambda x: torch.clamp(x, max=0.25), _inputs((3, 17))),
+    "hardtanh_bounds": (lambda x: F.hardtanh(x, -0.3, 0.7), _inputs((4, 9))),
+    "exp_overflow": (lambda x: torch.exp(x * 60.0), _inputs((64,))),
+    "tanh_small_and_large": (
+        lambda x, s: torch.tanh(x * s),
+        (*_inputs((40,)), torch.logspace(-6, 1, 40, dtype=torch.float32)),
+    ),
+    "sigmoid_extremes": (lambda x: torch.sigmoid(x * 50.0), _inputs((5, 8))),
+    "pow_general": (lambda x: (x.abs() + 0.1).pow(1.7) + x.pow(3) + x.pow(-2), _inputs((6, 6))),
+    "abs_rsqrt": (lambda x: torch.rsqrt(x.abs() + 1e-3), _inputs((33,))),
+    "scalar_arith": (lambda x: (x + 2.5) - 1.25 * 2 + (x - 3) / 4, _inputs((2, 3, 5))),
+    "sum_all": (lambda x: x.sum(dim=(0, 1, 2)), _inputs((3, 4, 5))),
+    "sum_keepdim": (lambda x: x.sum(dim=(0, 2), keepdim=True), _inputs((3, 4, 5))),
+    "mean_transposed": (lambda x: x.transpose(0, 2).mean(dim=1), _inputs((3, 4, 5))),
+    "log_softmax_middle": (lambda x: F.log_softmax(x, dim=1), _inputs((2, 7, 3))),
+    "avg_pool_ceil_no_pad_count": (
+        lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        _inputs((2, 3, 8, 9)),
+    ),
+    "avg_pool_divisor": (lambda x: F.avg_pool2d(x, 2, divisor_override=3), _inputs((1, 2, 6, 6))),
+    "adaptive_uneven": (lambda x: F.adaptive_avg_pool2d(x, (4, 3)), _inputs((2, 3, 10, 7))),
+    "cat_last_dim": (
+        lambda a, b: torch.cat([a, b.transpose(0, 1)], dim=-1),
+        _inputs((3, 4), (5, 3)),
+    ),
+    "arange_float": (lambda x: x + torch.arange(0.5, 3.0, 0.25), _inputs((2, 10))),
+    "embedding_int_ids": (
+        lambda w: F.embedding(torch.tensor([[0, 3], [2, 2]], dtype=torch.int32), w),
+        _inputs((4, 6)),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OP_CASES))
+def test_operator_edges_match_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
+    fn, inputs = OP_CASES[case]
+    run = tool_runner.run_exported(tmp_path, Ops(fn), inputs)
+    print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
+    for got, want in zip(run.got, run.expected, strict=True):
+        torch.testing.assert_close(
+            torch.from_numpy(got.copy()), torch.from_numpy(want), rtol=2e-6, atol=1e-6
+        )
+
+
+class Lookup(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.emb(idx)
+
+
+def test_embedding_index_out_of_range_is_an_error(tmp_path: Path) -> None:
+    runner = runtime_build.tool_runner("release")
+    program = etrt.export(Lookup(), (torch.tensor([1, 2, 3]),))
+    path = tmp_path / "lookup.etrt"
+    program.save(path)
+    (tmp_path / "in.bin").write_bytes(torch.tensor([1, 12, 3]).numpy().tobytes())
+    proc = subprocess.run(
+        [str(runner.exe), str(path), "--inputs", str(tmp_path / "in.bin")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert re.search(
+        r"aten::embedding: index 12 is out of range for an embedding of 10 rows", proc.stderr
+    )
+
+
+def test_unsupported_op_is_named_at_export() -> None:
+    with pytest.raises(ExportError, match=r"no etrt kernel for aten::upsample_nearest2d"):
+        etrt.export(nn.Upsample(scale_factor=2), (torch.randn(1, 1, 2, 2),))
