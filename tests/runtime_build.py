@@ -80,7 +80,7 @@ class ExportedRun:
 
     def max_abs_diff(self, i: int = 0) -> float:
         """Largest |got - expected|; equal values (infinities too) count as 0."""
-        got, want = self.got[i], self.expected[i]
+        got, want = self.got[i].astype(np.float64), self.expected[i].astype(np.float64)
         with np.errstate(invalid="ignore"):
             diff = np.where(got == want, 0.0, np.abs(got - want))
         return float(np.max(diff)) if diff.size else 0.0

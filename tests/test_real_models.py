@@ -5,6 +5,7 @@ operator they decompose into must have a kernel (allow_missing_ops stays off).
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 from collections.abc import Callable
@@ -142,6 +143,45 @@ class VggHead(nn.Module):
         return F.log_softmax(self.fc(torch.flatten(self.pool(y), 1)), dim=1)
 
 
+class MinGptAttention(nn.Module):
+    """Attention written out by hand: a causal mask buffer, masked_fill, softmax, dtype casts."""
+
+    def __init__(self, d: int = 32, heads: int = 4, context: int = 16) -> None:
+        super().__init__()
+        self.h = heads
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.register_buffer(
+            "mask", torch.tril(torch.ones(context, context)).view(1, 1, context, context)
+        )
+
+    def forward(self, x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.h, c // self.h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+        y = (F.softmax(att, dim=-1) @ v).transpose(1, 2).contiguous().view(b, t, c)
+        keep = (ids != 0).unsqueeze(-1)  # padding positions give zeros
+        return self.proj(y).masked_fill(~keep, 0.0) + ids.float().unsqueeze(-1) * 0.01
+
+
+class UNetDecoder(nn.Module):
+    """Group norm, nearest and bilinear upsampling, padding to a skip's size, cat, SiLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gn = nn.GroupNorm(2, 8)
+        self.up = nn.Conv2d(8, 4, 3, padding=1)
+        self.mix = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x: torch.Tensor, skip: torch.Tensor) -> torch.Tensor:
+        h = F.silu(self.gn(x))
+        h = self.up(F.interpolate(h, scale_factor=2, mode="nearest"))
+        h = F.pad(h, (0, 1, 1, 0))  # to the skip's odd size
+        y = self.mix(torch.cat([h, skip], dim=1))
+        return F.interpolate(y, size=(13, 9), mode="bilinear", align_corners=False)
+
+
 def _inputs(*shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(7)
     return tuple(torch.randn(s, generator=gen) for s in shapes)
@@ -156,6 +196,11 @@ MODELS: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     "resnet": lambda: (ResNet(), _inputs((2, 3, 32, 32))),
     "mobilenet_like": lambda: (mobilenet_like(), _inputs((2, 3, 32, 32))),
     "vgg_head": lambda: (VggHead(), _inputs((2, 4, 7, 7))),
+    "mingpt_attention": lambda: (
+        MinGptAttention(),
+        (*_inputs((2, 12, 32)), torch.tensor([[3] * 9 + [0] * 3, [1] * 12])),
+    ),
+    "unet_decoder": lambda: (UNetDecoder(), _inputs((2, 8, 6, 4), (2, 4, 13, 9))),
 }
 
 
@@ -220,6 +265,57 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
         _inputs((3, 4), (5, 3)),
     ),
     "arange_float": (lambda x: x + torch.arange(0.5, 3.0, 0.25), _inputs((2, 10))),
+    "compare_and_logic": (
+        lambda a, b: ((a > b) & (a >= 0)) | ((a < -0.5) ^ (b <= a)) | (a == b) | (a.ne(0.25)),
+        _inputs((3, 5), (5,)),
+    ),
+    "int_compare_and_not": (
+        lambda a: torch.bitwise_not(a) * (a > 2) + (a.le(1)).long() + (~(a == 3)).long(),
+        (torch.arange(-3, 6).reshape(3, 3),),
+    ),
+    "casts": (
+        lambda x: (x * 3).long().float() + (x > 0).float() + (x * 2).int().long(),
+        _inputs((4, 4)),
+    ),
+    "neg_sqrt_log_min_max": (
+        lambda a, b: (
+            torch.maximum(a, b)
+            - torch.minimum(a, -b)
+            + (a.abs() + 1).log()
+            - (b.abs()).sqrt().neg()
+        ),
+        _inputs((2, 6), (6,)),
+    ),
+    "full_and_zeros": (
+        lambda x: x + torch.full((4,), 1.5) - torch.zeros(4) + torch.ones_like(x),
+        _inputs((3, 4)),
+    ),
+    "amax_argmax": (
+        lambda x: x.amax(dim=(0, 2)) + x.argmax(2).float().sum(0) + x.argmax().float(),
+        _inputs((3, 4, 5)),
+    ),
+    "mean_sum_all": (lambda x: x.mean() + x.sum() * 0.5, _inputs((7, 3))),
+    "pad_crop_and_grow": (lambda x: F.pad(x, (2, -1, -1, 3), value=0.5), _inputs((2, 5, 6))),
+    "repeat": (lambda x: x.repeat(2, 1, 3), _inputs((3, 4))),
+    "advanced_index": (
+        lambda x: (
+            x[torch.tensor([2, 0, -1])] + x[:, torch.tensor([[1], [3]]), torch.tensor([0, 2])].sum()
+        ),
+        _inputs((4, 5, 3)),
+    ),
+    "advanced_index_apart": (
+        lambda x: x[torch.tensor([1, 0]), :, torch.tensor([2, 1])],
+        _inputs((3, 4, 5)),
+    ),
+    "upsample_align_corners": (
+        lambda x: F.interpolate(x, scale_factor=(1.5, 2.5), mode="bilinear", align_corners=True),
+        _inputs((1, 2, 4, 3)),
+    ),
+    "upsample_nearest_size": (
+        lambda x: F.interpolate(x, size=(7, 5), mode="nearest"),
+        _inputs((1, 3, 3, 4)),
+    ),
+    "group_norm_no_affine": (lambda x: F.group_norm(x, 3, eps=1e-3), _inputs((2, 6, 5))),
     "embedding_int_ids": (
         lambda w: F.embedding(torch.tensor([[0, 3], [2, 2]], dtype=torch.int32), w),
         _inputs((4, 6)),
@@ -264,5 +360,10 @@ def test_embedding_index_out_of_range_is_an_error(tmp_path: Path) -> None:
 
 
 def test_unsupported_op_is_named_at_export() -> None:
-    with pytest.raises(ExportError, match=r"no etrt kernel for aten::upsample_nearest2d"):
-        etrt.export(nn.Upsample(scale_factor=2), (torch.randn(1, 1, 2, 2),))
+    with pytest.raises(ExportError, match=r"no etrt kernel for aten::cumsum \(node cumsum\)"):
+        etrt.export(Ops(lambda x: torch.cumsum(x, 0)), (torch.randn(3, 2),))
+
+
+def test_transposed_convolution_is_refused_at_export() -> None:
+    with pytest.raises(ExportError, match=r"transposed convolution has no etrt kernel"):
+        etrt.export(nn.ConvTranspose2d(2, 3, 2), (torch.randn(1, 2, 4, 4),))

@@ -98,7 +98,8 @@ def op_name(op: torch._ops.OpOverload) -> str:
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
 
 
-def _check_inference_only(node: Node, name: str) -> None:
+def _check_arguments(node: Node, name: str) -> None:
+    """Arguments etrt's kernels refuse, refused at export instead of when the program runs."""
     if name == "aten::scaled_dot_product_attention":
         p = node.args[4] if len(node.args) > 4 else node.kwargs.get("dropout_p", 0.0)
         if p != 0.0:
@@ -106,6 +107,8 @@ def _check_inference_only(node: Node, name: str) -> None:
                 f"node {node.name}: {name} with dropout_p={p}; etrt runs inference only "
                 "(export the model in eval mode, or pass dropout_p=0)"
             )
+    if name == "aten::convolution" and len(node.args) > 6 and node.args[6]:
+        raise ExportError(f"node {node.name}: transposed convolution has no etrt kernel")
 
 
 def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:
@@ -270,7 +273,7 @@ class _Lowerer:
             if a.alias_info is not None and a.alias_info.is_write:
                 raise ExportError(f"node {node.name}: {name} mutates its argument {a.name}")
 
-        _check_inference_only(node, name)
+        _check_arguments(node, name)
         args = [self._encode_arg(node, a, i) for i, a in enumerate(schema.arguments)]
         extra = set(node.kwargs) - {a.name for a in schema.arguments}
         if len(node.args) > len(schema.arguments) or extra:

@@ -1,5 +1,5 @@
-// Kernels that assemble a tensor from others or from scalars: embedding (a row gather), cat and
-// arange.
+// Kernels that assemble a tensor from others or from scalars: embedding (a row gather), cat,
+// arange, constant padding, repeat and advanced indexing (index.Tensor).
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -196,6 +196,241 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
     default: break;
   }
   fail(ctx, op, std::string("unsupported dtype ") + to_string(dtype));
+}
+
+void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::constant_pad_nd";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Span<const int64_t> pad;
+  double value = 0.0;
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self") || !int_list_arg(ctx, op, args, 1, "pad", &pad) ||
+      !scalar_arg(ctx, op, args, 2, "value", &value)) {
+    return;
+  }
+  const int nd = self->dim();
+  if (pad.size() % 2 != 0 || static_cast<int>(pad.size() / 2) > nd) {
+    fail(ctx, op, "'pad' " + shape_string(pad) + " must hold a (before, after) pair per trailing dimension");
+    return;
+  }
+  // pad lists pairs from the last dimension backwards; negative amounts crop.
+  int64_t before[kMaxDims] = {}, after[kMaxDims] = {};
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    before[nd - 1 - i] = pad[2 * i];
+    after[nd - 1 - i] = pad[2 * i + 1];
+  }
+  Shape shape = shape_of(*self);
+  Tensor src = *self;
+  int64_t src_off = 0;
+  int64_t src_sizes[kMaxDims];
+  for (int d = 0; d < nd; ++d) {
+    shape.sizes[d] = self->size(d) + before[d] + after[d];
+    if (shape.sizes[d] < 0) {
+      fail(ctx, op, "padding " + shape_string(pad) + " leaves a negative size for input " +
+                        shape_string(self->sizes()));
+      return;
+    }
+    const int64_t crop_lo = before[d] < 0 ? -before[d] : 0, crop_hi = after[d] < 0 ? -after[d] : 0;
+    src_sizes[d] = self->size(d) - crop_lo - crop_hi;
+    if (src_sizes[d] < 0) src_sizes[d] = 0;
+    src_off += crop_lo * self->stride(d);
+  }
+  if (!args[3]->is_tensor()) {
+    fail(ctx, op, "'out' must be a tensor");
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 3, self->dtype(), shape.span());
+  if (out == nullptr) return;
+  const size_t es = out->element_size();
+  // Fill with the value, then copy the part of the input that survives.
+  const int64_t n = out->numel();
+  char* o = static_cast<char*>(out->data());
+  for (int64_t i = 0; i < n; ++i) {
+    switch (self->dtype()) {
+      case ScalarType::Float: { const float f = static_cast<float>(value); std::memcpy(o + i * 4, &f, 4); break; }
+      case ScalarType::Long: { const int64_t k = args[2]->scalar_to_int(); std::memcpy(o + i * 8, &k, 8); break; }
+      case ScalarType::Int: { const int32_t k = static_cast<int32_t>(args[2]->scalar_to_int()); std::memcpy(o + i * 4, &k, 4); break; }
+      case ScalarType::Bool: o[i] = value != 0.0 ? 1 : 0; break;
+      default: fail(ctx, op, std::string("unsupported dtype ") + to_string(self->dtype())); return;
+    }
+  }
+  int64_t dst_off = 0;
+  bool empty = false;
+  for (int d = 0; d < nd; ++d) {
+    dst_off += (before[d] > 0 ? before[d] : 0) * out->stride(d);
+    empty = empty || src_sizes[d] == 0;
+  }
+  if (empty) return;
+  src.set_data(static_cast<char*>(self->data()) + src_off * static_cast<int64_t>(es));
+  src.set_sizes_and_strides(Span<const int64_t>(src_sizes, static_cast<size_t>(nd)), self->strides());
+  copy_into(src, o + dst_off * static_cast<int64_t>(es), out->strides(), es);
+}
+
+void op_repeat(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::repeat";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Span<const int64_t> repeats;
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self") ||
+      !int_list_arg(ctx, op, args, 1, "repeats", &repeats)) {
+    return;
+  }
+  const int nd = static_cast<int>(repeats.size());
+  if (nd < self->dim() || nd > kMaxDims) {
+    fail(ctx, op, "'repeats' " + shape_string(repeats) + " needs at least as many entries as self has dimensions (" +
+                      std::to_string(self->dim()) + ")");
+    return;
+  }
+  // self viewed with leading 1s to nd dimensions; the output tiles it repeats[d] times per d.
+  int64_t in_sizes[kMaxDims], in_strides[kMaxDims];
+  Shape shape;
+  shape.dim = nd;
+  int64_t tiles = 1;
+  for (int d = 0; d < nd; ++d) {
+    const int sd = d - (nd - self->dim());
+    in_sizes[d] = sd >= 0 ? self->size(sd) : 1;
+    in_strides[d] = sd >= 0 ? self->stride(sd) : 0;
+    if (repeats[d] < 0) {
+      fail(ctx, op, "negative entry in 'repeats' " + shape_string(repeats));
+      return;
+    }
+    shape.sizes[d] = in_sizes[d] * repeats[d];
+    tiles *= repeats[d];
+  }
+  Tensor* out = output_arg(ctx, op, args, 2, self->dtype(), shape.span());
+  if (out == nullptr || out->numel() == 0) return;
+  Tensor src = *self;
+  src.set_sizes_and_strides(Span<const int64_t>(in_sizes, static_cast<size_t>(nd)),
+                            Span<const int64_t>(in_strides, static_cast<size_t>(nd)));
+  const size_t es = out->element_size();
+  char* o = static_cast<char*>(out->data());
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t rest = t, off = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      off += (rest % repeats[d]) * in_sizes[d] * out->stride(d);
+      rest /= repeats[d];
+    }
+    copy_into(src, o + off * static_cast<int64_t>(es), out->strides(), es);
+  }
+}
+
+// x[i0, i1, ...] with Long/Int index tensors (None keeps a dimension): ATen's advanced indexing.
+// The index tensors broadcast together; their result dimensions replace the indexed ones where
+// those are adjacent, and lead the result otherwise.
+void op_index_tensor(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::index.Tensor";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  if (!args[1]->is_optional_tensor_list() && !args[1]->is_tensor_list()) {
+    fail(ctx, op, std::string("'indices' must be a list of optional tensors, got ") + to_string(args[1]->tag()));
+    return;
+  }
+  Span<Value* const> list = args[1]->to_tensor_list();
+  const int nd = self->dim();
+  if (static_cast<int>(list.size()) > nd) {
+    fail(ctx, op, std::to_string(list.size()) + " indices for a tensor of " + std::to_string(nd) + " dimensions");
+    return;
+  }
+  const Tensor* idx[kMaxDims] = {};
+  Shape bshape;  // the index tensors' broadcast shape
+  int first = -1, last = -1, count = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i] == nullptr || list[i]->is_none()) continue;
+    if (!list[i]->is_tensor()) {
+      fail(ctx, op, "index " + std::to_string(i) + " is neither a tensor nor None");
+      return;
+    }
+    const Tensor& t = list[i]->to_tensor();
+    if (t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::Byte) {
+      fail(ctx, op, "boolean mask indices are not supported (the result's shape depends on the data)");
+      return;
+    }
+    if (t.dtype() != ScalarType::Long && t.dtype() != ScalarType::Int) {
+      fail(ctx, op, std::string("index tensors must be Long or Int, got ") + to_string(t.dtype()));
+      return;
+    }
+    if (!check_has_data(ctx, op, t, "indices") || !broadcast_into(ctx, op, &bshape, t.sizes())) return;
+    idx[i] = &t;
+    if (first < 0) first = static_cast<int>(i);
+    last = static_cast<int>(i);
+    ++count;
+  }
+  if (count == 0) {
+    fail(ctx, op, "needs at least one index tensor");
+    return;
+  }
+  const bool adjacent = last - first + 1 == count;
+  // Output dims: each is either a broadcast index dim (kind -1 - k) or a kept self dim (kind d).
+  Shape shape;
+  int kind[kMaxDims];
+  auto push = [&](int64_t size, int k) {
+    if (shape.dim >= kMaxDims) return false;
+    kind[shape.dim] = k;
+    shape.sizes[shape.dim++] = size;
+    return true;
+  };
+  bool ok = true;
+  const int insert_at = adjacent ? first : 0;
+  for (int d = 0; d < insert_at && ok; ++d) ok = push(self->size(d), d);
+  for (int k = 0; k < bshape.dim && ok; ++k) ok = push(bshape.sizes[k], -1 - k);
+  for (int d = insert_at; d < nd && ok; ++d) {
+    if (idx[d] == nullptr) ok = push(self->size(d), d);
+  }
+  if (!ok) {
+    fail(ctx, op, "too many dimensions");
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 2, self->dtype(), shape.span());
+  if (out == nullptr || out->numel() == 0) return;
+  // Element strides of each index tensor over the broadcast shape (0 where broadcast).
+  int64_t istride[kMaxDims][kMaxDims] = {};
+  for (int d = 0; d < nd; ++d) {
+    if (idx[d] == nullptr) continue;
+    for (int k = 0; k < bshape.dim; ++k) {
+      const int td = idx[d]->dim() - bshape.dim + k;
+      istride[d][k] = td >= 0 && idx[d]->size(td) != 1 ? idx[d]->stride(td) : 0;
+    }
+  }
+  const size_t es = out->element_size();
+  const char* x = static_cast<const char*>(self->data());
+  char* o = static_cast<char*>(out->data());
+  const int64_t n = out->numel();
+  int64_t coord[kMaxDims] = {};
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (int od = 0; od < shape.dim; ++od) {
+      if (kind[od] >= 0) off += coord[od] * self->stride(kind[od]);
+    }
+    for (int d = 0; d < nd; ++d) {
+      if (idx[d] == nullptr) continue;
+      int64_t ioff = 0;
+      for (int od = 0; od < shape.dim; ++od) {
+        if (kind[od] < 0) ioff += coord[od] * istride[d][-1 - kind[od]];
+      }
+      const char* ip = static_cast<const char*>(idx[d]->data()) + ioff * static_cast<int64_t>(idx[d]->element_size());
+      int64_t v;
+      if (idx[d]->dtype() == ScalarType::Long) {
+        std::memcpy(&v, ip, 8);
+      } else {
+        int32_t w;
+        std::memcpy(&w, ip, 4);
+        v = w;
+      }
+      const int64_t size = self->size(d);
+      if (v < -size || v >= size) {
+        fail(ctx, op, "index " + std::to_string(v) + " is out of bounds for dimension " + std::to_string(d) +
+                          " with size " + std::to_string(size));
+        return;
+      }
+      off += (v < 0 ? v + size : v) * self->stride(d);
+    }
+    std::memcpy(o + e * static_cast<int64_t>(es), x + off * static_cast<int64_t>(es), es);
+    for (int od = shape.dim - 1; od >= 0; --od) {  // next coordinate, row-major
+      if (++coord[od] < shape.sizes[od]) break;
+      coord[od] = 0;
+    }
+  }
 }
 
 }  // namespace kernels

@@ -27,39 +27,63 @@ void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_integral
   }
 }
 
-// One-element operand of another dtype converted to `want` (python numbers lifted to 0-d
-// tensors reach kernels this way); same-dtype operands pass through. nullptr after failing.
+inline bool integral_type(ScalarType t) {
+  return t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool ||
+         t == ScalarType::Byte || t == ScalarType::Char;
+}
+
+inline int64_t load_int64(const char* p, ScalarType t) {
+  switch (t) {
+    case ScalarType::Long: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case ScalarType::Int: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case ScalarType::Char: return *reinterpret_cast<const int8_t*>(p);
+    default: return *reinterpret_cast<const uint8_t*>(p);  // Bool, Byte
+  }
+}
+
+// One element of type `from` at src stored as `to` at dst, as a C cast converts.
+inline void convert(char* dst, ScalarType to, const char* src, ScalarType from) {
+  const bool integral = integral_type(from);
+  store_scalar(dst, to, load_as_double(src, from), integral ? load_int64(src, from) : 0, integral);
+}
+
+// An operand of another dtype than the result, converted to `want` (ATen's type promotion: the
+// exporter leaves it to the kernel, e.g. float + long, long * bool). Same-dtype operands pass
+// through; others are copied, converted and contiguous, into scratch memory. nullptr after
+// failing the call.
 struct Coerced {
   Tensor holder;
-  alignas(8) unsigned char buf[8];
 };
 
 const Tensor* coerce(KernelContext& ctx, const char* op, const Tensor& t, ScalarType want,
                      const char* name, Coerced* c) {
   if (t.dtype() == want) return &t;
-  if (t.numel() != 1) {
-    fail(ctx, op, std::string("'") + name + "' is " + to_string(t.dtype()) + " but the result is " +
-                      to_string(want) + "; only one-element operands are converted");
+  if (!check_has_data(ctx, op, t, name)) return nullptr;
+  const size_t es = element_size(want);
+  char* buf = static_cast<char*>(ctx.allocate_temp(static_cast<size_t>(t.numel() > 0 ? t.numel() : 1) * es));
+  if (buf == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
     return nullptr;
   }
-  if (!check_has_data(ctx, op, t, name)) return nullptr;
-  double v = load_as_double(t.data(), t.dtype());
-  int64_t iv = 0;
-  bool integral = t.dtype() != ScalarType::Float && t.dtype() != ScalarType::Double;
-  if (t.dtype() == ScalarType::Long) {
-    std::memcpy(&iv, t.data(), 8);
-  } else {
-    iv = static_cast<int64_t>(v);
-  }
-  store_scalar(c->buf, want, v, iv, integral);
-  c->holder = Tensor(c->buf, want, {});
+  c->holder = Tensor(buf, want, t.sizes());
+  const Tensor* ops[2] = {&c->holder, &t};
+  const ScalarType from = t.dtype();
+  run_loop(make_loop(t.sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) convert(p[0] + i * st[0], want, p[1] + i * st[1], from);
+  }, /*parallel=*/false);
   return &c->holder;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Float arithmetic
 
-enum class BinOp { Add, Sub, Mul, Div };
+enum class BinOp { Add, Sub, Mul, Div, Max, Min };
+
+// maximum/minimum: a NaN on either side wins, as in ATen.
+template <typename T>
+inline T max_nan(T a, T b) { return (a != a || a > b) ? a : b; }
+template <typename T>
+inline T min_nan(T a, T b) { return (a != a || a < b) ? a : b; }
 
 template <typename T>
 inline T apply(BinOp op, T a, T b, T alpha) {
@@ -68,6 +92,8 @@ inline T apply(BinOp op, T a, T b, T alpha) {
     case BinOp::Sub: return a - alpha * b;
     case BinOp::Mul: return a * b;
     case BinOp::Div: return a / b;
+    case BinOp::Max: return max_nan(a, b);
+    case BinOp::Min: return min_nan(a, b);
   }
   return a;
 }
@@ -79,6 +105,8 @@ void binary_vv(BinOp op, float* o, const float* a, const float* b, float alpha, 
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - alpha * b[i]; break;
     case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b[i]; break;
     case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b[i]; break;
+    case BinOp::Max: for (int64_t i = 0; i < n; ++i) o[i] = max_nan(a[i], b[i]); break;
+    case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b[i]); break;
   }
 }
 
@@ -90,6 +118,8 @@ void binary_vs(BinOp op, float* o, const float* a, float b, float alpha, int64_t
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - ab; break;
     case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a[i] * b; break;
     case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a[i] / b; break;
+    case BinOp::Max: for (int64_t i = 0; i < n; ++i) o[i] = max_nan(a[i], b); break;
+    case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b); break;
   }
 }
 
@@ -100,6 +130,8 @@ void binary_sv(BinOp op, float* o, float a, const float* b, float alpha, int64_t
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a - alpha * b[i]; break;
     case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i] = a * b[i]; break;
     case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i] = a / b[i]; break;
+    case BinOp::Max: for (int64_t i = 0; i < n; ++i) o[i] = max_nan(a, b[i]); break;
+    case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a, b[i]); break;
   }
 }
 
@@ -124,6 +156,8 @@ void binary_strided(BinOp op, float* o, int64_t so, const float* a, int64_t sa, 
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] - alpha * b[i * sb]; break;
     case BinOp::Mul: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] * b[i * sb]; break;
     case BinOp::Div: for (int64_t i = 0; i < n; ++i) o[i * so] = a[i * sa] / b[i * sb]; break;
+    case BinOp::Max: for (int64_t i = 0; i < n; ++i) o[i * so] = max_nan(a[i * sa], b[i * sb]); break;
+    case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i * so] = min_nan(a[i * sa], b[i * sb]); break;
   }
 }
 
@@ -204,7 +238,7 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
 // ---------------------------------------------------------------------------------------------
 // Float unary
 
-enum class UnOp { Relu, GeluErf, GeluTanh, Scale, Clamp, Sigmoid, Tanh, Exp, Rsqrt, Abs, LeakyRelu, Pow };
+enum class UnOp { Relu, GeluErf, GeluTanh, Scale, Clamp, Sigmoid, Tanh, Exp, Rsqrt, Abs, LeakyRelu, Pow, Neg, Sqrt, Log };
 
 // An op's scalars: Scale and LeakyRelu use s; Clamp clamps to [s, t]; Pow raises to s.
 struct UnArgs {
@@ -230,6 +264,9 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
     case UnOp::Abs: return __builtin_fabsf(x);
     case UnOp::LeakyRelu: return x > 0.0f ? x : x * u.s;
     case UnOp::Pow: return pow_f32(x, u.s);
+    case UnOp::Neg: return -x;
+    case UnOp::Sqrt: return __builtin_sqrtf(x);
+    case UnOp::Log: return __builtin_logf(x);
   }
   return x;
 }
@@ -272,6 +309,9 @@ void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
     case UnOp::Abs: unary_run<UnOp::Abs>(o, a, u, n); break;
     case UnOp::LeakyRelu: unary_run<UnOp::LeakyRelu>(o, a, u, n); break;
     case UnOp::Pow: unary_run<UnOp::Pow>(o, a, u, n); break;
+    case UnOp::Neg: unary_run<UnOp::Neg>(o, a, u, n); break;
+    case UnOp::Sqrt: unary_run<UnOp::Sqrt>(o, a, u, n); break;
+    case UnOp::Log: unary_run<UnOp::Log>(o, a, u, n); break;
   }
 }
 
@@ -383,6 +423,142 @@ bool optional_bound(KernelContext& ctx, const char* op, Span<Value*> args, size_
   return true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Comparisons and logical ops (Bool results)
+
+enum class Cmp { Eq, Ne, Gt, Ge, Lt, Le, And, Or };
+
+template <typename T>
+inline bool compare(Cmp c, T a, T b) {
+  switch (c) {
+    case Cmp::Eq: return a == b;
+    case Cmp::Ne: return a != b;
+    case Cmp::Gt: return a > b;
+    case Cmp::Ge: return a >= b;
+    case Cmp::Lt: return a < b;
+    case Cmp::Le: return a <= b;
+    case Cmp::And: return a != T(0) && b != T(0);
+    case Cmp::Or: return a != T(0) || b != T(0);
+  }
+  return false;
+}
+
+// self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
+// tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
+void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) {
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  alignas(8) unsigned char buf[8];
+  Tensor wrapped;
+  const Tensor* other = nullptr;
+  if (args[1]->is_scalar()) {
+    ScalarType t = ScalarType::Double;
+    if (self->dtype() == ScalarType::Float) {
+      t = ScalarType::Float;
+    } else if (integral_type(self->dtype()) && !args[1]->is_double()) {
+      t = ScalarType::Long;
+    }
+    store_scalar(buf, t, args[1]->scalar_to_double(), args[1]->scalar_to_int(), !args[1]->is_double());
+    wrapped = Tensor(buf, t, Span<const int64_t>());
+    other = &wrapped;
+  } else {
+    other = tensor_arg(ctx, op, args, 1, "other");
+    if (other == nullptr || !check_has_data(ctx, op, *other, "other")) return;
+  }
+  Shape shape = shape_of(*self);
+  if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
+  Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Bool, shape.span());
+  if (out == nullptr) return;
+  const Tensor* ops[3] = {out, self, other};
+  const Loop<3> loop = make_loop(shape.span(), ops);
+  const ScalarType ta = self->dtype(), tb = other->dtype();
+  if (ta == ScalarType::Float && tb == ScalarType::Float) {
+    run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) {
+        float a, b;
+        std::memcpy(&a, p[1] + i * st[1], 4);
+        std::memcpy(&b, p[2] + i * st[2], 4);
+        p[0][i * st[0]] = compare(cmp, a, b) ? 1 : 0;
+      }
+    });
+    return;
+  }
+  const bool ints = integral_type(ta) && integral_type(tb);
+  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const char* a = p[1] + i * st[1];
+      const char* b = p[2] + i * st[2];
+      const bool r = ints ? compare(cmp, load_int64(a, ta), load_int64(b, tb))
+                          : compare(cmp, load_as_double(a, ta), load_as_double(b, tb));
+      p[0][i * st[0]] = r ? 1 : 0;
+    }
+  });
+}
+
+enum class Bitwise { And, Or, Xor };
+
+// bitwise_and/or/xor.Tensor on Bool (logical) or integer tensors, with broadcasting.
+void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise kind) {
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Tensor* other = self ? tensor_arg(ctx, op, args, 1, "other") : nullptr;
+  if (other == nullptr || !args[2]->is_tensor()) return;
+  const ScalarType dtype = args[2]->to_tensor().dtype();
+  if (!integral_type(dtype)) {
+    fail(ctx, op, std::string("needs Bool or integer tensors, got ") + to_string(dtype));
+    return;
+  }
+  Shape shape = shape_of(*self);
+  if (!broadcast_into(ctx, op, &shape, other->sizes())) return;
+  Tensor* out = strided_output_arg(ctx, op, args, 2, dtype, shape.span());
+  if (out == nullptr) return;
+  Coerced ca, cb;
+  const Tensor* a = coerce(ctx, op, *self, dtype, "self", &ca);
+  const Tensor* b = a ? coerce(ctx, op, *other, dtype, "other", &cb) : nullptr;
+  if (b == nullptr || !check_has_data(ctx, op, *a, "self") || !check_has_data(ctx, op, *b, "other")) return;
+  const Tensor* ops[3] = {out, a, b};
+  const size_t es = element_size(dtype);
+  run_loop(make_loop(shape.span(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t x = load_int64(p[1] + i * st[1], dtype), y = load_int64(p[2] + i * st[2], dtype);
+      int64_t r = kind == Bitwise::And ? (x & y) : kind == Bitwise::Or ? (x | y) : (x ^ y);
+      if (dtype == ScalarType::Bool) r = r != 0 ? 1 : 0;
+      std::memcpy(p[0] + i * st[0], &r, es);  // little-endian: the low bytes are the narrower type
+    }
+  });
+}
+
+// Fills every element of `out` (any dense layout) with the Scalar args[i].
+void fill_scalar(Tensor* out, const Value& v) {
+  const ScalarType dtype = out->dtype();
+  alignas(8) unsigned char b[8];
+  store_scalar(b, dtype, v.scalar_to_double(), v.scalar_to_int(), !v.is_double());
+  const int64_t n = out->numel();
+  const size_t es = element_size(dtype);
+  char* o = static_cast<char*>(out->data());
+  if (es == 4) {
+    uint32_t w;
+    std::memcpy(&w, b, 4);
+    uint32_t* d = reinterpret_cast<uint32_t*>(o);
+    for (int64_t i = 0; i < n; ++i) d[i] = w;
+  } else if (es == 1) {
+    if (n > 0) std::memset(o, b[0], static_cast<size_t>(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(o + static_cast<size_t>(i) * es, b, es);
+  }
+}
+
+// A planned output whose dtype the exporter already chose (dtype= arguments are not re-read).
+Tensor* planned_any_dtype(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                          Span<const int64_t> sizes) {
+  if (!args[i]->is_tensor()) {
+    fail(ctx, op, "'out' must be a tensor");
+    return nullptr;
+  }
+  return strided_output_arg(ctx, op, args, i, args[i]->to_tensor().dtype(), sizes);
+}
+
 ETRT_VECTOR_CLONES
 void eq_contiguous(uint8_t* o, const float* a, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = a[i] == s ? 1 : 0;
@@ -471,6 +647,17 @@ void op_sub_scalar(KernelContext& ctx, Span<Value*> args) {
 }
 void op_div_scalar(KernelContext& ctx, Span<Value*> args) {
   binary_op(ctx, args, "aten::div.Scalar", BinOp::Div, false);
+}
+
+void op_neg(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::neg", 2, UnOp::Neg); }
+void op_sqrt(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::sqrt", 2, UnOp::Sqrt); }
+void op_log(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::log", 2, UnOp::Log); }
+
+void op_maximum(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::maximum", BinOp::Max, false);
+}
+void op_minimum(KernelContext& ctx, Span<Value*> args) {
+  binary_op(ctx, args, "aten::minimum", BinOp::Min, false);
 }
 
 void op_add_tensor(KernelContext& ctx, Span<Value*> args) {
@@ -660,22 +847,106 @@ void op_full_like(KernelContext& ctx, Span<Value*> args) {
   }
   Tensor* out = strided_output_arg(ctx, op, args, 7, dtype, self->sizes());
   if (out == nullptr) return;
-  alignas(8) unsigned char v[8];
-  store_scalar(v, dtype, fill, args[1]->scalar_to_int(), !args[1]->is_double());
-  const int64_t n = out->numel();
-  const size_t es = element_size(dtype);
-  char* o = static_cast<char*>(out->data());
-  if (es == 4) {
-    uint32_t w;
-    std::memcpy(&w, v, 4);
-    uint32_t* d = reinterpret_cast<uint32_t*>(o);
-    for (int64_t i = 0; i < n; ++i) d[i] = w;
-  } else if (es == 1) {
-    if (n > 0) std::memset(o, v[0], static_cast<size_t>(n));
-  } else {
-    for (int64_t i = 0; i < n; ++i) std::memcpy(o + static_cast<size_t>(i) * es, v, es);
-  }
+  fill_scalar(out, *args[1]);
 }
+
+void op_full(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::full";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Span<const int64_t> size;
+  if (!int_list_arg(ctx, op, args, 0, "size", &size)) return;
+  if (!args[1]->is_scalar()) {
+    fail(ctx, op, std::string("'fill_value' must be a scalar, got ") + to_string(args[1]->tag()));
+    return;
+  }
+  Tensor* out = planned_any_dtype(ctx, op, args, 6, size);
+  if (out != nullptr) fill_scalar(out, *args[1]);
+}
+
+void op_scalar_tensor(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::scalar_tensor";
+  if (!check_nargs(ctx, op, args, 6)) return;
+  if (!args[0]->is_scalar()) {
+    fail(ctx, op, std::string("'s' must be a scalar, got ") + to_string(args[0]->tag()));
+    return;
+  }
+  Tensor* out = planned_any_dtype(ctx, op, args, 5, Span<const int64_t>());
+  if (out != nullptr) fill_scalar(out, *args[0]);
+}
+
+// Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
+void op_to_copy(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_to_copy";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  Tensor* out = planned_any_dtype(ctx, op, args, 7, self->sizes());
+  if (out == nullptr) return;
+  const ScalarType from = self->dtype(), to = out->dtype();
+  const size_t es_in = element_size(from);
+  const Tensor* ops[2] = {out, self};
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    if (from == to) {
+      for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], p[1] + i * st[1], es_in);
+      return;
+    }
+    if (from == ScalarType::Float && to == ScalarType::Long) {
+      for (int64_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, p[1] + i * st[1], 4);
+        const int64_t r = static_cast<int64_t>(v);
+        std::memcpy(p[0] + i * st[0], &r, 8);
+      }
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) convert(p[0] + i * st[0], to, p[1] + i * st[1], from);
+  });
+}
+
+void op_bitwise_not(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::bitwise_not";
+  if (!check_nargs(ctx, op, args, 2)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  const ScalarType t = self->dtype();
+  if (!integral_type(t)) {
+    fail(ctx, op, std::string("needs a Bool or integer tensor, got ") + to_string(t));
+    return;
+  }
+  Tensor* out = strided_output_arg(ctx, op, args, 1, t, self->sizes());
+  if (out == nullptr) return;
+  const size_t es = element_size(t);
+  const Tensor* ops[2] = {out, self};
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      char* o = p[0] + i * st[0];
+      const char* a = p[1] + i * st[1];
+      if (t == ScalarType::Bool) {
+        *o = *a == 0 ? 1 : 0;
+      } else {
+        const int64_t v = ~load_int64(a, t);
+        std::memcpy(o, &v, es);  // little-endian: the low bytes are the narrower integer
+      }
+    }
+  });
+}
+
+void op_eq_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::eq.Tensor", Cmp::Eq); }
+void op_ne_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::ne.Scalar", Cmp::Ne); }
+void op_ne_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::ne.Tensor", Cmp::Ne); }
+void op_gt_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::gt.Scalar", Cmp::Gt); }
+void op_gt_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::gt.Tensor", Cmp::Gt); }
+void op_ge_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::ge.Scalar", Cmp::Ge); }
+void op_ge_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::ge.Tensor", Cmp::Ge); }
+void op_lt_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::lt.Scalar", Cmp::Lt); }
+void op_lt_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::lt.Tensor", Cmp::Lt); }
+void op_le_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::le.Scalar", Cmp::Le); }
+void op_le_tensor(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::le.Tensor", Cmp::Le); }
+void op_bitwise_and(KernelContext& ctx, Span<Value*> args) { bitwise_op(ctx, args, "aten::bitwise_and.Tensor", Bitwise::And); }
+void op_bitwise_or(KernelContext& ctx, Span<Value*> args) { bitwise_op(ctx, args, "aten::bitwise_or.Tensor", Bitwise::Or); }
+void op_bitwise_xor(KernelContext& ctx, Span<Value*> args) { bitwise_op(ctx, args, "aten::bitwise_xor.Tensor", Bitwise::Xor); }
+void op_logical_and(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::logical_and", Cmp::And); }
+void op_logical_or(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::logical_or", Cmp::Or); }
 
 void op_clone(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::clone";

@@ -29,5 +29,10 @@ void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args);
 // scale?, enable_gqa | out
 void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args);
 
+// input, output_size?, scale_factors? | out
+void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args);
+// input, output_size?, align_corners, scale_factors? | out
+void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args);
+
 }  // namespace kernels
 }  // namespace etrt

@@ -36,6 +36,33 @@ void op_add_scalar(KernelContext& ctx, Span<Value*> args);    // self, other, al
 void op_sub_scalar(KernelContext& ctx, Span<Value*> args);    // self, other, alpha | out
 void op_div_scalar(KernelContext& ctx, Span<Value*> args);    // self, other | out
 
+void op_neg(KernelContext& ctx, Span<Value*> args);  // self | out
+void op_sqrt(KernelContext& ctx, Span<Value*> args);  // self | out
+void op_log(KernelContext& ctx, Span<Value*> args);  // self | out
+void op_maximum(KernelContext& ctx, Span<Value*> args);  // self, other | out
+void op_minimum(KernelContext& ctx, Span<Value*> args);  // self, other | out
+void op_full(KernelContext& ctx, Span<Value*> args);  // size, fill_value, dtype?, layout?, device?, pin_memory? | out
+void op_scalar_tensor(KernelContext& ctx, Span<Value*> args);  // s, dtype?, layout?, device?, pin_memory? | out
+void op_to_copy(KernelContext& ctx, Span<Value*> args);  // self, dtype?, layout?, device?, pin_memory?, non_blocking, memory_format? | out
+void op_bitwise_not(KernelContext& ctx, Span<Value*> args);  // self | out
+void op_eq_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_ne_scalar(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_ne_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_gt_scalar(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_gt_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_ge_scalar(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_ge_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_lt_scalar(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_lt_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_le_scalar(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_le_tensor(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_logical_and(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+void op_logical_or(KernelContext& ctx, Span<Value*> args);  // self, other | out (bool)
+
+void op_bitwise_and(KernelContext& ctx, Span<Value*> args);  // self, other | out
+void op_bitwise_or(KernelContext& ctx, Span<Value*> args);  // self, other | out
+void op_bitwise_xor(KernelContext& ctx, Span<Value*> args);  // self, other | out
+
 // assemble.cpp
 // weight, indices, padding_idx, scale_grad_by_freq, sparse | out
 void op_embedding(KernelContext& ctx, Span<Value*> args);
@@ -69,6 +96,23 @@ void op_split_with_sizes(KernelContext& ctx, Span<Value*> args);
 void op_t(KernelContext& ctx, Span<Value*> args);             // self | out
 void op_transpose_int(KernelContext& ctx, Span<Value*> args); // self, dim0, dim1 | out
 void op_slice_tensor(KernelContext& ctx, Span<Value*> args);  // self, dim, start?, end?, step | out
+
+// self, pad, value | out
+void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args);
+// self, repeats | out
+void op_repeat(KernelContext& ctx, Span<Value*> args);
+// self, indices (Tensor?[]) | out
+void op_index_tensor(KernelContext& ctx, Span<Value*> args);
+// self, dtype? | out
+void op_sum(KernelContext& ctx, Span<Value*> args);
+// self, dtype? | out
+void op_mean(KernelContext& ctx, Span<Value*> args);
+// self, dim[], keepdim | out
+void op_amax(KernelContext& ctx, Span<Value*> args);
+// self, dim?, keepdim | out (Long)
+void op_argmax(KernelContext& ctx, Span<Value*> args);
+// input, weight?, bias?, N, C, HxW, group, eps | out, mean, rstd
+void op_native_group_norm(KernelContext& ctx, Span<Value*> args);
 
 }  // namespace kernels
 }  // namespace etrt

@@ -1,6 +1,7 @@
 // 2-D pooling. aten::max_pool2d_with_indices: ATen's semantics (padding never wins, NaN
 // propagates, indices are flat positions h * W + w within each input plane). aten::avg_pool2d and
-// aten::_adaptive_avg_pool2d: ATen's windows and divisors, summed in ATen's order.
+// aten::_adaptive_avg_pool2d: ATen's windows and divisors, summed in ATen's order. Resampling:
+// upsample_nearest2d and upsample_bilinear2d with ATen's source-index arithmetic.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -370,6 +371,119 @@ void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
         for (int64_t i = h0; i < h1; ++i)
           for (int64_t j = w0; j < w1; ++j) sum += x[i * p.sh + j * p.sw];
         o[y * ow + xo] = sum / static_cast<float>(h1 - h0) / static_cast<float>(w1 - w0);
+      }
+    }
+  });
+}
+
+namespace {
+
+// The output size the planned output already has, and ATen's scale for mapping output to input
+// coordinates: 1 / scale_factor when one was given, else in / out.
+bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const Planes& p, size_t scales_i,
+                    size_t out_i, int64_t* oh, int64_t* ow, double scale[2], bool* given) {
+  if (!args[out_i]->is_tensor() || args[out_i]->to_tensor().dim() != p.dims) {
+    fail(ctx, op, "'out' must be a tensor of the input's rank");
+    return false;
+  }
+  const Tensor& planned = args[out_i]->to_tensor();
+  *oh = planned.size(-2);
+  *ow = planned.size(-1);
+  *given = false;
+  scale[0] = static_cast<double>(p.h) / static_cast<double>(*oh > 0 ? *oh : 1);
+  scale[1] = static_cast<double>(p.w) / static_cast<double>(*ow > 0 ? *ow : 1);
+  if (!args[scales_i]->is_none()) {
+    if (!args[scales_i]->is_double_list()) {
+      fail(ctx, op, std::string("'scale_factors' must be a float list, got ") + to_string(args[scales_i]->tag()));
+      return false;
+    }
+    Span<const double> f = args[scales_i]->to_double_list();
+    if (f.size() != 2 || !(f[0] > 0.0) || !(f[1] > 0.0)) {
+      fail(ctx, op, "'scale_factors' must be two positive numbers");
+      return false;
+    }
+    scale[0] = 1.0 / f[0];
+    scale[1] = 1.0 / f[1];
+    *given = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::upsample_nearest2d.vec";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "input");
+  Planes p;
+  int64_t oh = 0, ow = 0;
+  double scale[2];
+  bool given = false;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p) ||
+      !resample_setup(ctx, op, args, p, 2, 3, &oh, &ow, scale, &given)) {
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  if (out == nullptr || out->numel() == 0) return;
+  // ATen: src = min(floor(dst * scale), in - 1), with the scale as a float.
+  auto src = [](int64_t dst, double s, int64_t in) {
+    const int64_t i = static_cast<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
+    return i < in - 1 ? i : in - 1;
+  };
+  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow, [&](const float* x, float* o) {
+    for (int64_t y = 0; y < oh; ++y) {
+      const float* row = x + src(y, scale[0], p.h) * p.sh;
+      for (int64_t xo = 0; xo < ow; ++xo) o[y * ow + xo] = row[src(xo, scale[1], p.w) * p.sw];
+    }
+  });
+}
+
+void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::upsample_bilinear2d.vec";
+  if (!check_nargs(ctx, op, args, 5)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "input");
+  Planes p;
+  int64_t oh = 0, ow = 0;
+  double scale[2];
+  bool given = false, align = false;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p) || !bool_arg(ctx, op, args, 2, "align_corners", &align) ||
+      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale, &given)) {
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  if (out == nullptr || out->numel() == 0) return;
+  // ATen's area_pixel_compute_scale / source_index, in float.
+  float rh, rw;
+  if (align) {
+    rh = oh > 1 ? static_cast<float>(p.h - 1) / static_cast<float>(oh - 1) : 0.0f;
+    rw = ow > 1 ? static_cast<float>(p.w - 1) / static_cast<float>(ow - 1) : 0.0f;
+  } else {
+    rh = static_cast<float>(scale[0]);
+    rw = static_cast<float>(scale[1]);
+  }
+  auto source = [&](int64_t dst, float r, int64_t in, int64_t* i0, int64_t* step, float* l1) {
+    float s = align ? r * static_cast<float>(dst) : r * (static_cast<float>(dst) + 0.5f) - 0.5f;
+    if (!align && s < 0.0f) s = 0.0f;
+    *i0 = static_cast<int64_t>(s);
+    if (*i0 > in - 1) *i0 = in - 1;
+    *step = *i0 < in - 1 ? 1 : 0;
+    *l1 = s - static_cast<float>(*i0);
+    if (*l1 < 0.0f) *l1 = 0.0f;
+  };
+  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow * 4, [&](const float* x, float* o) {
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t h0, hs;
+      float hl1;
+      source(y, rh, p.h, &h0, &hs, &hl1);
+      const float hl0 = 1.0f - hl1;
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        int64_t w0, ws;
+        float wl1;
+        source(xo, rw, p.w, &w0, &ws, &wl1);
+        const float wl0 = 1.0f - wl1;
+        const float* a = x + h0 * p.sh + w0 * p.sw;
+        const float* b = a + hs * p.sh;
+        o[y * ow + xo] = hl0 * (wl0 * a[0] + wl1 * a[ws * p.sw]) + hl1 * (wl0 * b[0] + wl1 * b[ws * p.sw]);
       }
     }
   });

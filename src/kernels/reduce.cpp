@@ -426,50 +426,66 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
 
 namespace {
 
-// sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out. Accumulates in double, so
-// long reductions stay accurate whatever their order.
-void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean) {
-  if (!check_nargs(ctx, op, args, 5)) return;
+// Which dimensions a reduction removes: `dims` (wrapped, each once), or all when empty.
+bool reduced_dims(KernelContext& ctx, const char* op, Span<const int64_t> dims, int nd, bool* reduced) {
+  for (int64_t d : dims) {
+    int64_t w = 0;
+    if (!wrap_dim(ctx, op, d, nd, &w)) return false;
+    if (nd > 0 && reduced[w]) {
+      fail(ctx, op, "dimension " + std::to_string(d) + " appears twice in 'dim'");
+      return false;
+    }
+    if (nd > 0) reduced[w] = true;
+  }
+  if (dims.empty()) {
+    for (int i = 0; i < nd; ++i) reduced[i] = true;
+  }
+  return true;
+}
+
+// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim.
+void reduced_shapes(const Tensor& self, const bool* reduced, bool keepdim, Shape* keep, Shape* out,
+                    int64_t* count) {
+  keep->dim = self.dim();
+  *count = 1;
+  for (int i = 0; i < self.dim(); ++i) {
+    keep->sizes[i] = reduced[i] ? 1 : self.size(i);
+    if (reduced[i]) *count *= self.size(i);
+    if (!reduced[i] || keepdim) out->sizes[out->dim++] = keep->sizes[i];
+  }
+}
+
+// Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
+// (sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out; sum and mean: self, dtype? |
+// out); -1 marks one it lacks. Accumulates in double, so long reductions stay accurate.
+void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean, int dim_i, int keepdim_i,
+                 int dtype_i, int out_i) {
+  if (!check_nargs(ctx, op, args, static_cast<size_t>(out_i + 1))) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
       !check_has_data(ctx, op, *self, "self")) {
     return;
   }
   bool keepdim = false;
-  if (!bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) return;
-  if (!args[3]->is_none()) {
+  if (keepdim_i >= 0 && !bool_arg(ctx, op, args, static_cast<size_t>(keepdim_i), "keepdim", &keepdim)) return;
+  if (!args[dtype_i]->is_none()) {
     int64_t code = 0;
-    if (!int_arg(ctx, op, args, 3, "dtype", &code)) return;
+    if (!int_arg(ctx, op, args, static_cast<size_t>(dtype_i), "dtype", &code)) return;
     if (code != static_cast<int64_t>(ScalarType::Float)) {
       fail(ctx, op, "only a Float result is supported");
       return;
     }
   }
-  const int nd = self->dim();
-  bool reduced[kMaxDims] = {};
   Span<const int64_t> dims;
-  if (!args[1]->is_none() && !int_list_arg(ctx, op, args, 1, "dim", &dims)) return;
-  for (int64_t d : dims) {
-    int64_t w = 0;
-    if (!wrap_dim(ctx, op, d, nd, &w)) return;
-    if (nd > 0 && reduced[w]) {
-      fail(ctx, op, "dimension " + std::to_string(d) + " appears twice in 'dim'");
-      return;
-    }
-    if (nd > 0) reduced[w] = true;
+  if (dim_i >= 0 && !args[dim_i]->is_none() && !int_list_arg(ctx, op, args, static_cast<size_t>(dim_i), "dim", &dims)) {
+    return;
   }
-  if (dims.empty()) {
-    for (int i = 0; i < nd; ++i) reduced[i] = true;  // no dims: reduce everything
-  }
+  bool reduced[kMaxDims] = {};
+  if (!reduced_dims(ctx, op, dims, self->dim(), reduced)) return;
   Shape keep, oshape;
-  keep.dim = nd;
   int64_t count = 1;
-  for (int i = 0; i < nd; ++i) {
-    keep.sizes[i] = reduced[i] ? 1 : self->size(i);
-    if (reduced[i]) count *= self->size(i);
-    if (!reduced[i] || keepdim) oshape.sizes[oshape.dim++] = keep.sizes[i];
-  }
-  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, oshape.span());
+  reduced_shapes(*self, reduced, keepdim, &keep, &oshape, &count);
+  Tensor* out = output_arg(ctx, op, args, static_cast<size_t>(out_i), ScalarType::Float, oshape.span());
   if (out == nullptr) return;
   const int64_t on = out->numel();
   double* acc = static_cast<double*>(ctx.allocate_temp(static_cast<size_t>(on > 0 ? on : 1) * sizeof(double)));
@@ -500,9 +516,96 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
 
 }  // namespace
 
-void op_sum_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::sum.dim_IntList", false); }
+void op_sum_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::sum.dim_IntList", false, 1, 2, 3, 4); }
+void op_mean_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::mean.dim", true, 1, 2, 3, 4); }
+void op_sum(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::sum", false, -1, -1, 1, 2); }
+void op_mean(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::mean", true, -1, -1, 1, 2); }
 
-void op_mean_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::mean.dim", true); }
+void op_amax(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::amax";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Span<const int64_t> dims;
+  bool keepdim = false;
+  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, op, *self, "self") || !int_list_arg(ctx, op, args, 1, "dim", &dims) ||
+      !bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) {
+    return;
+  }
+  bool reduced[kMaxDims] = {};
+  if (!reduced_dims(ctx, op, dims, self->dim(), reduced)) return;
+  Shape keep, oshape;
+  int64_t count = 1;
+  reduced_shapes(*self, reduced, keepdim, &keep, &oshape, &count);
+  if (count == 0 && self->numel() == 0 && oshape.numel() > 0) {
+    fail(ctx, op, "cannot take the maximum over an empty dimension");
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, oshape.span());
+  if (out == nullptr) return;
+  float* o = out->data_as<float>();
+  for (int64_t i = 0; i < out->numel(); ++i) o[i] = -std::numeric_limits<float>::infinity();
+  Tensor maxes(o, ScalarType::Float, keep.span());
+  const Tensor* ops[2] = {&maxes, self};
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      float* a = reinterpret_cast<float*>(p[0] + i * st[0]);
+      const float x = *reinterpret_cast<const float*>(p[1] + i * st[1]);
+      if (x > *a || std::isnan(x)) *a = std::isnan(*a) ? *a : x;  // a NaN stays
+    }
+  }, /*parallel=*/false);
+}
+
+void op_argmax(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::argmax";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  bool keepdim = false;
+  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, op, *self, "self") || !bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) {
+    return;
+  }
+  if (self->numel() == 0) {
+    fail(ctx, op, "cannot take the argmax of an empty tensor");
+    return;
+  }
+  const float* x = contiguous_f32(ctx, op, *self);
+  if (x == nullptr) return;
+  // [outer, len, inner] over the contiguous copy; no dim: the whole tensor is one row.
+  int64_t outer = 1, len = self->numel(), inner = 1;
+  Shape oshape;
+  if (!args[1]->is_none()) {
+    int64_t dim = 0;
+    if (!int_arg(ctx, op, args, 1, "dim", &dim) || !wrap_dim(ctx, op, dim, self->dim(), &dim)) return;
+    len = self->dim() == 0 ? 1 : self->size(static_cast<int>(dim));
+    for (int i = 0; i < self->dim(); ++i) {
+      if (i < dim) outer *= self->size(i);
+      if (i > dim) inner *= self->size(i);
+      if (i != dim || keepdim) oshape.sizes[oshape.dim++] = i == dim ? 1 : self->size(i);
+    }
+  } else if (keepdim) {
+    oshape.dim = self->dim();
+    for (int i = 0; i < oshape.dim; ++i) oshape.sizes[i] = 1;
+  }
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Long, oshape.span());
+  if (out == nullptr) return;
+  int64_t* o = out->data_as<int64_t>();
+  for (int64_t r = 0; r < outer; ++r) {
+    for (int64_t c = 0; c < inner; ++c) {
+      const float* line = x + r * len * inner + c;
+      int64_t best = 0;
+      float bv = line[0];
+      for (int64_t k = 1; k < len && !std::isnan(bv); ++k) {  // the first NaN wins, as in ATen
+        const float v = line[k * inner];
+        if (v > bv || std::isnan(v)) {
+          bv = v;
+          best = k;
+        }
+      }
+      o[r * inner + c] = best;
+    }
+  }
+}
 
 void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_log_softmax";
@@ -621,6 +724,82 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
       const float* xp = x + pl * inner;
       float* op_ = o + pl * inner;
       for (int64_t i = 0; i < inner; ++i) op_[i] = xp[i] * alpha + beta;
+    }
+  });
+}
+
+void op_native_group_norm(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::native_group_norm";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) ||
+      !check_has_data(ctx, op, *input, "input")) {
+    return;
+  }
+  Tensor* weight = nullptr;
+  Tensor* bias = nullptr;
+  int64_t n = 0, c = 0, hw = 0, groups = 0;
+  double eps = 0.0;
+  if (!optional_tensor_arg(ctx, op, args, 1, "weight", &weight) ||
+      !optional_tensor_arg(ctx, op, args, 2, "bias", &bias) || !int_arg(ctx, op, args, 3, "N", &n) ||
+      !int_arg(ctx, op, args, 4, "C", &c) || !int_arg(ctx, op, args, 5, "HxW", &hw) ||
+      !int_arg(ctx, op, args, 6, "group", &groups) || !scalar_arg(ctx, op, args, 7, "eps", &eps)) {
+    return;
+  }
+  if (groups <= 0 || c % groups != 0 || n * c * hw != input->numel() || input->dim() < 2 ||
+      input->size(0) != n || input->size(1) != c) {
+    fail(ctx, op, "input " + shape_string(input->sizes()) + " does not match N=" + std::to_string(n) + ", C=" +
+                      std::to_string(c) + ", HxW=" + std::to_string(hw) + " in " + std::to_string(groups) +
+                      " groups");
+    return;
+  }
+  for (Tensor* t : {weight, bias}) {
+    const char* name = t == weight ? "weight" : "bias";
+    if (t != nullptr && (!check_dtype(ctx, op, *t, name, ScalarType::Float) || !check_has_data(ctx, op, *t, name))) {
+      return;
+    }
+    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
+      fail(ctx, op, std::string("'") + name + "' must have shape [" + std::to_string(c) + "], got " +
+                        shape_string(t->sizes()));
+      return;
+    }
+  }
+  const int64_t stat_sizes[2] = {n, groups};
+  Tensor* out = output_arg(ctx, op, args, 8, ScalarType::Float, input->sizes(), "out");
+  Tensor* mean = out ? output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(stat_sizes, 2), "mean") : nullptr;
+  Tensor* rstd = mean ? output_arg(ctx, op, args, 10, ScalarType::Float, Span<const int64_t>(stat_sizes, 2), "rstd") : nullptr;
+  if (rstd == nullptr || input->numel() == 0) return;
+  const float* x = contiguous_f32(ctx, op, *input);
+  if (x == nullptr) return;
+  float* o = out->data_as<float>();
+  const int64_t per_group = c / groups;
+  const int64_t m = per_group * hw;  // elements of one (sample, group)
+  auto param = [](const Tensor* t, int64_t i, float fallback) {
+    return t == nullptr ? fallback : t->data_as<const float>()[i * t->stride(0)];
+  };
+  parallel_chunks(n * groups, m * 4, [&](int64_t b, int64_t e) {
+    for (int64_t ng = b; ng < e; ++ng) {
+      const float* xg = x + ng * m;
+      // Two passes in double: no cancellation whatever the mean.
+      double sum = 0.0;
+      for (int64_t i = 0; i < m; ++i) sum += xg[i];
+      const double mu = m > 0 ? sum / static_cast<double>(m) : 0.0;
+      double sq = 0.0;
+      for (int64_t i = 0; i < m; ++i) sq += (xg[i] - mu) * (xg[i] - mu);
+      const double var = m > 0 ? sq / static_cast<double>(m) : 0.0;
+      const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
+      mean->data_as<float>()[ng] = static_cast<float>(mu);
+      rstd->data_as<float>()[ng] = rs;
+      const int64_t g = ng % groups;
+      for (int64_t k = 0; k < per_group; ++k) {
+        const int64_t ch = g * per_group + k;
+        // ATen's form: y = x * scale + shift, scale = rstd * gamma, shift = beta - mean * scale.
+        const float scale = rs * param(weight, ch, 1.0f);
+        const float shift = param(bias, ch, 0.0f) - static_cast<float>(mu) * scale;
+        const float* xc = xg + k * hw;
+        float* oc = o + ng * m + k * hw;
+        for (int64_t i = 0; i < hw; ++i) oc[i] = xc[i] * scale + shift;
+      }
     }
   });
 }
