@@ -650,6 +650,23 @@ void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
   });
 }
 
+namespace {
+
+// A per-channel parameter of a normalisation (weight, bias, running statistics): None, or a
+// float vector of `channels` entries. False after failing the call.
+bool channel_param(KernelContext& ctx, const char* op, const Tensor* t, const char* name, int64_t channels) {
+  if (t == nullptr) return true;
+  if (!check_dtype(ctx, op, *t, name, ScalarType::Float) || !check_has_data(ctx, op, *t, name)) return false;
+  if (t->dim() != 1 || t->size(0) != channels) {
+    fail(ctx, op, std::string("'") + name + "' must have shape [" + std::to_string(channels) + "], got " +
+                      shape_string(t->sizes()));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_native_batch_norm_legit_no_training";
   if (!check_nargs(ctx, op, args, 10)) return;
@@ -676,19 +693,9 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int64_t channels = input->size(1);
-  const Tensor* params[4] = {weight, bias, mean, var};
-  const char* names[4] = {"weight", "bias", "running_mean", "running_var"};
-  for (int i = 0; i < 4; ++i) {
-    if (params[i] == nullptr) continue;
-    if (!check_dtype(ctx, op, *params[i], names[i], ScalarType::Float) ||
-        !check_has_data(ctx, op, *params[i], names[i])) {
-      return;
-    }
-    if (params[i]->dim() != 1 || params[i]->size(0) != channels) {
-      fail(ctx, op, std::string("'") + names[i] + "' must have shape [" + std::to_string(channels) + "], got " +
-                        shape_string(params[i]->sizes()));
-      return;
-    }
+  if (!channel_param(ctx, op, weight, "weight", channels) || !channel_param(ctx, op, bias, "bias", channels) ||
+      !channel_param(ctx, op, mean, "running_mean", channels) || !channel_param(ctx, op, var, "running_var", channels)) {
+    return;
   }
   const int64_t empty[1] = {0};
   Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, input->sizes(), "out");
@@ -753,17 +760,7 @@ void op_native_group_norm(KernelContext& ctx, Span<Value*> args) {
                       " groups");
     return;
   }
-  for (Tensor* t : {weight, bias}) {
-    const char* name = t == weight ? "weight" : "bias";
-    if (t != nullptr && (!check_dtype(ctx, op, *t, name, ScalarType::Float) || !check_has_data(ctx, op, *t, name))) {
-      return;
-    }
-    if (t != nullptr && (t->dim() != 1 || t->size(0) != c)) {
-      fail(ctx, op, std::string("'") + name + "' must have shape [" + std::to_string(c) + "], got " +
-                        shape_string(t->sizes()));
-      return;
-    }
-  }
+  if (!channel_param(ctx, op, weight, "weight", c) || !channel_param(ctx, op, bias, "bias", c)) return;
   const int64_t stat_sizes[2] = {n, groups};
   Tensor* out = output_arg(ctx, op, args, 8, ScalarType::Float, input->sizes(), "out");
   Tensor* mean = out ? output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(stat_sizes, 2), "mean") : nullptr;
