@@ -228,37 +228,50 @@ void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64
   }
 }
 
+// The arguments of _softmax and _log_softmax (self, dim, half_to_float | out), checked, and the
+// input as [outer, len, inner] contiguous floats.
+struct SoftmaxCall {
+  const float* x = nullptr;
+  float* o = nullptr;
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+bool softmax_call(KernelContext& ctx, Span<Value*> args, const char* op, SoftmaxCall* c) {
+  if (!check_nargs(ctx, op, args, 4)) return false;
+  Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
+  int64_t dim = 0;
+  bool half_to_float = false;
+  if (self == nullptr || !int_arg(ctx, op, args, 1, "dim", &dim) ||
+      !bool_arg(ctx, op, args, 2, "half_to_float", &half_to_float)) {
+    return false;
+  }
+  if (half_to_float) {
+    fail(ctx, op, "half_to_float needs a half-precision input; only float32 is supported");
+    return false;
+  }
+  if (!wrap_dim(ctx, op, dim, self->dim(), &dim)) return false;
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, self->sizes());
+  if (out == nullptr || self->numel() == 0) return false;
+  c->x = contiguous_f32(ctx, op, *self);
+  if (c->x == nullptr) return false;
+  c->o = out->data_as<float>();
+  for (int i = 0; i < self->dim(); ++i) {
+    if (i < dim) c->outer *= self->size(i);
+    if (i == dim) c->len = self->size(i);
+    if (i > dim) c->inner *= self->size(i);
+  }
+  return true;
+}
+
 }  // namespace
 
 void op_softmax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_softmax";
-  if (!check_nargs(ctx, op, args, 4)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim = 0;
-  bool half_to_float = false;
-  if (!int_arg(ctx, op, args, 1, "dim", &dim) || !bool_arg(ctx, op, args, 2, "half_to_float", &half_to_float)) {
-    return;
-  }
-  if (!check_dtype(ctx, op, *self, "self", ScalarType::Float)) return;
-  if (half_to_float) {
-    fail(ctx, op, "half_to_float needs a half-precision input; only float32 is supported");
-    return;
-  }
-  if (!wrap_dim(ctx, op, dim, self->dim(), &dim) || !check_has_data(ctx, op, *self, "self")) return;
-  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, self->sizes());
-  if (out == nullptr) return;
-  const int64_t numel = self->numel();
-  if (numel == 0) return;
-  const float* x = contiguous_f32(ctx, op, *self);
-  if (x == nullptr) return;
-  float* o = out->data_as<float>();
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int i = 0; i < self->dim(); ++i) {
-    if (i < dim) outer *= self->size(i);
-    if (i == dim) len = self->size(i);
-    if (i > dim) inner *= self->size(i);
-  }
+  SoftmaxCall c;
+  if (!softmax_call(ctx, args, op, &c)) return;
+  const float* x = c.x;
+  float* o = c.o;
+  const int64_t outer = c.outer, len = c.len, inner = c.inner;
   if (inner == 1) {
     parallel_chunks(outer, len * 8, [&](int64_t b, int64_t e) {
       softmax_rows(o + b * len, x + b * len, e - b, len);
@@ -461,11 +474,8 @@ void reduced_shapes(const Tensor& self, const bool* reduced, bool keepdim, Shape
 void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean, int dim_i, int keepdim_i,
                  int dtype_i, int out_i) {
   if (!check_nargs(ctx, op, args, static_cast<size_t>(out_i + 1))) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
-      !check_has_data(ctx, op, *self, "self")) {
-    return;
-  }
+  Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr) return;
   bool keepdim = false;
   if (keepdim_i >= 0 && !bool_arg(ctx, op, args, static_cast<size_t>(keepdim_i), "keepdim", &keepdim)) return;
   if (!args[dtype_i]->is_none()) {
@@ -608,32 +618,11 @@ void op_argmax(KernelContext& ctx, Span<Value*> args) {
 }
 
 void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
-  const char* op = "aten::_log_softmax";
-  if (!check_nargs(ctx, op, args, 4)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr) return;
-  int64_t dim = 0;
-  bool half_to_float = false;
-  if (!int_arg(ctx, op, args, 1, "dim", &dim) || !bool_arg(ctx, op, args, 2, "half_to_float", &half_to_float) ||
-      !check_dtype(ctx, op, *self, "self", ScalarType::Float)) {
-    return;
-  }
-  if (half_to_float) {
-    fail(ctx, op, "half_to_float needs a half-precision input; only float32 is supported");
-    return;
-  }
-  if (!wrap_dim(ctx, op, dim, self->dim(), &dim) || !check_has_data(ctx, op, *self, "self")) return;
-  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, self->sizes());
-  if (out == nullptr || self->numel() == 0) return;
-  const float* x = contiguous_f32(ctx, op, *self);
-  if (x == nullptr) return;
-  float* o = out->data_as<float>();
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int i = 0; i < self->dim(); ++i) {
-    if (i < dim) outer *= self->size(i);
-    if (i == dim) len = self->size(i);
-    if (i > dim) inner *= self->size(i);
-  }
+  SoftmaxCall c;
+  if (!softmax_call(ctx, args, "aten::_log_softmax", &c)) return;
+  const float* x = c.x;
+  float* o = c.o;
+  const int64_t len = c.len, inner = c.inner, outer = c.outer;
   // x - max - log(sum(exp(x - max))), one (row, column) line at a time.
   parallel_chunks(outer * inner, len * 16, [&](int64_t b, int64_t e) {
     for (int64_t line = b; line < e; ++line) {
@@ -670,11 +659,8 @@ bool channel_param(KernelContext& ctx, const char* op, const Tensor* t, const ch
 void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_native_batch_norm_legit_no_training";
   if (!check_nargs(ctx, op, args, 10)) return;
-  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
-  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) ||
-      !check_has_data(ctx, op, *input, "input")) {
-    return;
-  }
+  Tensor* input = float_tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr) return;
   Tensor* weight = nullptr;
   Tensor* bias = nullptr;
   if (!optional_tensor_arg(ctx, op, args, 1, "weight", &weight) ||
@@ -738,11 +724,8 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
 void op_native_group_norm(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::native_group_norm";
   if (!check_nargs(ctx, op, args, 11)) return;
-  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
-  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) ||
-      !check_has_data(ctx, op, *input, "input")) {
-    return;
-  }
+  Tensor* input = float_tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr) return;
   Tensor* weight = nullptr;
   Tensor* bias = nullptr;
   int64_t n = 0, c = 0, hw = 0, groups = 0;

@@ -213,6 +213,16 @@ inline bool check_has_data(KernelContext& ctx, const char* op, const Tensor& t, 
   return true;
 }
 
+// A Float tensor with memory behind it, or nullptr after failing the call.
+inline Tensor* float_tensor_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
+                                const char* name) {
+  Tensor* t = tensor_arg(ctx, op, args, i, name);
+  if (t == nullptr || !check_dtype(ctx, op, *t, name, ScalarType::Float) || !check_has_data(ctx, op, *t, name)) {
+    return nullptr;
+  }
+  return t;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shapes
 
