@@ -94,15 +94,21 @@ class ToolRunner:
     env: dict[str, str] | None
 
     def run_exported(
-        self, workdir: Path, module: torch.nn.Module, inputs: tuple[torch.Tensor, ...]
+        self,
+        workdir: Path,
+        module: torch.nn.Module,
+        inputs: tuple[torch.Tensor, ...],
+        external_constants: bool = False,
     ) -> ExportedRun:
-        """Exports `module`, runs the program on `inputs` and pairs its outputs with eager's."""
-        program = etrt.export(module, inputs)
+        """Exports `module`, runs the program on `inputs` and pairs its outputs with eager's.
+        With external_constants, the weights go through a .ptd passed with --data."""
+        program = etrt.export(module, inputs, external_constants=external_constants)
         path, in_bin, out_bin = workdir / "m.etrt", workdir / "in.bin", workdir / "out.bin"
         program.save(path)
+        data = ["--data", str(program.save_data(workdir / "m.ptd"))] if external_constants else []
         in_bin.write_bytes(b"".join(t.contiguous().numpy().tobytes() for t in inputs))
         proc = subprocess.run(
-            [str(self.exe), str(path), "--inputs", str(in_bin), "--outputs", str(out_bin)],
+            [str(self.exe), str(path), *data, "--inputs", str(in_bin), "--outputs", str(out_bin)],
             capture_output=True, text=True, timeout=300, env=self.env,
         )  # fmt: skip
         assert "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, proc.stderr

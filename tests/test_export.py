@@ -435,12 +435,13 @@ def test_generated_schema_code_matches_flatc(repo_root: Path, tmp_path: Path) ->
             "-o",
             str(tmp_path),
             str(repo_root / "schema/program.fbs"),
+            str(repo_root / "schema/data_map.fbs"),
         ],
         check=True,
     )
     checked_in = repo_root / "python/etrt/_schema"
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["__init__.py", "program_generated.py"]
+    assert names == ["__init__.py", "data_map_generated.py", "program_generated.py"]
     assert sorted(p.name for p in checked_in.glob("*.py")) == names
     _, mismatch, errors = filecmp.cmpfiles(tmp_path, checked_in, names, shallow=False)
     assert not mismatch and not errors, (

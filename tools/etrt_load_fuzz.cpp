@@ -1,8 +1,8 @@
-// etrt_load_fuzz: feeds program files to Program::load, load_method and execute, one
-// result line per file, and must never crash (the malformed-program tests run it under
-// ASan/UBSan).
+// etrt_load_fuzz: feeds program files to Program::load, load_method and execute (or, with
+// --data-map, named data maps to FlatTensorDataMap::load and every lookup), one result line
+// per file, and must never crash (the malformed-input tests run it under ASan/UBSan).
 //
-//   etrt_load_fuzz [--test-kernels] [--loader mmap|file|buffer] FILE...
+//   etrt_load_fuzz [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...
 //
 // Each line: "<file>\t<Ok|ErrorCode>\t<message>". --test-kernels registers small defensive
 // Float kernels for aten::add.Tensor, aten::mul.Tensor and aten::alias (a view), so runs do
@@ -164,7 +164,26 @@ Outcome run_method(const etrt::Program& program, std::string_view name) {
   return {"Ok", "executed; outputs: " + shapes + "; allocations in a warm run: " + std::to_string(steady_allocations)};
 }
 
-Outcome run_file(const std::string& path, const std::string& loader_kind) {
+// Every key's info and every byte of its data (summed, so a bad pointer is read).
+Outcome run_data_map(etrt::DataLoader* loader) {
+  auto map = etrt::FlatTensorDataMap::load(loader);
+  if (!map.ok()) return from_error(map.error());
+  uint64_t bytes = 0;
+  unsigned sum = 0;
+  for (size_t i = 0; i < map->num_keys(); ++i) {
+    auto info = map->tensor_info(map->key(i));
+    if (!info.ok()) return from_error(info.error());
+    auto data = map->data(map->key(i));
+    if (!data.ok()) return from_error(data.error());
+    if (data->size() != info->nbytes) return {"Internal", "data and info disagree on the size"};
+    for (uint8_t b : *data) sum += b;
+    bytes += data->size();
+  }
+  return {"Ok", std::to_string(map->num_keys()) + " tensors, " + std::to_string(bytes) + " bytes (checksum " +
+                    std::to_string(sum % 251) + ")"};
+}
+
+Outcome run_file(const std::string& path, const std::string& loader_kind, bool data_map) {
   std::unique_ptr<etrt::DataLoader> loader;
   std::vector<char> bytes;
   if (loader_kind == "mmap") {
@@ -186,6 +205,7 @@ Outcome run_file(const std::string& path, const std::string& loader_kind) {
     bytes.insert(bytes.begin(), 0);
     loader = std::make_unique<etrt::BufferDataLoader>(bytes.data() + 1, bytes.size() - 1);
   }
+  if (data_map) return run_data_map(loader.get());
   auto program = etrt::Program::load(loader.get());
   if (!program.ok()) return from_error(program.error());
   Outcome last;
@@ -200,6 +220,7 @@ Outcome run_file(const std::string& path, const std::string& loader_kind) {
 
 int main(int argc, char** argv) {
   std::string loader = "mmap";
+  bool data_map = false;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -211,6 +232,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: %s\n", err.to_string().c_str());
         return 1;
       }
+    } else if (arg == "--data-map") {
+      data_map = true;
     } else if (arg == "--loader" && i + 1 < argc) {
       loader = argv[++i];
       if (loader != "mmap" && loader != "file" && loader != "buffer") {
@@ -225,11 +248,11 @@ int main(int argc, char** argv) {
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: etrt_load_fuzz [--test-kernels] [--loader mmap|file|buffer] FILE...\n");
+    std::fprintf(stderr, "usage: etrt_load_fuzz [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...\n");
     return 1;
   }
   for (const std::string& f : files) {
-    Outcome o = run_file(f, loader);
+    Outcome o = run_file(f, loader, data_map);
     std::printf("%s\t%s\t%s\n", f.c_str(), o.code.c_str(), one_line(o.message).c_str());
     std::fflush(stdout);
   }

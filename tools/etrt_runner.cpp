@@ -1,10 +1,12 @@
 // etrt_runner: loads a program, runs one method and writes its outputs.
 //
-//   etrt_runner PROGRAM [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]
+//   etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin]
+//               [--repeat N] [--threads N]
 //   etrt_runner --list-kernels | --list-backends
 //
 // in.bin is every input's raw bytes, concatenated in input order (shapes and dtypes come from
-// the method); out.bin is every output's raw bytes (tensors in contiguous order; Int and
+// the method); each --data is a named data map (.ptd) holding the program's External tensors
+// (several are merged; a key may appear in one only); out.bin is every output's raw bytes (tensors in contiguous order; Int and
 // Double as 8 bytes, Bool as 1). --threads needs a thread pool (etrt::threadpool) linked in.
 // Uses only the public SDK headers.
 #include <algorithm>
@@ -12,6 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,7 @@ namespace {
 
 struct Options {
   std::string program;
+  std::vector<std::string> data;
   std::string method = "forward";
   std::string inputs;
   std::string outputs;
@@ -38,7 +43,7 @@ int fail(const etrt::Error& e) {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "error: InvalidArgument: %s\n"
-               "usage: etrt_runner PROGRAM [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
+               "usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
                "       etrt_runner --list-kernels | --list-backends\n",
                msg);
   return 1;
@@ -100,10 +105,44 @@ int run(const Options& opt) {
     etrt::Error err = etrt::set_parallel_num_threads(opt.threads);
     if (!err.ok()) return fail(err);
   }
-  etrt::Module module(opt.program);
-  auto method_or = module.method(opt.method);
-  if (!method_or.ok()) return fail(method_or.error());
-  etrt::Method& method = **method_or;
+  // One data map goes through Module; several are loaded and merged here.
+  etrt::Module module(opt.program, opt.data.size() == 1 ? opt.data[0] : std::string());
+  std::vector<std::unique_ptr<etrt::MmapDataLoader>> loaders;
+  std::vector<std::unique_ptr<etrt::FlatTensorDataMap>> maps;
+  std::optional<etrt::MergedDataMap> merged;
+  std::optional<etrt::Program> program;
+  std::optional<etrt::Method> own_method;
+  etrt::Method* method_ptr = nullptr;
+  if (opt.data.size() <= 1) {
+    auto method_or = module.method(opt.method);
+    if (!method_or.ok()) return fail(method_or.error());
+    method_ptr = *method_or;
+  } else {
+    std::vector<const etrt::NamedDataMap*> parts;
+    for (const std::string& path : opt.data) {
+      auto loader = etrt::MmapDataLoader::from(path);
+      if (!loader.ok()) return fail(loader.error());
+      loaders.push_back(std::make_unique<etrt::MmapDataLoader>(std::move(loader).get()));
+      auto map = etrt::FlatTensorDataMap::load(loaders.back().get());
+      if (!map.ok()) return fail(etrt::Error(map.error().code(), path + ": " + map.error().message()));
+      maps.push_back(std::make_unique<etrt::FlatTensorDataMap>(std::move(map).get()));
+      parts.push_back(maps.back().get());
+    }
+    auto all = etrt::MergedDataMap::of(parts);
+    if (!all.ok()) return fail(all.error());
+    merged.emplace(std::move(all).get());
+    auto loader = etrt::MmapDataLoader::from(opt.program);
+    if (!loader.ok()) return fail(loader.error());
+    loaders.push_back(std::make_unique<etrt::MmapDataLoader>(std::move(loader).get()));
+    auto loaded = etrt::Program::load(loaders.back().get());
+    if (!loaded.ok()) return fail(loaded.error());
+    program.emplace(std::move(loaded).get());
+    auto m = program->load_method(opt.method, nullptr, &*merged);
+    if (!m.ok()) return fail(m.error());
+    own_method.emplace(std::move(m).get());
+    method_ptr = &*own_method;
+  }
+  etrt::Method& method = *method_ptr;
 
   std::vector<char> input_bytes;
   if (!opt.inputs.empty()) {
@@ -197,6 +236,10 @@ int main(int argc, char** argv) {
     };
     if (arg == "--method") {
       if (!value(&opt.method)) return usage("--method needs a name");
+    } else if (arg == "--data") {
+      std::string path;
+      if (!value(&path)) return usage("--data needs a .ptd file");
+      opt.data.push_back(path);
     } else if (arg == "--inputs") {
       if (!value(&opt.inputs)) return usage("--inputs needs a file");
     } else if (arg == "--outputs") {
@@ -219,7 +262,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--list-backends") {
       opt.list_backends = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: etrt_runner PROGRAM [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
+      std::printf("usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
                   "       etrt_runner --list-kernels | --list-backends\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {

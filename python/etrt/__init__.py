@@ -39,7 +39,13 @@ __all__ = [
 ]
 
 
+# Submodules reachable as attributes without an import statement (etrt.data_map.save).
+_SUBMODULES = ("data_map",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'etrt' has no attribute {name!r}")
@@ -49,4 +55,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

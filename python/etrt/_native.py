@@ -137,6 +137,10 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "etrt_num_registered_backends": (ctypes.c_size_t, []),
     "etrt_registered_backend_name": (ctypes.c_char_p, [ctypes.c_size_t]),
     "etrt_module_open": (_Status, [ctypes.c_char_p, ctypes.POINTER(_Ptr)]),
+    "etrt_module_open_with_data": (
+        _Status,
+        [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_Ptr)],
+    ),
     "etrt_module_free": (None, [_Ptr]),
     "etrt_module_num_methods": (_Status, [_Ptr, _SizeP]),
     "etrt_module_method_name": (_Status, [_Ptr, ctypes.c_size_t, ctypes.POINTER(ctypes.c_char_p)]),

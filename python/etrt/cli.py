@@ -55,6 +55,12 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="export even if etrt lacks a kernel for an op",
     )
+    exp.add_argument(
+        "--external-constants",
+        action="store_true",
+        help="keep the weights out of the program: write them, by parameter name, to a named "
+        "data map next to it (OUTPUT with the suffix .ptd)",
+    )
 
     run = sub.add_parser(
         "run", help="run a program through the etrt runtime and summarize its outputs"
@@ -70,6 +76,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--output", type=Path, metavar="OUT.npz", help="write the outputs here")
     run.add_argument("--method", default="forward", help="method to run (default: forward)")
+    run.add_argument(
+        "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
+    )
 
     prof = sub.add_parser(
         "profile",
@@ -89,6 +98,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--warmup", type=int, default=1, help="unrecorded runs before them (default: 1)"
     )
     prof.add_argument("--method", default="forward", help="method to run (default: forward)")
+    prof.add_argument(
+        "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
+    )
     prof.add_argument(
         "-o", "--output", type=Path, metavar="CHART.png",
         help="chart to write (default: PROGRAM with .png)",
@@ -121,7 +133,10 @@ def _export(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     if spec.exported is not None:
         program: Program = export_program(
-            spec.exported, allow_missing_ops=args.allow_missing_ops, backend=args.backend
+            spec.exported,
+            allow_missing_ops=args.allow_missing_ops,
+            backend=args.backend,
+            external_constants=args.external_constants,
         )
     else:
         assert spec.model is not None
@@ -130,8 +145,12 @@ def _export(args: argparse.Namespace) -> int:
             spec.example_inputs,
             allow_missing_ops=args.allow_missing_ops,
             backend=args.backend,
+            external_constants=args.external_constants,
         )
+    data_path = Path(args.output).with_suffix(".ptd") if args.external_constants else None
     try:
+        if data_path is not None:  # the data first: a program never lands without its weights
+            program.save_data(data_path)
         path = program.save(args.output)
     except OSError as exc:
         raise EtrtError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
@@ -139,13 +158,15 @@ def _export(args: argparse.Namespace) -> int:
         f"wrote {path} ({len(program)} bytes, {len(program.info.plan.instructions)} instructions, "
         f"arena {program.arena_size} bytes)"
     )
+    if data_path is not None and program.data_map is not None:
+        print(f"wrote {data_path} ({len(program.data_map)} bytes of external constants)")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     from . import run_program
 
-    result = run_program.run(args.program, args.method, args.input)
+    result = run_program.run(args.program, args.method, args.input, data=args.data)
     given = (
         "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
     )
@@ -167,7 +188,7 @@ def _profile(args: argparse.Namespace) -> int:
     progress = _Progress("profiling")
     result = profile.run_profile(
         args.program, args.method, args.input, args.runs, dump_path,
-        warmup=args.warmup, record_shapes=args.shapes, progress=progress,
+        warmup=args.warmup, record_shapes=args.shapes, progress=progress, data=args.data,
     )
     progress.done()
     given = (

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from .data_map import to_bytes
 from .errors import ExportError
 from .ir import ProgramData
 from .lower import lower
@@ -42,11 +43,14 @@ def export(
     *,
     allow_missing_ops: bool = False,
     backend: str | None = None,
+    external_constants: bool = False,
 ) -> Program:
     """Export `model` called with `example_inputs` to an etrt program (static shapes).
 
     With backend="xnnpack", the subgraphs XNNPACK supports and runs faster than etrt's kernels
-    run as delegate calls; with backend="xnnpack-all", every subgraph it supports.
+    run as delegate calls; with backend="xnnpack-all", every subgraph it supports. With
+    external_constants=True the weights go to a named data map (`Program.save_data`, a .ptd)
+    under their parameter names instead of into the program.
     """
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
@@ -55,11 +59,20 @@ def export(
     except Exception as exc:  # torch reports many exception types for untraceable models
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"torch.export failed: {first}") from exc
-    return export_program(ep, allow_missing_ops=allow_missing_ops, backend=backend)
+    return export_program(
+        ep,
+        allow_missing_ops=allow_missing_ops,
+        backend=backend,
+        external_constants=external_constants,
+    )
 
 
 def export_program(
-    ep: ExportedProgram, *, allow_missing_ops: bool = False, backend: str | None = None
+    ep: ExportedProgram,
+    *,
+    allow_missing_ops: bool = False,
+    backend: str | None = None,
+    external_constants: bool = False,
 ) -> Program:
     """Convert an ExportedProgram (e.g. from torch.export.load) to an etrt program."""
     if backend is not None and backend not in BACKENDS:
@@ -69,7 +82,9 @@ def export_program(
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc
-    lowered = lower(core, allow_missing_ops=allow_missing_ops)
+    lowered = lower(
+        core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
+    )
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):
@@ -82,4 +97,5 @@ def export_program(
         len(lowered.segments),
         lowered.plan.arena_size,
     )
-    return Program(data, missing_ops=tuple(lowered.missing_ops))
+    data_map = to_bytes(lowered.external) if external_constants else None
+    return Program(data, missing_ops=tuple(lowered.missing_ops), data_map=data_map)

@@ -45,6 +45,7 @@ class StorageKind(enum.IntEnum):
     CONSTANT = 1
     INPUT = 2
     VIEW = 3
+    EXTERNAL = 4  # in a named data map (.ptd), by external_key
 
 
 @dataclass
@@ -55,6 +56,7 @@ class TensorValue:
     dim_order: tuple[int, ...] = ()
     constant_segment: int = 0
     mem_offset: int = 0
+    external_key: str = ""
     # Exporter-only (not serialized): the value a view aliases, and the graph node's name.
     view_of: int | None = field(default=None, compare=False)
     name: str = field(default="", compare=False)

@@ -73,6 +73,8 @@ class LoweredProgram:
     plan: ExecutionPlan
     segments: list[bytes]
     missing_ops: list[str] = field(default_factory=list)  # unsupported ops kept (allow_missing_ops)
+    # With external_constants: the constants by key, for the named data map (.ptd).
+    external: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 def scalar_type_of(dtype: torch.dtype, what: str) -> ScalarType:
@@ -149,9 +151,11 @@ def _list_element_kind(arg_type: Any) -> str | None:
 
 
 class _Lowerer:
-    def __init__(self, ep: ExportedProgram, allow_missing_ops: bool) -> None:
+    def __init__(self, ep: ExportedProgram, allow_missing_ops: bool, external: bool) -> None:
         self.ep = ep
         self.allow_missing_ops = allow_missing_ops
+        self.external_constants = external
+        self.external: dict[str, torch.Tensor] = {}
         self.values: list[Value] = []
         self.inputs: list[int] = []
         self.outputs: list[int] = []
@@ -206,6 +210,18 @@ class _Lowerer:
             )
         data = tensor.detach().to("cpu").contiguous()
         st = scalar_type_of(data.dtype, f"constant {name}")
+        if self.external_constants:
+            assert target is not None
+            self.external[target] = data
+            return self.add(
+                TensorValue(
+                    scalar_type=st,
+                    sizes=tuple(int(s) for s in data.shape),
+                    storage=StorageKind.EXTERNAL,
+                    external_key=target,
+                    name=name,
+                )
+            )
         segment = len(self.segments)
         self.segments.append(data.view(-1).numpy().tobytes() if data.numel() else b"")
         return self.add(
@@ -466,7 +482,7 @@ class _Lowerer:
             operators=self.operators,
             instructions=self.instructions,
         )
-        return LoweredProgram(plan, self.segments, sorted(self.missing))
+        return LoweredProgram(plan, self.segments, sorted(self.missing), self.external)
 
 
 def _infer_list_kind(items: list[Any]) -> str:
@@ -481,8 +497,10 @@ def _infer_list_kind(items: list[Any]) -> str:
     return "float"
 
 
-def lower(ep: ExportedProgram, *, allow_missing_ops: bool = False) -> LoweredProgram:
-    return _Lowerer(ep, allow_missing_ops).run()
+def lower(
+    ep: ExportedProgram, *, allow_missing_ops: bool = False, external_constants: bool = False
+) -> LoweredProgram:
+    return _Lowerer(ep, allow_missing_ops, external_constants).run()
 
 
 __all__ = ["LoweredProgram", "lower"]

@@ -130,8 +130,10 @@ def run_profile(
     warmup: int = 1,
     record_shapes: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    data: Path | None = None,
 ) -> Profile:
-    """Runs `method` warmup + runs times, recording the last `runs`; writes etdump_path."""
+    """Runs `method` warmup + runs times, recording the last `runs`; writes etdump_path. `data`
+    is the named data map (.ptd) of a program exported with external constants."""
     if runs < 1:
         raise EtrtError("--runs must be at least 1")
     if not program.is_file():
@@ -140,7 +142,9 @@ def run_profile(
         raise EtrtError(
             f"cannot write {etdump_path}: directory {etdump_path.parent} does not exist"
         )
-    with Module(program) as module:
+    if data is not None and not data.is_file():
+        raise EtrtError(f"no such data map: {data}")
+    with Module(program, data) as module:
         m = module.method(method)
         inputs = method_inputs(method, m.inputs, input_paths)
         for i, value in enumerate(inputs):

@@ -98,13 +98,35 @@ def load_program_info(source: str | os.PathLike[str] | bytes) -> ProgramInfo:
     return parse_program(Path(source).read_bytes())
 
 
-class Program:
-    """An exported etrt program: its bytes plus a decoded view of them."""
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write `data` to `path` atomically: a temporary file in the same directory, then a rename;
+    on any failure the temporary is removed and `path` is left as it was."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
 
-    def __init__(self, data: bytes, missing_ops: tuple[str, ...] = ()) -> None:
+
+class Program:
+    """An exported etrt program: its bytes plus a decoded view of them, and for a program
+    exported with external constants the bytes of its named data map (.ptd)."""
+
+    def __init__(
+        self, data: bytes, missing_ops: tuple[str, ...] = (), data_map: bytes | None = None
+    ) -> None:
         self._data = bytes(data)
         # Operators exported without a kernel in etrt (allow_missing_ops=True).
         self.missing_ops = missing_ops
+        self.data_map = data_map
 
     def to_bytes(self) -> bytes:
         return self._data
@@ -142,19 +164,13 @@ class Program:
         return self.info.arena_size
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write atomically: a temporary file in the same directory, then rename over `path`."""
-        target = Path(path)
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or "."
-        )
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(self._data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        """Write the program atomically (a temporary file in the same directory, then a rename)."""
+        return write_atomic(path, self._data)
+
+    def save_data(self, path: str | os.PathLike[str]) -> Path:
+        """Write the named data map (.ptd) the program's external constants live in, atomically."""
+        if self.data_map is None:
+            raise ValueError(
+                "this program keeps its constants inside; export with external_constants=True"
+            )
+        return write_atomic(path, self.data_map)

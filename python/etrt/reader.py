@@ -57,6 +57,7 @@ def _read_value(v: Any) -> Value:
             storage=StorageKind(tt.Storage()),
             constant_segment=int(tt.ConstantSegment()),
             mem_offset=int(tt.MemOffset()),
+            external_key=(tt.ExternalKey() or b"").decode("utf-8", errors="replace"),
         )
     if kind == fb.ValueUnion.Null:
         return NullValue()

@@ -73,10 +73,14 @@ def method_inputs(
     return inputs
 
 
-def run(program: Path, method: str, input_paths: Sequence[Path]) -> RunResult:
+def run(
+    program: Path, method: str, input_paths: Sequence[Path], data: Path | None = None
+) -> RunResult:
     if not program.is_file():
         raise EtrtError(f"no such program: {program}")
-    with Module(program) as module:
+    if data is not None and not data.is_file():
+        raise EtrtError(f"no such data map: {data}")
+    with Module(program, data) as module:
         m = module.method(method)
         inputs = method_inputs(method, m.inputs, input_paths)
         start = time.perf_counter()

@@ -305,18 +305,21 @@ def _scalar(value: object, i: int) -> Any:
 
 
 class Module:
-    """A program file, mapped and verified; methods load on first use.
+    """A program file, mapped and verified; methods load on first use. `data` is the named data
+    map (.ptd) of a program exported with external constants.
 
     Close it (or use `with`) to unmap the file early; outputs already returned stay valid.
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
+    def __init__(self, path: str | PathLike[str], data: str | PathLike[str] | None = None) -> None:
         self.path = Path(path)
+        self.data = Path(data) if data is not None else None
         self._handle: int | None = None
         self._methods: dict[str, Method] = {}
         lib = _lib()
         handle = ctypes.c_void_p()
-        _check(lib.etrt_module_open(fsencode(self.path), ctypes.byref(handle)))
+        data_arg = fsencode(self.data) if self.data is not None else None
+        _check(lib.etrt_module_open_with_data(fsencode(self.path), data_arg, ctypes.byref(handle)))
         self._handle = handle.value
 
     def _live(self) -> int:
@@ -374,9 +377,9 @@ class Module:
         return f"<etrt.Module {self.path}>"
 
 
-def load(path: str | PathLike[str]) -> Module:
-    """Opens a program: same as etrt.Module(path)."""
-    return Module(path)
+def load(path: str | PathLike[str], data: str | PathLike[str] | None = None) -> Module:
+    """Opens a program (and its named data map): same as etrt.Module(path, data)."""
+    return Module(path, data)
 
 
 __all__ = [

@@ -44,17 +44,41 @@ def _offsets_vector(builder: Any, start_fn: Any, offsets: list[int]) -> int:
 
 # The list values differ only in element type and generated builder functions.
 _LISTS: dict[type, tuple[Any, Any, Any, Any, int]] = {
-    IntListValue: (np.int64, fb.IntListStart, fb.IntListAddItems, fb.IntListEnd,
-                   fb.ValueUnion.IntList),
-    DoubleListValue: (np.float64, fb.DoubleListStart, fb.DoubleListAddItems, fb.DoubleListEnd,
-                      fb.ValueUnion.DoubleList),
-    BoolListValue: (np.bool_, fb.BoolListStart, fb.BoolListAddItems, fb.BoolListEnd,
-                    fb.ValueUnion.BoolList),
-    TensorListValue: (np.int32, fb.TensorListStart, fb.TensorListAddItems, fb.TensorListEnd,
-                      fb.ValueUnion.TensorList),
-    OptionalTensorListValue: (np.int32, fb.OptionalTensorListStart,
-                              fb.OptionalTensorListAddItems, fb.OptionalTensorListEnd,
-                              fb.ValueUnion.OptionalTensorList),
+    IntListValue: (
+        np.int64,
+        fb.IntListStart,
+        fb.IntListAddItems,
+        fb.IntListEnd,
+        fb.ValueUnion.IntList,
+    ),
+    DoubleListValue: (
+        np.float64,
+        fb.DoubleListStart,
+        fb.DoubleListAddItems,
+        fb.DoubleListEnd,
+        fb.ValueUnion.DoubleList,
+    ),
+    BoolListValue: (
+        np.bool_,
+        fb.BoolListStart,
+        fb.BoolListAddItems,
+        fb.BoolListEnd,
+        fb.ValueUnion.BoolList,
+    ),
+    TensorListValue: (
+        np.int32,
+        fb.TensorListStart,
+        fb.TensorListAddItems,
+        fb.TensorListEnd,
+        fb.ValueUnion.TensorList,
+    ),
+    OptionalTensorListValue: (
+        np.int32,
+        fb.OptionalTensorListStart,
+        fb.OptionalTensorListAddItems,
+        fb.OptionalTensorListEnd,
+        fb.ValueUnion.OptionalTensorList,
+    ),
 }
 
 
@@ -64,6 +88,7 @@ def _write_value(builder: Any, value: Value) -> int:
     if isinstance(value, TensorValue):
         sizes = _vector(builder, np.asarray(value.sizes, dtype=np.int64))
         dim_order = _vector(builder, np.asarray(value.dim_order, dtype=np.uint8))
+        key = builder.CreateString(value.external_key) if value.external_key else None
         fb.TensorStart(builder)
         fb.TensorAddScalarType(builder, int(value.scalar_type))
         fb.TensorAddSizes(builder, sizes)
@@ -71,6 +96,8 @@ def _write_value(builder: Any, value: Value) -> int:
         fb.TensorAddStorage(builder, int(value.storage))
         fb.TensorAddConstantSegment(builder, value.constant_segment)
         fb.TensorAddMemOffset(builder, value.mem_offset)
+        if key is not None:
+            fb.TensorAddExternalKey(builder, key)
         kind, body = fb.ValueUnion.Tensor, fb.TensorEnd(builder)
     elif isinstance(value, NullValue):
         fb.NullStart(builder)

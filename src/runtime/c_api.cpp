@@ -25,7 +25,8 @@ struct etrt_method {
 };
 
 struct etrt_module {
-  explicit etrt_module(std::string path) : module(std::move(path), etrt::Module::LoadMode::Mmap) {}
+  etrt_module(std::string path, std::string data_path)
+      : module(std::move(path), std::move(data_path), etrt::Module::LoadMode::Mmap) {}
   etrt::Module module;
   std::vector<std::string> method_names;
   std::map<std::string, std::unique_ptr<etrt_method>, std::less<>> methods;
@@ -144,12 +145,14 @@ const char* etrt_registered_kernel_name(size_t i) { return etrt::registered_kern
 size_t etrt_num_registered_backends(void) { return etrt::num_registered_backends(); }
 const char* etrt_registered_backend_name(size_t i) { return etrt::registered_backend_name(i); }
 
-etrt_status etrt_module_open(const char* path, etrt_module** out) {
+etrt_status etrt_module_open(const char* path, etrt_module** out) { return etrt_module_open_with_data(path, nullptr, out); }
+
+etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out) {
   if (out == nullptr) return null_argument("out");
   *out = nullptr;
   if (path == nullptr) return null_argument("path");
   return guarded([&]() -> etrt_status {
-    auto module = std::make_unique<etrt_module>(path);
+    auto module = std::make_unique<etrt_module>(path, data_path == nullptr ? "" : data_path);
     etrt::Error err = module->module.load();
     if (!err.ok()) return fail(err);
     auto names = module->module.method_names();

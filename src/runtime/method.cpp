@@ -102,9 +102,61 @@ MethodState::~MethodState() {
   }
 }
 
+// Data of every External tensor, by value index (null elsewhere). All keys the map lacks are
+// reported in one NotFound error; a tensor whose stored dtype, shape or layout differs from the
+// program's is an InvalidArgument naming it.
+static Error resolve_external(const fb::ExecutionPlan& plan, const NamedDataMap* map, const std::string& where,
+                       std::vector<const uint8_t*>* out) {
+  const size_t n = plan.values() ? plan.values()->size() : 0;
+  out->assign(n, nullptr);
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < n; ++i) {
+    const fb::Tensor* t = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i))->val_as_Tensor();
+    if (t == nullptr || t->storage() != fb::StorageKind::External) continue;
+    const std::string_view key = t->external_key()->string_view();
+    auto info = map == nullptr ? Result<NamedTensorInfo>(Error(ErrorCode::NotFound, "")) : map->tensor_info(key);
+    if (!info.ok()) {
+      missing.push_back(printable(key));
+      continue;
+    }
+    TensorLayout layout;
+    ETRT_RETURN_IF_ERROR(compute_layout(*t, &layout));
+    bool same = static_cast<ScalarType>(t->scalar_type()) == info->dtype &&
+                info->sizes.size() == static_cast<size_t>(layout.dim);
+    for (int d = 0; same && d < layout.dim; ++d) same = info->sizes[static_cast<size_t>(d)] == layout.sizes[d];
+    // Same layout: the map's dim_order (empty: contiguous) gives the program's strides.
+    int64_t stride = 1;
+    for (size_t k = static_cast<size_t>(layout.dim); same && k-- > 0;) {
+      const size_t d = info->dim_order.empty() ? k : info->dim_order[k];
+      same = layout.sizes[d] <= 1 || layout.strides[d] == stride;
+      stride *= std::max<int64_t>(layout.sizes[d], 1);
+    }
+    if (!same) {
+      return Error(ErrorCode::InvalidArgument,
+                   where + "external tensor '" + printable(key) + "' is " + to_string(info->dtype) + " " +
+                       sizes_to_string(info->sizes) + " in the data map, but the program expects " +
+                       to_string(static_cast<ScalarType>(t->scalar_type())) + " " +
+                       sizes_to_string(Span<const int64_t>(layout.sizes, static_cast<size_t>(layout.dim))) +
+                       " in its layout");
+    }
+    ETRT_ASSIGN_OR_RETURN(Span<const uint8_t> bytes, map->data(key));
+    (*out)[i] = bytes.data();
+  }
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    std::string msg = where + (map == nullptr ? "no named data map given for external tensors: "
+                                              : "external tensors missing from the named data map: ");
+    for (size_t i = 0; i < missing.size(); ++i) msg += (i ? ", " : "") + missing[i];
+    return Error(ErrorCode::NotFound, msg + " (load the method with the program's .ptd)");
+  }
+  return Error();
+}
+
 Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const ProgramData> program,
                                                          const fb::ExecutionPlan& plan,
-                                                         MemoryAllocator* allocator) noexcept try {
+                                                         MemoryAllocator* allocator,
+                                                         const NamedDataMap* data_map) noexcept try {
   auto s = std::make_unique<MethodState>();
   s->program = std::move(program);
   s->plan = &plan;
@@ -152,6 +204,9 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
       return Error(ErrorCode::BackendMissing, msg + " (link the library that registers them, e.g. etrt::backend_xnnpack)");
     }
   }
+
+  std::vector<const uint8_t*> external;
+  ETRT_RETURN_IF_ERROR(resolve_external(plan, data_map, where, &external));
 
   if (!allocator) {
     s->owned_allocator = std::make_unique<MallocAllocator>();
@@ -227,6 +282,8 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
           data = s->arena == nullptr ? nullptr : s->arena + t->mem_offset();
         } else if (t->storage() == fb::StorageKind::Constant) {
           data = const_cast<uint8_t*>(s->program->segment_data(t->constant_segment()));
+        } else if (t->storage() == fb::StorageKind::External) {
+          data = const_cast<uint8_t*>(external[i]);
         }
         auto tensor = Tensor::make(data, static_cast<ScalarType>(t->scalar_type()),
                                    Span<const int64_t>(layout.sizes, static_cast<size_t>(layout.dim)),

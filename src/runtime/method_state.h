@@ -12,6 +12,7 @@
 #include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/value.h"
+#include "etrt/runtime/named_data_map.h"
 #include "program_data.h"
 
 namespace etrt {
@@ -74,7 +75,8 @@ struct DelegateState {
 struct MethodState {
   static Result<std::unique_ptr<MethodState>> create(std::shared_ptr<const ProgramData> program,
                                                      const fb::ExecutionPlan& plan,
-                                                     MemoryAllocator* allocator) noexcept;
+                                                     MemoryAllocator* allocator,
+                                                     const NamedDataMap* data_map) noexcept;
   ~MethodState();
 
   std::shared_ptr<const ProgramData> program;

@@ -7,8 +7,11 @@ namespace etrt {
 
 struct Module::Impl {
   std::string path;
+  std::string data_path;  // empty: no named data map
   LoadMode mode = LoadMode::Mmap;
   std::unique_ptr<DataLoader> loader;
+  std::unique_ptr<DataLoader> data_loader;
+  std::optional<FlatTensorDataMap> data_map;
   std::optional<Program> program;
   Error load_error;
   bool load_attempted = false;
@@ -20,6 +23,10 @@ struct Module::Impl {
 Module::Module(std::string path, LoadMode mode) : impl_(std::make_unique<Impl>()) {
   impl_->path = std::move(path);
   impl_->mode = mode;
+}
+
+Module::Module(std::string path, std::string data_path, LoadMode mode) : Module(std::move(path), mode) {
+  impl_->data_path = std::move(data_path);
 }
 
 Module::Module(std::string path, LoadMode mode, EventTracer* tracer) : Module(std::move(path), mode) {
@@ -34,26 +41,41 @@ Module::Module(Module&&) noexcept = default;
 Module& Module::operator=(Module&&) noexcept = default;
 Module::~Module() = default;
 
+namespace {
+
+Result<std::unique_ptr<DataLoader>> open_loader(const std::string& path, Module::LoadMode mode) {
+  if (mode == Module::LoadMode::Mmap) {
+    ETRT_ASSIGN_OR_RETURN(MmapDataLoader loader, MmapDataLoader::from(path));
+    return std::unique_ptr<DataLoader>(std::make_unique<MmapDataLoader>(std::move(loader)));
+  }
+  ETRT_ASSIGN_OR_RETURN(FileDataLoader loader, FileDataLoader::from(path));
+  return std::unique_ptr<DataLoader>(std::make_unique<FileDataLoader>(std::move(loader)));
+}
+
+Error with_path(const std::string& path, const Error& e) {
+  return path.empty() ? e : Error(e.code(), path + ": " + e.message());
+}
+
+}  // namespace
+
 Error Module::load() {
   Impl& m = *impl_;
   if (m.load_attempted) return m.load_error;
   m.load_attempted = true;
   if (!m.loader) {
-    if (m.mode == LoadMode::Mmap) {
-      auto loader = MmapDataLoader::from(m.path);
-      if (!loader.ok()) return m.load_error = loader.error();
-      m.loader = std::make_unique<MmapDataLoader>(std::move(loader).get());
-    } else {
-      auto loader = FileDataLoader::from(m.path);
-      if (!loader.ok()) return m.load_error = loader.error();
-      m.loader = std::make_unique<FileDataLoader>(std::move(loader).get());
-    }
+    auto loader = open_loader(m.path, m.mode);
+    if (!loader.ok()) return m.load_error = loader.error();
+    m.loader = std::move(loader).get();
   }
   auto program = Program::load(m.loader.get());
-  if (!program.ok()) {
-    const Error& e = program.error();
-    m.load_error = m.path.empty() ? e : Error(e.code(), m.path + ": " + e.message());
-    return m.load_error;
+  if (!program.ok()) return m.load_error = with_path(m.path, program.error());
+  if (!m.data_path.empty()) {
+    auto data_loader = open_loader(m.data_path, m.mode);
+    if (!data_loader.ok()) return m.load_error = data_loader.error();
+    m.data_loader = std::move(data_loader).get();
+    auto map = FlatTensorDataMap::load(m.data_loader.get());
+    if (!map.ok()) return m.load_error = with_path(m.data_path, map.error());
+    m.data_map.emplace(std::move(map).get());
   }
   m.program.emplace(std::move(program).get());
   return Error();
@@ -70,7 +92,8 @@ Result<Method*> Module::method(const std::string& name) {
   ETRT_RETURN_IF_ERROR(load());
   auto it = impl_->methods.find(name);
   if (it != impl_->methods.end()) return it->second.get();
-  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name));
+  const NamedDataMap* map = impl_->data_map ? &*impl_->data_map : nullptr;
+  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, map));
   auto owned = std::make_unique<Method>(std::move(method));
   owned->set_event_tracer(impl_->tracer);
   Method* raw = owned.get();

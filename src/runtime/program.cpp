@@ -137,6 +137,11 @@ class PlanVerifier {
       case fb::StorageKind::Input:
         has_input_storage_ = true;
         break;
+      case fb::StorageKind::External:
+        if (t.external_key() == nullptr || t.external_key()->size() == 0) {
+          return fail(what + ": external tensor without a key");
+        }
+        break;
       case fb::StorageKind::View:
         break;
       default:
@@ -441,7 +446,8 @@ std::string_view Program::method_name(size_t i) const noexcept {
 
 std::vector<std::string> Program::method_names() const { return data_->method_names; }
 
-Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allocator) const noexcept {
+Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allocator,
+                                    const NamedDataMap* data_map) const noexcept {
   const auto& names = data_->method_names;
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) {
@@ -452,7 +458,7 @@ Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allo
   const fb::ExecutionPlan* plan =
       data_->root->execution_plans()->Get(static_cast<flatbuffers::uoffset_t>(it - names.begin()));
   ETRT_ASSIGN_OR_RETURN(std::unique_ptr<detail::MethodState> state,
-                        detail::MethodState::create(data_, *plan, allocator));
+                        detail::MethodState::create(data_, *plan, allocator, data_map));
   return Method(std::move(state));
 }
 

@@ -78,6 +78,9 @@ ETRT_C_EXPORT const char* etrt_registered_backend_name(size_t i);
 
 /* Maps and verifies the program at `path`. On failure *out is NULL. */
 ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
+/* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors
+   (NULL: none). */
+ETRT_C_EXPORT etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out);
 /* Frees the module and every method obtained from it. NULL is allowed. */
 ETRT_C_EXPORT void etrt_module_free(etrt_module* module);
 ETRT_C_EXPORT etrt_status etrt_module_num_methods(etrt_module* module, size_t* out);

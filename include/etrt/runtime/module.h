@@ -11,6 +11,7 @@
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/method.h"
+#include "etrt/runtime/named_data_map.h"
 #include "etrt/runtime/program.h"
 #include "etrt/runtime/value.h"
 
@@ -24,6 +25,8 @@ class ETRT_EXPORT Module {
   };
 
   explicit Module(std::string path, LoadMode mode = LoadMode::Mmap);
+  // A program whose External tensors live in the named data map (.ptd) at `data_path`.
+  Module(std::string path, std::string data_path, LoadMode mode = LoadMode::Mmap);
   // Attaches `tracer` to every method this module loads (see set_event_tracer).
   Module(std::string path, LoadMode mode, EventTracer* tracer);
   explicit Module(std::unique_ptr<DataLoader> loader);
@@ -31,7 +34,7 @@ class ETRT_EXPORT Module {
   Module& operator=(Module&&) noexcept;
   ~Module();
 
-  // Opens and verifies the program; later calls return the first result again.
+  // Opens and verifies the program (and the data map); later calls return the first result again.
   Error load();
   bool is_loaded() const noexcept;
   Result<std::vector<std::string>> method_names();

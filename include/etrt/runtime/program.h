@@ -14,6 +14,7 @@
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/method.h"
+#include "etrt/runtime/named_data_map.h"
 
 namespace etrt {
 
@@ -41,10 +42,12 @@ class ETRT_EXPORT Program {
   std::vector<std::string> method_names() const;
 
   // Builds a runnable method: the arena is taken from `allocator` (the Method owns a heap
-  // allocator when it is null), and every operator and delegate is resolved now. Fails with
-  // OperatorMissing listing every operator without a registered kernel. The Method keeps
-  // the program's data alive on its own.
-  Result<Method> load_method(std::string_view name, MemoryAllocator* allocator = nullptr) const noexcept;
+  // allocator when it is null), and every operator, delegate and external tensor is resolved
+  // now. Fails with OperatorMissing listing every operator without a registered kernel, and
+  // NotFound listing every External tensor `data_map` lacks (or all of them without a map).
+  // The Method keeps the program's data alive on its own; `data_map` must outlive it.
+  Result<Method> load_method(std::string_view name, MemoryAllocator* allocator = nullptr,
+                             const NamedDataMap* data_map = nullptr) const noexcept;
 
  private:
   explicit Program(std::shared_ptr<const detail::ProgramData> data) noexcept;

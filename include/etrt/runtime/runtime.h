@@ -11,6 +11,7 @@
 #include "etrt/runtime/log.h"
 #include "etrt/runtime/method.h"
 #include "etrt/runtime/module.h"
+#include "etrt/runtime/named_data_map.h"
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/program.h"
 #include "etrt/runtime/span.h"

@@ -21,6 +21,7 @@ class StorageKind(object):
     Constant = 1
     Input = 2
     View = 3
+    External = 4
 
 
 class ValueUnion(object):
@@ -148,7 +149,14 @@ class Tensor(object):
             return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
         return 0
 
-def TensorStart(builder): builder.StartObject(6)
+    # Tensor
+    def ExternalKey(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.String(o + self._tab.Pos)
+        return None
+
+def TensorStart(builder): builder.StartObject(7)
 def TensorAddScalarType(builder, scalarType): builder.PrependInt8Slot(0, scalarType, 0)
 def TensorAddSizes(builder, sizes): builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(sizes), 0)
 def TensorStartSizesVector(builder, numElems): return builder.StartVector(8, numElems, 8)
@@ -157,6 +165,7 @@ def TensorStartDimOrderVector(builder, numElems): return builder.StartVector(1, 
 def TensorAddStorage(builder, storage): builder.PrependInt8Slot(3, storage, 0)
 def TensorAddConstantSegment(builder, constantSegment): builder.PrependUint32Slot(4, constantSegment, 0)
 def TensorAddMemOffset(builder, memOffset): builder.PrependUint64Slot(5, memOffset, 0)
+def TensorAddExternalKey(builder, externalKey): builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(externalKey), 0)
 def TensorEnd(builder): return builder.EndObject()
 
 

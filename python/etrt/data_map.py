@@ -1,0 +1,176 @@
+"""Named data maps (.ptd): tensors stored apart from a program, by key (schema/data_map.fbs).
+
+    etrt.data_map.save({"fc.weight": w, "fc.bias": b}, "weights.ptd")
+    tensors = etrt.data_map.load("weights.ptd")        # {key: numpy array}, verified
+
+A program exported with `external_constants=True` refers to its weights by their parameter
+names and loads them from such a file (`Program.save_data`, `etrt.load(..., data=...)`,
+`etrt_runner --data`). The layout: the FlatBuffer at offset 0, then one 64-byte aligned
+segment per tensor, so the runtime maps the file and uses the bytes in place.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import EtrtError
+from .ir import ScalarType
+from .program import write_atomic
+
+FILE_IDENTIFIER = b"ETDM"
+VERSION = 1
+ALIGNMENT = 64
+_MAX_DIMS = 8
+
+_DTYPES: dict[ScalarType, np.dtype[Any]] = {
+    ScalarType.FLOAT: np.dtype("<f4"),
+    ScalarType.LONG: np.dtype("<i8"),
+    ScalarType.INT: np.dtype("<i4"),
+    ScalarType.BOOL: np.dtype("bool"),
+    ScalarType.BYTE: np.dtype("u1"),
+    ScalarType.CHAR: np.dtype("i1"),
+    ScalarType.DOUBLE: np.dtype("<f8"),
+}
+
+
+class DataMapFormatError(EtrtError):
+    """A file is not a valid named data map."""
+
+
+def _scalar_type(dtype: np.dtype[Any], key: str) -> ScalarType:
+    for st, d in _DTYPES.items():
+        if d == dtype:
+            return st
+    raise ValueError(f"tensor {key!r} has dtype {dtype}, which a data map cannot hold")
+
+
+def _as_array(value: Any) -> np.ndarray[Any, Any]:
+    """A contiguous little-endian array of `value` (a numpy array or a torch tensor)."""
+    if hasattr(value, "detach"):  # a torch tensor, without importing torch
+        value = value.detach().cpu().contiguous().numpy()
+    arr = np.asarray(value)  # not ascontiguousarray: it turns 0-d into 1-d
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return arr.astype(arr.dtype.newbyteorder("<")) if arr.dtype.byteorder == ">" else arr
+
+
+def to_bytes(tensors: Mapping[str, Any]) -> bytes:
+    """The .ptd bytes for `tensors` (numpy arrays or torch tensors), in the given key order."""
+    from ._fb import dm, flatbuffers
+
+    arrays = {key: _as_array(value) for key, value in tensors.items()}
+    for key in arrays:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"data map keys must be non-empty strings, got {key!r}")
+    # Segment offsets are relative to the segment area: each tensor 64-byte aligned.
+    offsets, cursor = [], 0
+    for arr in arrays.values():
+        offsets.append(cursor)
+        cursor += (arr.nbytes + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+    def flatbuffer(base: int) -> bytes:
+        builder = flatbuffers.Builder(1024)
+        builder.ForceDefaults(True)  # every field written: the size does not depend on `base`
+        entries = []
+        for i, (key, arr) in enumerate(arrays.items()):
+            if arr.ndim > _MAX_DIMS:
+                raise ValueError(f"tensor {key!r} has {arr.ndim} dimensions; at most {_MAX_DIMS}")
+            st = _scalar_type(arr.dtype, key)
+            name = builder.CreateString(key)
+            sizes = builder.CreateNumpyVector(np.asarray(arr.shape, dtype=np.int64))
+            dm.NamedTensorStart(builder)
+            dm.NamedTensorAddKey(builder, name)
+            dm.NamedTensorAddScalarType(builder, int(st))
+            dm.NamedTensorAddSizes(builder, sizes)
+            dm.NamedTensorAddSegment(builder, i)
+            entries.append(dm.NamedTensorEnd(builder))
+        dm.DataMapStartTensorsVector(builder, len(entries))
+        for e in reversed(entries):
+            builder.PrependUOffsetTRelative(e)
+        tensor_vec = builder.EndVector()
+        dm.DataMapStartSegmentsVector(builder, len(arrays))
+        for off, arr in reversed(list(zip(offsets, arrays.values(), strict=True))):
+            dm.CreateTensorSegment(builder, off, arr.nbytes)
+        seg_vec = builder.EndVector()
+        dm.DataMapStart(builder)
+        dm.DataMapAddVersion(builder, VERSION)
+        dm.DataMapAddTensors(builder, tensor_vec)
+        dm.DataMapAddSegments(builder, seg_vec)
+        dm.DataMapAddSegmentBaseOffset(builder, base)
+        builder.Finish(dm.DataMapEnd(builder), file_identifier=FILE_IDENTIFIER)
+        return bytes(builder.Output())
+
+    size = len(flatbuffer(0))
+    base = (size + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+    head = flatbuffer(base)
+    if len(head) != size:
+        raise AssertionError("the data map header changed size with its base offset")
+    out = bytearray(head) + bytes(base - len(head))
+    for off, arr in zip(offsets, arrays.values(), strict=True):
+        out += bytes(base + off - len(out))
+        out += arr.tobytes()
+    return bytes(out)
+
+
+def save(tensors: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write `tensors` as a .ptd at `path` atomically (a temporary file, then a rename)."""
+    return write_atomic(path, to_bytes(tensors))
+
+
+def from_bytes(data: bytes) -> dict[str, np.ndarray[Any, Any]]:
+    """The tensors of .ptd bytes, by key; every offset and size is checked first."""
+    from ._fb import dm
+
+    if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
+        raise DataMapFormatError(f"not a data map: expected file identifier {FILE_IDENTIFIER!r}")
+    try:
+        root = dm.DataMap.GetRootAs(data, 0)
+        version = root.Version()
+        if version != VERSION:
+            raise DataMapFormatError(f"data map version {version}; this reader reads {VERSION}")
+        base = root.SegmentBaseOffset()
+        if base % ALIGNMENT or base > len(data):
+            raise DataMapFormatError(f"segment_base_offset {base} is invalid")
+        out: dict[str, np.ndarray[Any, Any]] = {}
+        for i in range(root.TensorsLength()):
+            t = root.Tensors(i)
+            key = (t.Key() or b"").decode("utf-8")
+            if not key or key in out:
+                raise DataMapFormatError(f"tensor {i}: missing or repeated key {key!r}")
+            st = ScalarType(t.ScalarType())
+            shape = tuple(int(t.Sizes(d)) for d in range(t.SizesLength()))
+            if len(shape) > _MAX_DIMS or any(s < 0 for s in shape):
+                raise DataMapFormatError(f"tensor {key!r}: invalid shape {shape}")
+            if t.DimOrderLength() and [t.DimOrder(k) for k in range(t.DimOrderLength())] != list(
+                range(len(shape))
+            ):
+                raise DataMapFormatError(f"tensor {key!r}: only contiguous layouts are read here")
+            if t.Segment() >= root.SegmentsLength():
+                raise DataMapFormatError(f"tensor {key!r}: segment {t.Segment()} does not exist")
+            seg = root.Segments(t.Segment())
+            dtype = _DTYPES[st]
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            start = base + seg.Offset()
+            if seg.Size() < nbytes or start + nbytes > len(data):
+                raise DataMapFormatError(f"tensor {key!r}: its bytes lie outside the file")
+            out[key] = np.frombuffer(
+                data, dtype=dtype, count=nbytes // dtype.itemsize, offset=start
+            ).reshape(shape)
+        return out
+    except DataMapFormatError:
+        raise
+    except Exception as exc:  # the generated reader raises assorted errors on garbage
+        raise DataMapFormatError(f"malformed data map: {exc}") from exc
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, np.ndarray[Any, Any]]:
+    """The tensors of the .ptd at `path`, by key (read-only arrays over the file's bytes)."""
+    return from_bytes(Path(path).read_bytes())
+
+
+__all__ = ["DataMapFormatError", "from_bytes", "load", "save", "to_bytes"]
