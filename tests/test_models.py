@@ -103,3 +103,23 @@ def test_python_numbers_in_tensor_arguments(runner_build: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     got = np.fromfile(tmp_path / "outputs.bin", dtype=np.float32).reshape(3, 5)
     assert float(np.max(np.abs(got - model(*inputs).numpy()))) <= 1e-6
+
+
+def test_external_constants_run_from_a_conan_consumer(runner_build: Path, tmp_path: Path) -> None:
+    # The installed headers and libraries carry named data maps: the weights come from a .ptd.
+    model, inputs = make("transformer", 2)
+    exported = etrt.export(model, inputs, external_constants=True)
+    program = exported.save(tmp_path / "t.etrt")
+    data = exported.save_data(tmp_path / "t.ptd")
+    in_path, out_path = tmp_path / "inputs.bin", tmp_path / "outputs.bin"
+    in_path.write_bytes(b"".join(t.contiguous().numpy().tobytes() for t in inputs))
+    proc = subprocess.run(
+        [str(runner_build / "etrt_runner"), str(program), "--data", str(data),
+         "--inputs", str(in_path), "--outputs", str(out_path)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with torch.no_grad():
+        expected = model(*inputs).numpy()
+    got = np.fromfile(out_path, dtype=np.float32).reshape(expected.shape)
+    assert float(np.max(np.abs(got - expected))) <= 1e-5
