@@ -210,29 +210,17 @@ class _Lowerer:
             )
         data = tensor.detach().to("cpu").contiguous()
         st = scalar_type_of(data.dtype, f"constant {name}")
-        if self.external_constants:
+        sizes = tuple(int(s) for s in data.shape)
+        if self.external_constants:  # into the named data map, by parameter name
             assert target is not None
             self.external[target] = data
-            return self.add(
-                TensorValue(
-                    scalar_type=st,
-                    sizes=tuple(int(s) for s in data.shape),
-                    storage=StorageKind.EXTERNAL,
-                    external_key=target,
-                    name=name,
-                )
+            value = TensorValue(st, sizes, StorageKind.EXTERNAL, external_key=target, name=name)
+        else:
+            self.segments.append(data.view(-1).numpy().tobytes() if data.numel() else b"")
+            value = TensorValue(
+                st, sizes, StorageKind.CONSTANT, constant_segment=len(self.segments) - 1, name=name
             )
-        segment = len(self.segments)
-        self.segments.append(data.view(-1).numpy().tobytes() if data.numel() else b"")
-        return self.add(
-            TensorValue(
-                scalar_type=st,
-                sizes=tuple(int(s) for s in data.shape),
-                storage=StorageKind.CONSTANT,
-                constant_segment=segment,
-                name=name,
-            )
-        )
+        return self.add(value)
 
     def _tensor_from_meta(
         self, val: Any, storage: StorageKind, name: str, view_of: int | None = None

@@ -456,9 +456,12 @@ bool reduced_dims(KernelContext& ctx, const char* op, Span<const int64_t> dims, 
   return true;
 }
 
-// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim.
-void reduced_shapes(const Tensor& self, const bool* reduced, bool keepdim, Shape* keep, Shape* out,
-                    int64_t* count) {
+// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim;
+// `count` is how many elements each result reduces. False after failing the call.
+bool reduction_shapes(KernelContext& ctx, const char* op, const Tensor& self, Span<const int64_t> dims,
+                      bool keepdim, Shape* keep, Shape* out, int64_t* count) {
+  bool reduced[kMaxDims] = {};
+  if (!reduced_dims(ctx, op, dims, self.dim(), reduced)) return false;
   keep->dim = self.dim();
   *count = 1;
   for (int i = 0; i < self.dim(); ++i) {
@@ -466,6 +469,7 @@ void reduced_shapes(const Tensor& self, const bool* reduced, bool keepdim, Shape
     if (reduced[i]) *count *= self.size(i);
     if (!reduced[i] || keepdim) out->sizes[out->dim++] = keep->sizes[i];
   }
+  return true;
 }
 
 // Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
@@ -490,11 +494,9 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
   if (dim_i >= 0 && !args[dim_i]->is_none() && !int_list_arg(ctx, op, args, static_cast<size_t>(dim_i), "dim", &dims)) {
     return;
   }
-  bool reduced[kMaxDims] = {};
-  if (!reduced_dims(ctx, op, dims, self->dim(), reduced)) return;
   Shape keep, oshape;
   int64_t count = 1;
-  reduced_shapes(*self, reduced, keepdim, &keep, &oshape, &count);
+  if (!reduction_shapes(ctx, op, *self, dims, keepdim, &keep, &oshape, &count)) return;
   Tensor* out = output_arg(ctx, op, args, static_cast<size_t>(out_i), ScalarType::Float, oshape.span());
   if (out == nullptr) return;
   const int64_t on = out->numel();
@@ -534,19 +536,15 @@ void op_mean(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "at
 void op_amax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::amax";
   if (!check_nargs(ctx, op, args, 4)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
   Span<const int64_t> dims;
   bool keepdim = false;
-  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
-      !check_has_data(ctx, op, *self, "self") || !int_list_arg(ctx, op, args, 1, "dim", &dims) ||
-      !bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) {
+  if (self == nullptr || !int_list_arg(ctx, op, args, 1, "dim", &dims) || !bool_arg(ctx, op, args, 2, "keepdim", &keepdim)) {
     return;
   }
-  bool reduced[kMaxDims] = {};
-  if (!reduced_dims(ctx, op, dims, self->dim(), reduced)) return;
   Shape keep, oshape;
   int64_t count = 1;
-  reduced_shapes(*self, reduced, keepdim, &keep, &oshape, &count);
+  if (!reduction_shapes(ctx, op, *self, dims, keepdim, &keep, &oshape, &count)) return;
   if (count == 0 && self->numel() == 0 && oshape.numel() > 0) {
     fail(ctx, op, "cannot take the maximum over an empty dimension");
     return;
