@@ -7,7 +7,9 @@ program in `etrt_runner_threads` (runtime, kernels, thread pool) and the program
 backend="xnnpack" in `etrt_runner_xnnpack` (plus the delegate), both with ETRT_NUM_THREADS=n.
 Eager PyTorch runs in this process with torch.set_num_threads(n). Each row prints the three
 medians, the ratios to eager (lower is better) and the targets, at one thread and at two. The
-machine may be shared: compare numbers within one run, not across runs.
+three are measured in turn `--rounds` times (default 3) and each figure is the median of its
+rounds, so a slow spell of a shared machine does not land on one column only. Compare numbers
+within one run, not across runs.
 """
 
 from __future__ import annotations
@@ -101,11 +103,30 @@ def etrt_median_us(runner: Path, program: Path, inputs_bin: Path, runs: int, thr
     return float(match.group(1))
 
 
+def measure(
+    model: torch.nn.Module,
+    inputs: tuple[torch.Tensor, ...],
+    programs: list[tuple[Path, Path]],
+    inputs_bin: Path,
+    runs: int,
+    threads: int,
+    rounds: int,
+) -> tuple[float, ...]:
+    """Median over `rounds` of (eager, then each (runner, program)), measured in turn."""
+    samples: list[list[float]] = [[] for _ in range(1 + len(programs))]
+    for _ in range(max(1, rounds)):
+        samples[0].append(eager_median_us(model, inputs, runs))
+        for i, (runner, program) in enumerate(programs, start=1):
+            samples[i].append(etrt_median_us(runner, program, inputs_bin, runs, threads))
+    return tuple(statistics.median(s) for s in samples)
+
+
 def main() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning)
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -124,16 +145,11 @@ def main() -> None:
                 )
                 for threads in args.threads:
                     torch.set_num_threads(threads)
-                    row = Row(
-                        name, batch, threads,
-                        eager_us=eager_median_us(model, inputs, args.runs),
-                        etrt_us=etrt_median_us(
-                            plain_runner, plain, inputs_bin, args.runs, threads
-                        ),
-                        xnnpack_us=etrt_median_us(
-                            xnnpack_runner, delegated, inputs_bin, args.runs, threads
-                        ),
+                    figures = measure(
+                        model, inputs, [(plain_runner, plain), (xnnpack_runner, delegated)],
+                        inputs_bin, args.runs, threads, args.rounds,
                     )  # fmt: skip
+                    row = Row(name, batch, threads, *figures)
                     print(row.cells(), flush=True)
     print(
         "ratios: etrt / eager (lower is better). target: ExecuTorch 1.5.1 + XNNPACK, one thread; "
