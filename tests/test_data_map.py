@@ -180,7 +180,8 @@ def _checksum(tensors: dict[str, np.ndarray]) -> int:
 def test_cli_writes_the_data_map_next_to_the_program(tmp_path: Path) -> None:
     env = {
         **os.environ,
-        "ETRT_LIBRARY_DIR": str(runtime_build.tool_runner("release").exe.parent.parent),
+        # The in-tree runtime, kernels and profiler (etrt profile needs libetrt_etdump.so).
+        "ETRT_LIBRARY_DIR": str(build_tools("runtime", ["etrt_runner", "etrt_etdump"]).build_dir),
     }
     repo = Path(__file__).resolve().parents[1]
     out = tmp_path / "mlp.etrt"
@@ -196,6 +197,12 @@ def test_cli_writes_the_data_map_next_to_the_program(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert ok.returncode == 0 and "output 0: float32 [1, 10]" in ok.stdout, ok.stderr
+    prof = subprocess.run(
+        [sys.executable, "-m", "etrt", "profile", str(out), "--data", str(out.with_suffix(".ptd")),
+         "--runs", "2", "-o", str(tmp_path / "p.png")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert prof.returncode == 0 and "aten::addmm" in prof.stdout, prof.stderr
     missing = subprocess.run(
         [sys.executable, "-m", "etrt", "run", str(out)],
         capture_output=True, text=True, env=env, timeout=300,
