@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import EtrtError
-from .ir import ScalarType
+from .ir import NUMPY_NAMES, ScalarType
 from .program import write_atomic
 
 FILE_IDENTIFIER = b"ETDM"
@@ -28,13 +28,7 @@ ALIGNMENT = 64
 _MAX_DIMS = 8
 
 _DTYPES: dict[ScalarType, np.dtype[Any]] = {
-    ScalarType.FLOAT: np.dtype("<f4"),
-    ScalarType.LONG: np.dtype("<i8"),
-    ScalarType.INT: np.dtype("<i4"),
-    ScalarType.BOOL: np.dtype("bool"),
-    ScalarType.BYTE: np.dtype("u1"),
-    ScalarType.CHAR: np.dtype("i1"),
-    ScalarType.DOUBLE: np.dtype("<f8"),
+    st: np.dtype(name).newbyteorder("<") for st, name in NUMPY_NAMES.items()
 }
 
 

@@ -29,6 +29,17 @@ class ScalarType(enum.IntEnum):
         return _ITEMSIZE[self]
 
 
+# numpy's name for each type (the runtime binding and the .ptd reader and writer use these).
+NUMPY_NAMES = {
+    ScalarType.FLOAT: "float32",
+    ScalarType.LONG: "int64",
+    ScalarType.INT: "int32",
+    ScalarType.BOOL: "bool",
+    ScalarType.BYTE: "uint8",
+    ScalarType.CHAR: "int8",
+    ScalarType.DOUBLE: "float64",
+}
+
 _ITEMSIZE = {
     ScalarType.FLOAT: 4,
     ScalarType.LONG: 8,

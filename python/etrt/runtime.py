@@ -28,17 +28,10 @@ import numpy.typing as npt
 
 from . import _native
 from .errors import EtrtError
+from .ir import NUMPY_NAMES
 
-# ETRT_DTYPE_* codes of c_api.h.
-_DTYPES: dict[int, np.dtype[Any]] = {
-    0: np.dtype(np.float32),
-    1: np.dtype(np.int64),
-    2: np.dtype(np.int32),
-    3: np.dtype(np.bool_),
-    4: np.dtype(np.uint8),
-    5: np.dtype(np.int8),
-    6: np.dtype(np.float64),
-}
+# ETRT_DTYPE_* codes of c_api.h: the program format's scalar type codes.
+_DTYPES: dict[int, np.dtype[Any]] = {int(st): np.dtype(name) for st, name in NUMPY_NAMES.items()}
 _CODES = {dt: code for code, dt in _DTYPES.items()}
 # ETRT_KIND_* codes of c_api.h.
 _KINDS = {0: "none", 1: "tensor", 2: "int", 3: "double", 4: "bool", 5: "other"}
