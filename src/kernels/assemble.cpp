@@ -165,11 +165,8 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
                       ", step " + std::to_string(step));
     return;
   }
-  if (!args[7]->is_tensor()) {
-    fail(ctx, op, "'out' must be a tensor");
-    return;
-  }
-  const ScalarType dtype = args[7]->to_tensor().dtype();
+  ScalarType dtype;
+  if (!planned_dtype(ctx, op, args, 7, &dtype)) return;
   const int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
   const int64_t sizes[1] = {n};
   Tensor* out = output_arg(ctx, op, args, 7, dtype, Span<const int64_t>(sizes, 1));
@@ -234,10 +231,6 @@ void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
     src_sizes[d] = self->size(d) - crop_lo - crop_hi;
     if (src_sizes[d] < 0) src_sizes[d] = 0;
     src_off += crop_lo * self->stride(d);
-  }
-  if (!args[3]->is_tensor()) {
-    fail(ctx, op, "'out' must be a tensor");
-    return;
   }
   Tensor* out = output_arg(ctx, op, args, 3, self->dtype(), shape.span());
   if (out == nullptr) return;

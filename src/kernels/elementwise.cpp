@@ -179,12 +179,8 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   const size_t nargs = has_alpha ? 4 : 3;
   if (!check_nargs(ctx, op, args, nargs)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr) return;
-  if (!args[nargs - 1]->is_tensor()) {
-    fail(ctx, op, "'out' must be a tensor");
-    return;
-  }
-  const ScalarType dtype = args[nargs - 1]->to_tensor().dtype();
+  ScalarType dtype;
+  if (self == nullptr || !planned_dtype(ctx, op, args, nargs - 1, &dtype)) return;
   // A Python number in the tensor slot (`x * 2.0` exports as mul.Tensor) is, as in ATen, a
   // 0-dim tensor of the result's dtype.
   double wrapped_storage = 0.0;
@@ -503,8 +499,8 @@ void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise k
   if (!check_nargs(ctx, op, args, 3)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   Tensor* other = self ? tensor_arg(ctx, op, args, 1, "other") : nullptr;
-  if (other == nullptr || !args[2]->is_tensor()) return;
-  const ScalarType dtype = args[2]->to_tensor().dtype();
+  ScalarType dtype;
+  if (other == nullptr || !planned_dtype(ctx, op, args, 2, &dtype)) return;
   if (!integral_type(dtype)) {
     fail(ctx, op, std::string("needs Bool or integer tensors, got ") + to_string(dtype));
     return;
@@ -552,11 +548,8 @@ void fill_scalar(Tensor* out, const Value& v) {
 // A planned output whose dtype the exporter already chose (dtype= arguments are not re-read).
 Tensor* planned_any_dtype(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
                           Span<const int64_t> sizes) {
-  if (!args[i]->is_tensor()) {
-    fail(ctx, op, "'out' must be a tensor");
-    return nullptr;
-  }
-  return strided_output_arg(ctx, op, args, i, args[i]->to_tensor().dtype(), sizes);
+  ScalarType dtype;
+  return planned_dtype(ctx, op, args, i, &dtype) ? strided_output_arg(ctx, op, args, i, dtype, sizes) : nullptr;
 }
 
 ETRT_VECTOR_CLONES
@@ -782,11 +775,8 @@ void op_where_self(KernelContext& ctx, Span<Value*> args) {
   if (!broadcast_into(ctx, op, &shape, self->sizes()) || !broadcast_into(ctx, op, &shape, other->sizes())) {
     return;
   }
-  if (!args[3]->is_tensor()) {
-    fail(ctx, op, "'out' must be a tensor");
-    return;
-  }
-  const ScalarType dtype = args[3]->to_tensor().dtype();
+  ScalarType dtype;
+  if (!planned_dtype(ctx, op, args, 3, &dtype)) return;
   Tensor* out = strided_output_arg(ctx, op, args, 3, dtype, shape.span());
   if (out == nullptr) return;
   Coerced ca, cb;

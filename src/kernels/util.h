@@ -198,6 +198,17 @@ inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args,
   return planned_output(ctx, op, args, i, dtype, sizes, false, name);
 }
 
+// The dtype the exporter planned for output args[i]: ops whose result type follows ATen's type
+// promotion (or a dtype= argument) read it rather than work it out again. False after failing.
+inline bool planned_dtype(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, ScalarType* out) {
+  if (!args[i]->is_tensor()) {
+    fail(ctx, op, std::string("'out' must be a tensor, got ") + to_string(args[i]->tag()));
+    return false;
+  }
+  *out = args[i]->to_tensor().dtype();
+  return true;
+}
+
 // For kernels that write through strides: any layout of the output's memory will do.
 inline Tensor* strided_output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
                                   ScalarType dtype, Span<const int64_t> sizes) {
