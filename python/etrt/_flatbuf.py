@@ -2,7 +2,8 @@
 
 The `flatbuffers` package reads without verifying (a corrupt file can yield garbage through
 negative or wrapped offsets), so files from outside the process are read through this instead.
-Only what etrt's schemas use: tables, scalars, strings, vectors of scalars and of tables.
+Only what etrt's schemas use: tables, scalars, strings, vectors of scalars, structs, strings
+and tables.
 """
 
 from __future__ import annotations
@@ -91,6 +92,26 @@ class Table:
         begin, length = self._vector(slot, s.size, what)
         return tuple(s.unpack_from(self.buf.data, begin + i * s.size)[0] for i in range(length))
 
+    def structs(self, slot: int, fmt: str, what: str) -> list[tuple[int | float | bool, ...]]:
+        """A vector of structs laid out as `fmt` (e.g. "QQ": two uint64 fields)."""
+        s = struct.Struct("<" + fmt)
+        begin, length = self._vector(slot, s.size, what)
+        return [s.unpack_from(self.buf.data, begin + i * s.size) for i in range(length)]
+
+    def string(self, slot: int, what: str) -> str | None:
+        """A string field; None when absent."""
+        start = self._target(slot)
+        return None if start is None else self._utf8(start, what)
+
+    def _utf8(self, start: int, what: str) -> str:
+        n = self.buf.u32(start, what)
+        if start + 4 + n > self.buf.size:
+            raise FlatBufferError(f"{what} runs past the end of the file")
+        try:
+            return self.buf.data[start + 4 : start + 4 + n].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise FlatBufferError(f"{what} is not UTF-8") from exc
+
     def tables(self, slot: int, what: str) -> list[Table]:
         begin, length = self._vector(slot, 4, what)
         out = []
@@ -104,12 +125,5 @@ class Table:
         out = []
         for i in range(length):
             at = begin + 4 * i
-            start = at + self.buf.u32(at, what)
-            n = self.buf.u32(start, f"{what}[{i}]")
-            if start + 4 + n > self.buf.size:
-                raise FlatBufferError(f"{what}[{i}] runs past the end of the file")
-            try:
-                out.append(self.buf.data[start + 4 : start + 4 + n].decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise FlatBufferError(f"{what}[{i}] is not UTF-8") from exc
+            out.append(self._utf8(at + self.buf.u32(at, what), f"{what}[{i}]"))
         return out

@@ -11,6 +11,7 @@ segment per tensor, so the runtime maps the file and uses the bytes in place.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._flatbuf import Buffer, FlatBufferError
 from .errors import EtrtError
 from .ir import NUMPY_NAMES, ScalarType
 from .program import write_atomic
@@ -26,6 +28,7 @@ FILE_IDENTIFIER = b"ETDM"
 VERSION = 1
 ALIGNMENT = 64
 _MAX_DIMS = 8
+_MAX_SIZE = 1 << 40  # per dimension, as the runtime caps a tensor
 
 _DTYPES: dict[ScalarType, np.dtype[Any]] = {
     st: np.dtype(name).newbyteorder("<") for st, name in NUMPY_NAMES.items()
@@ -117,48 +120,43 @@ def save(tensors: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
 
 
 def from_bytes(data: bytes) -> dict[str, np.ndarray[Any, Any]]:
-    """The tensors of .ptd bytes, by key; every offset and size is checked first."""
-    from ._fb import dm
-
-    if len(data) < 8 or data[4:8] != FILE_IDENTIFIER:
-        raise DataMapFormatError(f"not a data map: expected file identifier {FILE_IDENTIFIER!r}")
+    """The tensors of .ptd bytes, by key; every offset and size is checked before it is used."""
     try:
-        root = dm.DataMap.GetRootAs(data, 0)
-        version = root.Version()
+        root = Buffer(data).root(FILE_IDENTIFIER)
+        version = int(root.scalar(0, "I"))
         if version != VERSION:
             raise DataMapFormatError(f"data map version {version}; this reader reads {VERSION}")
-        base = root.SegmentBaseOffset()
+        base = int(root.scalar(3, "Q"))
         if base % ALIGNMENT or base > len(data):
             raise DataMapFormatError(f"segment_base_offset {base} is invalid")
+        segments = root.structs(2, "QQ", "segments")
         out: dict[str, np.ndarray[Any, Any]] = {}
-        for i in range(root.TensorsLength()):
-            t = root.Tensors(i)
-            key = (t.Key() or b"").decode("utf-8")
+        for i, t in enumerate(root.tables(1, "tensors")):
+            key = t.string(0, f"tensors[{i}].key")
             if not key or key in out:
                 raise DataMapFormatError(f"tensor {i}: missing or repeated key {key!r}")
-            st = ScalarType(t.ScalarType())
-            shape = tuple(int(t.Sizes(d)) for d in range(t.SizesLength()))
-            if len(shape) > _MAX_DIMS or any(s < 0 for s in shape):
+            code = int(t.scalar(1, "b"))
+            if code not in ScalarType._value2member_map_:
+                raise DataMapFormatError(f"tensor {key!r}: unknown scalar type {code}")
+            shape = tuple(int(v) for v in t.scalars(2, "q", f"{key}.sizes"))
+            if len(shape) > _MAX_DIMS or any(not 0 <= s <= _MAX_SIZE for s in shape):
                 raise DataMapFormatError(f"tensor {key!r}: invalid shape {shape}")
-            if t.DimOrderLength() and [t.DimOrder(k) for k in range(t.DimOrderLength())] != list(
-                range(len(shape))
-            ):
+            order = t.scalars(3, "B", f"{key}.dim_order")
+            if order and list(order) != list(range(len(shape))):
                 raise DataMapFormatError(f"tensor {key!r}: only contiguous layouts are read here")
-            if t.Segment() >= root.SegmentsLength():
-                raise DataMapFormatError(f"tensor {key!r}: segment {t.Segment()} does not exist")
-            seg = root.Segments(t.Segment())
-            dtype = _DTYPES[st]
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            start = base + seg.Offset()
-            if seg.Size() < nbytes or start + nbytes > len(data):
+            seg = int(t.scalar(4, "I"))
+            if seg >= len(segments):
+                raise DataMapFormatError(f"tensor {key!r}: segment {seg} does not exist")
+            offset, size = (int(v) for v in segments[seg])
+            dtype = _DTYPES[ScalarType(code)]
+            nbytes = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+            start = base + offset
+            if size < nbytes or start + nbytes > len(data):
                 raise DataMapFormatError(f"tensor {key!r}: its bytes lie outside the file")
-            out[key] = np.frombuffer(
-                data, dtype=dtype, count=nbytes // dtype.itemsize, offset=start
-            ).reshape(shape)
+            count = nbytes // dtype.itemsize
+            out[key] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
         return out
-    except DataMapFormatError:
-        raise
-    except Exception as exc:  # the generated reader raises assorted errors on garbage
+    except FlatBufferError as exc:
         raise DataMapFormatError(f"malformed data map: {exc}") from exc
 
 
