@@ -14,8 +14,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,44 +103,10 @@ int run(const Options& opt) {
     etrt::Error err = etrt::set_parallel_num_threads(opt.threads);
     if (!err.ok()) return fail(err);
   }
-  // One data map goes through Module; several are loaded and merged here.
-  etrt::Module module(opt.program, opt.data.size() == 1 ? opt.data[0] : std::string());
-  std::vector<std::unique_ptr<etrt::MmapDataLoader>> loaders;
-  std::vector<std::unique_ptr<etrt::FlatTensorDataMap>> maps;
-  std::optional<etrt::MergedDataMap> merged;
-  std::optional<etrt::Program> program;
-  std::optional<etrt::Method> own_method;
-  etrt::Method* method_ptr = nullptr;
-  if (opt.data.size() <= 1) {
-    auto method_or = module.method(opt.method);
-    if (!method_or.ok()) return fail(method_or.error());
-    method_ptr = *method_or;
-  } else {
-    std::vector<const etrt::NamedDataMap*> parts;
-    for (const std::string& path : opt.data) {
-      auto loader = etrt::MmapDataLoader::from(path);
-      if (!loader.ok()) return fail(loader.error());
-      loaders.push_back(std::make_unique<etrt::MmapDataLoader>(std::move(loader).get()));
-      auto map = etrt::FlatTensorDataMap::load(loaders.back().get());
-      if (!map.ok()) return fail(etrt::Error(map.error().code(), path + ": " + map.error().message()));
-      maps.push_back(std::make_unique<etrt::FlatTensorDataMap>(std::move(map).get()));
-      parts.push_back(maps.back().get());
-    }
-    auto all = etrt::MergedDataMap::of(parts);
-    if (!all.ok()) return fail(all.error());
-    merged.emplace(std::move(all).get());
-    auto loader = etrt::MmapDataLoader::from(opt.program);
-    if (!loader.ok()) return fail(loader.error());
-    loaders.push_back(std::make_unique<etrt::MmapDataLoader>(std::move(loader).get()));
-    auto loaded = etrt::Program::load(loaders.back().get());
-    if (!loaded.ok()) return fail(loaded.error());
-    program.emplace(std::move(loaded).get());
-    auto m = program->load_method(opt.method, nullptr, &*merged);
-    if (!m.ok()) return fail(m.error());
-    own_method.emplace(std::move(m).get());
-    method_ptr = &*own_method;
-  }
-  etrt::Method& method = *method_ptr;
+  etrt::Module module(opt.program, opt.data);
+  auto method_or = module.method(opt.method);
+  if (!method_or.ok()) return fail(method_or.error());
+  etrt::Method& method = **method_or;
 
   std::vector<char> input_bytes;
   if (!opt.inputs.empty()) {

@@ -7,11 +7,13 @@ namespace etrt {
 
 struct Module::Impl {
   std::string path;
-  std::string data_path;  // empty: no named data map
+  std::vector<std::string> data_paths;  // .ptd files; none: no named data map
   LoadMode mode = LoadMode::Mmap;
   std::unique_ptr<DataLoader> loader;
-  std::unique_ptr<DataLoader> data_loader;
-  std::optional<FlatTensorDataMap> data_map;
+  std::vector<std::unique_ptr<DataLoader>> data_loaders;
+  std::vector<std::unique_ptr<FlatTensorDataMap>> data_maps;
+  std::optional<MergedDataMap> merged;       // with more than one data map
+  const NamedDataMap* data_map = nullptr;    // what methods load with
   std::optional<Program> program;
   Error load_error;
   bool load_attempted = false;
@@ -25,8 +27,14 @@ Module::Module(std::string path, LoadMode mode) : impl_(std::make_unique<Impl>()
   impl_->mode = mode;
 }
 
-Module::Module(std::string path, std::string data_path, LoadMode mode) : Module(std::move(path), mode) {
-  impl_->data_path = std::move(data_path);
+Module::Module(std::string path, std::string data_path, LoadMode mode)
+    : Module(std::move(path), std::vector<std::string>{std::move(data_path)}, mode) {}
+
+Module::Module(std::string path, std::vector<std::string> data_paths, LoadMode mode)
+    : Module(std::move(path), mode) {
+  for (std::string& p : data_paths) {
+    if (!p.empty()) impl_->data_paths.push_back(std::move(p));
+  }
 }
 
 Module::Module(std::string path, LoadMode mode, EventTracer* tracer) : Module(std::move(path), mode) {
@@ -69,13 +77,23 @@ Error Module::load() {
   }
   auto program = Program::load(m.loader.get());
   if (!program.ok()) return m.load_error = with_path(m.path, program.error());
-  if (!m.data_path.empty()) {
-    auto data_loader = open_loader(m.data_path, m.mode);
+  std::vector<const NamedDataMap*> maps;
+  for (const std::string& path : m.data_paths) {
+    auto data_loader = open_loader(path, m.mode);
     if (!data_loader.ok()) return m.load_error = data_loader.error();
-    m.data_loader = std::move(data_loader).get();
-    auto map = FlatTensorDataMap::load(m.data_loader.get());
-    if (!map.ok()) return m.load_error = with_path(m.data_path, map.error());
-    m.data_map.emplace(std::move(map).get());
+    m.data_loaders.push_back(std::move(data_loader).get());
+    auto map = FlatTensorDataMap::load(m.data_loaders.back().get());
+    if (!map.ok()) return m.load_error = with_path(path, map.error());
+    m.data_maps.push_back(std::make_unique<FlatTensorDataMap>(std::move(map).get()));
+    maps.push_back(m.data_maps.back().get());
+  }
+  if (maps.size() > 1) {
+    auto merged = MergedDataMap::of(maps);
+    if (!merged.ok()) return m.load_error = merged.error();
+    m.merged.emplace(std::move(merged).get());
+    m.data_map = &*m.merged;
+  } else if (maps.size() == 1) {
+    m.data_map = maps[0];
   }
   m.program.emplace(std::move(program).get());
   return Error();
@@ -92,8 +110,7 @@ Result<Method*> Module::method(const std::string& name) {
   ETRT_RETURN_IF_ERROR(load());
   auto it = impl_->methods.find(name);
   if (it != impl_->methods.end()) return it->second.get();
-  const NamedDataMap* map = impl_->data_map ? &*impl_->data_map : nullptr;
-  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, map));
+  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, impl_->data_map));
   auto owned = std::make_unique<Method>(std::move(method));
   owned->set_event_tracer(impl_->tracer);
   Method* raw = owned.get();

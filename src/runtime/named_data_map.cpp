@@ -192,23 +192,21 @@ Result<MergedDataMap> MergedDataMap::of(std::vector<const NamedDataMap*> maps) n
   }
 }
 
-const NamedDataMap* MergedDataMap::owner(std::string_view key) const noexcept {
-  for (const NamedDataMap* m : maps_) {
-    if (m->tensor_info(key).ok()) return m;
-  }
-  return nullptr;
-}
-
+// The first map holding `key` answers; keys are unique across the maps (checked in of()).
 Result<NamedTensorInfo> MergedDataMap::tensor_info(std::string_view key) const noexcept {
-  const NamedDataMap* m = owner(key);
-  if (m == nullptr) return Error(ErrorCode::NotFound, "no tensor '" + printable(key) + "' in the data maps");
-  return m->tensor_info(key);
+  for (const NamedDataMap* m : maps_) {
+    auto info = m->tensor_info(key);
+    if (info.ok()) return info;
+  }
+  return Error(ErrorCode::NotFound, "no tensor '" + printable(key) + "' in the data maps");
 }
 
 Result<Span<const uint8_t>> MergedDataMap::data(std::string_view key) const noexcept {
-  const NamedDataMap* m = owner(key);
-  if (m == nullptr) return Error(ErrorCode::NotFound, "no tensor '" + printable(key) + "' in the data maps");
-  return m->data(key);
+  for (const NamedDataMap* m : maps_) {
+    auto bytes = m->data(key);
+    if (bytes.ok()) return bytes;
+  }
+  return Error(ErrorCode::NotFound, "no tensor '" + printable(key) + "' in the data maps");
 }
 
 size_t MergedDataMap::num_keys() const noexcept {

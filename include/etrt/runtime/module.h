@@ -27,6 +27,8 @@ class ETRT_EXPORT Module {
   explicit Module(std::string path, LoadMode mode = LoadMode::Mmap);
   // A program whose External tensors live in the named data map (.ptd) at `data_path`.
   Module(std::string path, std::string data_path, LoadMode mode = LoadMode::Mmap);
+  // ... or in several, merged (a key may appear in only one of them).
+  Module(std::string path, std::vector<std::string> data_paths, LoadMode mode = LoadMode::Mmap);
   // Attaches `tracer` to every method this module loads (see set_event_tracer).
   Module(std::string path, LoadMode mode, EventTracer* tracer);
   explicit Module(std::unique_ptr<DataLoader> loader);

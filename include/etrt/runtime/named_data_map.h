@@ -81,7 +81,6 @@ class ETRT_EXPORT MergedDataMap final : public NamedDataMap {
 
  private:
   explicit MergedDataMap(std::vector<const NamedDataMap*> maps) noexcept : maps_(std::move(maps)) {}
-  const NamedDataMap* owner(std::string_view key) const noexcept;
   std::vector<const NamedDataMap*> maps_;
 };
 
