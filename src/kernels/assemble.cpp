@@ -146,7 +146,7 @@ void op_cat(KernelContext& ctx, Span<Value*> args) {
   int64_t offset = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     const Tensor& t = list[i]->to_tensor();
-    if ((t.dim() == 1 && t.numel() == 0) || t.numel() == 0) continue;
+    if (t.numel() == 0) continue;  // nothing to copy (and ATen's skipped 1-D empties)
     copy_into(t, base + static_cast<size_t>(offset * out->stride(d)) * es, out->strides(), es);
     offset += t.size(d);
   }

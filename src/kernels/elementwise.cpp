@@ -439,6 +439,21 @@ inline bool compare(Cmp c, T a, T b) {
   return false;
 }
 
+// o[i] = a[i] <cmp> b over a contiguous run: one loop per comparison, so each vectorises.
+ETRT_VECTOR_CLONES
+void compare_run(Cmp cmp, uint8_t* o, const float* a, float b, int64_t n) {
+  switch (cmp) {
+    case Cmp::Eq: for (int64_t i = 0; i < n; ++i) o[i] = a[i] == b; break;
+    case Cmp::Ne: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != b; break;
+    case Cmp::Gt: for (int64_t i = 0; i < n; ++i) o[i] = a[i] > b; break;
+    case Cmp::Ge: for (int64_t i = 0; i < n; ++i) o[i] = a[i] >= b; break;
+    case Cmp::Lt: for (int64_t i = 0; i < n; ++i) o[i] = a[i] < b; break;
+    case Cmp::Le: for (int64_t i = 0; i < n; ++i) o[i] = a[i] <= b; break;
+    case Cmp::And: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f && b != 0.0f; break;
+    case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b != 0.0f; break;
+  }
+}
+
 // self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
 // tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
 void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) {
@@ -471,6 +486,11 @@ void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) 
   const ScalarType ta = self->dtype(), tb = other->dtype();
   if (ta == ScalarType::Float && tb == ScalarType::Float) {
     run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+      if (st[0] == 1 && st[1] == 4 && st[2] == 0) {  // a contiguous run against one value
+        float b;
+        std::memcpy(&b, p[2], 4);
+        return compare_run(cmp, reinterpret_cast<uint8_t*>(p[0]), reinterpret_cast<const float*>(p[1]), b, n);
+      }
       for (int64_t i = 0; i < n; ++i) {
         float a, b;
         std::memcpy(&a, p[1] + i * st[1], 4);
@@ -552,20 +572,10 @@ Tensor* planned_any_dtype(KernelContext& ctx, const char* op, Span<Value*> args,
   return planned_dtype(ctx, op, args, i, &dtype) ? strided_output_arg(ctx, op, args, i, dtype, sizes) : nullptr;
 }
 
-ETRT_VECTOR_CLONES
-void eq_contiguous(uint8_t* o, const float* a, float s, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) o[i] = a[i] == s ? 1 : 0;
-}
 
 }  // namespace
 
-void op_relu(KernelContext& ctx, Span<Value*> args) {
-  const char* op = "aten::relu";
-  if (!check_nargs(ctx, op, args, 2)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr) return;
-  unary_f32(ctx, op, args, *self, 1, UnOp::Relu);
-}
+void op_relu(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::relu", 2, UnOp::Relu); }
 
 void op_gelu(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::gelu";
@@ -695,46 +705,7 @@ void op_mul_scalar(KernelContext& ctx, Span<Value*> args) {
   fail(ctx, op, std::string("unsupported dtype ") + to_string(self->dtype()));
 }
 
-void op_eq_scalar(KernelContext& ctx, Span<Value*> args) {
-  const char* op = "aten::eq.Scalar";
-  if (!check_nargs(ctx, op, args, 3)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  if (self == nullptr) return;
-  double s = 0.0;
-  if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
-  if (!check_has_data(ctx, op, *self, "self")) return;
-  Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Bool, self->sizes());
-  if (out == nullptr) return;
-  const Tensor* ops[2] = {out, self};
-  Loop<2> loop = make_loop(self->sizes(), ops);
-  const ScalarType dt = self->dtype();
-  if (dt == ScalarType::Float) {
-    const float sf = static_cast<float>(s);  // ATen compares in the tensor's float type
-    run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
-      uint8_t* o = reinterpret_cast<uint8_t*>(p[0]);
-      const float* a = reinterpret_cast<const float*>(p[1]);
-      if (st[0] == 1 && st[1] == 4) return eq_contiguous(o, a, sf, n);
-      for (int64_t i = 0; i < n; ++i) o[i * st[0]] = a[i * (st[1] / 4)] == sf ? 1 : 0;
-    });
-    return;
-  }
-  const bool int_scalar = !args[1]->is_double();
-  const int64_t si = args[1]->scalar_to_int();
-  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const char* src = p[1] + i * st[1];
-      bool eq;
-      if (dt == ScalarType::Long && int_scalar) {
-        int64_t v;
-        std::memcpy(&v, src, 8);
-        eq = v == si;
-      } else {
-        eq = load_as_double(src, dt) == s;
-      }
-      *reinterpret_cast<uint8_t*>(p[0] + i * st[0]) = eq ? 1 : 0;
-    }
-  });
-}
+void op_eq_scalar(KernelContext& ctx, Span<Value*> args) { compare_op(ctx, args, "aten::eq.Scalar", Cmp::Eq); }
 
 void op_logical_not(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::logical_not";

@@ -381,7 +381,7 @@ namespace {
 // The output size the planned output already has, and ATen's scale for mapping output to input
 // coordinates: 1 / scale_factor when one was given, else in / out.
 bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const Planes& p, size_t scales_i,
-                    size_t out_i, int64_t* oh, int64_t* ow, double scale[2], bool* given) {
+                    size_t out_i, int64_t* oh, int64_t* ow, double scale[2]) {
   if (!args[out_i]->is_tensor() || args[out_i]->to_tensor().dim() != p.dims) {
     fail(ctx, op, "'out' must be a tensor of the input's rank");
     return false;
@@ -389,7 +389,6 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
   const Tensor& planned = args[out_i]->to_tensor();
   *oh = planned.size(-2);
   *ow = planned.size(-1);
-  *given = false;
   scale[0] = static_cast<double>(p.h) / static_cast<double>(*oh > 0 ? *oh : 1);
   scale[1] = static_cast<double>(p.w) / static_cast<double>(*ow > 0 ? *ow : 1);
   if (!args[scales_i]->is_none()) {
@@ -404,7 +403,6 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
     }
     scale[0] = 1.0 / f[0];
     scale[1] = 1.0 / f[1];
-    *given = true;
   }
   return true;
 }
@@ -418,9 +416,8 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
   Planes p;
   int64_t oh = 0, ow = 0;
   double scale[2];
-  bool given = false;
   if (self == nullptr || !planes_of(ctx, op, *self, &p) ||
-      !resample_setup(ctx, op, args, p, 2, 3, &oh, &ow, scale, &given)) {
+      !resample_setup(ctx, op, args, p, 2, 3, &oh, &ow, scale)) {
     return;
   }
   Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, pooled_shape(p, oh, ow).span());
@@ -445,9 +442,9 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
   Planes p;
   int64_t oh = 0, ow = 0;
   double scale[2];
-  bool given = false, align = false;
+  bool align = false;
   if (self == nullptr || !planes_of(ctx, op, *self, &p) || !bool_arg(ctx, op, args, 2, "align_corners", &align) ||
-      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale, &given)) {
+      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale)) {
     return;
   }
   Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, pooled_shape(p, oh, ow).span());

@@ -13,7 +13,6 @@ namespace etrt {
 namespace kernels {
 namespace {
 
-constexpr int kLanes = 16;  // independent accumulators, so reductions vectorise without -ffast-math
 
 // 16 floats as one GCC vector: AVX-512 handles it in one register, the other clones in two or
 // four. Horizontal max/sum are explicit shuffle trees (loops would not vectorise without
