@@ -276,19 +276,23 @@ def test_conanfile_dir_not_created_yet(dist_with_old_wheel: Path, tmp_path: Path
     assert _snapshot(dist_with_old_wheel) == before
 
 
-@pytest.mark.parametrize(
-    ("defect", "needles"),
-    [
-        ("missing", ("component badsdk_missing", "libbad.so not found")),
-        ("notelf", ("libbad.so", "not an ELF file")),
-        ("wrongarch", ("libbad.so", "EM_AARCH64", "x86_64")),
-        ("abspath", ("badsdk_abspath/lib/libbad.so", "build-machine path")),
-    ],
-)
+# What wheelify must say about each defective package the fixtures can build.
+BAD_PACKAGE_ERRORS = {
+    "missing": ("component badsdk_missing", "libbad.so not found"),
+    "notelf": ("libbad.so", "not an ELF file"),
+    "wrongarch": ("libbad.so", "EM_AARCH64", "x86_64"),
+    "abspath": ("badsdk_abspath/lib/libbad.so", "build-machine path"),
+}
+
+
+def test_every_bad_package_fixture_is_exercised() -> None:
+    assert set(BAD_PACKAGE_ERRORS) == set(BAD_DEFECTS)
+
+
+@pytest.mark.parametrize(("defect", "needles"), sorted(BAD_PACKAGE_ERRORS.items()))
 def test_bad_package_leaves_dist_untouched(
     defect: str, needles: tuple[str, ...], dist_with_old_wheel: Path
 ) -> None:
-    assert defect in BAD_DEFECTS
     ref = ensure_badsdk(defect)
     before = _snapshot(dist_with_old_wheel)
     proc = run_etpkg("wheelify", ref, "-o", dist_with_old_wheel)

@@ -548,7 +548,7 @@ def test_flatc_decodes_the_program_like_our_reader(
     ]
 
 
-def test_importing_etrt_needs_neither_torch_nor_numpy(tmp_path: Path) -> None:
+def test_importing_etrt_needs_neither_torch_nor_numpy(repo_root: Path) -> None:
     # Entry-point consumers (scikit-build-core, pkgconf) import etrt in environments
     # without torch; block both and import the package and its CLI.
     script = (
@@ -561,7 +561,7 @@ def test_importing_etrt_needs_neither_torch_nor_numpy(tmp_path: Path) -> None:
         "import etrt, etrt.cli\n"
         "print(etrt.__version__)\n"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = repo_root
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False,
         env={"PYTHONPATH": str(root / "python"), "PATH": "/usr/bin:/bin"},

@@ -11,9 +11,9 @@ import pytest
 import torch
 from conan_consumer import ROOT, build_consumer
 from etrt import _ops
-from models import make
+from models import MODEL_NAMES, make
 
-MODELS = ["mlp", "cnn", "transformer"]
+MODELS = list(MODEL_NAMES)
 
 
 @pytest.fixture(scope="session")

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 from etpkg_fixtures import REPO_ROOT
+from models import MODEL_NAMES
 
 pytestmark = pytest.mark.slow
 
-MODELS = ("mlp", "cnn", "transformer")
+MODELS = MODEL_NAMES
 BACKENDS = ("portable", "xnnpack")
 REGISTRY_APP = REPO_ROOT / "tests" / "apps" / "python_registry"
 

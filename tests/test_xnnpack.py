@@ -24,10 +24,10 @@ from conan_consumer import ROOT, build_consumer, etrt_version, run
 from etrt.ir import DelegateCall, KernelCall
 from etrt.xnnpack import BACKEND_ID
 from etrt.xnnpack.blob import xfb
-from models import make
+from models import MODEL_NAMES, make
 from torch import nn
 
-MODELS = ["mlp", "cnn", "transformer"]
+MODELS = list(MODEL_NAMES)
 # What the MLP and CNN compute with: all of it must run inside the delegate.
 HEAVY_OPS = {"aten::addmm", "aten::convolution", "aten::max_pool2d_with_indices", "aten::relu"}
 
