@@ -20,6 +20,7 @@ from pathlib import Path
 from . import _native
 from .errors import EtrtError
 from .runtime import EtrtRuntimeError, Method
+from .runtime import _check as check_status
 
 ETDUMP_LIBRARY = "libetrt_etdump.so"
 
@@ -97,22 +98,13 @@ class ETDumpTracer:
     def attach(self, method: Method) -> None:
         tracer = self._lib.etrt_etdump_tracer(self._live())
         runtime = _native.libraries().runtime
-        self._check_runtime(runtime.etrt_method_set_event_tracer(_method_handle(method), tracer))
+        check_status(runtime.etrt_method_set_event_tracer(_method_handle(method), tracer))
         self._attached.append(method)
 
     def detach(self, method: Method) -> None:
         runtime = _native.libraries().runtime
-        self._check_runtime(runtime.etrt_method_set_event_tracer(_method_handle(method), None))
+        check_status(runtime.etrt_method_set_event_tracer(_method_handle(method), None))
         self._attached = [m for m in self._attached if m is not method]
-
-    @staticmethod
-    def _check_runtime(status: int) -> None:
-        if status != 0:
-            runtime = _native.libraries().runtime
-            raise EtrtRuntimeError(
-                (runtime.etrt_status_name(status) or b"Unknown").decode(),
-                (runtime.etrt_last_error() or b"").decode(errors="replace"),
-            )
 
     @property
     def num_runs(self) -> int:
