@@ -1,4 +1,5 @@
-"""Median latency of eager PyTorch and etrt on the architectures of tests/test_real_models.py.
+"""Median latency of eager PyTorch and etrt on the architectures of
+tests/etrt_python/test_real_models.py.
 
     python benchmarks/real_models.py [--runs N] [--threads 1 2]
 

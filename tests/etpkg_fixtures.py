@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 TOYSDK_REF = "toysdk/0.3.1"
@@ -63,3 +65,12 @@ def run_etpkg(*args: str | Path, cwd: Path | None = None) -> subprocess.Complete
         text=True,
         check=False,
     )
+
+
+@pytest.fixture(scope="session")
+def toysdk_wheel_for_consumers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ref = ensure_toysdk()
+    dist = tmp_path_factory.mktemp("consumer-dist")
+    proc = run_etpkg("wheelify", ref, "-o", dist)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())

@@ -1254,7 +1254,7 @@ def read_exempt(path: Path | None) -> tuple[str, ...]:
 # Discovery with no path given: scikit-build-core (cmake.root, cmake.prefix) and pkgconf-pypi
 # (pkg_config) resolve an entry point by importing its module and taking its directory, so the
 # package must import in a consumer venv that holds the wheel alone (--no-deps). Kept apart
-# from Suite; tests/test_ecosystem_consumers.py runs it next to real scikit-build-core,
+# from Suite; tests/consumers/test_ecosystem_consumers.py runs it next to real scikit-build-core,
 # pkgconf and Meson consumers.
 
 ENTRY_POINT_GROUPS = ("cmake.root", "cmake.prefix", "pkg_config")

@@ -14,7 +14,7 @@ from etpkg.pkgconfig import render_pkg_config
 from etpkg.verify import CMAKE_VERSIONS, meson_link_args
 
 BUILD_DIR = Path("/build/machine/conan/p/abc123")
-CMAKE = Path(__file__).resolve().parents[1] / "build" / "cmake-venvs"
+CMAKE = Path(__file__).resolve().parents[2] / "build" / "cmake-venvs"
 
 
 def sdk(version: str = "0.3.1", **overrides: object) -> Sdk:

@@ -17,21 +17,12 @@ from pathlib import Path
 
 import pytest
 from etpkg import verify
-from etpkg_fixtures import REPO_ROOT, ensure_toysdk, env, run_etpkg
+from etpkg_fixtures import REPO_ROOT, env, run_etpkg
 
 pytestmark = pytest.mark.slow
 
 CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
 APP = REPO_ROOT / "tests" / "consumer" / "toysdk_app"
-
-
-@pytest.fixture(scope="session")
-def toysdk_wheel_for_consumers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ref = ensure_toysdk()
-    dist = tmp_path_factory.mktemp("consumer-dist")
-    proc = run_etpkg("wheelify", ref, "-o", dist)
-    assert proc.returncode == 0, proc.stderr
-    return Path(proc.stdout.strip())
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from runtime_build import SANITIZER_ENV
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CPP_TESTS = sorted(p.stem for p in (REPO_ROOT / "tests" / "cpp").glob("test_*.cpp"))
 
 

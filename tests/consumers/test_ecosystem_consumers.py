@@ -32,9 +32,8 @@ from etpkg import verify
 from etpkg.elf import read_elf
 from etpkg_fixtures import REPO_ROOT
 
-# etrt_wheel is in conftest.py; the toysdk wheel and the MLP come from the consumer suites.
+# The wheels come from conftest.py; the MLP from the etrt consumer suite.
 from test_consumer_etrt import Mlp, mlp  # noqa: F401
-from test_consumer_toysdk import toysdk_wheel_for_consumers  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

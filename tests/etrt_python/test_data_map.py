@@ -187,7 +187,7 @@ def test_cli_writes_the_data_map_next_to_the_program(tmp_path: Path) -> None:
         # The in-tree runtime, kernels and profiler (etrt profile needs libetrt_etdump.so).
         "ETRT_LIBRARY_DIR": str(build_tools("runtime", ["etrt_runner", "etrt_etdump"]).build_dir),
     }
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "mlp.etrt"
     r = subprocess.run(
         [sys.executable, "-m", "etrt", "export", f"{repo / 'tests' / 'models.py'}:mlp",

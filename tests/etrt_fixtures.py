@@ -1,0 +1,71 @@
+"""Fixtures shared by the etrt suites (etrt_cpp, etrt_python, consumers). Each of those
+folders' conftest.py imports them, so that the etpkg suite never imports etrt or torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import etrt
+import models
+import pytest
+import runtime_build
+from etpkg_fixtures import REPO_ROOT, env, run_etpkg
+
+
+@pytest.fixture(scope="session")
+def exported_program() -> Callable[[str, int], etrt.Program]:
+    """exported_program(name, batch) -> etrt.Program of a tests/models.py model (cached)."""
+    cache: dict[tuple[str, int], etrt.Program] = {}
+
+    def get(name: str, batch: int) -> etrt.Program:
+        if (name, batch) not in cache:
+            model, inputs = models.make(name, batch)
+            cache[(name, batch)] = etrt.export(model, inputs)
+        return cache[(name, batch)]
+
+    return get
+
+
+@pytest.fixture(scope="module", params=["release", "asan"])
+def tool_runner(request: pytest.FixtureRequest) -> runtime_build.ToolRunner:
+    """The in-tree etrt_runner, once per build: release, then AddressSanitizer and UBSan."""
+    return runtime_build.tool_runner(request.param)
+
+
+def _etrt_in_cache() -> bool:
+    proc = subprocess.run(
+        ["conan", "list", "etrt/*:*", "--format=json"],
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return '"packages"' in proc.stdout
+
+
+@pytest.fixture(scope="session")
+def etrt_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """$ETRT_WHEEL if set, else dist/etrt-*.whl when ci/build.sh made one, else wheelify of the
+    etrt package in the Conan cache, which `conan create .` builds first when the cache has none
+    (a failure, never a skip)."""
+    if os.environ.get("ETRT_WHEEL"):
+        return Path(os.environ["ETRT_WHEEL"])
+    built = sorted((REPO_ROOT / "dist").glob("etrt-*.whl"))
+    if built:
+        return built[-1]
+    if not _etrt_in_cache():
+        proc = subprocess.run(
+            ["conan", "create", str(REPO_ROOT), "--build=missing", "-c", "tools.build:jobs=2"],
+            env=env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0, f"conan create . failed:\n{proc.stderr[-4000:]}"
+    dist = tmp_path_factory.mktemp("etrt-dist")
+    proc = run_etpkg("wheelify", REPO_ROOT, "-o", dist)
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
