@@ -2,7 +2,7 @@
 
     python benchmarks/configure.py [--wheel dist/etrt-*.whl] [--runs N]
 
-Installs the wheel into a fresh venv (etpkg.verify's workspace), then configures two copies
+Installs the wheel into a fresh venv (etpkg.testing's Workspace), then configures two copies
 of one consumer from scratch, alternating: one calls find_package(etrt REQUIRED COMPONENTS
 <all>) and links every target, the other has no find_package. Prints both medians and their
 ratio (target <= 1.15x), then the median wall time of `python -m etpkg wheelify` of the etrt
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
-from etpkg.verify import Workspace, read_manifest  # noqa: E402
+from etpkg.testing import Workspace, read_sdk  # noqa: E402
 
 MODERN_CMAKE = "3.31.10"
 
@@ -54,12 +54,12 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="etrt bench ") as tmp_name:
         tmp = Path(tmp_name)
-        manifest = read_manifest(wheel)
-        ws = Workspace(wheel, tmp, manifest, ROOT / "build" / "cmake-venvs")
+        sdk = read_sdk(wheel)
+        ws = Workspace(wheel, tmp, sdk, ROOT / "build" / "cmake-venvs")
         ws.install()
         tool = ws.tool(MODERN_CMAKE)
-        comps = [c.name for c in manifest.components]
-        targets = [c.target for c in manifest.components]
+        comps = [c.name for c in sdk.components]
+        targets = [c.target for c in sdk.components]
         with_pkg = consumer(tmp / "with", True, comps, targets)
         without = consumer(tmp / "without", False, comps, targets)
         times: dict[bool, list[float]] = {True: [], False: []}

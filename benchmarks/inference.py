@@ -37,8 +37,8 @@ from models import make  # noqa: E402
 
 MODELS = ["mlp", "cnn", "transformer"]
 BATCHES = (1, 32)
-# etrt with the XNNPACK delegate, one thread: ExecuTorch 1.5.1's ratios to eager on this machine
-# (issue 4). etrt alone must stay within 2x of them.
+# etrt with the XNNPACK delegate, one thread: ExecuTorch 1.5.1's ratios to eager on this machine.
+# etrt alone must stay within 2x of them.
 XNNPACK_TARGETS = {
     "mlp": {1: 0.35, 32: 0.4},
     "cnn": {1: 0.22, 32: 0.22},

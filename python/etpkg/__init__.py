@@ -1,5 +1,93 @@
-"""etpkg: turn a Conan package of a native SDK into a manylinux wheel that is also a C++ SDK."""
+"""etpkg: turn a Conan package of a native SDK into a manylinux wheel that is also a C++ SDK.
+
+The public API is what this module exports (see the README); everything under etpkg._internal
+may change without notice. etpkg.testing helps an SDK's own consumer tests.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from etpkg._internal.errors import (
+    CheckError,
+    ElfError,
+    EtpkgError,
+    LayoutError,
+    OutputError,
+    PackageError,
+    ToolError,
+    VerifyError,
+    WheelError,
+)
+from etpkg._internal.model import Component, Sdk
+from etpkg._internal.version import VERSION as __version__
+
+if TYPE_CHECKING:
+    from etpkg._internal.verify.suite import Report
+
+__all__ = [
+    "CheckError",
+    "Component",
+    "ElfError",
+    "EtpkgError",
+    "LayoutError",
+    "OutputError",
+    "PackageError",
+    "Sdk",
+    "ToolError",
+    "VerifyError",
+    "WheelError",
+    "__version__",
+    "read_package",
+    "verify",
+    "wheelify",
+]
+
+
+def read_package(spec: str | Path) -> Sdk:
+    """The Sdk a built Conan package describes. `spec` is a reference ("name/version") or a
+    conanfile directory; the package must be in the Conan cache (CONAN_HOME) for the default
+    profile. Raises PackageError."""
+    from etpkg._internal.conan import read_package as read
+
+    return read(str(spec)).sdk
+
+
+def wheelify(spec: str | Path = ".", output_dir: str | Path = "dist") -> Path:
+    """Builds the manylinux wheel of a Conan package into output_dir and returns its path.
+
+    All work happens in a temporary directory; output_dir gains the whole wheel or stays
+    unchanged. Raises an EtpkgError subclass (PackageError, ElfError, ToolError, CheckError,
+    OutputError)."""
+    from etpkg._internal.wheelify import wheelify as run
+
+    return run(str(spec), Path(output_dir))
+
+
+def verify(
+    wheel: str | Path,
+    *,
+    quick: bool = False,
+    cmake_versions: Sequence[str] | None = None,
+    exempt_headers: Sequence[str] = (),
+    work_dir: str | Path = "build/verify",
+    cmake_cache: str | Path = "build/cmake-venvs",
+) -> Report:
+    """Proves that a wheel made by wheelify works for C++ consumers: installs it into a fresh
+    venv under work_dir and builds consumer projects against it with each CMake version
+    (default: the full matrix; quick: one CMake and generator), pkg-config and the entry
+    points. Returns a Report (report.ok, report.results); a failed check is a result, not an
+    exception. Raises WheelError for an unreadable or corrupt wheel, VerifyError when a tool
+    cannot be set up."""
+    from etpkg._internal.verify.suite import verify_wheel
+
+    return verify_wheel(
+        Path(wheel),
+        quick=quick,
+        cmake_versions=cmake_versions,
+        exempt_headers=exempt_headers,
+        work_dir=Path(work_dir),
+        cmake_cache=Path(cmake_cache),
+    )

@@ -2,6 +2,6 @@ from __future__ import annotations
 
 import sys
 
-from etpkg.cli import main
+from etpkg._internal.cli import main
 
 sys.exit(main())

@@ -1,7 +1,7 @@
-"""Issue 4 on the installed wheel: threadpool and XNNPACK as a C++ consumer sees them.
+"""Threadpool and XNNPACK as a C++ consumer of the installed etrt wheel sees them.
 
 One workspace per session (the `etrt_wheel` fixture installed with pip --no-deps into a fresh
-venv, verify.prepare); the consumers in tests/consumer/etrt_components are built once per CMake
+venv, testing.prepare); the consumers in tests/consumer/etrt_components are built once per CMake
 route and version. Proves:
 
 - auditwheel grafted XNNPACK, pthreadpool and cpuinfo into etrt.libs/ under hashed names; no
@@ -32,8 +32,7 @@ import etrt
 import numpy as np
 import pytest
 import torch
-from etpkg import verify
-from etpkg.elf import is_elf, read_elf
+from etpkg import testing
 from etpkg_fixtures import REPO_ROOT
 from etrt.ir import DelegateCall
 from etrt.xnnpack import BACKEND_ID
@@ -44,7 +43,7 @@ pytestmark = pytest.mark.slow
 CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
 CONSUMER = REPO_ROOT / "tests" / "consumer" / "etrt_components"
 PROBE_APP = REPO_ROOT / "tests" / "apps" / "threadpool_probe"
-OLD, MODERN = verify.OLD_CMAKE_VERSIONS[0], verify.MODERN[0]
+OLD, MODERN = testing.OLD_CMAKE_VERSIONS[0], testing.MODERN[0]
 GRAFTED = ("XNNPACK", "pthreadpool", "cpuinfo")
 # auditwheel's graft: lib<name>-<8 hex digits of the content hash>.so[.<soversion>]
 HASHED = {name: re.compile(rf"lib{name}-[0-9a-f]{{8}}\.so(\.\d+)*") for name in GRAFTED}
@@ -66,11 +65,11 @@ class Consumer:
 
 
 @pytest.fixture(scope="session")
-def wheel_ws(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> verify.Workspace:
-    return verify.prepare(etrt_wheel, tmp_path_factory.mktemp("etrt-components"), CMAKE_CACHE)
+def wheel_ws(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> testing.Workspace:
+    return testing.prepare(etrt_wheel, tmp_path_factory.mktemp("etrt-components"), CMAKE_CACHE)
 
 
-def link_env(ws: verify.Workspace, tool: verify.Cmake) -> dict[str, str]:
+def link_env(ws: testing.Workspace, tool: testing.Cmake) -> dict[str, str]:
     """The consumer environment without the variables through which ld could find libraries."""
     env = ws.env(tool)
     for name in ("LD_RUN_PATH", "LIBRARY_PATH", "LD_LIBRARY_PATH"):
@@ -79,12 +78,12 @@ def link_env(ws: verify.Workspace, tool: verify.Cmake) -> dict[str, str]:
 
 
 def build_consumer(
-    ws: verify.Workspace, src: Path, name: str, version: str, *args: str
+    ws: testing.Workspace, src: Path, name: str, version: str, *args: str
 ) -> Consumer:
     tool = ws.tool(version)
     build = ws.root / "components" / name
     ws.configure(tool, "Ninja", src, build, *args)
-    proc = verify.run([tool.cmake, "--build", build, "-j2", "--", "-v"], env=link_env(ws, tool))
+    proc = testing.run([tool.cmake, "--build", build, "-j2", "--", "-v"], env=link_env(ws, tool))
     lines = {}
     for line in proc.stdout.splitlines():
         match = re.search(r"\s-o (\w+)\s", line)  # an executable (objects have a path)
@@ -95,7 +94,7 @@ def build_consumer(
 
 
 @pytest.fixture(scope="session")
-def consumer(wheel_ws: verify.Workspace) -> Callable[[str, str], Consumer]:
+def consumer(wheel_ws: testing.Workspace) -> Callable[[str, str], Consumer]:
     """consumer(route, version): tests/consumer/etrt_components built on that route (cached)."""
     cache: dict[tuple[str, str], Consumer] = {}
 
@@ -110,19 +109,19 @@ def consumer(wheel_ws: verify.Workspace) -> Callable[[str, str], Consumer]:
 
 
 def run_app(
-    ws: verify.Workspace, app: Path, *args: str | Path, threads: int | None = None
+    ws: testing.Workspace, app: Path, *args: str | Path, threads: int | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = ws.env(ws.tool(MODERN))
     env.pop("ETRT_NUM_THREADS", None)
     if threads is not None:
         env["ETRT_NUM_THREADS"] = str(threads)
-    return verify.run([app, *args], env=env, check=False, timeout=120)
+    return testing.run([app, *args], env=env, check=False, timeout=120)
 
 
-def resolved_libraries(ws: verify.Workspace, app: Path) -> dict[str, Path]:
+def resolved_libraries(ws: testing.Workspace, app: Path) -> dict[str, Path]:
     """soname -> the file the dynamic loader picks for app (LD_TRACE_LOADED_OBJECTS, as ldd)."""
     env = dict(ws.env(ws.tool(MODERN)), LD_TRACE_LOADED_OBJECTS="1")
-    out = verify.run([app], env=env).stdout
+    out = testing.run([app], env=env).stdout
     return {
         m.group(1): Path(m.group(2)) for m in re.finditer(r"^\s*(\S+) => (/.*) \(0x", out, re.M)
     }
@@ -131,16 +130,16 @@ def resolved_libraries(ws: verify.Workspace, app: Path) -> dict[str, Path]:
 # --- 1: the graft and the runpaths --------------------------------------------------------------
 
 
-def installed_files(ws: verify.Workspace) -> list[Path]:
+def installed_files(ws: testing.Workspace) -> list[Path]:
     """Every file pip installed from the wheel (its RECORD)."""
-    records = list(ws.site.glob(f"{ws.manifest.name}-*.dist-info/RECORD"))
+    records = list(ws.site.glob(f"{ws.sdk.name}-*.dist-info/RECORD"))
     assert len(records) == 1, records
     with records[0].open(newline="") as f:
         return [ws.site / row[0] for row in csv.reader(f) if row]
 
 
-def installed_elf_files(ws: verify.Workspace) -> list[Path]:
-    return [p for p in installed_files(ws) if p.is_file() and is_elf(p)]
+def installed_elf_files(ws: testing.Workspace) -> list[Path]:
+    return [p for p in installed_files(ws) if p.is_file() and testing.is_elf(p)]
 
 
 def inside(path: Path, roots: list[Path]) -> bool:
@@ -148,15 +147,16 @@ def inside(path: Path, roots: list[Path]) -> bool:
 
 
 def test_auditwheel_grafted_xnnpack_pthreadpool_and_cpuinfo_with_hashed_names(
-    wheel_ws: verify.Workspace,
+    wheel_ws: testing.Workspace,
 ) -> None:
     ws = wheel_ws
     grafted = sorted(p.name for p in ws.grafted_dir.iterdir()) if ws.grafted_dir.is_dir() else []
-    needed_anywhere = {n for p in installed_elf_files(ws) for n in read_elf(p).needed}
+    needed_anywhere = {n for p in installed_elf_files(ws) for n in testing.read_elf(p).needed}
     for name, pattern in HASHED.items():
         files = [f for f in grafted if pattern.fullmatch(f)]
         assert len(files) == 1, f"lib{name} grafted as {files} in {ws.grafted_dir}: {grafted}"
-        assert read_elf(ws.grafted_dir / files[0]).soname == files[0], "SONAME is not the file"
+        soname = testing.read_elf(ws.grafted_dir / files[0]).soname
+        assert soname == files[0], "SONAME is not the file"
         assert files[0] in needed_anywhere, f"nothing in the wheel needs the grafted {files[0]}"
     # The wheel's own libraries name only the grafted copies, never Debian's sonames.
     system = {n for n in needed_anywhere if re.fullmatch(rf"lib({'|'.join(GRAFTED)})\.so.*", n)}
@@ -166,7 +166,7 @@ def test_auditwheel_grafted_xnnpack_pthreadpool_and_cpuinfo_with_hashed_names(
 
 
 def test_every_elf_file_has_runpath_only_and_stays_inside_the_wheel(
-    wheel_ws: verify.Workspace,
+    wheel_ws: testing.Workspace,
 ) -> None:
     """No DT_RPATH anywhere; every ELF of the package itself and every one that needs another file
     of the wheel has DT_RUNPATH; each entry starts at $ORIGIN, stays in the installed wheel and
@@ -178,7 +178,7 @@ def test_every_elf_file_has_runpath_only_and_stays_inside_the_wheel(
     shipped = {p.name for p in elves}
     seen = []
     for path in elves:
-        info = read_elf(path)
+        info = testing.read_elf(path)
         rel = path.relative_to(ws.site)
         assert info.rpath is None, f"{rel} has DT_RPATH {':'.join(info.rpath)}"
         wants = [n for n in info.needed if n in shipped]
@@ -196,7 +196,7 @@ def test_every_elf_file_has_runpath_only_and_stays_inside_the_wheel(
         for name in wants:
             assert any((d / name).is_file() for d in dirs), f"{rel}: {name} not on its runpath"
         seen.append(f"{rel}: {':'.join(info.runpath or ('-',))}")
-    assert len(elves) >= len(ws.manifest.components) + len(GRAFTED), seen
+    assert len(elves) >= len(ws.sdk.components) + len(GRAFTED), seen
     print("\n".join(seen))
 
 
@@ -218,7 +218,7 @@ def search_dirs(link_line: str) -> list[Path]:
 
 @pytest.mark.parametrize("version", [OLD, MODERN])
 def test_backend_xnnpack_by_path_links_through_its_own_runpath(
-    wheel_ws: verify.Workspace, consumer: Callable[[str, str], Consumer], version: str
+    wheel_ws: testing.Workspace, consumer: Callable[[str, str], Consumer], version: str
 ) -> None:
     ws = wheel_ws
     built = consumer("variables", version)
@@ -234,7 +234,7 @@ def test_backend_xnnpack_by_path_links_through_its_own_runpath(
     for d in dirs:
         assert not any((d / g).exists() for g in grafted), f"{d} holds a grafted library"
     app = built.app("runner_xnnpack")
-    assert "libetrt_backend_xnnpack.so" in read_elf(app).needed
+    assert "libetrt_backend_xnnpack.so" in testing.read_elf(app).needed
     resolved = resolved_libraries(ws, app)
     for name in grafted:
         assert resolved.get(name, Path()).parent.resolve() == ws.grafted_dir.resolve(), resolved
@@ -255,11 +255,11 @@ def link_runner(
     libs = [
         libdir / f for f in ("libetrt_backend_xnnpack.so", "libetrt_threadpool.so", "libetrt.so")
     ]
-    return verify.run(["g++", obj, "-o", out, *extra, "-Wl,--no-as-needed", *libs], check=False)
+    return testing.run(["g++", obj, "-o", out, *extra, "-Wl,--no-as-needed", *libs], check=False)
 
 
 def test_link_against_a_copy_without_the_graft_fails_naming_xnnpack(
-    wheel_ws: verify.Workspace, consumer: Callable[[str, str], Consumer]
+    wheel_ws: testing.Workspace, consumer: Callable[[str, str], Consumer]
 ) -> None:
     """The control: the same link, once against the wheel's libraries and once against copies
     in a directory with no ../../etrt.libs. Only the copies fail, with ld's not-found warning for
@@ -299,7 +299,7 @@ def reported(stdout: str, key: str) -> int:
 
 @pytest.fixture(scope="session")
 def probes(
-    wheel_ws: verify.Workspace, consumer: Callable[[str, str], Consumer]
+    wheel_ws: testing.Workspace, consumer: Callable[[str, str], Consumer]
 ) -> Callable[[str], tuple[Path, Path]]:
     """probes(build) -> (probe linking threadpool, probe without): the lead's probe project as is
     (targets, modern CMake) and the components consumer on each route."""
@@ -324,11 +324,11 @@ PROBE_BUILDS = [f"apps/threadpool_probe {MODERN}", f"targets {MODERN}", f"variab
 
 @pytest.mark.parametrize("which", PROBE_BUILDS)
 def test_probe_runs_parallel_for_on_several_threads_only_with_threadpool(
-    wheel_ws: verify.Workspace, probes: Callable[[str], tuple[Path, Path]], which: str
+    wheel_ws: testing.Workspace, probes: Callable[[str], tuple[Path, Path]], which: str
 ) -> None:
     parallel, serial = probes(which)
-    assert "libetrt_threadpool.so" in read_elf(parallel).needed
-    assert "libetrt_threadpool.so" not in read_elf(serial).needed
+    assert "libetrt_threadpool.so" in testing.read_elf(parallel).needed
+    assert "libetrt_threadpool.so" not in testing.read_elf(serial).needed
 
     proc = run_app(wheel_ws, parallel, threads=2)
     assert proc.returncode == 0, proc.stderr
@@ -368,7 +368,7 @@ def delegated_mlp(tmp_path_factory: pytest.TempPathFactory) -> Mlp:
 
 @pytest.mark.parametrize(("route", "version"), [("targets", MODERN), ("variables", OLD)])
 def test_delegated_mlp_runs_from_the_five_component_app_and_matches_eager(
-    wheel_ws: verify.Workspace,
+    wheel_ws: testing.Workspace,
     consumer: Callable[[str, str], Consumer],
     delegated_mlp: Mlp,
     route: str,
@@ -376,13 +376,13 @@ def test_delegated_mlp_runs_from_the_five_component_app_and_matches_eager(
 ) -> None:
     program, inputs, expected = delegated_mlp
     built = consumer(route, version)
-    m = wheel_ws.manifest
+    m = wheel_ws.sdk
     for comp in m.components:  # all five on the link line
         assert all(f in built.link_lines["runner_all"] for f in comp.files), comp.name
     # Needed: the runtime and every registration-only library (retained); etdump, whose API the
     # runner does not call, may be dropped by --as-needed.
     kept = m.files(["runtime", *(c.name for c in m.components if c.registration_only)])
-    assert kept <= verify.wheel_needed(built.app("runner_all"), m)
+    assert kept <= testing.wheel_needed(built.app("runner_all"), m)
     for threads in (1, 2):
         out = built.build / f"mlp-out-{threads}.bin"
         out.unlink(missing_ok=True)
@@ -399,7 +399,7 @@ def test_delegated_mlp_runs_from_the_five_component_app_and_matches_eager(
 
 @pytest.mark.parametrize(("route", "version"), [("targets", MODERN), ("variables", OLD)])
 def test_delegated_mlp_fails_without_backend_xnnpack_naming_it(
-    wheel_ws: verify.Workspace,
+    wheel_ws: testing.Workspace,
     consumer: Callable[[str, str], Consumer],
     delegated_mlp: Mlp,
     route: str,
@@ -408,7 +408,7 @@ def test_delegated_mlp_fails_without_backend_xnnpack_naming_it(
     program, inputs, _ = delegated_mlp
     built = consumer(route, version)
     app = built.app("runner_base")
-    assert "libetrt_backend_xnnpack.so" not in read_elf(app).needed
+    assert "libetrt_backend_xnnpack.so" not in testing.read_elf(app).needed
     out = built.build / "mlp-out-base.bin"
     out.unlink(missing_ok=True)
     proc = run_app(wheel_ws, app, program, "--inputs", inputs, "--outputs", out)
@@ -417,7 +417,7 @@ def test_delegated_mlp_fails_without_backend_xnnpack_naming_it(
     assert not out.exists()
 
 
-def listed(ws: verify.Workspace, app: Path, what: str) -> list[str]:
+def listed(ws: testing.Workspace, app: Path, what: str) -> list[str]:
     proc = run_app(ws, app, what)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
@@ -425,7 +425,7 @@ def listed(ws: verify.Workspace, app: Path, what: str) -> list[str]:
 
 @pytest.mark.parametrize(("route", "version"), [("targets", MODERN), ("variables", OLD)])
 def test_five_components_add_one_backend_and_register_every_operator_once(
-    wheel_ws: verify.Workspace, consumer: Callable[[str, str], Consumer], route: str, version: str
+    wheel_ws: testing.Workspace, consumer: Callable[[str, str], Consumer], route: str, version: str
 ) -> None:
     built = consumer(route, version)
     base, every = built.app("runner_base"), built.app("runner_all")

@@ -1,4 +1,4 @@
-"""Real consumers beyond CMake (issue 5), each built from the INSTALLED wheel and run:
+"""Real consumers beyond CMake, each built from the INSTALLED wheel and run:
 
 - a scikit-build-core project (a nanobind extension, tests/ecosystem/skbuild_probe) that does
   find_package(<pkg> REQUIRED COMPONENTS ...) with no path: scikit-build-core finds the SDK by
@@ -7,7 +7,7 @@
   the .pc files by the wheel's pkg_config entry point);
 - a Meson app, dependency('<module>') with PKG_CONFIG_PATH from `python -m <pkg> --pkg-config-path`.
 
-One venv per SDK per session (etpkg.verify's Workspace: `pip install --no-deps` of the wheel under
+One venv per SDK per session (etpkg.testing's Workspace: `pip install --no-deps` of the wheel under
 a path with a space, plus the pinned tools of tests/ecosystem/requirements.txt). Generic over
 the SDK: toysdk proves the registration-only plugin registers; etrt runs the MLP and matches
 eager PyTorch (<= 1e-5). The Conan consumer is test_package (`conan create .`).
@@ -28,8 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from etpkg import verify
-from etpkg.elf import read_elf
+from etpkg import testing
 from etpkg_fixtures import REPO_ROOT
 
 # The wheels come from conftest.py; the MLP from the etrt consumer suite.
@@ -93,10 +92,10 @@ class Consumer:
     """One SDK wheel installed in a venv that also holds the consumers' build tools."""
 
     flavor: Flavor
-    ws: verify.Workspace
+    ws: testing.Workspace
     mlp: Mlp | None  # etrt only
-    # verify.check_entry_points' result with the wheel alone in the venv (before the tools).
-    bare_entry_points: str | verify.CheckFailed = ""
+    # testing.check_entry_points' result with the wheel alone in the venv (before the tools).
+    bare_entry_points: str | testing.CheckFailed = ""
     extension_log: str = ""
     builds: dict[str, Path] = field(default_factory=dict)
 
@@ -110,19 +109,19 @@ class Consumer:
 
     def env(self) -> dict[str, str]:
         """An activated consumer venv: its bin first; no PYTHONPATH, CMAKE_* or PKG_CONFIG_*."""
-        env = self.ws.env(self.ws.tool(verify.MODERN[0]))
+        env = self.ws.env(self.ws.tool(testing.MODERN[0]))
         env = {k: v for k, v in env.items() if not k.startswith("PKG_CONFIG")}
         env["PATH"] = f"{self.ws.venv / 'bin'}:{env['PATH']}"
         return env
 
     def run(self, argv: list[str | Path], **kw: object) -> subprocess.CompletedProcess[str]:
-        return verify.run(argv, env=self.env(), cwd=self.work, **kw)  # type: ignore[arg-type]
+        return testing.run(argv, env=self.env(), cwd=self.work, **kw)  # type: ignore[arg-type]
 
     def pip(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
         return self.run([sys.executable, "-m", "pip", "--python", self.python, *args], check=check)
 
     def wheel_lib_files(self) -> set[str]:
-        return self.ws.manifest.files(list(self.flavor.components))
+        return self.ws.sdk.files(list(self.flavor.components))
 
     # scikit-build-core ---------------------------------------------------------
     def build_extension(self, *, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -185,7 +184,7 @@ class Consumer:
         pc_path = self.run([self.python, "-m", f.name, "--pkg-config-path"]).stdout.strip()
         env = dict(self.env(), PKG_CONFIG_PATH=pc_path)
         build = src / "build"
-        setup = verify.run(
+        setup = testing.run(
             [
                 self.ws.venv / "bin" / "meson",
                 "setup",
@@ -197,7 +196,7 @@ class Consumer:
             cwd=src,
             env=env,
         )
-        verify.run([self.ws.venv / "bin" / "meson", "compile", "-C", build], cwd=src, env=env)
+        testing.run([self.ws.venv / "bin" / "meson", "compile", "-C", build], cwd=src, env=env)
         return build / "app", setup.stdout
 
     # checks ---------------------------------------------------------------------
@@ -213,7 +212,7 @@ class Consumer:
 
     def expect_links_wheel_libraries(self, app: Path) -> str:
         """DT_NEEDED names every linked component's file, each resolves into the wheel's lib/."""
-        info = read_elf(app)
+        info = testing.read_elf(app)
         needed = set(info.needed) & self.wheel_lib_files()
         assert needed == self.wheel_lib_files(), (
             f"{app.name} needs {sorted(needed)}, expected {sorted(self.wheel_lib_files())} "
@@ -248,7 +247,7 @@ class Consumer:
     @contextmanager
     def without_entry_points(self) -> Iterator[None]:
         """The installed wheel without its entry_points.txt; reinstalled after."""
-        eps = sorted(self.ws.site.glob(f"{self.ws.manifest.name}-*.dist-info/entry_points.txt"))
+        eps = sorted(self.ws.site.glob(f"{self.ws.sdk.name}-*.dist-info/entry_points.txt"))
         assert len(eps) == 1, eps
         eps[0].unlink()
         try:
@@ -266,13 +265,13 @@ def consumer(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     wheel = request.getfixturevalue(
         "toysdk_wheel_for_consumers" if flavor.name == "toysdk" else "etrt_wheel"
     )
-    ws = verify.prepare(wheel, tmp_path_factory.mktemp(f"ecosystem-{flavor.name}"), CMAKE_CACHE)
+    ws = testing.prepare(wheel, tmp_path_factory.mktemp(f"ecosystem-{flavor.name}"), CMAKE_CACHE)
     mlp_data = request.getfixturevalue("mlp") if flavor.name == "etrt" else None
     c = Consumer(flavor, ws, mlp_data)
     c.work.mkdir(parents=True, exist_ok=True)
     try:
-        c.bare_entry_points = verify.check_entry_points(ws)
-    except verify.CheckFailed as exc:
+        c.bare_entry_points = testing.check_entry_points(ws)
+    except testing.CheckFailed as exc:
         c.bare_entry_points = exc
     c.pip("install", "--quiet", *pins())
     return c
@@ -290,9 +289,9 @@ def timed(label: str, fn: Callable[[], str]) -> str:
 
 def test_entry_points_import_and_lead_to_the_sdk(consumer: Consumer) -> None:
     """In a venv holding only the wheel (the check ran before the tools were installed)."""
-    if isinstance(consumer.bare_entry_points, verify.CheckFailed):
+    if isinstance(consumer.bare_entry_points, testing.CheckFailed):
         raise consumer.bare_entry_points
-    assert consumer.bare_entry_points.count(" -> ") == len(verify.ENTRY_POINT_GROUPS)
+    assert consumer.bare_entry_points.count(" -> ") == len(testing.ENTRY_POINT_GROUPS)
     print(consumer.bare_entry_points, file=sys.stderr)
 
 
@@ -301,14 +300,14 @@ def test_entry_points_import_and_lead_to_the_sdk(consumer: Consumer) -> None:
 
 def test_scikit_build_finds_sdk_by_entry_points_only(consumer: Consumer) -> None:
     timed("scikit-build-core build", lambda: str(consumer.extension()))
-    name, version = consumer.ws.manifest.name, consumer.ws.manifest.cmake_version
-    cmake_dir = consumer.ws.pkg_root / "lib" / "cmake" / consumer.ws.manifest.cmake_file_name
+    name, version = consumer.ws.sdk.name, consumer.ws.sdk.cmake_version
+    cmake_dir = consumer.ws.pkg_root / "lib" / "cmake" / consumer.ws.sdk.cmake_file_name
     assert f"-- probe: {name} {version} from {cmake_dir}" in consumer.extension_log
 
 
 def test_scikit_build_extension_links_the_wheel_libraries(consumer: Consumer) -> None:
     ext = consumer.extension()
-    info = read_elf(ext)
+    info = testing.read_elf(ext)
     assert info.rpath is None and info.runpath is not None
     # Installed beside the SDK's package: its lib/ through $ORIGIN, no build path left.
     assert f"$ORIGIN/{consumer.flavor.name}/lib" in info.runpath
@@ -348,12 +347,12 @@ def test_without_entry_points_nothing_finds_the_sdk(consumer: Consumer) -> None:
     with consumer.without_entry_points():
         proc = consumer.build_extension(check=False)
         assert proc.returncode != 0
-        assert f'provided by "{consumer.ws.manifest.cmake_file_name}"' in proc.stdout + proc.stderr
+        assert f'provided by "{consumer.ws.sdk.cmake_file_name}"' in proc.stdout + proc.stderr
         pc = consumer.run([consumer.python, "-m", "pkgconf", "--cflags", module], check=False)
         assert pc.returncode != 0 and module in pc.stdout + pc.stderr
     # Restored: found again.
     version = consumer.run([consumer.python, "-m", "pkgconf", "--modversion", module]).stdout
-    assert version.strip() == consumer.ws.manifest.version
+    assert version.strip() == consumer.ws.sdk.version
 
 
 # ----------------------------------------------------------------------------- Makefile + pkgconf
@@ -362,7 +361,7 @@ def test_without_entry_points_nothing_finds_the_sdk(consumer: Consumer) -> None:
 def test_makefile_app_via_pkgconf_entry_points(consumer: Consumer) -> None:
     app = timed("make", lambda: str(consumer.make_app()))
     detail = consumer.expect_links_wheel_libraries(Path(app))
-    info = read_elf(Path(app))
+    info = testing.read_elf(Path(app))
     assert info.runpath is not None and len(info.runpath) == 1  # the one the Makefile adds
     print(detail, consumer.expect_app_runs(Path(app), "make"), file=sys.stderr)
 

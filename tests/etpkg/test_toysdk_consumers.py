@@ -1,4 +1,4 @@
-"""The consumer suite (etpkg.verify) against the toysdk wheel, plus toysdk's own probe app.
+"""The consumer suite (etpkg verify) against the toysdk wheel, plus toysdk's own probe app.
 
 The whole suite runs once per session (full CMake matrix: 3.24.3, 3.27.9, 3.28.4, 3.31.10,
 4.4.5 x Ninja, Unix Makefiles); each test asserts one property from its results. Mutated wheels
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from etpkg import verify
+from etpkg import testing
 from etpkg_fixtures import REPO_ROOT, env, run_etpkg
 
 pytestmark = pytest.mark.slow
@@ -28,11 +28,11 @@ APP = REPO_ROOT / "tests" / "consumer" / "toysdk_app"
 @pytest.fixture(scope="session")
 def suite(
     toysdk_wheel_for_consumers: Path, tmp_path_factory: pytest.TempPathFactory
-) -> verify.Suite:
-    ws = verify.prepare(
+) -> testing.Suite:
+    ws = testing.prepare(
         toysdk_wheel_for_consumers, tmp_path_factory.mktemp("consumers"), CMAKE_CACHE
     )
-    s = verify.Suite(ws)
+    s = testing.Suite(ws)
     start = time.monotonic()
     s.run_all()
     print(
@@ -44,14 +44,14 @@ def suite(
     return s
 
 
-def result(s: verify.Suite, name: str) -> verify.CheckResult:
+def result(s: testing.Suite, name: str) -> testing.CheckResult:
     matches = [r for r in s.results if r.name == name]
     assert matches, f"the suite did not run {name!r}"
     assert matches[0].ok, f"{name}: {matches[0].detail}"
     return matches[0]
 
 
-def test_manifest_describes_the_components(suite: verify.Suite) -> None:
+def test_manifest_describes_the_components(suite: testing.Suite) -> None:
     m = suite.m
     assert (m.name, m.version, m.cmake_file_name, m.variable_prefix) == (
         "toysdk",
@@ -63,101 +63,103 @@ def test_manifest_describes_the_components(suite: verify.Suite) -> None:
     assert [c.name for c in m.components if c.registration_only] == ["plugin"]
 
 
-def test_prefix_path_cli_points_at_the_installed_package(suite: verify.Suite) -> None:
+def test_prefix_path_cli_points_at_the_installed_package(suite: testing.Suite) -> None:
     result(suite, "install: python -m <pkg> --cmake-prefix-path")
 
 
-def test_version_requests_are_honoured(suite: verify.Suite) -> None:
-    detail = result(suite, "1 versions").detail
+def test_version_requests_are_honoured(suite: testing.Suite) -> None:
+    detail = result(suite, "versions").detail
     assert (
         "0.2: accepted" in detail and "0.4: rejected" in detail and "0.3...<0.4: accepted" in detail
     )
 
 
-def test_unknown_component_fails_at_configure_naming_it(suite: verify.Suite) -> None:
-    result(suite, "2 unknown component")
+def test_unknown_component_fails_at_configure_naming_it(suite: testing.Suite) -> None:
+    result(suite, "unknown component")
 
 
-@pytest.mark.parametrize("generator", verify.GENERATORS)
-@pytest.mark.parametrize("version", verify.CMAKE_VERSIONS)
-def test_targets_give_deployable_runpath(suite: verify.Suite, version: str, generator: str) -> None:
+@pytest.mark.parametrize("generator", testing.GENERATORS)
+@pytest.mark.parametrize("version", testing.CMAKE_VERSIONS)
+def test_targets_give_deployable_runpath(
+    suite: testing.Suite, version: str, generator: str
+) -> None:
     """DT_RUNPATH $ORIGIN:$ORIGIN/../lib (installed: exactly), in-place run, shadowing, install."""
-    detail = result(suite, f"5/6 targets {version} {generator}").detail
+    detail = result(suite, f"targets {version} {generator}").detail
     assert "installed $ORIGIN:$ORIGIN/../lib;" in detail
 
 
-def test_shadow_check_fails_for_a_dt_rpath_app(suite: verify.Suite) -> None:
-    result(suite, "6 shadow control (DT_RPATH)")
+def test_shadow_check_fails_for_a_dt_rpath_app(suite: testing.Suite) -> None:
+    result(suite, "shadow control (DT_RPATH)")
 
 
-def test_installed_apps_run_moved_with_the_wheel_uninstalled(suite: verify.Suite) -> None:
-    detail = result(suite, "5 relocation (wheel uninstalled)").detail
+def test_installed_apps_run_moved_with_the_wheel_uninstalled(suite: testing.Suite) -> None:
+    detail = result(suite, "relocation (wheel uninstalled)").detail
     assert detail.startswith(
-        f"{2 * len(verify.CMAKE_VERSIONS) * len(verify.GENERATORS)} moved apps"
+        f"{2 * len(testing.CMAKE_VERSIONS) * len(testing.GENERATORS)} moved apps"
     )
     assert "grafted" in detail  # auditwheel grafted libbz2; the install carried it along
 
 
-def test_each_component_links_only_its_dependencies(suite: verify.Suite) -> None:
-    result(suite, "3/4 entry point per component")
+def test_each_component_links_only_its_dependencies(suite: testing.Suite) -> None:
+    result(suite, "each component alone")
 
 
-def test_every_public_header_compiles_alone(suite: verify.Suite) -> None:
-    result(suite, "7 headers")
+def test_every_public_header_compiles_alone(suite: testing.Suite) -> None:
+    result(suite, "headers")
 
 
-@pytest.mark.parametrize("version", verify.OLD_CMAKE_VERSIONS)
-def test_variables_route_each_variable_necessary(suite: verify.Suite, version: str) -> None:
-    detail = result(suite, f"8 variables {version}").detail
+@pytest.mark.parametrize("version", testing.OLD_CMAKE_VERSIONS)
+def test_variables_route_each_variable_necessary(suite: testing.Suite, version: str) -> None:
+    detail = result(suite, f"variables {version}").detail
     assert "drop INCLUDE_DIRS: compile error" in detail
     assert "TOYSDK_API_VERSION" in detail  # dropping the definitions hits the header's #error
     assert "needs C++17" in detail  # dropping the standard hits the C++17 check
 
 
-def test_good_citizen(suite: verify.Suite) -> None:
+def test_good_citizen(suite: testing.Suite) -> None:
     result(suite, "good citizen")
 
 
-def test_pkg_config_files_build_each_component(suite: verify.Suite) -> None:
+def test_pkg_config_files_build_each_component(suite: testing.Suite) -> None:
     detail = result(suite, "pkg-config").detail
     assert "each and all together, as given and Meson-style" in detail
     assert "pkg-config 1." in detail and "pkg-config 3." in detail  # Debian's and PyPI's
 
 
-def test_discovery_entry_points_lead_to_the_sdk(suite: verify.Suite) -> None:
+def test_discovery_entry_points_lead_to_the_sdk(suite: testing.Suite) -> None:
     detail = result(suite, "discovery entry points (cmake.root, cmake.prefix, pkg_config)").detail
     assert "cmake.root toysdk -> toysdk" in detail
     assert "pkg_config toysdk -> toysdk/lib/pkgconfig" in detail
 
 
-def test_configure_runs_no_python(suite: verify.Suite) -> None:
-    result(suite, "9 no python while configuring")
+def test_configure_runs_no_python(suite: testing.Suite) -> None:
+    result(suite, "no python while configuring")
 
 
 # toysdk's own probe: the registry shows whether the registration-only plugin was retained --
 
 
-def probe(suite: verify.Suite, name: str, version: str, *args: str) -> str:
+def probe(suite: testing.Suite, name: str, version: str, *args: str) -> str:
     ws = suite.ws
     tool = ws.tool(version)
     build = ws.root / "toysdk-app" / name
     ws.configure(tool, "Ninja", APP, build, *args)
     ws.build(tool, build)
-    return verify.run([build / "app"], env=ws.env(tool)).stdout
+    return testing.run([build / "app"], env=ws.env(tool)).stdout
 
 
-def test_runtime_only_app_carries_no_plugin(suite: verify.Suite) -> None:
+def test_runtime_only_app_carries_no_plugin(suite: testing.Suite) -> None:
     assert "plugins=0 toy_plugin=0" in probe(suite, "core", "3.31.10", "-DTOYSDK_LINK=core")
 
 
 @pytest.mark.parametrize("version", ["3.24.3", "3.31.10"])
-def test_plugin_target_registers_through_retention(suite: verify.Suite, version: str) -> None:
+def test_plugin_target_registers_through_retention(suite: testing.Suite, version: str) -> None:
     out = probe(suite, f"plugin-{version}", version, "-DTOYSDK_LINK=core;plugin;extra")
     assert "plugins=1 toy_plugin=1" in out
     assert "compressed=" in out and "compressed=0" not in out  # grafted bzip2 works
 
 
-def test_variables_route_retains_the_plugin_on_old_cmake(suite: verify.Suite) -> None:
+def test_variables_route_retains_the_plugin_on_old_cmake(suite: testing.Suite) -> None:
     out = probe(suite, "variables", "3.24.3", "-DUSE_VARIABLES=ON")
     assert "plugins=1 toy_plugin=1" in out and "compressed=" in out
 
@@ -183,20 +185,20 @@ def mutate(wheel: Path, out_dir: Path, old: str, new: str, member: str = "-confi
 @pytest.fixture
 def mutated_suite(
     toysdk_wheel_for_consumers: Path, tmp_path: Path
-) -> Iterator[Callable[..., verify.Suite]]:
+) -> Iterator[Callable[..., testing.Suite]]:
     """make(old, new[, member]): a Suite over a copy of the wheel whose config (or member) has
     old replaced by new."""
 
-    def make(old: str, new: str, member: str = "-config.cmake") -> verify.Suite:
+    def make(old: str, new: str, member: str = "-config.cmake") -> testing.Suite:
         wheel = mutate(toysdk_wheel_for_consumers, tmp_path / "dist", old, new, member)
-        return verify.Suite(verify.prepare(wheel, tmp_path / "work", CMAKE_CACHE))
+        return testing.Suite(testing.prepare(wheel, tmp_path / "work", CMAKE_CACHE))
 
     yield make
     shutil.rmtree(tmp_path / "work", ignore_errors=True)
 
 
 def test_targets_check_catches_a_missing_runpath(
-    mutated_suite: Callable[[str, str], verify.Suite],
+    mutated_suite: Callable[[str, str], testing.Suite],
 ) -> None:
     s = mutated_suite('set(runpath "LINKER:@${dir}/runpath.ldopts")', 'set(runpath "")')
     s.record("targets", lambda: s.check_targets("3.31.10", "Ninja"))
@@ -204,7 +206,7 @@ def test_targets_check_catches_a_missing_runpath(
 
 
 def test_variables_check_catches_lost_retention(
-    mutated_suite: Callable[[str, str], verify.Suite],
+    mutated_suite: Callable[[str, str], testing.Suite],
 ) -> None:
     s = mutated_suite('--push-state,--no-as-needed,\\"${lib}', '--push-state,--as-needed,\\"${lib}')
     s.record("variables", lambda: s.check_variables("3.24.3"))
@@ -216,7 +218,7 @@ PLUGIN_RETAINED = "-Wl,--push-state,--no-as-needed,${libdir}/libtoysdk_plugin.so
 
 
 def test_pkg_config_check_catches_retention_meson_cannot_resolve(
-    mutated_suite: Callable[..., verify.Suite],
+    mutated_suite: Callable[..., testing.Suite],
 ) -> None:
     """The token etpkg wrote before: fine for make, but Meson drops -L and ld cannot find it."""
     old_token = "-Wl,--push-state,--no-as-needed,-l:libtoysdk_plugin.so,--pop-state"
@@ -228,7 +230,7 @@ def test_pkg_config_check_catches_retention_meson_cannot_resolve(
 
 
 def test_pkg_config_check_catches_lost_retention(
-    mutated_suite: Callable[..., verify.Suite],
+    mutated_suite: Callable[..., testing.Suite],
 ) -> None:
     s = mutated_suite(PLUGIN_RETAINED, "-l:libtoysdk_plugin.so", PLUGIN_PC)
     s.record("pkg-config", s.check_pkg_config)
@@ -236,8 +238,8 @@ def test_pkg_config_check_catches_lost_retention(
     assert not s.results[-1].ok and "expected ['libtoysdk_plugin.so']" in detail, detail
 
 
-def test_headers_check_reports_an_exempt_header_that_compiles(suite: verify.Suite) -> None:
-    s = verify.Suite(suite.ws, exempt_headers=("toysdk/core.h",))
+def test_headers_check_reports_an_exempt_header_that_compiles(suite: testing.Suite) -> None:
+    s = testing.Suite(suite.ws, exempt_headers=("toysdk/core.h",))
     s.record("headers", s.check_headers)
     assert not s.results[-1].ok and "now compile" in s.results[-1].detail
 

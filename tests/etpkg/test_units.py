@@ -7,16 +7,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from etpkg import checks, metadata
-from etpkg.conan import read_package
-from etpkg.elf import arch_for_conan, check_shared_library, read_elf
-from etpkg.errors import LayoutError, OutputError, ToolError
-from etpkg.layout import Plan, find_libraries, plan_wheel
-from etpkg.model import Component, Sdk
-from etpkg.output import publish
-from etpkg.repair import restore_runpaths
-from etpkg.tools import patchelf, patchelf_path
-from etpkg.wheelfile import write_wheel
+from etpkg import Component, ElfError, LayoutError, OutputError, Sdk, ToolError
+from etpkg._internal.build import checks
+from etpkg._internal.build.elf import check_shared_library, read_elf
+from etpkg._internal.build.probe import find_libraries, probe_package
+from etpkg._internal.build.publish import publish
+from etpkg._internal.build.repair import restore_runpaths
+from etpkg._internal.build.tools import patchelf, patchelf_path
+from etpkg._internal.build.wheelfile import write_wheel
+from etpkg._internal.conan import read_package
+from etpkg._internal.plan import metadata
+from etpkg._internal.plan.layout import Plan, plan_wheel
+from etpkg._internal.tags import arch_for_conan
 from etpkg_fixtures import ensure_toysdk
 
 X86_64 = arch_for_conan("x86_64")
@@ -54,12 +56,12 @@ def test_read_package_maps_cpp_info(toysdk: Sdk) -> None:
 def test_symlink_chain_becomes_one_library_with_all_aliases(toysdk: Sdk) -> None:
     libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)}
     core = libs["libtoysdk_core.so"]
-    assert core.source.name == "libtoysdk_core.so.1.2.0" and not core.source.is_symlink()
+    assert core.source.path.name == "libtoysdk_core.so.1.2.0" and not core.source.path.is_symlink()
     assert {"libtoysdk_core.so", "libtoysdk_core.so.1", "libtoysdk_core.so.1.2.0"} <= core.aliases
 
 
 def test_wrong_arch_is_refused(lib_copy: Path) -> None:
-    with pytest.raises(LayoutError, match="EM_X86_64"):
+    with pytest.raises(ElfError, match="EM_X86_64"):
         check_shared_library(lib_copy, arch_for_conan("armv8"))
     check_shared_library(lib_copy, X86_64)
 
@@ -203,12 +205,13 @@ def test_header_conflict_between_include_dirs_is_an_error(toysdk: Sdk, tmp_path:
         cmake_namespace="toysdk",
     )
     with pytest.raises(LayoutError, match=r"two different files for toysdk/include/toysdk/core\.h"):
-        plan_wheel(sdk, X86_64, "linux_x86_64", "0", {})
+        plan_wheel(sdk, probe_package(sdk, X86_64), "linux_x86_64", "0", {})
 
 
 def test_plan_refuses_a_generated_file_clashing_with_a_shipped_one(toysdk: Sdk) -> None:
     with pytest.raises(LayoutError, match=r"toysdk/include/toysdk/core\.h"):
-        plan_wheel(toysdk, X86_64, "linux_x86_64", "0", {"toysdk/include/toysdk/core.h": b"x"})
+        files = probe_package(toysdk, X86_64)
+        plan_wheel(toysdk, files, "linux_x86_64", "0", {"toysdk/include/toysdk/core.h": b"x"})
     plan = Plan()
     plan.add("a", b"same", "one")
     plan.add("a", b"same", "two")  # identical content is not a conflict

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from etpkg.elf import read_elf
+from etpkg._internal.build.elf import read_elf
 from etpkg_fixtures import BAD_DEFECTS, REPO_ROOT, ensure_badsdk, ensure_toysdk, env, run_etpkg
 
 PKG = "toysdk"

@@ -1,4 +1,4 @@
-"""etrt from Python through the installed wheel's own shared libraries (issue 5, Python path).
+"""etrt from Python through the installed wheel's own shared libraries (the Python path).
 
 The wheel (conftest's `etrt_wheel`) is pip-installed with --no-deps into a fresh venv that sees
 the project venv's numpy and torch through a .pth file (a venv made with

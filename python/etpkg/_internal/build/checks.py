@@ -1,0 +1,90 @@
+"""Checks on the final wheel tree: runpaths, and no build-machine path in any file."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from etpkg._internal.build.elf import is_elf, read_elf
+from etpkg._internal.errors import CheckError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # wheel-relative
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def runpath_problems(root: Path, libraries: list[str]) -> list[Problem]:
+    """DT_RUNPATH only; every entry $ORIGIN-relative, non-empty and inside the wheel.
+    `libraries` (wheel-relative) must also carry $ORIGIN itself."""
+    problems: list[Problem] = []
+    root_resolved = root.resolve()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if not is_elf(path):
+            continue
+        rel = path.relative_to(root).as_posix()
+        info = read_elf(path)
+        if info.rpath is not None:
+            problems.append(Problem(rel, f"has DT_RPATH {':'.join(info.rpath)} (want DT_RUNPATH)"))
+        entries = info.runpath or ()
+        if rel in libraries and "$ORIGIN" not in entries:
+            problems.append(Problem(rel, "DT_RUNPATH lacks $ORIGIN"))
+        for entry in entries:
+            if not entry:
+                problems.append(
+                    Problem(
+                        rel,
+                        f"empty DT_RUNPATH entry in {':'.join(entries)!r} "
+                        "(the loader reads it as the current directory)",
+                    )
+                )
+                continue
+            if entry != "$ORIGIN" and not entry.startswith("$ORIGIN/"):
+                problems.append(Problem(rel, f"DT_RUNPATH entry {entry!r} is not $ORIGIN-relative"))
+                continue
+            target = (path.parent / entry.replace("$ORIGIN", ".", 1)).resolve()
+            if not target.is_relative_to(root_resolved):
+                problems.append(
+                    Problem(rel, f"DT_RUNPATH entry {entry!r} points outside the wheel")
+                )
+            elif not target.is_dir():
+                problems.append(Problem(rel, f"DT_RUNPATH entry {entry!r} points nowhere"))
+    return problems
+
+
+def forbidden_path_problems(root: Path, forbidden: list[Path]) -> list[Problem]:
+    """Every file scanned for every build-machine directory (as bytes, anywhere in the file)."""
+    needles = sorted(
+        {os.fsencode(str(p)) for p in forbidden if str(p) not in ("", "/")}, key=len, reverse=True
+    )
+    problems: list[Problem] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        for needle in needles:
+            if needle in data:
+                problems.append(
+                    Problem(
+                        path.relative_to(root).as_posix(),
+                        f"contains the build-machine path {os.fsdecode(needle)}",
+                    )
+                )
+                break
+    return problems
+
+
+def raise_problems(problems: list[Problem]) -> None:
+    for problem in problems:
+        log.info("check failed: %s", problem)
+    if problems:
+        more = (
+            f" (and {len(problems) - 1} more problem(s); run with -v)" if len(problems) > 1 else ""
+        )
+        raise CheckError(f"{problems[0]}{more}")

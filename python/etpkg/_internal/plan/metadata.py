@@ -1,0 +1,104 @@
+"""The dist-info files (METADATA, WHEEL, entry_points.txt), rendered from the Sdk; pure."""
+
+from __future__ import annotations
+
+import configparser
+import io
+import re
+
+from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+from packaging.metadata import Metadata, RawMetadata
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from etpkg._internal import properties, tags
+from etpkg._internal.errors import LayoutError
+from etpkg._internal.model import Sdk
+from etpkg._internal.tags import WheelName
+
+GENERATOR = "etpkg"
+# packaging writes markers in this normal form: extra == "name".
+_EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+
+
+def wheel_name(sdk: Sdk, platform: str) -> WheelName:
+    return tags.wheel_name(sdk.name, sdk.version, platform)
+
+
+def render_metadata(sdk: Sdk) -> bytes:
+    raw: RawMetadata = {
+        "metadata_version": "2.4",
+        "name": sdk.name,
+        "version": str(Version(sdk.version)),
+    }
+    summary = " ".join(sdk.description.split())
+    if summary:
+        raw["summary"] = summary
+    if sdk.license:
+        try:
+            raw["license_expression"] = canonicalize_license_expression(sdk.license)
+        except InvalidLicenseExpression:
+            raw["license"] = sdk.license
+    if sdk.homepage:
+        raw["project_urls"] = {"Homepage": sdk.homepage}
+    requires, extras = requirements(sdk)
+    if requires:
+        raw["requires_dist"] = requires
+    if extras:
+        raw["provides_extra"] = extras
+    try:
+        message = Metadata.from_raw(raw).as_rfc822()
+    except Exception as exc:  # packaging raises an ExceptionGroup of InvalidMetadata
+        raise LayoutError(f"cannot write METADATA for {sdk.name}: {exc}") from exc
+    return message.as_bytes()
+
+
+def requirements(sdk: Sdk) -> tuple[list[str], list[str]]:
+    """(Requires-Dist in the given order, normalized, and the sorted extras their markers name)."""
+    requires: list[str] = []
+    extras: set[str] = set()
+    for text in sdk.python_requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise LayoutError(
+                f"{properties.PYTHON_REQUIRES.name} of {sdk.name}: {text!r} is not a PEP 508 "
+                f"requirement ({exc})"
+            ) from exc
+        if req.marker is not None:
+            for name in _EXTRA.findall(str(req.marker)):
+                extras.add(str(canonicalize_name(name)))
+        requires.append(str(req))
+    return requires, sorted(extras)
+
+
+def render_wheel(tag: str, generator_version: str) -> bytes:
+    lines = [
+        "Wheel-Version: 1.0",
+        f"Generator: {GENERATOR} {generator_version}",
+        "Root-Is-Purelib: false",
+        f"Tag: {tag}",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def entry_points(sdk: Sdk) -> dict[str, dict[str, str]]:
+    """Discovery by scikit-build-core (cmake.root / cmake.prefix) and pkgconf-pypi (pkg_config)."""
+    return {
+        # scikit-build-core sets <name>_ROOT from the entry point's name: the find_package name.
+        "cmake.root": {sdk.cmake_file_name: sdk.name},
+        # ...and adds the package dir to CMAKE_PREFIX_PATH; <pkg>/lib/cmake/<name>/ is searched.
+        "cmake.prefix": {sdk.name: sdk.name},
+        "pkg_config": {sdk.name: f"{sdk.name}.lib.pkgconfig"},
+    }
+
+
+def render_entry_points(sdk: Sdk) -> bytes:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    for group, items in sorted(entry_points(sdk).items()):
+        parser[group] = dict(sorted(items.items()))
+    out = io.StringIO()
+    parser.write(out)
+    return out.getvalue().encode()

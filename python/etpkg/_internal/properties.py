@@ -1,0 +1,45 @@
+"""The etpkg-specific properties a Conan recipe sets in package_info(), each declared once.
+
+Everything else etpkg reads is Conan's own vocabulary (cpp_info, cmake_file_name,
+cmake_target_name, pkg_config_name). conan.py reads these through their declarations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    scope: str  # "package" (cpp_info) or "component" (cpp_info.components[...])
+    meaning: str
+
+
+CXX_STANDARD = Property(
+    "etpkg_cxx_standard",
+    "package",
+    'C++ standard consumers must compile with, e.g. "17": the config\'s <NAME>_CXX_STANDARD, '
+    "a cxx_std_<N> compile feature on every target, -std=c++<N> in the .pc files.",
+)
+PYTHON_PACKAGES = Property(
+    "etpkg_python_packages",
+    "package",
+    "Directories inside the package folder holding Python packages (each with an "
+    "__init__.py) that the wheel ships at its root; a string or a list of strings.",
+)
+PYTHON_REQUIRES = Property(
+    "etpkg_python_requires",
+    "package",
+    "PEP 508 requirements of the Python side, written as Requires-Dist; an extra named in a "
+    'marker (extra == "x") becomes Provides-Extra. A string or a list of strings.',
+)
+REGISTRATION_ONLY = Property(
+    "etpkg_registration_only",
+    "component",
+    "The component's libraries register themselves from static initializers and export "
+    "nothing a consumer references: consumers link them with a scoped --no-as-needed "
+    "(see naming.py) or the linker drops them.",
+)
+
+ALL = (CXX_STANDARD, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)

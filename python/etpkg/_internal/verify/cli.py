@@ -1,0 +1,67 @@
+"""`etpkg verify WHEEL [--quick] [--cmake VERSION]... [--exempt-headers FILE]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from etpkg._internal.verify.suite import read_exempt, verify_wheel
+from etpkg._internal.verify.tools import CMAKE_VERSIONS, MODERN
+
+DESCRIPTION = "Prove that an SDK wheel made by etpkg works for C++ consumers."
+
+
+def add_verify_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Registers `verify`; the command's function is set as `func` (called with the namespace)."""
+    p = subparsers.add_parser(
+        "verify", help="prove an SDK wheel works for C++ consumers", description=DESCRIPTION
+    )
+    p.add_argument("wheel", type=Path)
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"one CMake ({MODERN[0]}) and generator ({MODERN[1]}) instead of the full matrix",
+    )
+    p.add_argument(
+        "--cmake",
+        action="append",
+        metavar="VERSION",
+        help=f"CMake versions from PyPI (repeatable; default {' '.join(CMAKE_VERSIONS)})",
+    )
+    p.add_argument(
+        "--exempt-headers",
+        type=Path,
+        metavar="FILE",
+        help="headers (relative to include/) expected not to compile alone, one per line",
+    )
+    p.add_argument("--work", type=Path, default=Path("build/verify"), help="work directory")
+    p.add_argument(
+        "--cmake-cache",
+        type=Path,
+        default=Path("build/cmake-venvs"),
+        help="where the per-version CMake venvs are kept",
+    )
+    p.add_argument("-v", "--verbose", action="count", default=0, help="log each check as it runs")
+    p.set_defaults(func=verify_command)
+
+
+def verify_command(args: argparse.Namespace) -> int:
+    report = verify_wheel(
+        args.wheel,
+        quick=args.quick,
+        cmake_versions=args.cmake,
+        exempt_headers=read_exempt(args.exempt_headers),
+        work_dir=args.work,
+        cmake_cache=args.cmake_cache,
+    )
+    for r in report.results:
+        first = r.detail.splitlines()[0] if r.detail else ""
+        print(f"{'PASS' if r.ok else 'FAIL'}  {r.name}  ({r.seconds:.1f}s)  {first[:200]}")
+        if not r.ok:
+            print("      " + "\n      ".join(r.detail.splitlines()[1:30]))
+    passed = len(report.results) - len(report.failures)
+    print(
+        f"{passed}/{len(report.results)} checks passed for {report.sdk.name} {report.sdk.version}"
+    )
+    return 0 if report.ok else 1

@@ -1,0 +1,95 @@
+"""Good citizenship: find_package sets no variable outside <pkg>_* / <NAME>_*, runs no Python
+(a broken python3 is first on PATH for every configure), and works twice, from two
+directories."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from etpkg._internal.verify.consumers import entry_source, expect_loaded, render, write
+from etpkg._internal.verify.runner import CheckFailed, run
+
+if TYPE_CHECKING:
+    from etpkg._internal.verify.suite import Suite
+
+# The dump function's own locals differ between its two calls.
+_DUMP_LOCALS = {"ARGC", "ARGV", "ARGV0", "ARGN", "file", "names", "cache", "text", "n", "v"}
+
+
+def _parse(path: Path) -> tuple[dict[str, str], set[str]]:
+    values, cache = {}, set()
+    for line in path.read_text().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "var":
+            key, _, value = rest.partition("=")
+            values[key] = value
+        elif kind == "cache":
+            cache.add(rest)
+    return values, cache
+
+
+def check(suite: Suite) -> str:
+    ws, m = suite.ws, suite.m
+    tool, gen = suite.modern()
+    base = ws.root / "citizen"
+    components = [c.name for c in m.components]
+    targets = [c.target for c in m.components]
+    symbols = [s for c in m.components for s in suite.symbols_for(c.name)]
+    subdirs = ("a", "b")
+    for sub in subdirs:
+        write(base / "src" / sub / "main.cpp", entry_source(symbols))
+        write(
+            base / "src" / sub / "CMakeLists.txt",
+            render(
+                "citizen_subdir.cmake.j2", sdk=m, components=components, targets=targets, sub=sub
+            ),
+        )
+    write(
+        base / "src" / "CMakeLists.txt",
+        render("citizen.cmake.j2", sdk=m, components=components, subdirs=subdirs),
+    )
+    ws.configure(tool, gen, base / "src", base / "build")
+    ws.build(tool, base / "build")
+
+    before, cache_before = _parse(base / "build" / "before.txt")
+    after, cache_after = _parse(base / "build" / "after.txt")
+    own = re.compile(rf"^({re.escape(m.cmake_file_name)}|{re.escape(m.variable_prefix)})_")
+    changed = sorted(
+        k
+        for k in after
+        if before.get(k) != after[k]
+        and not own.match(k)
+        and k not in _DUMP_LOCALS
+        and not k.startswith("CMAKE_CURRENT_FUNCTION")
+    )
+    removed = sorted(k for k in before if k not in after)
+    new_cache = sorted(k for k in cache_after - cache_before if k != f"{m.cmake_file_name}_DIR")
+    if changed or removed or new_cache:
+        raise CheckFailed(
+            f"find_package changed the caller's scope: set {changed}, unset {removed}, "
+            f"cache {new_cache}"
+        )
+    for sub in subdirs:
+        expect_loaded(
+            run([base / "build" / sub / f"app_{sub}"], env=ws.env(tool)).stdout,
+            m.files(components),
+            ws.lib_dir,
+        )
+    mine = sorted(k for k in after if k not in before)
+    shown = ", ".join(mine[:8])
+    return f"only own names set ({len(mine)}: {shown}...); found twice, from two subdirectories"
+
+
+def check_no_python(suite: Suite) -> str:
+    ws = suite.ws
+    if ws.python_log.exists() and ws.python_log.read_text().strip():
+        raise CheckFailed(
+            f"python was run while configuring or building:\n{ws.python_log.read_text()[:2000]}"
+        )
+    proc = run([ws.poison / "python3", "-c", "1"], check=False)
+    if proc.returncode != 97:
+        raise CheckFailed("the broken python3 is not broken")
+    ws.python_log.unlink()
+    return "every configure ran with a failing python3/python first on PATH; none was invoked"

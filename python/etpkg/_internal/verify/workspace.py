@@ -1,0 +1,170 @@
+"""The installed wheel, its consumers' build dirs and the poisoned PATH they configure with.
+
+The wheel is installed with `pip install --no-deps` into a fresh venv under a path with a space;
+every configure runs with a python3 that logs and fails first on PATH (a config must not run
+Python).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from etpkg._internal.errors import WheelError
+from etpkg._internal.model import Sdk
+from etpkg._internal.verify.consumers import render
+from etpkg._internal.verify.runner import CheckFailed, run
+from etpkg._internal.verify.tools import Cmake, ensure_cmake
+from etpkg._internal.verify.wheel import read_sdk
+
+
+@dataclass
+class Workspace:
+    wheel: Path
+    root: Path  # a path with a space in it
+    sdk: Sdk  # read back from the wheel's manifest
+    cmake_cache: Path
+    venv: Path = field(init=False)
+    site: Path = field(init=False)
+    poison: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.venv = self.root / "consumer venv"
+        self.poison = self.root / "broken python"
+
+    @property
+    def pkg_root(self) -> Path:
+        return self.site / self.sdk.name
+
+    @property
+    def lib_dir(self) -> Path:
+        return self.pkg_root / "lib"
+
+    @property
+    def include_dir(self) -> Path:
+        return self.pkg_root / "include"
+
+    @property
+    def grafted_dir(self) -> Path:
+        return self.site / f"{self.sdk.name}.libs"
+
+    @property
+    def python_log(self) -> Path:
+        return self.poison / "invocations.log"
+
+    def install(self) -> None:
+        """pip install --no-deps into a fresh venv; a python3 that logs and fails first on PATH."""
+        if self.venv.exists():
+            shutil.rmtree(self.venv)
+        run([sys.executable, "-m", "venv", "--without-pip", self.venv])
+        self.reinstall()
+        py = self.venv / "bin" / "python"
+        self.site = Path(
+            run([py, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"]).stdout.strip()
+        )
+        if not (self.pkg_root / "lib" / "cmake" / self.sdk.cmake_file_name).is_dir():
+            raise WheelError(
+                f"{self.wheel.name} installed no "
+                f"{self.sdk.name}/lib/cmake/{self.sdk.cmake_file_name}"
+            )
+        self.poison.mkdir(parents=True, exist_ok=True)
+        for name in ("python", "python3", f"python3.{sys.version_info.minor}"):
+            script = self.poison / name
+            script.write_text(render("broken_python.sh.j2", log=self.python_log, name=name))
+            script.chmod(0o755)
+
+    def reinstall(self) -> None:
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                self.venv / "bin" / "python",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--no-index",
+                "--force-reinstall",
+                self.wheel,
+            ]
+        )
+
+    def uninstall(self) -> None:
+        run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                self.venv / "bin" / "python",
+                "uninstall",
+                "--quiet",
+                "--yes",
+                self.sdk.name,
+            ]
+        )
+        if self.pkg_root.exists():
+            raise CheckFailed(f"pip uninstall left {self.pkg_root}")
+
+    def env(self, tool: Cmake) -> dict[str, str]:
+        """Consumer environment: broken python first, then the CMake venv (ninja), then PATH."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CMAKE_", "PYTHON", "VIRTUAL_ENV"))
+        }
+        env.pop("LD_LIBRARY_PATH", None)
+        env["PATH"] = os.pathsep.join(
+            [str(self.poison), str(tool.venv / "bin"), "/usr/local/bin", "/usr/bin", "/bin"]
+        )
+        return env
+
+    def configure(
+        self, tool: Cmake, generator: str, src: Path, build: Path, *args: str, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        if build.exists():
+            shutil.rmtree(build)
+        return run(
+            [
+                tool.cmake,
+                "-S",
+                src,
+                "-B",
+                build,
+                "-G",
+                generator,
+                f"-DCMAKE_PREFIX_PATH={self.pkg_root}",
+                "-DCMAKE_BUILD_TYPE=Release",
+                *args,
+            ],
+            env=self.env(tool),
+            check=check,
+        )
+
+    def build(
+        self, tool: Cmake, build: Path, *args: str, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        return run([tool.cmake, "--build", build, "-j2", *args], env=self.env(tool), check=check)
+
+    def tool(self, version: str) -> Cmake:
+        return ensure_cmake(version, self.cmake_cache)
+
+
+def prepare(wheel: Path, work: Path, cmake_cache: Path) -> Workspace:
+    """Reads the wheel's manifest; installs it under work/'etpkg verify' (has a space)."""
+    wheel = wheel.resolve()
+    if not wheel.is_file():
+        raise WheelError(f"no such wheel: {wheel}")
+    sdk = read_sdk(wheel)
+    root = work.resolve() / "etpkg verify"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    ws = Workspace(wheel, root, sdk, cmake_cache.resolve())
+    ws.install()
+    return ws
