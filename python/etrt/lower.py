@@ -43,13 +43,13 @@ TENSOR_DTYPES: dict[torch.dtype, ScalarType] = {
     torch.int64: ScalarType.LONG,
     torch.int32: ScalarType.INT,
     torch.bool: ScalarType.BOOL,
+    torch.uint8: ScalarType.BYTE,
+    torch.int8: ScalarType.CHAR,
 }
 
 # dtype arguments (e.g. full_like's dtype=) may name any etrt scalar type.
 DTYPE_CODES: dict[torch.dtype, ScalarType] = {
     **TENSOR_DTYPES,
-    torch.uint8: ScalarType.BYTE,
-    torch.int8: ScalarType.CHAR,
     torch.float64: ScalarType.DOUBLE,
 }
 
@@ -111,6 +111,12 @@ def _check_arguments(node: Node, name: str) -> None:
             )
     if name == "aten::convolution" and len(node.args) > 6 and node.args[6]:
         raise ExportError(f"node {node.name}: transposed convolution has no etrt kernel")
+    if name == "aten::native_dropout":
+        p, train = node.args[1], node.args[2] if len(node.args) > 2 else None
+        if train and p != 0.0:
+            raise ExportError(
+                f"node {node.name}: dropout in training mode (p={p}); export the model in eval mode"
+            )
 
 
 def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:
@@ -271,6 +277,8 @@ class _Lowerer:
         if not target._schema.returns:
             raise ExportError(f"node {node.name}: {name} returns nothing; etrt cannot run it")
         if not _ops.is_supported(name):
+            if not self.allow_missing_ops and (reason := _ops.refusal(name)) is not None:
+                raise ExportError(f"node {node.name}: etrt does not run {name}: {reason}")
             self.missing.setdefault(name, []).append(node.name)
         schema = target._schema
         for a in schema.arguments:

@@ -1,4 +1,5 @@
 // Elementwise kernels: arithmetic with broadcasting, activations, comparisons, where, fills.
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -12,40 +13,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Scalars of any dtype
-
-// `iv` is used for integer types so int64 values keep every bit.
-void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_integral) {
-  auto as_int = [&]() -> int64_t { return is_integral ? iv : static_cast<int64_t>(dv); };
-  switch (t) {
-    case ScalarType::Float: { float v = static_cast<float>(is_integral ? static_cast<double>(iv) : dv); std::memcpy(p, &v, 4); break; }
-    case ScalarType::Double: { double v = is_integral ? static_cast<double>(iv) : dv; std::memcpy(p, &v, 8); break; }
-    case ScalarType::Long: { int64_t v = as_int(); std::memcpy(p, &v, 8); break; }
-    case ScalarType::Int: { int32_t v = static_cast<int32_t>(as_int()); std::memcpy(p, &v, 4); break; }
-    case ScalarType::Bool: *static_cast<uint8_t*>(p) = (is_integral ? iv != 0 : dv != 0.0) ? 1 : 0; break;
-    case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(as_int()); break;
-    case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(as_int()); break;
-  }
-}
-
-inline bool integral_type(ScalarType t) {
-  return t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool ||
-         t == ScalarType::Byte || t == ScalarType::Char;
-}
-
-inline int64_t load_int64(const char* p, ScalarType t) {
-  switch (t) {
-    case ScalarType::Long: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    case ScalarType::Int: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case ScalarType::Char: return *reinterpret_cast<const int8_t*>(p);
-    default: return *reinterpret_cast<const uint8_t*>(p);  // Bool, Byte
-  }
-}
-
-// One element of type `from` at src stored as `to` at dst, as a C cast converts.
-inline void convert(char* dst, ScalarType to, const char* src, ScalarType from) {
-  const bool integral = integral_type(from);
-  store_scalar(dst, to, load_as_double(src, from), integral ? load_int64(src, from) : 0, integral);
-}
 
 // An operand of another dtype than the result, converted to `want` (ATen's type promotion: the
 // exporter leaves it to the kernel, e.g. float + long, long * bool). Same-dtype operands pass
@@ -178,29 +145,25 @@ void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
 void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop, bool has_alpha) {
   const size_t nargs = has_alpha ? 4 : 3;
   if (!check_nargs(ctx, op, args, nargs)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   ScalarType dtype;
-  if (self == nullptr || !planned_dtype(ctx, op, args, nargs - 1, &dtype)) return;
-  // A Python number in the tensor slot (`x * 2.0` exports as mul.Tensor) is, as in ATen, a
-  // 0-dim tensor of the result's dtype.
-  double wrapped_storage = 0.0;
-  Tensor wrapped;
-  Tensor* other = nullptr;
-  if (args[1]->is_scalar()) {
-    const double v = args[1]->scalar_to_double();
-    switch (dtype) {
-      case ScalarType::Float: { const float f = static_cast<float>(v); std::memcpy(&wrapped_storage, &f, sizeof f); break; }
-      case ScalarType::Double: std::memcpy(&wrapped_storage, &v, sizeof v); break;
-      case ScalarType::Long: { const int64_t i = args[1]->scalar_to_int(); std::memcpy(&wrapped_storage, &i, sizeof i); break; }
-      case ScalarType::Int: { const int32_t i = static_cast<int32_t>(args[1]->scalar_to_int()); std::memcpy(&wrapped_storage, &i, sizeof i); break; }
-      default: fail(ctx, op, std::string("unsupported dtype ") + to_string(dtype)); return;
+  if (!planned_dtype(ctx, op, args, nargs - 1, &dtype)) return;
+  // A Python number in a tensor slot (`x * 2.0` exports as mul.Tensor, `1 - x` as sub.Tensor
+  // with the number first) is, as in ATen, a 0-dim tensor of the result's dtype.
+  double wrapped_storage[2] = {0.0, 0.0};
+  Tensor wrapped[2];
+  Tensor* operand[2] = {nullptr, nullptr};
+  for (int k = 0; k < 2; ++k) {
+    if (args[k]->is_scalar()) {
+      store_scalar(&wrapped_storage[k], dtype, args[k]->scalar_to_double(), args[k]->scalar_to_int(), !args[k]->is_double());
+      wrapped[k] = Tensor(&wrapped_storage[k], dtype, Span<const int64_t>());
+      operand[k] = &wrapped[k];
+    } else {
+      operand[k] = tensor_arg(ctx, op, args, static_cast<size_t>(k), k == 0 ? "self" : "other");
+      if (operand[k] == nullptr) return;
     }
-    wrapped = Tensor(&wrapped_storage, dtype, Span<const int64_t>());
-    other = &wrapped;
-  } else {
-    other = tensor_arg(ctx, op, args, 1, "other");
-    if (other == nullptr) return;
   }
+  Tensor* self = operand[0];
+  Tensor* other = operand[1];
   double alpha = 1.0;
   if (has_alpha && !scalar_arg(ctx, op, args, 2, "alpha", &alpha)) return;
   Shape shape = shape_of(*self);
@@ -226,7 +189,20 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
       if (bop == BinOp::Div) break;
       binary_loop<int32_t>(loop, bop, static_cast<int32_t>(alpha));
       return;
-    default: break;
+    default:
+      if (integral_type(dtype) && bop != BinOp::Div) {  // Bool, Byte, Char: through int64
+        const int64_t k = has_alpha ? args[2]->scalar_to_int() : 1;
+        run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t x = load_int64(p[1] + i * s[1], dtype), y = load_int64(p[2] + i * s[2], dtype);
+            int64_t r = apply<int64_t>(bop, x, y, k);
+            if (dtype == ScalarType::Bool) r = r != 0;
+            store_scalar(p[0] + i * s[0], dtype, static_cast<double>(r), r, true);
+          }
+        });
+        return;
+      }
+      break;
   }
   fail(ctx, op, std::string("unsupported dtype ") + to_string(dtype));
 }
@@ -374,9 +350,53 @@ bool unary_try_transposed(const Loop<2>& loop, UnOp uop, UnArgs u) {
   return true;
 }
 
+// Integer and Bool inputs: integer results (relu, abs, neg, clamp, pow, scaling) stay exact in
+// int64; floating results (sigmoid of an int, ...) are computed on the float value.
+void unary_other_dtype(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self,
+                       size_t out_index, UnOp uop, UnArgs u) {
+  ScalarType dt;
+  if (!check_has_data(ctx, op, self, "self") || !planned_dtype(ctx, op, args, out_index, &dt)) return;
+  Tensor* out = strided_output_arg(ctx, op, args, out_index, dt, self.sizes());
+  if (out == nullptr) return;
+  const ScalarType in = self.dtype();
+  const bool ints = integral_type(dt) && integral_type(in);
+  const Tensor* ops[2] = {out, &self};
+  run_loop(make_loop(self.sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      char* o = p[0] + i * st[0];
+      const char* a = p[1] + i * st[1];
+      if (!ints) {
+        const float r = apply_unary(uop, static_cast<float>(load_as_double(a, in)), u);
+        store_scalar(o, dt, r, 0, false);
+        continue;
+      }
+      int64_t x = load_int64(a, in);
+      switch (uop) {
+        case UnOp::Relu: x = x < 0 ? 0 : x; break;
+        case UnOp::Abs: x = x < 0 ? -x : x; break;
+        case UnOp::Neg: x = -x; break;
+        case UnOp::Clamp: {
+          if (static_cast<double>(x) < u.s) x = static_cast<int64_t>(std::ceil(u.s));
+          if (static_cast<double>(x) > u.t) x = static_cast<int64_t>(std::floor(u.t));
+          break;
+        }
+        case UnOp::Scale: x = static_cast<int64_t>(static_cast<double>(x) * u.s); break;
+        case UnOp::Pow: {
+          int64_t r = 1;
+          for (int64_t e = static_cast<int64_t>(u.s); e > 0; --e) r *= x;
+          x = r;
+          break;
+        }
+        default: x = static_cast<int64_t>(apply_unary(uop, static_cast<float>(x), u)); break;
+      }
+      store_scalar(o, dt, static_cast<double>(x), x, true);
+    }
+  });
+}
+
 void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self, size_t out_index,
                UnOp uop, UnArgs u = {}) {
-  if (!check_dtype(ctx, op, self, "self", ScalarType::Float)) return;
+  if (self.dtype() != ScalarType::Float) return unary_other_dtype(ctx, op, args, self, out_index, uop, u);
   if (!check_has_data(ctx, op, self, "self")) return;
   Tensor* out = strided_output_arg(ctx, op, args, out_index, ScalarType::Float, self.sizes());
   if (out == nullptr) return;

@@ -114,5 +114,97 @@ void op_argmax(KernelContext& ctx, Span<Value*> args);
 // input, weight?, bias?, N, C, HxW, group, eps | out, mean, rstd
 void op_native_group_norm(KernelContext& ctx, Span<Value*> args);
 
+// generic.cpp: every dtype, through double or int64 arithmetic (arguments as in the schema)
+void op_acos(KernelContext& ctx, Span<Value*> args);
+void op_acosh(KernelContext& ctx, Span<Value*> args);
+void op_asin(KernelContext& ctx, Span<Value*> args);
+void op_asinh(KernelContext& ctx, Span<Value*> args);
+void op_atan(KernelContext& ctx, Span<Value*> args);
+void op_atanh(KernelContext& ctx, Span<Value*> args);
+void op_cos(KernelContext& ctx, Span<Value*> args);
+void op_cosh(KernelContext& ctx, Span<Value*> args);
+void op_sin(KernelContext& ctx, Span<Value*> args);
+void op_sinh(KernelContext& ctx, Span<Value*> args);
+void op_tan(KernelContext& ctx, Span<Value*> args);
+void op_erf(KernelContext& ctx, Span<Value*> args);
+void op_expm1(KernelContext& ctx, Span<Value*> args);
+void op_log10(KernelContext& ctx, Span<Value*> args);
+void op_log1p(KernelContext& ctx, Span<Value*> args);
+void op_log2(KernelContext& ctx, Span<Value*> args);
+void op_reciprocal(KernelContext& ctx, Span<Value*> args);
+void op_ceil(KernelContext& ctx, Span<Value*> args);
+void op_floor(KernelContext& ctx, Span<Value*> args);
+void op_trunc(KernelContext& ctx, Span<Value*> args);
+void op_round(KernelContext& ctx, Span<Value*> args);
+void op_sign(KernelContext& ctx, Span<Value*> args);
+void op_isnan(KernelContext& ctx, Span<Value*> args);
+void op_isinf(KernelContext& ctx, Span<Value*> args);
+void op_elu(KernelContext& ctx, Span<Value*> args);
+void op_atan2(KernelContext& ctx, Span<Value*> args);
+void op_fmod_tensor(KernelContext& ctx, Span<Value*> args);
+void op_fmod_scalar(KernelContext& ctx, Span<Value*> args);
+void op_remainder_tensor(KernelContext& ctx, Span<Value*> args);
+void op_remainder_scalar(KernelContext& ctx, Span<Value*> args);
+void op_pow_tensor_tensor(KernelContext& ctx, Span<Value*> args);
+void op_pow_scalar(KernelContext& ctx, Span<Value*> args);
+void op_bitwise_and_scalar(KernelContext& ctx, Span<Value*> args);
+void op_bitwise_or_scalar(KernelContext& ctx, Span<Value*> args);
+void op_bitwise_xor_scalar(KernelContext& ctx, Span<Value*> args);
+void op_logical_xor(KernelContext& ctx, Span<Value*> args);
+void op_div_tensor_mode(KernelContext& ctx, Span<Value*> args);
+void op_div_scalar_mode(KernelContext& ctx, Span<Value*> args);
+void op_clamp_tensor(KernelContext& ctx, Span<Value*> args);
+void op_amin(KernelContext& ctx, Span<Value*> args);
+void op_any(KernelContext& ctx, Span<Value*> args);
+void op_any_dims(KernelContext& ctx, Span<Value*> args);
+void op_prod(KernelContext& ctx, Span<Value*> args);
+void op_prod_dim_int(KernelContext& ctx, Span<Value*> args);
+void op_var_correction(KernelContext& ctx, Span<Value*> args);
+void op_var_dim(KernelContext& ctx, Span<Value*> args);
+void op_argmin(KernelContext& ctx, Span<Value*> args);
+void op_max_dim(KernelContext& ctx, Span<Value*> args);
+void op_min_dim(KernelContext& ctx, Span<Value*> args);
+void op_cumsum(KernelContext& ctx, Span<Value*> args);
+void op_sort(KernelContext& ctx, Span<Value*> args);
+void op_topk(KernelContext& ctx, Span<Value*> args);
+// Non-Float inputs of the float kernels amax, argmax, sum and sum.dim_IntList.
+void amax_any(KernelContext& ctx, Span<Value*> args);
+void argmax_any(KernelContext& ctx, Span<Value*> args);
+void sum_any(KernelContext& ctx, Span<Value*> args, const char* op, bool with_dims);
+
+// indexing.cpp: indexing, scatter/gather, copies, fills and less common layers
+void op_gather(KernelContext& ctx, Span<Value*> args);
+void op_scatter_src(KernelContext& ctx, Span<Value*> args);
+void op_scatter_value(KernelContext& ctx, Span<Value*> args);
+void op_scatter_add(KernelContext& ctx, Span<Value*> args);
+void op_scatter_reduce_two(KernelContext& ctx, Span<Value*> args);
+void op_index_select(KernelContext& ctx, Span<Value*> args);
+void op_index_put(KernelContext& ctx, Span<Value*> args);
+void op_select_scatter(KernelContext& ctx, Span<Value*> args);
+void op_slice_scatter(KernelContext& ctx, Span<Value*> args);
+void op_masked_scatter(KernelContext& ctx, Span<Value*> args);
+void op_flip(KernelContext& ctx, Span<Value*> args);
+void op_diagonal(KernelContext& ctx, Span<Value*> args);
+void op_as_strided(KernelContext& ctx, Span<Value*> args);
+void op_copy(KernelContext& ctx, Span<Value*> args);
+void op_fill_scalar(KernelContext& ctx, Span<Value*> args);
+void op_empty_memory_format(KernelContext& ctx, Span<Value*> args);
+void op_empty_strided(KernelContext& ctx, Span<Value*> args);
+void op_native_dropout(KernelContext& ctx, Span<Value*> args);
+void op_reflection_pad1d(KernelContext& ctx, Span<Value*> args);
+void op_reflection_pad2d(KernelContext& ctx, Span<Value*> args);
+void op_reflection_pad3d(KernelContext& ctx, Span<Value*> args);
+void op_replication_pad2d(KernelContext& ctx, Span<Value*> args);
+void op_replication_pad3d(KernelContext& ctx, Span<Value*> args);
+void op_avg_pool3d(KernelContext& ctx, Span<Value*> args);
+void op_max_pool3d_with_indices(KernelContext& ctx, Span<Value*> args);
+void op_adaptive_avg_pool3d(KernelContext& ctx, Span<Value*> args);
+void op_cdist_forward(KernelContext& ctx, Span<Value*> args);
+void op_pdist_forward(KernelContext& ctx, Span<Value*> args);
+void op_embedding_bag(KernelContext& ctx, Span<Value*> args);
+void op_col2im(KernelContext& ctx, Span<Value*> args);
+void op_grid_sampler_2d(KernelContext& ctx, Span<Value*> args);
+void op_batch_norm_no_stats(KernelContext& ctx, Span<Value*> args);
+
 }  // namespace kernels
 }  // namespace etrt

@@ -438,45 +438,16 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
 
 namespace {
 
-// Which dimensions a reduction removes: `dims` (wrapped, each once), or all when empty.
-bool reduced_dims(KernelContext& ctx, const char* op, Span<const int64_t> dims, int nd, bool* reduced) {
-  for (int64_t d : dims) {
-    int64_t w = 0;
-    if (!wrap_dim(ctx, op, d, nd, &w)) return false;
-    if (nd > 0 && reduced[w]) {
-      fail(ctx, op, "dimension " + std::to_string(d) + " appears twice in 'dim'");
-      return false;
-    }
-    if (nd > 0) reduced[w] = true;
-  }
-  if (dims.empty()) {
-    for (int i = 0; i < nd; ++i) reduced[i] = true;
-  }
-  return true;
-}
-
-// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim;
-// `count` is how many elements each result reduces. False after failing the call.
-bool reduction_shapes(KernelContext& ctx, const char* op, const Tensor& self, Span<const int64_t> dims,
-                      bool keepdim, Shape* keep, Shape* out, int64_t* count) {
-  bool reduced[kMaxDims] = {};
-  if (!reduced_dims(ctx, op, dims, self.dim(), reduced)) return false;
-  keep->dim = self.dim();
-  *count = 1;
-  for (int i = 0; i < self.dim(); ++i) {
-    keep->sizes[i] = reduced[i] ? 1 : self.size(i);
-    if (reduced[i]) *count *= self.size(i);
-    if (!reduced[i] || keepdim) out->sizes[out->dim++] = keep->sizes[i];
-  }
-  return true;
-}
-
 // Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
 // (sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out; sum and mean: self, dtype? |
 // out); -1 marks one it lacks. Accumulates in double, so long reductions stay accurate.
 void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean, int dim_i, int keepdim_i,
                  int dtype_i, int out_i) {
   if (!check_nargs(ctx, op, args, static_cast<size_t>(out_i + 1))) return;
+  if (!mean && args[0]->is_tensor() && args[out_i]->is_tensor() &&
+      (args[0]->to_tensor().dtype() != ScalarType::Float || args[out_i]->to_tensor().dtype() != ScalarType::Float)) {
+    return sum_any(ctx, args, op, dim_i >= 0);
+  }
   Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr) return;
   bool keepdim = false;
@@ -535,6 +506,7 @@ void op_mean(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "at
 void op_amax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::amax";
   if (!check_nargs(ctx, op, args, 4)) return;
+  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) return amax_any(ctx, args);
   Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
   Span<const int64_t> dims;
   bool keepdim = false;
@@ -566,6 +538,7 @@ void op_amax(KernelContext& ctx, Span<Value*> args) {
 void op_argmax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::argmax";
   if (!check_nargs(ctx, op, args, 4)) return;
+  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) return argmax_any(ctx, args);
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   bool keepdim = false;
   if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||

@@ -17,6 +17,39 @@ void strided_copy(char* dst, int64_t ds, const char* src, int64_t ss, int64_t n)
 
 }  // namespace
 
+// Which dimensions a reduction removes: `dims` (wrapped, each once), or all when empty.
+bool reduced_dims(KernelContext& ctx, const char* op, Span<const int64_t> dims, int nd, bool* reduced) {
+  for (int64_t d : dims) {
+    int64_t w = 0;
+    if (!wrap_dim(ctx, op, d, nd, &w)) return false;
+    if (nd > 0 && reduced[w]) {
+      fail(ctx, op, "dimension " + std::to_string(d) + " appears twice in 'dim'");
+      return false;
+    }
+    if (nd > 0) reduced[w] = true;
+  }
+  if (dims.empty()) {
+    for (int i = 0; i < nd; ++i) reduced[i] = true;
+  }
+  return true;
+}
+
+// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim;
+// `count` is how many elements each result reduces. False after failing the call.
+bool reduction_shapes(KernelContext& ctx, const char* op, const Tensor& self, Span<const int64_t> dims,
+                      bool keepdim, Shape* keep, Shape* out, int64_t* count) {
+  bool reduced[kMaxDims] = {};
+  if (!reduced_dims(ctx, op, dims, self.dim(), reduced)) return false;
+  keep->dim = self.dim();
+  *count = 1;
+  for (int i = 0; i < self.dim(); ++i) {
+    keep->sizes[i] = reduced[i] ? 1 : self.size(i);
+    if (reduced[i]) *count *= self.size(i);
+    if (!reduced[i] || keepdim) out->sizes[out->dim++] = keep->sizes[i];
+  }
+  return true;
+}
+
 void copy_to_contiguous(const Tensor& src, void* dst) {
   const size_t es = src.element_size();
   if (src.is_contiguous()) {

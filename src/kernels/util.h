@@ -438,6 +438,48 @@ inline double load_as_double(const void* p, ScalarType t) {
   return 0.0;
 }
 
+// `iv` is used for integer types so int64 values keep every bit.
+inline void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_integral) {
+  auto as_int = [&]() -> int64_t { return is_integral ? iv : static_cast<int64_t>(dv); };
+  switch (t) {
+    case ScalarType::Float: { float v = static_cast<float>(is_integral ? static_cast<double>(iv) : dv); std::memcpy(p, &v, 4); break; }
+    case ScalarType::Double: { double v = is_integral ? static_cast<double>(iv) : dv; std::memcpy(p, &v, 8); break; }
+    case ScalarType::Long: { int64_t v = as_int(); std::memcpy(p, &v, 8); break; }
+    case ScalarType::Int: { int32_t v = static_cast<int32_t>(as_int()); std::memcpy(p, &v, 4); break; }
+    case ScalarType::Bool: *static_cast<uint8_t*>(p) = (is_integral ? iv != 0 : dv != 0.0) ? 1 : 0; break;
+    case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(as_int()); break;
+    case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(as_int()); break;
+  }
+}
+
+inline bool integral_type(ScalarType t) {
+  return t == ScalarType::Long || t == ScalarType::Int || t == ScalarType::Bool ||
+         t == ScalarType::Byte || t == ScalarType::Char;
+}
+
+inline int64_t load_int64(const char* p, ScalarType t) {
+  switch (t) {
+    case ScalarType::Long: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case ScalarType::Int: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case ScalarType::Char: return *reinterpret_cast<const int8_t*>(p);
+    default: return *reinterpret_cast<const uint8_t*>(p);  // Bool, Byte
+  }
+}
+
+// One element of type `from` at src stored as `to` at dst, as a C cast converts.
+inline void convert(char* dst, ScalarType to, const char* src, ScalarType from) {
+  const bool integral = integral_type(from);
+  store_scalar(dst, to, load_as_double(src, from), integral ? load_int64(src, from) : 0, integral);
+}
+
+// Which dimensions a reduction removes: `dims` (wrapped, each once), or all when empty.
+bool reduced_dims(KernelContext& ctx, const char* op, Span<const int64_t> dims, int nd, bool* reduced);
+
+// A reduction's shapes: `keep` has 1 at each reduced dimension, `out` drops them unless keepdim;
+// `count` is how many elements each result reduces. False after failing the call.
+bool reduction_shapes(KernelContext& ctx, const char* op, const Tensor& self, Span<const int64_t> dims,
+                      bool keepdim, Shape* keep, Shape* out, int64_t* count);
+
 // Contiguous float data of `t`: its own memory when contiguous, else a packed copy in temp
 // memory. nullptr after failing the call (out of scratch memory).
 const float* contiguous_f32(KernelContext& ctx, const char* op, const Tensor& t);

@@ -377,28 +377,51 @@ def test_dtype_arguments_use_etrt_codes() -> None:
     assert _tensor(info, full.args[-1]).scalar_type == ScalarType.INT
 
 
-class _Sine(nn.Module):  # etrt has no kernel for aten::sin
+# An operator outside ATen that etrt has no kernel for (etrt covers the core ATen opset).
+_SINE_OP = (
+    "import torch\n"
+    "@torch.library.custom_op('etrt_test::sine', mutates_args=())\n"
+    "def sine(x: torch.Tensor) -> torch.Tensor:\n"
+    "    return torch.sin(x)\n"
+    "@sine.register_fake\n"
+    "def _(x):\n"
+    "    return torch.empty_like(x)\n"
+)
+exec(_SINE_OP)
+
+
+class _Sine(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.fc = nn.Linear(8, 4)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.sin(self.fc(x))
+        return torch.ops.etrt_test.sine(self.fc(x))
 
 
 def test_missing_operator_is_an_error_naming_op_and_node() -> None:
     with pytest.raises(etrt.ExportError) as err:
         etrt.export(_Sine(), (torch.randn(2, 8),))
     msg = str(err.value)
-    assert "no etrt kernel for aten::sin (node sin)" in msg
+    assert "no etrt kernel for etrt_test::sine (node sine)" in msg
     assert "allow_missing_ops=True" in msg
 
 
 def test_allow_missing_ops_exports_anyway() -> None:
     program = etrt.export(_Sine(), (torch.randn(2, 8),), allow_missing_ops=True)
-    assert program.missing_ops == ("aten::sin",)
-    assert program.operator_names == ["aten::permute", "aten::addmm", "aten::sin"]
+    assert program.missing_ops == ("etrt_test::sine",)
+    assert program.operator_names == ["aten::permute", "aten::addmm", "etrt_test::sine"]
     check_memory_plan(program.info)
+
+
+def test_refused_core_op_is_an_export_error_with_its_reason() -> None:
+    class Noise(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x + torch.randn(x.shape)
+
+    with pytest.raises(etrt.ExportError) as err:
+        etrt.export(Noise(), (torch.randn(2, 3),))
+    assert "etrt does not run aten::randn: draws random numbers" in str(err.value)
 
 
 def test_unsupported_dtype_is_an_error() -> None:
@@ -482,19 +505,17 @@ def test_cli_exports_factory_and_pt2(
 def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
     spec = tmp_path / "sig.py"
     spec.write_text(
-        "import torch\n"
-        "class Sine(torch.nn.Module):\n"
+        _SINE_OP + "class Sine(torch.nn.Module):\n"
         "    def forward(self, x):\n"
-        "        return torch.sin(x)\n"
+        "        return torch.ops.etrt_test.sine(x)\n"
         "def make():\n"
         "    return Sine(), (torch.randn(2, 8),)\n"
     )
     out = tmp_path / "sig.etrt"
     r = _cli("export", f"{spec}:make", "-o", str(out), cwd=repo_root)
     assert r.returncode == 2 and not out.exists()
-    assert (
-        r.stderr.startswith("error: no etrt kernel for aten::sin") and r.stderr.count("\n") == 1
-    )
+    assert r.stderr.startswith("error: no etrt kernel for etrt_test::sine")
+    assert r.stderr.count("\n") == 1
     r = _cli("export", f"{spec}:make", "-o", str(out), "--allow-missing-ops", cwd=repo_root)
     assert r.returncode == 0 and out.exists(), r.stderr
 
@@ -563,7 +584,10 @@ def test_importing_etrt_needs_neither_torch_nor_numpy(repo_root: Path) -> None:
     )
     root = repo_root
     proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False,
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
         env={"PYTHONPATH": str(root / "python"), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
