@@ -14,7 +14,7 @@ import torch
 _LIB: torch.library.Library | None = None
 
 
-def _declare_extension_ops() -> None:
+def declare_extension_ops() -> None:
     global _LIB
     if _LIB is not None:
         return
@@ -31,7 +31,7 @@ def _declare_extension_ops() -> None:
 def model(name: str) -> torch.nn.Module:
     """A torchvision classification model by name (resnet18, mobilenet_v3_small, ...), random
     weights, in eval mode."""
-    _declare_extension_ops()
+    declare_extension_ops()
     import torchvision.models
 
     factory: Callable[..., torch.nn.Module] = getattr(torchvision.models, name)
