@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import subprocess
 import sys
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -74,3 +78,38 @@ def toysdk_wheel_for_consumers(tmp_path_factory: pytest.TempPathFactory) -> Path
     proc = run_etpkg("wheelify", ref, "-o", dist)
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip())
+
+
+def record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def rewrite_wheel(
+    wheel: Path,
+    out: Path,
+    member: str,
+    change: Callable[[bytes], bytes],
+    *,
+    update_record: bool = True,
+) -> Path:
+    """A copy of the wheel at out whose file ending in `member` is change(data); RECORD is
+    brought in line unless update_record is False (a wheel changed after it was built)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel) as src:
+        items = [(info, src.read(info)) for info in src.infolist()]
+    (target,) = [info.filename for info, _ in items if info.filename.endswith(member)]
+    changed = {target: change(dict((i.filename, d) for i, d in items)[target])}
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info, data in items:
+            data = changed.get(info.filename, data)
+            if update_record and info.filename.endswith(".dist-info/RECORD"):
+                lines = []
+                for line in data.decode().splitlines():
+                    path = line.split(",")[0]
+                    if path in changed:
+                        new = changed[path]
+                        line = f"{path},{record_hash(new)},{len(new)}"
+                    lines.append(line)
+                data = ("\n".join(lines) + "\n").encode()
+            dst.writestr(info, data)
+    return out

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import NoReturn
 
 from etpkg._internal.errors import EtpkgError
@@ -70,12 +75,42 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="etpkg: %(message)s")
     # `wheel` logs every archive member at INFO: detail for -vv only.
     logging.getLogger("wheel").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+    with _interrupts_unwind() as received:
+        try:
+            result: int = args.func(args)
+            return result
+        except EtpkgError as exc:
+            print(f"etpkg: error: {_one_line(str(exc))}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            name = signal.Signals(received[-1]).name if received else "SIGINT"
+            print(f"etpkg: error: interrupted by {name}", file=sys.stderr)
+            return 1
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+@contextlib.contextmanager
+def _interrupts_unwind() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt, so temporary directories are removed and a
+    running tool is stopped on the way out; signals after the first are ignored so that this
+    cleanup is not cut short."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received  # only the main thread may set handlers; SIGINT still unwinds
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        result: int = args.func(args)
-        return result
-    except EtpkgError as exc:
-        print(f"etpkg: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("etpkg: error: interrupted", file=sys.stderr)
-        return 1
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -35,13 +35,15 @@ def publish(wheel: Path, out_dir: Path) -> Path:
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
         tmp = None
-    except OSError as exc:
+    except BaseException as exc:  # an interrupt too: out_dir stays as it was
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         for d in reversed(created):
             with contextlib.suppress(OSError):
                 d.rmdir()
-        reason = exc.strerror or str(exc)
-        raise OutputError(f"cannot write {dest}: {reason}") from exc
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise OutputError(f"cannot write {dest}: {reason}") from exc
+        raise
     return dest

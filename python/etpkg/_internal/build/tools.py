@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import logging
 import os
-import subprocess
+import re
 import sys
 import sysconfig
 from pathlib import Path
 
+from etpkg._internal import process
 from etpkg._internal.errors import ToolError
 
 log = logging.getLogger(__name__)
@@ -33,17 +36,42 @@ def tool_env() -> dict[str, str]:
     return env
 
 
+def tool_message(stdout: str, stderr: str, returncode: int) -> str:
+    """The tool's own explanation of a failure, as one line.
+
+    A JSON report on stdout with an "error" field (auditwheel show --json) gives that field;
+    otherwise the last line saying "error:" (argparse, most CLIs), else the last line holding
+    any word, so that a trailing "}" or "^^^^" is never the message.
+    """
+    with contextlib.suppress(ValueError):
+        report = json.loads(stdout)
+        if isinstance(report, dict) and isinstance(report.get("error"), str):
+            return " ".join(report["error"].split())
+    lines = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines()]
+    words = [ln for ln in lines if re.search(r"[A-Za-z]{2}", ln)]
+    for line in reversed(words):
+        match = re.search(r"\berror:\s*(.+)", line, re.IGNORECASE)
+        if match:
+            return match.group(1)
+    if words:
+        return _LOG_PREFIX.sub("", words[-1])
+    return f"exit code {returncode}"
+
+
+# "INFO:auditwheel.main_show:" and the like, in front of a logged message.
+_LOG_PREFIX = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
+
+
 def run(argv: list[str], what: str) -> str:
-    """Runs a tool, returns stdout; a failure becomes a ToolError with the tool's last message."""
+    """Runs a tool, returns stdout; a failure becomes a ToolError with the tool's own message."""
     log.debug("running %s", " ".join(argv))
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, env=tool_env(), check=False)
+        proc = process.run(argv, env=tool_env())
     except OSError as exc:
-        raise ToolError(f"{what}: cannot run {argv[0]}: {exc}") from exc
+        raise ToolError(f"{what}: cannot run {argv[0]}: {exc.strerror or exc}") from exc
     if proc.returncode != 0:
-        lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
-        detail = lines[-1] if lines else f"exit code {proc.returncode}"
-        raise ToolError(f"{what} failed: {detail}")
+        log.debug("%s output:\n%s%s", what, proc.stdout, proc.stderr)
+        raise ToolError(f"{what} failed: {tool_message(proc.stdout, proc.stderr, proc.returncode)}")
     return proc.stdout
 
 

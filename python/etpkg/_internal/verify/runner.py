@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from etpkg._internal import process
+
 log = logging.getLogger(__name__)
 
 
@@ -34,9 +36,12 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     cmd = [str(a) for a in argv]
     log.debug("$ %s", shlex.join(cmd))
-    proc = subprocess.run(
-        cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=timeout
-    )
+    try:
+        proc = process.run(cmd, cwd=cwd, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise CheckFailed(f"timed out after {timeout:.0f} s: {shlex.join(cmd)}") from exc
+    except OSError as exc:
+        raise CheckFailed(f"cannot run {cmd[0]}: {exc.strerror or exc}") from exc
     if check and proc.returncode != 0:
         raise CheckFailed(
             f"command failed ({proc.returncode}): {shlex.join(cmd)}\n"

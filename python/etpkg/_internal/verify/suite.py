@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from etpkg._internal.errors import VerifyError
 from etpkg._internal.model import Sdk
 from etpkg._internal.verify.consumers import render, write
 from etpkg._internal.verify.contracts import (
@@ -210,5 +211,9 @@ def read_exempt(path: Path | None) -> tuple[str, ...]:
     """An exempt-headers file: one header (relative to include/) per line, # comments."""
     if path is None:
         return ()
-    lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VerifyError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from exc
+    lines = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
     return tuple(ln for ln in lines if ln)

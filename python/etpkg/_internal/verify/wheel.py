@@ -1,9 +1,16 @@
-"""Reading a wheel made by etpkg back into the Sdk model (its config's manifest)."""
+"""Reading a wheel made by etpkg back into the Sdk model (its config's manifest), after checking
+that the archive is intact: readable zip members, and each one matching its RECORD hash (pip
+does not check those, so a wheel changed after it was built would install silently)."""
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
+import io
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 from etpkg._internal import manifest
@@ -11,16 +18,68 @@ from etpkg._internal.errors import WheelError
 from etpkg._internal.model import Sdk
 
 _CONFIG = re.compile(r"[^/]+/lib/cmake/[^/]+/[^/]+-config\.cmake")
+_RECORD = re.compile(r"[^/]+\.dist-info/RECORD")
+# Signatures of RECORD itself; they cannot list their own hash.
+_UNHASHED = re.compile(r"[^/]+\.dist-info/RECORD(\.jws|\.p7s)?")
+# What reading a damaged archive raises, besides BadZipFile (bad CRC, bad header).
+_DAMAGE = (OSError, EOFError, zlib.error, NotImplementedError, ValueError)
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _record(zf: zipfile.ZipFile, name: str) -> dict[str, tuple[str, str]]:
+    records = [n for n in zf.namelist() if _RECORD.fullmatch(n)]
+    if len(records) != 1:
+        raise WheelError(f"{name}: expected one <name>.dist-info/RECORD, found {records or 'none'}")
+    text = zf.read(records[0]).decode("utf-8")
+    entries: dict[str, tuple[str, str]] = {}
+    for row in csv.reader(io.StringIO(text)):
+        if not row:
+            continue
+        if len(row) != 3:
+            raise WheelError(f"{name}: malformed RECORD line {','.join(row)!r}")
+        entries[row[0]] = (row[1], row[2])
+    return entries
+
+
+def check_integrity(zf: zipfile.ZipFile, name: str) -> None:
+    """Every member is readable and listed in RECORD with its sha256 and size; every entry
+    of RECORD is in the archive."""
+    entries = _record(zf, name)
+    members = [i for i in zf.infolist() if not i.is_dir()]
+    present = {i.filename for i in members}
+    missing = sorted(p for p in entries if p not in present)
+    if missing:
+        raise WheelError(f"{name}: RECORD lists {missing[0]}, which the wheel lacks")
+    for info in members:
+        if _UNHASHED.fullmatch(info.filename):
+            continue
+        data = zf.read(info)  # checks the member's CRC too
+        if info.filename not in entries:
+            raise WheelError(f"{name}: {info.filename} is not listed in RECORD")
+        digest, size = entries[info.filename]
+        if digest != _digest(data) or (size and size != str(len(data))):
+            raise WheelError(
+                f"{name}: {info.filename} does not match its RECORD hash "
+                "(the wheel was changed after it was built)"
+            )
 
 
 def read_sdk(wheel: Path) -> Sdk:
-    """Finds <pkg>/lib/cmake/<name>/<name>-config.cmake in the wheel and parses its manifest."""
+    """Checks the wheel's integrity, then finds <pkg>/lib/cmake/<name>/<name>-config.cmake and
+    parses its manifest."""
     try:
         with zipfile.ZipFile(wheel) as zf:
+            check_integrity(zf, wheel.name)
             configs = [n for n in zf.namelist() if _CONFIG.fullmatch(n)]
-            texts = {n: zf.read(n).decode() for n in configs}
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise WheelError(f"cannot read {wheel}: {exc}") from exc
+            texts = {n: zf.read(n).decode("utf-8") for n in configs}
+    except zipfile.BadZipFile as exc:
+        raise WheelError(f"{wheel.name}: not a readable wheel ({exc})") from exc
+    except _DAMAGE as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise WheelError(f"{wheel.name}: not a readable wheel ({reason})") from exc
     for member, text in texts.items():
         found = manifest.find(text)
         if found is not None:

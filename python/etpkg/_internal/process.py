@@ -1,0 +1,64 @@
+"""Running external programs so that an interrupt leaves nothing behind.
+
+Each tool runs in a process group of its own. When etpkg is interrupted (SIGINT, or SIGTERM
+turned into one by the CLI) while a tool runs, the whole group gets SIGINT, so Python tools
+(pip, auditwheel), CMake and the build it drives stop and clean up after themselves; whatever
+is left after a grace period is killed. Then the interrupt goes on, unwinding etpkg's own
+temporary directories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+GRACE_SECONDS = 10.0
+
+
+def run(
+    argv: Sequence[str | Path],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(capture_output=True, text=True, check=False), interrupt-safe."""
+    cmd = [str(a) for a in argv]
+    with subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own group: the build it drives can be stopped with it
+    ) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.communicate()
+            raise
+        except BaseException:
+            _stop(proc)
+            raise
+        return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    _signal_group(proc, signal.SIGINT)
+    try:
+        proc.communicate(timeout=GRACE_SECONDS)
+    except BaseException:
+        pass
+    _signal_group(proc, signal.SIGKILL)  # anything of the group still running
+    proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen[str], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
