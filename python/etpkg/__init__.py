@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from etpkg._internal.errors import (
     CheckError,
@@ -22,19 +21,19 @@ from etpkg._internal.errors import (
     WheelError,
 )
 from etpkg._internal.model import Component, Sdk
+from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.version import VERSION as __version__
-
-if TYPE_CHECKING:
-    from etpkg._internal.verify.suite import Report
 
 __all__ = [
     "CheckError",
+    "CheckResult",
     "Component",
     "ElfError",
     "EtpkgError",
     "LayoutError",
     "OutputError",
     "PackageError",
+    "Report",
     "Sdk",
     "ToolError",
     "VerifyError",

@@ -26,8 +26,9 @@ from etpkg._internal.verify.contracts.entry_points import (
 from etpkg._internal.verify.contracts.entry_points import (
     check as check_entry_points,
 )
-from etpkg._internal.verify.runner import CheckFailed, CheckResult, run
-from etpkg._internal.verify.suite import Report, Suite, read_exempt
+from etpkg._internal.verify.report import CheckResult, Report
+from etpkg._internal.verify.runner import CheckFailed, run
+from etpkg._internal.verify.suite import Suite, read_exempt
 from etpkg._internal.verify.tools import (
     CMAKE_VERSIONS,
     GENERATORS,

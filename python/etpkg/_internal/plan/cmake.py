@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from importlib import resources
 
-import jinja2
 from packaging.version import Version
 
 from etpkg._internal import manifest, naming
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import Sdk
+from etpkg._internal.plan.render import render, template_text
 
 RUNPATH_FILE = "runpath.ldopts"
 
@@ -92,23 +91,6 @@ def _views(sdk: Sdk) -> list[_ComponentView]:
     return views
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,
-    )
-    env.filters["cmake_quote"] = cmake_quote
-    return env
-
-
-def _template(name: str) -> str:
-    path = resources.files("etpkg._internal.plan") / "templates" / name
-    return path.read_text(encoding="utf-8")
-
-
 def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
     """Wheel-relative path -> content of every file of the generated CMake package."""
     if not sdk.components:
@@ -132,16 +114,12 @@ def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
         "targets": [c.target for c in sdk.components],
         "manifest": manifest.to_json(sdk),
     }
-    env = _environment()
+    filters = {"cmake_quote": cmake_quote}
     base = cmake_dir(sdk)
     stem = sdk.cmake_file_name
     files = {
-        f"{base}/{stem}-config.cmake": env.from_string(_template("config.cmake.j2")).render(
-            context
-        ),
-        f"{base}/{stem}-config-version.cmake": env.from_string(
-            _template("config-version.cmake.j2")
-        ).render(context),
-        f"{base}/{RUNPATH_FILE}": _template(RUNPATH_FILE),
+        f"{base}/{stem}-config.cmake": render("config.cmake.j2", context, filters),
+        f"{base}/{stem}-config-version.cmake": render("config-version.cmake.j2", context, filters),
+        f"{base}/{RUNPATH_FILE}": template_text(RUNPATH_FILE),
     }
     return {path: text.encode() for path, text in sorted(files.items())}

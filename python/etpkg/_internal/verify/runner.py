@@ -6,7 +6,6 @@ import logging
 import shlex
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from etpkg._internal import process
@@ -16,14 +15,6 @@ log = logging.getLogger(__name__)
 
 class CheckFailed(AssertionError):
     """A property does not hold."""
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    ok: bool
-    detail: str
-    seconds: float
 
 
 def run(

@@ -30,7 +30,8 @@ from etpkg._internal.verify.contracts import (
     variables,
     versions,
 )
-from etpkg._internal.verify.runner import CheckFailed, CheckResult
+from etpkg._internal.verify.report import CheckResult, Report
+from etpkg._internal.verify.runner import CheckFailed
 from etpkg._internal.verify.tools import (
     CMAKE_VERSIONS,
     GENERATORS,
@@ -171,22 +172,6 @@ class Suite:
         self.record("relocation (wheel uninstalled)", self.check_relocation)
         self.record("no python while configuring", self.check_no_python)
         return self.results
-
-
-@dataclass(frozen=True)
-class Report:
-    """What `etpkg verify` found: the SDK read from the wheel and one result per check."""
-
-    sdk: Sdk
-    results: tuple[CheckResult, ...]
-
-    @property
-    def ok(self) -> bool:
-        return all(r.ok for r in self.results)
-
-    @property
-    def failures(self) -> tuple[CheckResult, ...]:
-        return tuple(r for r in self.results if not r.ok)
 
 
 def verify_wheel(
