@@ -277,8 +277,15 @@ def test_interrupted_verify_stops_its_tools_and_leaves_no_temp_dir(
     tmpdir.mkdir()
     matrix = work / "etpkg verify" / "matrix"
     proc = interrupt_when(
-        ["verify", toysdk_wheel_for_consumers, "--quick", "--work", work, "--cmake-cache",
-         CMAKE_CACHE],
+        [
+            "verify",
+            toysdk_wheel_for_consumers,
+            "--quick",
+            "--work",
+            work,
+            "--cmake-cache",
+            CMAKE_CACHE,
+        ],
         tmpdir,
         matrix.is_dir,  # consumers are being configured and built
         sig,

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from etpkg import Component, ElfError, LayoutError, OutputError, Sdk, ToolError
+from etpkg import Component, ElfError, LayoutError, OutputError, PackageError, Sdk, ToolError
 from etpkg._internal.build import checks
 from etpkg._internal.build.elf import check_shared_library, read_elf
 from etpkg._internal.build.probe import find_libraries, probe_package
@@ -16,9 +16,10 @@ from etpkg._internal.build.repair import restore_runpaths
 from etpkg._internal.build.tools import patchelf, patchelf_path
 from etpkg._internal.build.wheelfile import write_wheel
 from etpkg._internal.conan import read_package
+from etpkg._internal.facts import Library, PackageFiles, SourceFile, Tree
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.layout import Plan, plan_wheel
-from etpkg._internal.tags import arch_for_conan
+from etpkg._internal.tags import arch_for_conan, manylinux_platform, unrepaired_platform
 from etpkg_fixtures import ensure_toysdk
 
 X86_64 = arch_for_conan("x86_64")
@@ -239,3 +240,70 @@ def test_missing_patchelf_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr("sys.executable", str(tmp_path / "python"))
     with pytest.raises(ToolError, match="patchelf not found"):
         patchelf_path()
+
+
+def test_planning_is_pure_given_probed_facts() -> None:
+    """No file is read: the plan, the library patches and the tag come from the facts alone."""
+    nowhere = Path("/nonexistent/pkg")
+    core = Library(
+        "core",
+        "x_core",
+        SourceFile(nowhere / "libx_core.so.1.0", "d1"),
+        frozenset({"libx_core.so", "libx_core.so.1", "libx_core.so.1.0"}),
+        ("libc.so.6",),
+    )
+    plugin = Library(
+        "plugin",
+        "x_plugin",
+        SourceFile(nowhere / "libx_plugin.so", "d2"),
+        frozenset({"libx_plugin.so"}),
+        ("libx_core.so.1", "libm.so.6"),
+    )
+    header = Tree(nowhere / "include", (("x/x.h", SourceFile(nowhere / "include/x/x.h", "d3")),))
+    sdk = Sdk(
+        name="x",
+        version="2.1",
+        package_folder=nowhere,
+        components=(
+            Component("core", "x::core", ("x_core",)),
+            Component("plugin", "x::plugin", ("x_plugin",), requires=("core",)),
+        ),
+        cmake_file_name="X",
+        cmake_namespace="x",
+    )
+    plan, name = plan_wheel(
+        sdk, PackageFiles((core, plugin), (header,), ()), "linux_x86_64", "9", {}
+    )
+    assert name.filename == "x-2.1-py3-none-linux_x86_64.whl"
+    assert plan.files["x/lib/libx_core.so"] == core.source
+    assert plan.files["x/include/x/x.h"].digest == "d3"  # type: ignore[union-attr]
+    patches = {p.path: p.patchelf_args() for p in plan.patches}
+    assert patches["x/lib/libx_core.so"] == [
+        "--set-soname",
+        "libx_core.so",
+        "--set-rpath",
+        "$ORIGIN",
+    ]
+    assert patches["x/lib/libx_plugin.so"] == [
+        "--set-soname",
+        "libx_plugin.so",
+        "--replace-needed",
+        "libx_core.so.1",
+        "libx_core.so",
+        "--set-rpath",
+        "$ORIGIN",
+    ]
+    assert b"Tag: py3-none-linux_x86_64" in plan.files["x-2.1.dist-info/WHEEL"]  # type: ignore[operator]
+
+
+def test_tag_policy() -> None:
+    assert unrepaired_platform(X86_64) == "linux_x86_64"
+    assert manylinux_platform('{"sym_tag": "manylinux_2_28_x86_64"}', "w.whl") == (
+        "manylinux_2_28_x86_64"
+    )
+    with pytest.raises(ToolError, match="no manylinux policy"):
+        manylinux_platform('{"sym_tag": "linux_x86_64"}', "w.whl")
+    with pytest.raises(ToolError, match="unexpected output"):
+        manylinux_platform("}", "w.whl")
+    with pytest.raises(PackageError, match="unsupported Conan arch 'sparc'"):
+        arch_for_conan("sparc")

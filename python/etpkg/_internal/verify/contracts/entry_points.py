@@ -32,9 +32,7 @@ def resolve(ws: Workspace) -> list[EntryPoint]:
         resources.files("etpkg._internal.verify") / "templates" / "resolve_entry_points.py"
     ).read_text(encoding="utf-8")
     py = ws.venv / "bin" / "python"
-    proc = run(
-        [py, "-c", script, ws.sdk.name, *ENTRY_POINT_GROUPS], env=ws.env(ws.tool(MODERN[0]))
-    )
+    proc = run([py, "-c", script, ws.sdk.name, *ENTRY_POINT_GROUPS], env=ws.env(ws.tool(MODERN[0])))
     return [
         EntryPoint(
             e["group"], e["name"], e["value"], Path(e["dir"]) if e["dir"] else None, e["error"]
