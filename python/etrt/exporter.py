@@ -10,6 +10,7 @@ from torch.export import ExportedProgram
 
 from .data_map import to_bytes
 from .errors import ExportError
+from .fold import fold_batch_norm
 from .ir import ProgramData
 from .lower import lower
 from .memory_plan import plan_memory
@@ -85,6 +86,7 @@ def export_program(
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
     )
+    fold_batch_norm(lowered.plan, lowered.segments)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):

@@ -16,13 +16,17 @@ from .match import PlanView
 from .nodes import (
     Binary,
     Clamp,
+    Concat,
     Const,
     Conv2d,
     FullyConnected,
+    GlobalAvgPool2d,
+    Hardswish,
     Layout,
     MaxPool2d,
     Operand,
     Reshape,
+    Sigmoid,
     Softmax,
     XNode,
 )
@@ -54,12 +58,15 @@ class _Builder:
         self.data = bytearray()
 
     def _dims(self, index: int) -> tuple[int, ...]:
-        t = self.view.tensor(index)
-        assert t is not None
+        sizes = self.part.synthetic.get(index)
+        if sizes is None:
+            t = self.view.tensor(index)
+            assert t is not None
+            sizes = t.sizes
         if self.part.layout.get(index) == Layout.SPATIAL:
-            n, c, h, w = t.sizes
+            n, c, h, w = sizes
             return (n, h, w, c)
-        return t.sizes
+        return sizes
 
     def _add(self, key: int | str, value: BlobValue) -> int:
         self.ids[key] = len(self.values)
@@ -127,6 +134,7 @@ class _Builder:
                 ids["input1"] = self._operand(b.input1)
                 ids["input2"] = self._operand(b.input2)
             else:
+                assert not isinstance(b, Concat), "rewrite.py distributes concatenations"
                 ids["input"] = self._operand(b.input)
             ids["output"] = self._output(b.output)
             nodes.append((node, ids))
@@ -176,9 +184,9 @@ def _write_body(builder: Any, node: XNode, ids: dict[str, int]) -> tuple[int, in
     if isinstance(b, MaxPool2d):
         xfb.MaxPool2dStart(builder)
         xfb.MaxPool2dAddPadTop(builder, b.padding[0])
-        xfb.MaxPool2dAddPadBottom(builder, b.padding[0])
+        xfb.MaxPool2dAddPadBottom(builder, b.padding[0] + b.extra[0])
         xfb.MaxPool2dAddPadLeft(builder, b.padding[1])
-        xfb.MaxPool2dAddPadRight(builder, b.padding[1])
+        xfb.MaxPool2dAddPadRight(builder, b.padding[1] + b.extra[1])
         xfb.MaxPool2dAddPoolH(builder, b.pool[0])
         xfb.MaxPool2dAddPoolW(builder, b.pool[1])
         xfb.MaxPool2dAddStrideH(builder, b.stride[0])
@@ -202,6 +210,17 @@ def _write_body(builder: Any, node: XNode, ids: dict[str, int]) -> tuple[int, in
         ),
         Reshape: (
             xfb.ReshapeStart, xfb.ReshapeAddInput, xfb.ReshapeAddOutput, xfb.ReshapeEnd, "Reshape"
+        ),
+        Sigmoid: (
+            xfb.SigmoidStart, xfb.SigmoidAddInput, xfb.SigmoidAddOutput, xfb.SigmoidEnd, "Sigmoid"
+        ),
+        Hardswish: (
+            xfb.HardswishStart, xfb.HardswishAddInput, xfb.HardswishAddOutput, xfb.HardswishEnd,
+            "Hardswish",
+        ),
+        GlobalAvgPool2d: (
+            xfb.GlobalAvgPool2dStart, xfb.GlobalAvgPool2dAddInput, xfb.GlobalAvgPool2dAddOutput,
+            xfb.GlobalAvgPool2dEnd, "GlobalAvgPool2d",
         ),
     }  # fmt: skip
     start, add_input, add_output, end, kind = simple[type(b)]

@@ -19,7 +19,9 @@ from ..ir import (
     Instruction,
     KernelCall,
     NullValue,
+    OptionalTensorListValue,
     StorageKind,
+    TensorListValue,
     TensorValue,
     tensor_indices,
 )
@@ -118,6 +120,8 @@ def _drop_unused_tensors(plan: ExecutionPlan, segments: list[bytes]) -> None:
             if v.storage == StorageKind.CONSTANT:
                 segments[v.constant_segment] = b""
             plan.values[i] = NullValue()
+        elif isinstance(v, TensorListValue | OptionalTensorListValue) and i not in used:
+            plan.values[i] = NullValue()  # e.g. a concatenation's inputs, now inside a blob
 
 
 def delegate_to_xnnpack(

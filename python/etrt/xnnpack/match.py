@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from ..ir import (
     NullValue,
     ScalarType,
     StorageKind,
+    TensorListValue,
     TensorValue,
     Value,
     tensor_indices,
@@ -25,14 +27,17 @@ from .nodes import (
     Binary,
     BinaryOp,
     Clamp,
+    Concat,
     Const,
     Conv2d,
     FloatArray,
     FullyConnected,
+    GlobalAvgPool2d,
     Layout,
     MaxPool2d,
     Operand,
     Reshape,
+    Sigmoid,
     Softmax,
     XNode,
 )
@@ -242,11 +247,25 @@ def _max_pool(view: PlanView, instr: KernelCall) -> Match | None:
     cm = view.values[ceil_mode]
     if out is None or k is None or s is None or p is None or d is None:
         return None
-    if not isinstance(cm, BoolValue) or cm.val or min(k) < 1 or k[0] * k[1] < 2:
+    if not isinstance(cm, BoolValue) or min(k) < 1 or k[0] * k[1] < 2:
         return None
     if min(s) < 1 or min(d) < 1 or min(p) < 0:
         return None
-    node = MaxPool2d(x, out, (p[0], p[1]), (k[0], k[1]), (s[0], s[1]), (d[0], d[1]))
+    xt, ot = view.tensor(x), view.tensor(out)
+    assert xt is not None and ot is not None
+    # ceil_mode: the last window may run past the input; extra bottom/right padding (which
+    # never wins the maximum) gives XNNPACK the same windows.
+    extra = [0, 0]
+    for i in range(2):
+        span = (ot.sizes[2 + i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
+        extra[i] = span - (xt.sizes[2 + i] + 2 * p[i])
+        if extra[i] < 0 and not cm.val:
+            extra[i] = 0
+        if extra[i] < 0 or extra[i] >= s[i] or (extra[i] and not cm.val):
+            return None
+    node = MaxPool2d(
+        x, out, (p[0], p[1]), (k[0], k[1]), (s[0], s[1]), (d[0], d[1]), (extra[0], extra[1])
+    )
     return Match(XNode(node), Layout.SPATIAL, Layout.SPATIAL)
 
 
@@ -270,7 +289,7 @@ def _binary(
             return None
         a = view.operand(ins[0], f"const:{ins[0]}")
         b: Operand | None
-        if scalar_other:
+        if scalar_other or view.scalar(ins[1]) is not None:
             value = view.scalar(ins[1])
             if value is None:
                 return None
@@ -282,6 +301,70 @@ def _binary(
         return Match(XNode(Binary(op, a, b, out)), None, None)
 
     return match
+
+
+def _clamp(view: PlanView, instr: KernelCall) -> Match | None:
+    x, lo, hi = instr.inputs[:3]
+    out = _float_output(view, instr)
+    if out is None or not view.activation(x):
+        return None
+    bounds = []
+    for index, default in ((lo, -math.inf), (hi, math.inf)):
+        if isinstance(view.values[index], NullValue):
+            bounds.append(default)
+            continue
+        value = view.scalar(index)
+        if value is None or math.isnan(value):
+            return None
+        bounds.append(value)
+    if bounds[0] > bounds[1]:
+        return None  # torch sets every element to max; XNNPACK would reject the node
+    return Match(XNode(Clamp(x, out), output_min=bounds[0], output_max=bounds[1]), None, None)
+
+
+def _sigmoid(view: PlanView, instr: KernelCall) -> Match | None:
+    (x,) = instr.inputs
+    out = _float_output(view, instr)
+    if out is None or not view.activation(x):
+        return None
+    return Match(XNode(Sigmoid(x, out)), None, None)
+
+
+def _mean(view: PlanView, instr: KernelCall) -> Match | None:
+    """Mean over H and W keeping them (what adaptive_avg_pool2d(1) decomposes to)."""
+    x, dims, keepdim = instr.inputs[:3]
+    if len(instr.inputs) > 3 and not isinstance(view.values[instr.inputs[3]], NullValue):
+        return None  # a dtype argument
+    out = _float_output(view, instr)
+    d, k = view.values[dims], view.values[keepdim]
+    if out is None or not view.activation(x, 4) or not isinstance(d, IntListValue):
+        return None
+    if not isinstance(k, BoolValue) or not k.val or sorted(i % 4 for i in d.items) != [2, 3]:
+        return None
+    return Match(XNode(GlobalAvgPool2d(x, out)), Layout.SPATIAL, Layout.SPATIAL)
+
+
+def _clone(view: PlanView, instr: KernelCall) -> Match | None:
+    """A copy in the same layout (dropout in eval mode leaves one behind)."""
+    x = instr.inputs[0]
+    out = _float_output(view, instr)
+    xt, ot = view.tensor(x), view.tensor(out) if out is not None else None
+    if out is None or xt is None or ot is None or not view.activation(x) or xt.sizes != ot.sizes:
+        return None
+    return Match(XNode(Reshape(x, out)), None, None)
+
+
+def _cat(view: PlanView, instr: KernelCall) -> Match | None:
+    items, dim = instr.inputs[:2]
+    out = _float_output(view, instr)
+    lst, d = view.values[items], view.values[dim]
+    if out is None or not isinstance(lst, TensorListValue) or not isinstance(d, IntValue):
+        return None
+    if d.val % 4 != 1 or len(lst.items) < 2 or len(set(lst.items)) != len(lst.items):
+        return None
+    if not all(view.activation(i, 4) for i in lst.items) or not view.activation(out, 4):
+        return None
+    return Match(XNode(Concat(tuple(lst.items), out)), Layout.SPATIAL, Layout.SPATIAL)
 
 
 def _softmax(view: PlanView, instr: KernelCall) -> Match | None:
@@ -317,6 +400,12 @@ MATCHERS: dict[str, Callable[[PlanView, KernelCall], Match | None]] = {
     "aten::div.Tensor": _binary(BinaryOp.DIVIDE),
     "aten::mul.Scalar": _binary(BinaryOp.MULTIPLY, scalar_other=True),
     "aten::_softmax": _softmax,
+    "aten::clamp": _clamp,
+    "aten::hardtanh": _clamp,
+    "aten::sigmoid": _sigmoid,
+    "aten::mean.dim": _mean,
+    "aten::clone": _clone,
+    "aten::cat": _cat,
     "aten::view": _reshape,
     "aten::_unsafe_view": _reshape,
 }

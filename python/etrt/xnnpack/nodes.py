@@ -76,6 +76,7 @@ class MaxPool2d:
     pool: tuple[int, int]
     stride: tuple[int, int]
     dilation: tuple[int, int]
+    extra: tuple[int, int] = (0, 0)  # more padding at the bottom and right (ceil_mode)
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,50 @@ class Reshape:
     output: int
 
 
-NodeBody = FullyConnected | Conv2d | MaxPool2d | Clamp | Binary | Softmax | Reshape
+@dataclass(frozen=True)
+class Sigmoid:
+    input: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class Hardswish:
+    input: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class GlobalAvgPool2d:
+    """Mean over H and W of an NHWC value: [N, H, W, C] -> [N, 1, 1, C]."""
+
+    input: Operand
+    output: int
+
+
+@dataclass(frozen=True)
+class Concat:
+    """Channel concatenation of spatial values. Debian's XNNPACK has no concatenation: it never
+    reaches a blob; partition.py distributes its readers over its inputs instead."""
+
+    inputs: tuple[int, ...]
+    output: int
+
+
+NodeBody = (
+    FullyConnected
+    | Conv2d
+    | MaxPool2d
+    | Clamp
+    | Binary
+    | Softmax
+    | Reshape
+    | Sigmoid
+    | Hardswish
+    | GlobalAvgPool2d
+    | Concat
+)
+# Nodes whose output XNNPACK clamps to [output_min, output_max].
+CLAMPING = (FullyConnected, Conv2d, MaxPool2d, Clamp, Binary, GlobalAvgPool2d)
 
 
 @dataclass(frozen=True)
@@ -124,6 +168,8 @@ class XNode:
             return (b.input, b.filter) + ((b.bias,) if b.bias is not None else ())
         if isinstance(b, Binary):
             return (b.input1, b.input2)
+        if isinstance(b, Concat):
+            return b.inputs
         return (b.input,)
 
     @property

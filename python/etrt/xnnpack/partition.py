@@ -16,6 +16,7 @@ from ..ir import KernelCall, tensor_indices
 from .cost import is_heavy, may_delegate, worth_delegating
 from .match import Match, PlanView, match
 from .nodes import Const, FullyConnected, Layout, Reshape
+from .rewrite import rewrite
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Partition:
     matches: list[Match] = field(default_factory=list)
     produced: set[int] = field(default_factory=set)
     layout: dict[int, Layout] = field(default_factory=dict)  # every activation it touches
+    # Values only the delegate has (rewrite.py makes them), by id past the plan's: NCHW sizes.
+    synthetic: dict[int, tuple[int, ...]] = field(default_factory=dict)
     inputs: list[int] = field(default_factory=list)  # filled by finish()
     outputs: list[int] = field(default_factory=list)
 
@@ -47,16 +50,21 @@ def _ndim(view: PlanView, index: int) -> int:
     return len(t.sizes) if t is not None else 0
 
 
-def _flatten_layouts(view: PlanView, node: Reshape, cost_rule: bool) -> dict[int, Layout] | None:
-    """A flatten of a spatial value whose every reader is a fully connected layer: no NCHW
-    round trip, the layers' weights are permuted instead."""
+def _spatial_reshape_layouts(
+    view: PlanView, node: Reshape, cost_rule: bool
+) -> dict[int, Layout] | None:
+    """A flatten of a spatial value. Of one pixel ([N, C, 1, 1] -> [N, C]): the same bytes in
+    either layout. Else only when every reader is a fully connected layer: no NCHW round trip,
+    the layers' weights are permuted instead."""
     if not isinstance(node.input, int):
         return None
     src, out = view.tensor(node.input), view.tensor(node.output)
-    if src is None or out is None or node.output in view.plan_outputs:
+    if src is None or out is None:
         return None
     n, c, h, w = src.sizes
-    if out.sizes != (n, c * h * w):
+    if h * w == 1 and out.sizes == (n, c):
+        return {node.input: Layout.SPATIAL, node.output: Layout.PLAIN}
+    if out.sizes != (n, c * h * w) or node.output in view.plan_outputs:
         return None
     for step in view.users.get(node.output, set()):
         instr = view.plan.instructions[step]
@@ -79,9 +87,9 @@ def _layouts(
     out = m.node.output
     body = m.node.body
     source = body.input if isinstance(body, Reshape | FullyConnected) else None
-    if isinstance(source, int):
+    if isinstance(source, int) and m.input_layout == Layout.PLAIN:
         if isinstance(body, Reshape) and known.get(source) == Layout.SPATIAL:
-            return _flatten_layouts(view, body, cost_rule)
+            return _spatial_reshape_layouts(view, body, cost_rule)
         if isinstance(body, FullyConnected) and known.get(source) == Layout.FLAT:
             return {source: Layout.FLAT, out: Layout.PLAIN}
 
@@ -97,15 +105,13 @@ def _layouts(
         inner = seen.pop() if seen else Layout.PLAIN
         outer = inner
         if inner == Layout.SPATIAL:
-            out_t = view.tensor(out)
+            # NCHW broadcasting between 4-D values is NHWC broadcasting of the same values.
             for o in m.node.operands:
                 if isinstance(o, Const):
                     if o.array.size != 1:
                         return None
-                else:
-                    t = view.tensor(o)
-                    if t is None or out_t is None or t.sizes != out_t.sizes:
-                        return None
+                elif _ndim(view, o) != 4:
+                    return None
     result: dict[int, Layout] = {}
     for v in acts:
         layout = want(v, inner)
@@ -160,6 +166,9 @@ def find_partitions(view: PlanView, cost_rule: bool = True) -> list[Partition]:
                 anc[t] = base
     for part in parts:
         _trim_trailing_reshapes(part)
+        if not rewrite(view, part):
+            part.matches = []  # a concatenation XNNPACK cannot express: etrt runs it all
+            continue
         part.finish(view)
         if any(part.layout.get(v) == Layout.FLAT for v in part.outputs):
             part.matches = []  # cannot happen by construction; never leak NHWC order

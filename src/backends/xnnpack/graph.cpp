@@ -56,6 +56,11 @@ class Checker {
       case fb::NodeUnion::Softmax:
         return same_shape(node.node_as_Softmax()->input(), node.node_as_Softmax()->output());
       case fb::NodeUnion::Reshape: return reshape(*node.node_as_Reshape());
+      case fb::NodeUnion::Sigmoid:
+        return same_shape(node.node_as_Sigmoid()->input(), node.node_as_Sigmoid()->output());
+      case fb::NodeUnion::Hardswish:
+        return same_shape(node.node_as_Hardswish()->input(), node.node_as_Hardswish()->output());
+      case fb::NodeUnion::GlobalAvgPool2d: return global_avg_pool2d(*node.node_as_GlobalAvgPool2d());
       default: return invalid(where_ + " has an unknown type");
     }
   }
@@ -170,6 +175,17 @@ class Checker {
     auto out = write(n.output());
     if (!out.ok()) return out.error();
     size_t dims[4] = {x.dims[0], *oh, *ow, x.dims[3]};
+    return expect_dims(**out, dims, 4, "output");
+  }
+
+  Error global_avg_pool2d(const fb::GlobalAvgPool2d& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    const ValueInfo& x = **in;
+    if (x.ndim != 4) return invalid(where_ + ": input must be 4-D NHWC");
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    size_t dims[4] = {x.dims[0], 1, 1, x.dims[3]};
     return expect_dims(**out, dims, 4, "output");
   }
 
@@ -413,6 +429,21 @@ Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
         size_t dims[XNN_MAX_TENSOR_DIMS];
         for (flatbuffers::uoffset_t d = 0; d < out->dims()->size(); ++d) dims[d] = static_cast<size_t>(out->dims()->Get(d));
         s = xnn_define_static_reshape(sg, out->dims()->size(), dims, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::Sigmoid: {
+        const auto* n = node->node_as_Sigmoid();
+        s = xnn_define_sigmoid(sg, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::Hardswish: {
+        const auto* n = node->node_as_Hardswish();
+        s = xnn_define_hardswish(sg, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::GlobalAvgPool2d: {
+        const auto* n = node->node_as_GlobalAvgPool2d();
+        s = xnn_define_global_average_pooling_2d(sg, lo, hi, n->input(), n->output(), 0);
         break;
       }
       default:

@@ -29,6 +29,9 @@ class NodeUnion(object):
     Binary = 5
     Softmax = 6
     Reshape = 7
+    Sigmoid = 8
+    Hardswish = 9
+    GlobalAvgPool2d = 10
 
 
 class XValue(object):
@@ -650,6 +653,132 @@ def ReshapeStart(builder): builder.StartObject(2)
 def ReshapeAddInput(builder, input): builder.PrependUint32Slot(0, input, 0)
 def ReshapeAddOutput(builder, output): builder.PrependUint32Slot(1, output, 0)
 def ReshapeEnd(builder): return builder.EndObject()
+
+
+class Sigmoid(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Sigmoid()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsSigmoid(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def SigmoidBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x45\x58\x4E\x4E", size_prefixed=size_prefixed)
+
+    # Sigmoid
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Sigmoid
+    def Input(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # Sigmoid
+    def Output(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+def SigmoidStart(builder): builder.StartObject(2)
+def SigmoidAddInput(builder, input): builder.PrependUint32Slot(0, input, 0)
+def SigmoidAddOutput(builder, output): builder.PrependUint32Slot(1, output, 0)
+def SigmoidEnd(builder): return builder.EndObject()
+
+
+class Hardswish(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = Hardswish()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsHardswish(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def HardswishBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x45\x58\x4E\x4E", size_prefixed=size_prefixed)
+
+    # Hardswish
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # Hardswish
+    def Input(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # Hardswish
+    def Output(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+def HardswishStart(builder): builder.StartObject(2)
+def HardswishAddInput(builder, input): builder.PrependUint32Slot(0, input, 0)
+def HardswishAddOutput(builder, output): builder.PrependUint32Slot(1, output, 0)
+def HardswishEnd(builder): return builder.EndObject()
+
+
+class GlobalAvgPool2d(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = GlobalAvgPool2d()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsGlobalAvgPool2d(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def GlobalAvgPool2dBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x45\x58\x4E\x4E", size_prefixed=size_prefixed)
+
+    # GlobalAvgPool2d
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # GlobalAvgPool2d
+    def Input(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # GlobalAvgPool2d
+    def Output(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+def GlobalAvgPool2dStart(builder): builder.StartObject(2)
+def GlobalAvgPool2dAddInput(builder, input): builder.PrependUint32Slot(0, input, 0)
+def GlobalAvgPool2dAddOutput(builder, output): builder.PrependUint32Slot(1, output, 0)
+def GlobalAvgPool2dEnd(builder): return builder.EndObject()
 
 
 class Node(object):
