@@ -99,10 +99,13 @@ class ToolRunner:
         module: torch.nn.Module,
         inputs: tuple[torch.Tensor, ...],
         external_constants: bool = False,
+        backend: str | None = None,
     ) -> ExportedRun:
         """Exports `module`, runs the program on `inputs` and pairs its outputs with eager's.
         With external_constants, the weights go through a .ptd passed with --data."""
-        program = etrt.export(module, inputs, external_constants=external_constants)
+        program = etrt.export(
+            module, inputs, external_constants=external_constants, backend=backend
+        )
         path, in_bin, out_bin = workdir / "m.etrt", workdir / "in.bin", workdir / "out.bin"
         program.save(path)
         data = ["--data", str(program.save_data(workdir / "m.ptd"))] if external_constants else []

@@ -1,0 +1,116 @@
+"""torchvision's ResNet18, MobileNetV3-small, EfficientNet-B0 and SqueezeNet 1.1 (random weights,
+trained-looking batch norm statistics) exported with and without the XNNPACK delegate, run by
+the in-tree etrt_runner and compared with eager PyTorch. With the delegate each network must
+become one delegate call (the whole graph in NHWC), with at most its batch-1 classifier left
+to etrt's kernels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import runtime_build
+import torch
+import torch.nn.functional as F
+import vision
+from etrt.ir import KernelCall
+from runtime_build import ExportedRun, ToolRunner
+from torch import nn
+
+pytestmark = pytest.mark.slow
+
+VISION_MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1"]
+MAX_REL_ERROR = 1e-4
+# What may stay outside the delegate at batch 1: the classifier's one-row linear layers (faster
+# on etrt's kernels, docs/xnnpack.md) and what lies between them.
+BATCH1_OUTSIDE = {
+    "aten::view", "aten::permute", "aten::addmm", "aten::add.Tensor", "aten::clamp",
+    "aten::mul.Tensor", "aten::div.Tensor", "aten::clone",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runner() -> ToolRunner:
+    return runtime_build.tool_runner("release")
+
+
+def randomise_batch_norm(model: nn.Module) -> None:
+    gen = torch.Generator().manual_seed(11)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+            m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.weight.data.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
+            m.bias.data.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
+
+
+def max_rel_error(run: ExportedRun) -> float:
+    got, want = run.got[0].astype(np.float64), run.expected[0].astype(np.float64)
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+def kernel_ops(run: ExportedRun) -> list[str]:
+    plan = run.program.info.plan
+    return [plan.operators[i.op_index] for i in plan.instructions if isinstance(i, KernelCall)]
+
+
+@pytest.mark.parametrize("backend", [None, "xnnpack"])
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("name", VISION_MODELS)
+def test_vision_model_matches_eager(
+    runner: ToolRunner, tmp_path: Path, name: str, batch: int, backend: str | None
+) -> None:
+    model = vision.model(name)
+    randomise_batch_norm(model)
+    x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(batch))
+    run = runner.run_exported(tmp_path, model, (x,), backend=backend)
+    error = max_rel_error(run)
+    ops = kernel_ops(run)
+    print(f"{name} batch {batch} {backend}: max rel error {error:.2g}, kernel calls {ops}")
+    assert error <= MAX_REL_ERROR
+    # Batch norm is folded into the convolutions at export, with or without the delegate.
+    assert "aten::_native_batch_norm_legit_no_training" not in ops
+    if backend is None:
+        assert not run.program.info.plan.delegates
+        return
+    assert len(run.program.info.plan.delegates) == 1
+    # A view of the delegate's output costs nothing outside it.
+    assert set(ops) <= (BATCH1_OUTSIDE if batch == 1 else {"aten::view"}), ops
+
+
+class ConcatReaders(nn.Module):
+    """Concatenations read by a convolution, through ceil-mode max pooling and a clamp, and
+    one read by average pooling (which XNNPACK cannot take from a concatenation)."""
+
+    def __init__(self, avg: bool) -> None:
+        super().__init__()
+        self.avg = avg
+        self.s = nn.Conv2d(3, 4, 1)
+        self.a, self.b = nn.Conv2d(4, 5, 1), nn.Conv2d(4, 7, 3, padding=1)
+        self.c = nn.Conv2d(12, 6, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = F.relu(self.s(x))
+        y = torch.cat([F.relu(self.a(s)), F.relu(self.b(s))], dim=1)
+        y = F.max_pool2d(F.hardtanh(y, 0.0, 2.0), 3, stride=2, ceil_mode=True)
+        if self.avg:
+            y = F.avg_pool2d(y, 2)
+        z = self.c(y)
+        return F.hardswish(z) * torch.sigmoid(z.mean((2, 3), keepdim=True))
+
+
+@pytest.mark.parametrize("avg", [False, True])
+def test_concatenation_rewrites_match_eager(
+    runner: ToolRunner, tmp_path: Path, avg: bool
+) -> None:
+    model = ConcatReaders(avg).eval()
+    x = torch.randn(2, 3, 13, 11, generator=torch.Generator().manual_seed(5))
+    run = runner.run_exported(tmp_path, model, (x,), backend="xnnpack-all")
+    print(f"avg={avg}: {run.program.info.instruction_ops}")
+    assert max_rel_error(run) <= MAX_REL_ERROR
+    if not avg:  # everything in one delegate call, the concatenation distributed
+        assert run.program.info.instruction_ops == ["delegate:XnnpackBackend"]
+    else:  # the concatenation stays with etrt's kernels
+        assert "aten::cat" in run.program.info.instruction_ops
