@@ -61,6 +61,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::div.Tensor_mode",
         "aten::elu",
         "aten::empty.memory_format",
+        "aten::empty_permuted",
         "aten::empty_strided",
         "aten::eq.Scalar",
         "aten::eq.Tensor",
@@ -109,6 +110,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::remainder.Scalar",
         "aten::remainder.Tensor",
         "aten::round",
+        "aten::round.decimals",
         "aten::rsqrt",
         "aten::scalar_tensor",
         "aten::scaled_dot_product_attention",
@@ -165,11 +167,13 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::index_put",
         "aten::index_select",
         "aten::masked_scatter",
+        "aten::max",
         "aten::max.dim",
         "aten::max_pool2d_with_indices",
         "aten::max_pool3d_with_indices",
         "aten::mean",
         "aten::mean.dim",
+        "aten::min",
         "aten::min.dim",
         "aten::mm",
         "aten::native_dropout",
@@ -183,13 +187,16 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::repeat",
         "aten::replication_pad2d",
         "aten::replication_pad3d",
+        "aten::scatter.reduce",
         "aten::scatter.src",
+        "aten::scatter.value_reduce",
         "aten::scatter.value",
         "aten::scatter_add",
         "aten::scatter_reduce.two",
         "aten::select_scatter",
         "aten::slice_scatter",
         "aten::sort",
+        "aten::sort.stable",
         "aten::sum",
         "aten::sum.dim_IntList",
         "aten::topk",
@@ -242,6 +249,35 @@ def is_supported(name: str) -> bool:
 
 def writes_any_layout(name: str) -> bool:
     return name in ANY_LAYOUT_OPS
+
+
+# Ops whose kernels compute float32 only (convolutions, pooling, normalisation, attention,
+# resampling): an input of another dtype is refused at export.
+FLOAT_ONLY_OPS: frozenset[str] = frozenset(
+    {
+        "aten::_adaptive_avg_pool2d",
+        "aten::_adaptive_avg_pool3d",
+        "aten::_cdist_forward",
+        "aten::_embedding_bag",
+        "aten::_log_softmax",
+        "aten::_native_batch_norm_legit.no_stats",
+        "aten::_native_batch_norm_legit_no_training",
+        "aten::_pdist_forward",
+        "aten::_softmax",
+        "aten::avg_pool2d",
+        "aten::avg_pool3d",
+        "aten::col2im",
+        "aten::convolution",
+        "aten::grid_sampler_2d",
+        "aten::max_pool2d_with_indices",
+        "aten::max_pool3d_with_indices",
+        "aten::native_group_norm",
+        "aten::native_layer_norm",
+        "aten::scaled_dot_product_attention",
+        "aten::upsample_bilinear2d.vec",
+        "aten::upsample_nearest2d.vec",
+    }
+)
 
 
 def refusal(name: str) -> str | None:

@@ -100,23 +100,36 @@ def op_name(op: torch._ops.OpOverload) -> str:
     return f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
 
 
+def _refuse(node: Node, name: str, reason: str) -> ExportError:
+    return ExportError(f"node {node.name}: etrt does not run {name}: {reason}")
+
+
 def _check_arguments(node: Node, name: str) -> None:
     """Arguments etrt's kernels refuse, refused at export instead of when the program runs."""
     if name == "aten::scaled_dot_product_attention":
         p = node.args[4] if len(node.args) > 4 else node.kwargs.get("dropout_p", 0.0)
         if p != 0.0:
-            raise ExportError(
-                f"node {node.name}: {name} with dropout_p={p}; etrt runs inference only "
+            raise _refuse(
+                node, name, f"dropout_p={p}; etrt runs inference only "
                 "(export the model in eval mode, or pass dropout_p=0)"
-            )
-    if name == "aten::convolution" and len(node.args) > 6 and node.args[6]:
-        raise ExportError(f"node {node.name}: transposed convolution has no etrt kernel")
+            )  # fmt: skip
+    if name == "aten::convolution":
+        if len(node.args) > 6 and node.args[6]:
+            raise _refuse(node, name, "transposed convolution has no etrt kernel")
+        weight = node.args[1].meta.get("val") if isinstance(node.args[1], Node) else None
+        if isinstance(weight, torch.Tensor) and weight.dim() > 4:
+            raise _refuse(node, name, "3-D convolution has no etrt kernel (1-D and 2-D have)")
     if name == "aten::native_dropout":
         p, train = node.args[1], node.args[2] if len(node.args) > 2 else None
         if train and p != 0.0:
-            raise ExportError(
-                f"node {node.name}: dropout in training mode (p={p}); export the model in eval mode"
+            raise _refuse(
+                node, name, f"dropout in training mode (p={p}); export the model in eval mode"
             )
+    if name in _ops.FLOAT_ONLY_OPS:
+        first = node.args[0] if node.args else None
+        val = first.meta.get("val") if isinstance(first, Node) else None
+        if isinstance(val, torch.Tensor) and val.dtype != torch.float32:
+            raise _refuse(node, name, f"its kernel computes float32 only, the input is {val.dtype}")
 
 
 def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:

@@ -729,6 +729,52 @@ void op_sort(KernelContext& ctx, Span<Value*> args) {
   sort_rows(ctx, op, *self, dim, descending, len, values, indices);
 }
 
+// sort.stable: self, stable?, dim, descending | values, indices (etrt's sort is always stable)
+void op_sort_stable(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::sort.stable";
+  if (!check_nargs(ctx, op, args, 6)) return;
+  Value* reordered[5] = {args[0], args[2], args[3], args[4], args[5]};
+  Span<Value*> rest(reordered, 5);
+  Tensor* self = tensor_arg(ctx, op, rest, 0, "self");
+  int64_t dim = 0;
+  bool descending = false;
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self") || !int_arg(ctx, op, rest, 1, "dim", &dim) ||
+      !wrap_dim(ctx, op, dim, self->dim(), &dim) || !bool_arg(ctx, op, rest, 2, "descending", &descending)) {
+    return;
+  }
+  Tensor* values = output_arg(ctx, op, rest, 3, self->dtype(), self->sizes(), "values");
+  Tensor* indices = values ? output_arg(ctx, op, rest, 4, ScalarType::Long, self->sizes(), "indices") : nullptr;
+  if (indices == nullptr) return;
+  const int64_t len = self->dim() == 0 ? 1 : self->size(static_cast<int>(dim));
+  sort_rows(ctx, op, *self, dim, descending, len, values, indices);
+}
+
+// round.decimals: self, decimals | out (ATen's formula: scale, round half to even, unscale)
+void op_round_decimals(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::round.decimals";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  int64_t decimals = 0;
+  ScalarType dt;
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self") || !int_arg(ctx, op, args, 1, "decimals", &decimals) ||
+      !planned_dtype(ctx, op, args, 2, &dt)) {
+    return;
+  }
+  Tensor* out = strided_output_arg(ctx, op, args, 2, dt, self->sizes());
+  if (out == nullptr) return;
+  const bool neg = decimals < 0;
+  const float ten_pow = static_cast<float>(std::pow(10.0, static_cast<double>(neg ? -decimals : decimals)));
+  const ScalarType in = self->dtype();
+  const Tensor* ops[2] = {out, self};
+  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) {
+      const float x = static_cast<float>(load_as_double(p[1] + k * st[1], in));
+      const float r = neg ? std::nearbyint(x / ten_pow) * ten_pow : std::nearbyint(x * ten_pow) / ten_pow;
+      store_d(p[0] + k * st[0], dt, r);
+    }
+  });
+}
+
 // topk: self, k, dim, largest, sorted | values, indices (always sorted)
 void op_topk(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::topk";
@@ -753,6 +799,69 @@ void op_topk(KernelContext& ctx, Span<Value*> args) {
   if (indices == nullptr) return;
   sort_rows(ctx, op, *self, dim, largest, k, values, indices);
 }
+
+// mm (self, mat2 | out), bmm (self, mat2 | out) and addmm (self, mat1, mat2, beta, alpha | out)
+// of integer matrices, exact in int64 (ATen's integer matmul wraps the same way).
+void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind) {
+  const size_t nargs = kind == 2 ? 6 : 3;
+  if (!check_nargs(ctx, op, args, nargs)) return;
+  const size_t ai = kind == 2 ? 1 : 0;
+  Tensor* a = tensor_arg(ctx, op, args, ai, "mat1");
+  Tensor* b = a ? tensor_arg(ctx, op, args, ai + 1, "mat2") : nullptr;
+  Tensor* bias = nullptr;
+  if (b == nullptr || !check_has_data(ctx, op, *a, "mat1") || !check_has_data(ctx, op, *b, "mat2")) return;
+  if (kind == 2 && ((bias = tensor_arg(ctx, op, args, 0, "self")) == nullptr || !check_has_data(ctx, op, *bias, "self"))) return;
+  const int nd = kind == 1 ? 3 : 2;
+  if (a->dim() != nd || b->dim() != nd || a->size(nd - 1) != b->size(nd - 2) || (nd == 3 && a->size(0) != b->size(0))) {
+    fail(ctx, op, "shapes " + shape_string(a->sizes()) + " and " + shape_string(b->sizes()) + " cannot be multiplied");
+    return;
+  }
+  if (a->dtype() != b->dtype() || !integral_type(a->dtype())) {
+    fail(ctx, op, std::string("needs Float or matching integer matrices, got ") + to_string(a->dtype()) + " and " +
+                      to_string(b->dtype()));
+    return;
+  }
+  const int64_t batch = nd == 3 ? a->size(0) : 1, m = a->size(nd - 2), k = a->size(nd - 1), n = b->size(nd - 1);
+  int64_t shape[3] = {batch, m, n};
+  const Span<const int64_t> oshape = nd == 3 ? Span<const int64_t>(shape, 3) : Span<const int64_t>(shape + 1, 2);
+  Tensor* out = output_arg(ctx, op, args, nargs - 1, a->dtype(), oshape);
+  if (out == nullptr) return;
+  int64_t beta = 1, alpha = 1;
+  if (kind == 2) {
+    Shape check = shape_of(*out);
+    if (!broadcast_into(ctx, op, &check, bias->sizes()) || !same_sizes(check.span(), out->sizes())) {
+      fail(ctx, op, "'self' does not broadcast to the product's shape");
+      return;
+    }
+    beta = args[3]->scalar_to_int();
+    alpha = args[4]->scalar_to_int();
+  }
+  const ScalarType t = a->dtype();
+  const int64_t ae = static_cast<int64_t>(a->element_size());
+  const int o = nd == 3 ? 1 : 0;
+  auto at = [&](const Tensor& x, int64_t bi, int64_t r, int64_t c) {
+    const int64_t off = (nd == 3 ? bi * x.stride(0) : 0) + r * x.stride(o) + c * x.stride(o + 1);
+    return load_int64(static_cast<const char*>(x.data()) + off * ae, t);
+  };
+  char* po = static_cast<char*>(out->data());
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        uint64_t acc = 0;  // wraps on overflow instead of undefined behaviour
+        for (int64_t q = 0; q < k; ++q) acc += static_cast<uint64_t>(at(*a, bi, r, q)) * static_cast<uint64_t>(at(*b, bi, q, c));
+        int64_t v = static_cast<int64_t>(acc) * alpha;
+        if (bias != nullptr) {
+          int64_t bc[2] = {bias->dim() == 2 ? (bias->size(0) == 1 ? 0 : r) : 0, 0};
+          const int64_t col = bias->dim() == 0 ? 0 : (bias->size(bias->dim() - 1) == 1 ? 0 : c);
+          const int64_t off = (bias->dim() == 2 ? bc[0] * bias->stride(0) : 0) + (bias->dim() >= 1 ? col * bias->stride(bias->dim() - 1) : 0);
+          v += beta * load_int64(static_cast<const char*>(bias->data()) + off * ae, t);
+        }
+        store_i(po + ((bi * m + r) * n + c) * ae, t, v);
+      }
+}
+
+void op_max(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::max", Red::Max, -1, -1, 1); }
+void op_min(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::min", Red::Min, -1, -1, 1); }
 
 }  // namespace kernels
 }  // namespace etrt

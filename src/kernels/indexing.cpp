@@ -403,6 +403,16 @@ void op_scatter_src(KernelContext& ctx, Span<Value*> args) { scatter_impl(ctx, a
 void op_scatter_value(KernelContext& ctx, Span<Value*> args) { scatter_impl(ctx, args, "aten::scatter.value", 4, 3, Reduce::None, true); }
 void op_scatter_add(KernelContext& ctx, Span<Value*> args) { scatter_impl(ctx, args, "aten::scatter_add", 4, 3, Reduce::Sum, true); }
 
+// scatter.reduce / scatter.value_reduce: self, dim, index, src|value, reduce ("add" or
+// "multiply") | out
+void op_scatter_reduce(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::scatter.reduce";
+  if (!check_nargs(ctx, op, args, 6)) return;
+  Reduce r;
+  if (!reduce_mode(ctx, op, *args[4], &r)) return;
+  scatter_impl(ctx, args, op, 5, 3, r, true);
+}
+
 void op_scatter_reduce_two(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::scatter_reduce.two";
   if (!check_nargs(ctx, op, args, 7)) return;  // self, dim, index, src, reduce, include_self | out
@@ -862,6 +872,7 @@ void zero_fill(KernelContext& ctx, Span<Value*> args, const char* op, size_t out
 }
 void op_empty_memory_format(KernelContext& ctx, Span<Value*> args) { zero_fill(ctx, args, "aten::empty.memory_format", 6); }
 void op_empty_strided(KernelContext& ctx, Span<Value*> args) { zero_fill(ctx, args, "aten::empty_strided", 6); }
+void op_empty_permuted(KernelContext& ctx, Span<Value*> args) { zero_fill(ctx, args, "aten::empty_permuted", 6); }
 
 // native_dropout at inference (train false; the exporter refuses training): the input, and a
 // mask that keeps everything.

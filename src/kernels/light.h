@@ -171,6 +171,15 @@ void op_topk(KernelContext& ctx, Span<Value*> args);
 void amax_any(KernelContext& ctx, Span<Value*> args);
 void argmax_any(KernelContext& ctx, Span<Value*> args);
 void sum_any(KernelContext& ctx, Span<Value*> args, const char* op, bool with_dims);
+// Integer matrices for mm (kind 0), bmm (1) and addmm (2).
+void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind);
+// Overloads outside the core opset that torch's decompositions leave in graphs.
+void op_sort_stable(KernelContext& ctx, Span<Value*> args);
+void op_round_decimals(KernelContext& ctx, Span<Value*> args);
+void op_scatter_reduce(KernelContext& ctx, Span<Value*> args);
+void op_empty_permuted(KernelContext& ctx, Span<Value*> args);
+void op_max(KernelContext& ctx, Span<Value*> args);  // self | out (the whole tensor)
+void op_min(KernelContext& ctx, Span<Value*> args);  // self | out (the whole tensor)
 
 // indexing.cpp: indexing, scatter/gather, copies, fills and less common layers
 void op_gather(KernelContext& ctx, Span<Value*> args);

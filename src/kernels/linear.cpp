@@ -4,6 +4,7 @@
 
 #include "gemm.h"
 #include "heavy.h"
+#include "light.h"
 #include "util.h"
 
 namespace etrt {
@@ -62,6 +63,7 @@ void fail_oom(KernelContext& ctx, const char* op) {
 void op_addmm(KernelContext& ctx, Span<Value*> args) {
   constexpr const char* op = "aten::addmm";
   if (!check_nargs(ctx, op, args, 6)) return;
+  if (args[1]->is_tensor() && args[1]->to_tensor().dtype() != ScalarType::Float) return matmul_any(ctx, args, op, 2);
   const Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;
@@ -110,6 +112,7 @@ void op_addmm(KernelContext& ctx, Span<Value*> args) {
 void op_mm(KernelContext& ctx, Span<Value*> args) {
   constexpr const char* op = "aten::mm";
   if (!check_nargs(ctx, op, args, 3)) return;
+  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) return matmul_any(ctx, args, op, 0);
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;
   if (!matrix_arg(ctx, op, args, 0, "self", 2, &a) || !matrix_arg(ctx, op, args, 1, "mat2", 2, &b) ||
@@ -125,6 +128,7 @@ void op_mm(KernelContext& ctx, Span<Value*> args) {
 void op_bmm(KernelContext& ctx, Span<Value*> args) {
   constexpr const char* op = "aten::bmm";
   if (!check_nargs(ctx, op, args, 3)) return;
+  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) return matmul_any(ctx, args, op, 1);
   const Tensor* a = nullptr;
   const Tensor* b = nullptr;
   if (!matrix_arg(ctx, op, args, 0, "self", 3, &a) || !matrix_arg(ctx, op, args, 1, "mat2", 3, &b) ||

@@ -160,6 +160,13 @@ const Kernel kKernels[] = {
     {"aten::cumsum", op_cumsum},
     {"aten::sort", op_sort},
     {"aten::topk", op_topk},
+    {"aten::max", op_max},
+    {"aten::sort.stable", op_sort_stable},
+    {"aten::round.decimals", op_round_decimals},
+    {"aten::scatter.reduce", op_scatter_reduce},
+    {"aten::scatter.value_reduce", op_scatter_reduce},
+    {"aten::empty_permuted", op_empty_permuted},
+    {"aten::min", op_min},
     // indexing.cpp
     {"aten::gather", op_gather},
     {"aten::scatter.src", op_scatter_src},

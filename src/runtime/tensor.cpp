@@ -72,6 +72,7 @@ int64_t Tensor::numel() const noexcept {
 }
 
 bool Tensor::is_contiguous() const noexcept {
+  if (numel() == 0) return true;  // no element to lay out (ATen agrees)
   int64_t expected = 1;
   for (int i = dim_ - 1; i >= 0; --i) {
     // Strides of size-1 dimensions do not affect the layout.
