@@ -40,9 +40,21 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    exp = sub.add_parser("export", help="export a model to an etrt program")
+    exp = sub.add_parser(
+        "export",
+        help="export a model to an etrt program",
+        description="Export a model to an etrt program (static shapes: those of the example "
+        "inputs).",
+        epilog="SPEC forms: a .pt2 file saved by torch.export.save; FILE.py:FACTORY; or "
+        "package.module:FACTORY. A FACTORY takes no arguments and returns the pair "
+        "(model, example_inputs): a torch.nn.Module (eval mode) and a tuple of tensors to trace "
+        "it with. Try the built-in examples: python -m etrt export etrt.examples:mlp -o "
+        "mlp.etrt (also etrt.examples:cnn).",
+    )
     exp.add_argument(
-        "spec", help="a .pt2 file from torch.export.save, FILE.py:factory or module:factory"
+        "spec",
+        help="a .pt2 file from torch.export.save, FILE.py:FACTORY or module:FACTORY, where "
+        "FACTORY() returns (model, example_inputs)",
     )
     exp.add_argument("-o", "--output", required=True, help="program file to write (.etrt)")
     exp.add_argument(
@@ -80,6 +92,11 @@ def _build_parser() -> argparse.ArgumentParser:
         "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
     )
 
+    ops = sub.add_parser(
+        "ops", help="list the core ATen ops of the installed torch and etrt's status for each"
+    )
+    ops.add_argument("--markdown", action="store_true", help="print the table of docs/operators.md")
+
     prof = sub.add_parser(
         "profile",
         help="run a program with the profiler: per-operator table and a PNG chart",
@@ -102,11 +119,16 @@ def _build_parser() -> argparse.ArgumentParser:
         "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
     )
     prof.add_argument(
-        "-o", "--output", type=Path, metavar="CHART.png",
+        "-o",
+        "--output",
+        type=Path,
+        metavar="CHART.png",
         help="chart to write (default: PROGRAM with .png)",
     )
     prof.add_argument(
-        "--etdump", type=Path, metavar="OUT.etdump",
+        "--etdump",
+        type=Path,
+        metavar="OUT.etdump",
         help="where to keep the recorded events (default: PROGRAM with .etdump)",
     )
     prof.add_argument(
@@ -163,6 +185,24 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ops(args: argparse.Namespace) -> int:
+    from . import opset
+
+    if args.markdown:
+        print(opset.markdown(), end="")
+        return 0
+    rows = opset.statuses()
+    width = max(len(r.name) for r in rows)
+    for r in rows:
+        print(f"{r.name:<{width}}  {r.status:<7}  {'core' if r.core else 'extra'}  {r.note}")
+    core = [r for r in rows if r.core]
+    print(
+        f"{len(core)} core ops: {sum(r.status == 'kernel' for r in core)} with a kernel, "
+        f"{sum(r.status == 'refused' for r in core)} refused"
+    )
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from . import run_program
 
@@ -183,12 +223,20 @@ def _profile(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.warmup < 0:
         raise EtrtError("--runs must be at least 1 and --warmup at least 0")
+    profile.check_chart_support()
     chart = args.output or args.program.with_suffix(".png")
     dump_path = args.etdump or args.program.with_suffix(".etdump")
     progress = _Progress("profiling")
     result = profile.run_profile(
-        args.program, args.method, args.input, args.runs, dump_path,
-        warmup=args.warmup, record_shapes=args.shapes, progress=progress, data=args.data,
+        args.program,
+        args.method,
+        args.input,
+        args.runs,
+        dump_path,
+        warmup=args.warmup,
+        record_shapes=args.shapes,
+        progress=progress,
+        data=args.data,
     )
     progress.done()
     given = (
@@ -249,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _export(args)
         if args.command == "run":
             return _run(args)
+        if args.command == "ops":
+            return _ops(args)
         if args.command == "profile":
             return _profile(args)
         parser.print_usage(sys.stderr)
