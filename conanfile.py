@@ -67,9 +67,11 @@ class EtrtConan(ConanFile):
         self.cpp_info.set_property("etpkg_cxx_standard", "17")
         self.cpp_info.set_property("etpkg_python_packages", ["python/etrt"])
         # The wheel's Requires-Dist. The runtime binding needs numpy; the program reader
-        # (etrt.Program, load_program_info) needs flatbuffers; only the exporter needs torch.
+        # (etrt.Program, load_program_info) needs flatbuffers; only the exporter needs torch,
+        # only `python -m etrt profile`'s chart needs matplotlib.
         self.cpp_info.set_property("etpkg_python_requires", [
             "numpy>=1.23", "flatbuffers>=23", 'torch>=2.1; extra == "export"',
+            'matplotlib>=3.5; extra == "profile"',
         ])
 
         runtime = self.cpp_info.components["runtime"]

@@ -5,8 +5,12 @@
 Installs the wheel into a fresh venv (etpkg.testing's Workspace), then configures two copies
 of one consumer from scratch, alternating: one calls find_package(etrt REQUIRED COMPONENTS
 <all>) and links every target, the other has no find_package. Prints both medians and their
-ratio (target <= 1.15x), then the median wall time of `python -m etpkg wheelify` of the etrt
-package (it must be in the Conan cache: `conan create .` first).
+ratio (target <= 1.15x). With --wheelify, also the median wall time of `python -m etpkg
+wheelify` of the etrt package (it must be in the Conan cache: `conan create .` first).
+
+Everything it writes goes to a temporary directory, and the CMake/Ninja venvs to a cache outside
+the repository (--cmake-cache, default ~/.cache/etrt-bench/cmake): it runs against an installed
+wheel from anywhere.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
-
-from etpkg.testing import Workspace, read_sdk  # noqa: E402
+try:  # the installed etpkg distribution, else the one in this source tree
+    from etpkg.testing import Workspace, read_sdk
+except ModuleNotFoundError:
+    sys.path.insert(0, str(ROOT / "python"))
+    from etpkg.testing import Workspace, read_sdk
 
 MODERN_CMAKE = "3.31.10"
 
@@ -49,13 +55,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wheel", type=Path, help="default: the newest dist/etrt-*.whl")
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument(
+        "--cmake-cache", type=Path, default=Path.home() / ".cache" / "etrt-bench" / "cmake",
+        help="where the pinned CMake and Ninja venvs are kept between runs",
+    )  # fmt: skip
+    parser.add_argument(
+        "--wheelify", action="store_true",
+        help="also time etpkg wheelify of this source tree (needs `conan create .` first)",
+    )  # fmt: skip
     args = parser.parse_args()
-    wheel = args.wheel or max((ROOT / "dist").glob("etrt-*.whl"), key=lambda p: p.stat().st_mtime)
+    if args.wheel is None:
+        built = sorted((ROOT / "dist").glob("etrt-*.whl"), key=lambda p: p.stat().st_mtime)
+        if not built:
+            parser.error("no --wheel given and no dist/etrt-*.whl (bash ci/build.sh makes one)")
+        args.wheel = built[-1]
+    if not args.wheel.is_file():
+        parser.error(f"no such wheel: {args.wheel}")
+    wheel = args.wheel.resolve()
 
     with tempfile.TemporaryDirectory(prefix="etrt bench ") as tmp_name:
         tmp = Path(tmp_name)
         sdk = read_sdk(wheel)
-        ws = Workspace(wheel, tmp, sdk, ROOT / "build" / "cmake-venvs")
+        ws = Workspace(wheel, tmp, sdk, args.cmake_cache)
         ws.install()
         tool = ws.tool(MODERN_CMAKE)
         comps = [c.name for c in sdk.components]
@@ -66,21 +87,41 @@ def main() -> None:
         for i in range(args.runs):
             for find, src in ((True, with_pkg), (False, without)):
                 build = tmp / f"build-{find}-{i}"
-                times[find].append(timed(
-                    [tool.cmake, "-S", src, "-B", build, "-G", "Ninja",
-                     f"-DCMAKE_PREFIX_PATH={ws.pkg_root}"], env=ws.env(tool)))
+                times[find].append(
+                    timed(
+                        [
+                            tool.cmake,
+                            "-S",
+                            src,
+                            "-B",
+                            build,
+                            "-G",
+                            "Ninja",
+                            f"-DCMAKE_PREFIX_PATH={ws.pkg_root}",
+                        ],
+                        env=ws.env(tool),
+                    )
+                )
         with_s, without_s = statistics.median(times[True]), statistics.median(times[False])
         print(f"fresh configure, CMake {MODERN_CMAKE} + Ninja, median of {args.runs}:")
         print(f"  find_package(etrt COMPONENTS {' '.join(comps)}): {with_s * 1e3:.0f} ms")
         print(f"  no find_package:                {without_s * 1e3:.0f} ms")
         print(f"  ratio {with_s / without_s:.3f} (target <= 1.15)")
 
+        if not args.wheelify:
+            return
+        if not (ROOT / "conanfile.py").is_file():
+            parser.error(f"--wheelify needs etrt's source tree; {ROOT} is not one")
         walls = [
-            timed([sys.executable, "-m", "etpkg", "wheelify", ROOT, "-o", tmp / f"dist{i}"])
+            timed(
+                [sys.executable, "-m", "etpkg", "wheelify", ROOT, "-o", tmp / f"dist{i}"], cwd=tmp
+            )
             for i in range(3)
         ]
-        print(f"wheelify etrt: median {statistics.median(walls):.2f} s over 3 runs "
-              f"(min {min(walls):.2f}, max {max(walls):.2f})")
+        print(
+            f"wheelify etrt: median {statistics.median(walls):.2f} s over 3 runs "
+            f"(min {min(walls):.2f}, max {max(walls):.2f})"
+        )
 
 
 if __name__ == "__main__":

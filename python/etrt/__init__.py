@@ -10,10 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._version import find_version
 from .errors import EtrtError, ExportError, ProgramFormatError, SpecError
-
-__version__ = find_version()
 
 _LAZY = {
     "export": "exporter",
@@ -44,6 +41,11 @@ _SUBMODULES = ("data_map",)
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # found on first use: most imports never ask
+        from ._version import find_version
+
+        globals()[name] = version = find_version()
+        return version
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
@@ -55,4 +57,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"__version__"})

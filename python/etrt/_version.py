@@ -1,18 +1,34 @@
-"""The package version: the installed distribution's, else the repository's VERSION file."""
+"""The package version: the installed distribution's, else the repository's VERSION file.
+
+Read from the wheel's own METADATA beside the package, not through importlib.metadata, which
+scans every distribution on sys.path (most of `import etrt`'s time when it was used).
+"""
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 
+def _from_dist_info(site: Path) -> str | None:
+    for info in sorted(site.glob("etrt-*.dist-info")):
+        try:
+            with open(info / "METADATA", encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("Version:"):
+                        return line.partition(":")[2].strip()
+                    if not line.strip():
+                        break  # end of the headers
+        except OSError:
+            continue
+    return None
+
+
 def find_version() -> str:
+    package = Path(__file__).resolve().parent
+    version = _from_dist_info(package.parent)
+    if version is not None:
+        return version
     try:
-        return metadata.version("etrt")
-    except metadata.PackageNotFoundError:
-        pass
-    version_file = Path(__file__).resolve().parents[2] / "VERSION"
-    try:
-        return version_file.read_text(encoding="utf-8").strip()
+        return (package.parents[1] / "VERSION").read_text(encoding="utf-8").strip()
     except OSError:
         return "0+unknown"

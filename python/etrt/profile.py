@@ -84,13 +84,27 @@ def format_table(stats: Sequence[OperatorStat]) -> str:
     return "\n".join(lines)
 
 
+_NO_MATPLOTLIB = (
+    "drawing the chart needs matplotlib, which the extra 'profile' installs: "
+    "pip install 'etrt[profile]'"
+)
+
+
+def check_chart_support() -> None:
+    """Fails before any profiling when the chart could not be drawn."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise EtrtError(_NO_MATPLOTLIB)
+
+
 def write_chart(stats: Sequence[OperatorStat], path: Path, title: str) -> Path:
     """A horizontal bar per operator: total milliseconds, labelled with its share."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ModuleNotFoundError:
-        raise EtrtError("drawing the chart needs matplotlib: pip install matplotlib") from None
+        raise EtrtError(_NO_MATPLOTLIB) from None
     shown = list(stats[:CHART_TOP])
     rest = stats[CHART_TOP:]
     labels = [s.name for s in shown]
