@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
@@ -152,19 +153,27 @@ namespace {
 // with the outer loop, and pthreadpool calls on a pool from its own tasks would deadlock.
 thread_local bool t_in_task = false;
 
+// The caller's writes before the loop must happen before every chunk, and every chunk's writes
+// before the caller goes on. pthreadpool orders them, but through its own atomics and futexes;
+// these two make the hand-over explicit in etrt's code, where a race detector sees it too.
 struct Job {
-  int64_t begin;
-  int64_t end;
-  RangeFn fn;
+  Job(int64_t b, int64_t e, RangeFn f) : begin(b), end(e), fn(f) {}
+  const int64_t begin;
+  const int64_t end;
+  const RangeFn fn;
+  std::atomic<bool> published{false};
+  std::atomic<size_t> finished{0};
 };
 
 void run_tile(void* context, size_t start, size_t count) {
-  const Job& job = *static_cast<const Job*>(context);
+  Job& job = *static_cast<Job*>(context);
+  (void)job.published.load(std::memory_order_acquire);
   const bool outer = t_in_task;
   t_in_task = true;
   const int64_t b = job.begin + static_cast<int64_t>(start);
   job.fn(b, std::min(job.end, b + static_cast<int64_t>(count)));
   t_in_task = outer;
+  job.finished.fetch_add(1, std::memory_order_release);
 }
 
 void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
@@ -181,9 +190,11 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
     fn(begin, end);
     return;
   }
-  Job job{begin, end, fn};
+  Job job(begin, end, fn);
+  job.published.store(true, std::memory_order_release);
   pthreadpool_parallelize_1d_tile_1d(guard.get(), run_tile, &job, static_cast<size_t>(range),
                                      static_cast<size_t>(tile), 0);
+  (void)job.finished.load(std::memory_order_acquire);
 }
 
 int pool_num_threads() { return get_threadpool().num_threads(); }

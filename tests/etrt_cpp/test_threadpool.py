@@ -177,9 +177,10 @@ def test_thread_count_changes_are_clean_under_sanitizers(tmp_path: Path, sanitiz
     )
     assert build.returncode == 0, build.stderr
     env = dict(os.environ)
-    env["TSAN_OPTIONS"] = f"suppressions={APPS / 'threadpool_stress' / 'tsan.supp'} exitcode=66"
+    env["TSAN_OPTIONS"] = "exitcode=66 halt_on_error=1"
     env["ASAN_OPTIONS"] = "detect_leaks=1:exitcode=66"
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300, check=False,
                           env=env)
     assert proc.returncode == 0, proc.stderr[-6000:]
+    assert "Sanitizer" not in proc.stderr, proc.stderr[-6000:]
     assert proc.stdout.strip() == "ok"
