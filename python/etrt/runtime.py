@@ -11,13 +11,18 @@ Torch CPU tensors are viewed through `.numpy()`, so the same rules apply without
 Outputs are always copies owned by numpy: they stay valid after the next call and after the
 module is closed.
 
-A Method is not safe to run from two threads at once; each call takes the method's lock.
+Threads: a Module may be shared. Every thread gets the same Method object for a name (it loads
+once), and a Method runs one call at a time: concurrent calls wait for each other, each binding
+its inputs, running and copying its outputs as one unit. close() waits for running calls to
+finish; later calls raise EtrtError ("... is closed").
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike, fsencode
 from pathlib import Path
@@ -110,24 +115,46 @@ def _is_torch_tensor(value: object) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "detach")
 
 
+def _torch_dtype(tensor: Any, index: int) -> np.dtype[Any]:
+    """The numpy dtype of a torch tensor's elements, read without touching its data."""
+    name = str(tensor.dtype).removeprefix("torch.")
+    try:
+        return np.dtype(name)
+    except TypeError as exc:
+        raise EtrtError(f"input {index}: torch {tensor.dtype} has no numpy equivalent") from exc
+
+
+def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], index: int) -> None:
+    """Raises unless a tensor of `dtype` and `shape` fits input `index`: the one place that
+    decides, before anything is copied or converted."""
+    want = spec.dtype
+    assert want is not None
+    if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
+        raise EtrtError(f"input {index}: expected {want}, got {dtype} (not safely castable)")
+    if shape != spec.shape:
+        raise EtrtError(
+            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}"
+        )
+
+
 def as_input_array(value: object, spec: IOSpec, index: int) -> npt.NDArray[Any]:
-    """`value` as an array the runtime can read in place: itself when it already is one."""
+    """`value` as an array the runtime can read in place: itself when it already is one.
+    Dtype and shape are checked first, so a wrong input is never copied."""
     want = spec.dtype
     assert want is not None
     arr: npt.NDArray[Any]
     if _is_torch_tensor(value):
         tensor: Any = value
         try:
-            arr = tensor.detach().cpu().numpy()  # a view for CPU tensors
+            tensor = tensor.detach()
+            check_input(spec, _torch_dtype(tensor, index), tuple(tensor.shape), index)
+            arr = tensor.cpu().numpy()  # a view for CPU tensors
         except (TypeError, RuntimeError) as exc:
             raise EtrtError(f"input {index}: cannot read the torch tensor: {exc}") from exc
     else:
         arr = np.asarray(value)
+    check_input(spec, arr.dtype, arr.shape, index)
     if arr.dtype != want:
-        if not np.can_cast(arr.dtype, want, casting="same_kind"):
-            raise EtrtError(
-                f"input {index}: expected {want}, got {arr.dtype} (not safely castable)"
-            )
         return np.ascontiguousarray(arr, dtype=want)
     if not (arr.flags.c_contiguous and arr.flags.aligned):
         return np.ascontiguousarray(arr)
@@ -152,12 +179,14 @@ def _output_array(
 
 
 class Method:
-    """One method of a loaded program. Get it from Module.method(); the Module must stay open."""
+    """One method of a loaded program. Get it from Module.method(); the Module must stay open.
+    Calls from several threads take turns (the method's lock)."""
 
     def __init__(self, module: Module, name: str, handle: int) -> None:
         self._module = module  # keeps the module (which owns the method) alive
         self._handle = handle
         self.name = name
+        # Held across set_input .. execute .. output, so threads' calls never interleave.
         self._lock = threading.RLock()
         # Inputs bound by pointer, referenced until rebound: the method keeps their address, and
         # a later execute() without set_input() must not read freed memory.
@@ -182,16 +211,17 @@ class Method:
             lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta, self._handle, i
         )
 
-    def _live(self) -> int:
-        self._module._live()
-        return self._handle
+    @contextmanager
+    def _use(self) -> Iterator[int]:
+        """The native handle, for one call the module's close() waits for."""
+        with self._lock, self._module._use():
+            yield self._handle
 
     def set_input(self, i: int, value: object) -> None:
         """Binds input i. A matching array is used in place, without a copy: until execute()
         returns, changes to it are what the method reads. The array is kept alive until input i
         is bound again."""
-        with self._lock:
-            handle = self._live()
+        with self._use() as handle:
             if not 0 <= i < len(self.inputs):
                 raise EtrtError(f"method '{self.name}' has {len(self.inputs)} inputs, no input {i}")
             spec = self.inputs[i]
@@ -216,14 +246,13 @@ class Method:
                 raise EtrtError(f"input {i} of method '{self.name}' is {spec.kind}: not settable")
 
     def execute(self) -> None:
-        with self._lock:
-            _check(_lib().etrt_method_execute(self._live()))
+        with self._use() as handle:
+            _check(_lib().etrt_method_execute(handle))
             self._executed = True
 
     def output(self, i: int) -> Output:
         """Output i of the last execute(), copied: numpy arrays for tensors, Python scalars."""
-        with self._lock:
-            handle = self._live()
+        with self._use() as handle:
             if not self._executed:
                 raise EtrtError(f"method '{self.name}' has not run yet")
             if not 0 <= i < len(self.outputs):
@@ -274,7 +303,7 @@ class Method:
 
     def __call__(self, *inputs: object) -> list[Output]:
         """Binds every input, runs, and returns copies of every output."""
-        with self._lock:
+        with self._use():
             if len(inputs) != len(self.inputs):
                 raise EtrtError(
                     f"method '{self.name}' takes {len(self.inputs)} inputs, got {len(inputs)}"
@@ -305,42 +334,63 @@ class Module:
     """
 
     def __init__(self, path: str | PathLike[str], data: str | PathLike[str] | None = None) -> None:
+        self._handle: int | None = None
         self.path = Path(path)
         self.data = Path(data) if data is not None else None
-        self._handle: int | None = None
+        path_arg = _c_path(path, "program")
+        data_arg = _c_path(data, "data map") if data is not None else None
+        # Guards _handle and _active; close() waits on it until no call is running.
+        self._state = threading.Condition(threading.Lock())
+        self._active = 0
+        self._closing = False
+        self._methods_lock = threading.Lock()  # one Method per name, loaded once
         self._methods: dict[str, Method] = {}
-        lib = _lib()
         handle = ctypes.c_void_p()
-        data_arg = fsencode(self.data) if self.data is not None else None
-        _check(lib.etrt_module_open_with_data(fsencode(self.path), data_arg, ctypes.byref(handle)))
+        _check(_lib().etrt_module_open_with_data(path_arg, data_arg, ctypes.byref(handle)))
         self._handle = handle.value
 
-    def _live(self) -> int:
-        if self._handle is None:
-            raise EtrtError(f"module {self.path} is closed")
-        return self._handle
+    @contextmanager
+    def _use(self) -> Iterator[int]:
+        """The native handle for the duration of one call; close() waits for it."""
+        with self._state:
+            if self._handle is None or self._closing:
+                raise EtrtError(f"module {self.path} is closed")
+            self._active += 1
+            handle = self._handle
+        try:
+            yield handle
+        finally:
+            with self._state:
+                self._active -= 1
+                if self._active == 0:
+                    self._state.notify_all()
 
     def method_names(self) -> list[str]:
         lib = _lib()
-        handle = self._live()
-        count = ctypes.c_size_t()
-        _check(lib.etrt_module_num_methods(handle, ctypes.byref(count)))
-        names = []
-        for i in range(count.value):
-            name = ctypes.c_char_p()
-            _check(lib.etrt_module_method_name(handle, i, ctypes.byref(name)))
-            names.append((name.value or b"").decode())
-        return names
+        with self._use() as handle:
+            count = ctypes.c_size_t()
+            _check(lib.etrt_module_num_methods(handle, ctypes.byref(count)))
+            names = []
+            for i in range(count.value):
+                name = ctypes.c_char_p()
+                _check(lib.etrt_module_method_name(handle, i, ctypes.byref(name)))
+                names.append((name.value or b"").decode())
+            return names
 
     def method(self, name: str = "forward") -> Method:
-        """The loaded method `name`; fails naming every operator or backend it lacks."""
-        handle = self._live()
-        if name not in self._methods:
-            out = ctypes.c_void_p()
-            _check(_lib().etrt_module_method(handle, name.encode(), ctypes.byref(out)))
-            assert out.value is not None
-            self._methods[name] = Method(self, name, out.value)
-        return self._methods[name]
+        """The loaded method `name`; fails naming every operator or backend it lacks. Every
+        caller, on any thread, gets the same Method."""
+        encoded = name.encode()
+        if b"\0" in encoded:
+            raise EtrtError(f"method name {name!r} contains a NUL character")
+        with self._use() as handle, self._methods_lock:
+            method = self._methods.get(name)
+            if method is None:
+                out = ctypes.c_void_p()
+                _check(_lib().etrt_module_method(handle, encoded, ctypes.byref(out)))
+                assert out.value is not None
+                method = self._methods[name] = Method(self, name, out.value)
+            return method
 
     def run(self, method: str, *inputs: object) -> list[Output]:
         return self.method(method)(*inputs)
@@ -349,9 +399,15 @@ class Module:
         return self.run("forward", *inputs)
 
     def close(self) -> None:
-        if self._handle is not None:
-            _lib().etrt_module_free(self._handle)
-            self._handle = None
+        """Frees the program once the calls running on other threads return; idempotent."""
+        with self._state:
+            if self._handle is None or self._closing:
+                return
+            self._closing = True
+            self._state.wait_for(lambda: self._active == 0)
+            handle, self._handle = self._handle, None
+        _lib().etrt_module_free(handle)
+        with self._methods_lock:
             self._methods.clear()
 
     def __enter__(self) -> Module:
@@ -361,6 +417,8 @@ class Module:
         self.close()
 
     def __del__(self) -> None:
+        if getattr(self, "_handle", None) is None:  # closed, or __init__ failed
+            return
         try:
             self.close()
         except Exception:  # interpreter shutdown: the library may be gone already
@@ -368,6 +426,14 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<etrt.Module {self.path}>"
+
+
+def _c_path(path: str | PathLike[str], what: str) -> bytes:
+    """`path` for the C ABI, which reads up to the first NUL: one inside would name another file."""
+    encoded = fsencode(path)
+    if b"\0" in encoded:
+        raise EtrtError(f"{what} path {str(path)!r} contains a NUL character")
+    return encoded
 
 
 def load(path: str | PathLike[str], data: str | PathLike[str] | None = None) -> Module:

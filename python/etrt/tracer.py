@@ -62,10 +62,6 @@ def _etdump_library() -> ctypes.CDLL:
     return lib
 
 
-def _method_handle(method: Method) -> int:
-    return method._live()  # same package: the binding's handle, checked to be open
-
-
 class ETDumpTracer:
     """Records every run, kernel call and delegate call of the methods it is attached to.
 
@@ -98,12 +94,14 @@ class ETDumpTracer:
     def attach(self, method: Method) -> None:
         tracer = self._lib.etrt_etdump_tracer(self._live())
         runtime = _native.libraries().runtime
-        check_status(runtime.etrt_method_set_event_tracer(_method_handle(method), tracer))
+        with method._use() as handle:  # same package: the open method's handle
+            check_status(runtime.etrt_method_set_event_tracer(handle, tracer))
         self._attached.append(method)
 
     def detach(self, method: Method) -> None:
         runtime = _native.libraries().runtime
-        check_status(runtime.etrt_method_set_event_tracer(_method_handle(method), None))
+        with method._use() as handle:
+            check_status(runtime.etrt_method_set_event_tracer(handle, None))
         self._attached = [m for m in self._attached if m is not method]
 
     @property

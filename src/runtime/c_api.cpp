@@ -2,8 +2,10 @@
 // and no C++ type leaves the library.
 #include "etrt/runtime/c_api.h"
 
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -22,14 +24,23 @@ static_assert(static_cast<int>(etrt::ScalarType::Bool) == ETRT_DTYPE_BOOL, "C dt
 
 struct etrt_method {
   etrt::Method* method;  // owned by the Module
+  etrt_module* module;
 };
 
 struct etrt_module {
   etrt_module(std::string path, std::string data_path)
       : module(std::move(path), std::move(data_path), etrt::Module::LoadMode::Mmap) {}
   etrt::Module module;
-  std::vector<std::string> method_names;
+  std::vector<std::string> method_names;  // fixed once opened
+
+  std::mutex methods_mu;  // guards `methods`
   std::map<std::string, std::unique_ptr<etrt_method>, std::less<>> methods;
+
+  // Calls running on the module or its methods; etrt_module_free waits until none is.
+  std::mutex use_mu;
+  std::condition_variable idle;
+  size_t active = 0;
+  bool closing = false;
 };
 
 namespace {
@@ -86,6 +97,52 @@ int32_t kind_of(etrt::Tag tag) noexcept {
 
 int32_t kind_of(const etrt::Value& v) noexcept { return kind_of(v.tag()); }
 
+// Marks one call as running on `module` for as long as it lives; fails once the module is
+// being freed, so a call racing etrt_module_free gets an error instead of freed memory.
+class Use {
+ public:
+  explicit Use(etrt_module* module) noexcept : module_(module) {
+    std::lock_guard<std::mutex> lock(module_->use_mu);
+    if (module_->closing) return;
+    ++module_->active;
+    ok_ = true;
+  }
+  Use(const Use&) = delete;
+  Use& operator=(const Use&) = delete;
+  ~Use() {
+    if (!ok_) return;
+    std::lock_guard<std::mutex> lock(module_->use_mu);
+    if (--module_->active == 0 && module_->closing) module_->idle.notify_all();
+  }
+  bool ok() const noexcept { return ok_; }
+
+ private:
+  etrt_module* module_;
+  bool ok_ = false;
+};
+
+etrt_status module_closing() noexcept { return fail(etrt::ErrorCode::InvalidState, "the module is being freed"); }
+
+// Runs `body` as a call on `module` (see Use), turning exceptions into a status.
+template <typename F>
+etrt_status on_module(etrt_module* module, F&& body) noexcept {
+  Use use(module);
+  if (!use.ok()) return module_closing();
+  return guarded(std::forward<F>(body));
+}
+
+// Runs `body` as a call on `method` holding it for the calling thread: while it runs, another
+// thread's call on the method fails with InvalidState.
+template <typename F>
+etrt_status on_method(etrt_method* method, F&& body) noexcept {
+  if (method == nullptr) return null_argument("method");
+  return on_module(method->module, [&]() -> etrt_status {
+    auto held = method->method->reserve();
+    if (!held.ok()) return fail(held.error());
+    return body();
+  });
+}
+
 etrt_status check_index(const char* what, size_t i, size_t count) {
   if (i < count) return ETRT_STATUS_OK;
   return fail(etrt::Error(etrt::ErrorCode::InvalidArgument, std::string(what) + " " + std::to_string(i) +
@@ -118,8 +175,7 @@ etrt_status write_meta(const etrt::Result<etrt::TensorInfo>& info, int32_t* dtyp
 
 template <typename T>
 etrt_status set_scalar(etrt_method* method, size_t i, T value) noexcept {
-  if (method == nullptr) return null_argument("method");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     etrt::Error err = method->method->set_input(i, etrt::Value(value));
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
@@ -163,19 +219,29 @@ etrt_status etrt_module_open_with_data(const char* path, const char* data_path, 
   });
 }
 
-void etrt_module_free(etrt_module* module) { delete module; }
+void etrt_module_free(etrt_module* module) {
+  if (module == nullptr) return;
+  {
+    std::unique_lock<std::mutex> lock(module->use_mu);
+    module->closing = true;
+    module->idle.wait(lock, [&] { return module->active == 0; });
+  }
+  delete module;
+}
 
 etrt_status etrt_module_num_methods(etrt_module* module, size_t* out) {
   if (module == nullptr) return null_argument("module");
   if (out == nullptr) return null_argument("out");
-  *out = module->method_names.size();
-  return ETRT_STATUS_OK;
+  return on_module(module, [&]() -> etrt_status {
+    *out = module->method_names.size();
+    return ETRT_STATUS_OK;
+  });
 }
 
 etrt_status etrt_module_method_name(etrt_module* module, size_t i, const char** out) {
   if (module == nullptr) return null_argument("module");
   if (out == nullptr) return null_argument("out");
-  return guarded([&]() -> etrt_status {
+  return on_module(module, [&]() -> etrt_status {
     if (i >= module->method_names.size()) {
       return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
                               "method index " + std::to_string(i) + " out of range: the program has " +
@@ -191,12 +257,13 @@ etrt_status etrt_module_method(etrt_module* module, const char* name, etrt_metho
   *out = nullptr;
   if (module == nullptr) return null_argument("module");
   if (name == nullptr) return null_argument("name");
-  return guarded([&]() -> etrt_status {
+  return on_module(module, [&]() -> etrt_status {
+    std::lock_guard<std::mutex> lock(module->methods_mu);
     auto it = module->methods.find(std::string_view(name));
     if (it == module->methods.end()) {
       auto method = module->module.method(name);
       if (!method.ok()) return fail(method.error());
-      it = module->methods.emplace(name, std::make_unique<etrt_method>(etrt_method{*method})).first;
+      it = module->methods.emplace(name, std::make_unique<etrt_method>(etrt_method{*method, module})).first;
     }
     *out = it->second.get();
     return ETRT_STATUS_OK;
@@ -206,21 +273,25 @@ etrt_status etrt_module_method(etrt_module* module, const char* name, etrt_metho
 etrt_status etrt_method_num_inputs(etrt_method* method, size_t* out) {
   if (method == nullptr) return null_argument("method");
   if (out == nullptr) return null_argument("out");
-  *out = method->method->num_inputs();
-  return ETRT_STATUS_OK;
+  return on_module(method->module, [&]() -> etrt_status {
+    *out = method->method->num_inputs();
+    return ETRT_STATUS_OK;
+  });
 }
 
 etrt_status etrt_method_num_outputs(etrt_method* method, size_t* out) {
   if (method == nullptr) return null_argument("method");
   if (out == nullptr) return null_argument("out");
-  *out = method->method->num_outputs();
-  return ETRT_STATUS_OK;
+  return on_module(method->module, [&]() -> etrt_status {
+    *out = method->method->num_outputs();
+    return ETRT_STATUS_OK;
+  });
 }
 
 etrt_status etrt_method_input_kind(etrt_method* method, size_t i, int32_t* kind) {
   if (method == nullptr) return null_argument("method");
   if (kind == nullptr) return null_argument("kind");
-  return guarded([&]() -> etrt_status {
+  return on_module(method->module, [&]() -> etrt_status {
     etrt_status s = check_index("input", i, method->method->num_inputs());
     if (s != ETRT_STATUS_OK) return s;
     *kind = kind_of(method->method->input_tag(i));
@@ -231,10 +302,10 @@ etrt_status etrt_method_input_kind(etrt_method* method, size_t i, int32_t* kind)
 etrt_status etrt_method_output_kind(etrt_method* method, size_t i, int32_t* kind) {
   if (method == nullptr) return null_argument("method");
   if (kind == nullptr) return null_argument("kind");
-  return guarded([&]() -> etrt_status {
+  return on_module(method->module, [&]() -> etrt_status {
     etrt_status s = check_index("output", i, method->method->num_outputs());
     if (s != ETRT_STATUS_OK) return s;
-    *kind = kind_of(method->method->output(i));
+    *kind = kind_of(method->method->output_tag(i));
     return ETRT_STATUS_OK;
   });
 }
@@ -242,20 +313,20 @@ etrt_status etrt_method_output_kind(etrt_method* method, size_t i, int32_t* kind
 etrt_status etrt_method_input_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                    const int64_t** sizes) {
   if (method == nullptr) return null_argument("method");
-  return guarded([&]() { return write_meta(method->method->input_tensor_info(i), dtype, ndim, sizes); });
+  return on_module(method->module, [&]() { return write_meta(method->method->input_tensor_info(i), dtype, ndim, sizes); });
 }
 
 etrt_status etrt_method_output_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                     const int64_t** sizes) {
   if (method == nullptr) return null_argument("method");
-  return guarded([&]() { return write_meta(method->method->output_tensor_info(i), dtype, ndim, sizes); });
+  return on_module(method->module, [&]() { return write_meta(method->method->output_tensor_info(i), dtype, ndim, sizes); });
 }
 
 etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype, size_t ndim,
                                          const int64_t* sizes) {
   if (method == nullptr) return null_argument("method");
   if (ndim > 0 && sizes == nullptr) return null_argument("sizes");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     auto type = static_cast<etrt::ScalarType>(dtype);
     if (dtype < INT8_MIN || dtype > INT8_MAX || !etrt::is_valid(type)) {
       return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
@@ -281,8 +352,7 @@ etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t va
 }
 
 etrt_status etrt_method_execute(etrt_method* method) {
-  if (method == nullptr) return null_argument("method");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     etrt::Error err = method->method->execute();
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
@@ -290,13 +360,15 @@ etrt_status etrt_method_execute(etrt_method* method) {
 
 etrt_status etrt_method_set_event_tracer(etrt_method* method, void* tracer) {
   if (method == nullptr) return null_argument("method");
-  method->method->set_event_tracer(static_cast<etrt::EventTracer*>(tracer));
-  return ETRT_STATUS_OK;
+  return on_module(method->module, [&]() -> etrt_status {
+    method->method->set_event_tracer(static_cast<etrt::EventTracer*>(tracer));
+    return ETRT_STATUS_OK;
+  });
 }
 
 etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                       const int64_t** sizes, const int64_t** strides, const void** data) {
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     const etrt::Value* v = nullptr;
     etrt_status s = output_of_kind(method, i, ETRT_KIND_TENSOR, &v);
     if (s != ETRT_STATUS_OK) return s;
@@ -312,7 +384,7 @@ etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dt
 
 etrt_status etrt_method_output_int(etrt_method* method, size_t i, int64_t* out) {
   if (out == nullptr) return null_argument("out");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     const etrt::Value* v = nullptr;
     etrt_status s = output_of_kind(method, i, ETRT_KIND_INT, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_int();
@@ -322,7 +394,7 @@ etrt_status etrt_method_output_int(etrt_method* method, size_t i, int64_t* out) 
 
 etrt_status etrt_method_output_double(etrt_method* method, size_t i, double* out) {
   if (out == nullptr) return null_argument("out");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     const etrt::Value* v = nullptr;
     etrt_status s = output_of_kind(method, i, ETRT_KIND_DOUBLE, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_double();
@@ -332,7 +404,7 @@ etrt_status etrt_method_output_double(etrt_method* method, size_t i, double* out
 
 etrt_status etrt_method_output_bool(etrt_method* method, size_t i, int32_t* out) {
   if (out == nullptr) return null_argument("out");
-  return guarded([&]() -> etrt_status {
+  return on_method(method, [&]() -> etrt_status {
     const etrt::Value* v = nullptr;
     etrt_status s = output_of_kind(method, i, ETRT_KIND_BOOL, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_bool() ? 1 : 0;

@@ -310,6 +310,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
   if (plan.outputs() != nullptr) {
     for (int32_t index : *plan.outputs()) s->outputs.push_back(static_cast<uint32_t>(index));
   }
+  for (uint32_t index : s->outputs) s->output_planned.push_back(s->values[index]);
 
   // Instructions, with the outputs each one produces: a Planned or View tensor's first use
   // is where it is produced (the program is in execution order).
@@ -413,12 +414,16 @@ Result<TensorInfo> Method::input_tensor_info(size_t i) const noexcept {
   return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
 }
 
+Tag Method::output_tag(size_t i) const noexcept {
+  return i < state_->output_planned.size() ? state_->output_planned[i].tag() : Tag::None;
+}
+
 Result<TensorInfo> Method::output_tensor_info(size_t i) const noexcept {
   if (i >= state_->outputs.size()) {
     return Error(ErrorCode::InvalidArgument, "output " + std::to_string(i) + " out of range: method '" +
                                                  state_->name + "' has " + std::to_string(state_->outputs.size()));
   }
-  const Value& v = state_->values[state_->outputs[i]];
+  const Value& v = state_->output_planned[i];
   if (!v.is_tensor()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(i) + " is not a tensor");
   const Tensor& t = v.to_tensor();
   return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
@@ -426,6 +431,7 @@ Result<TensorInfo> Method::output_tensor_info(size_t i) const noexcept {
 
 Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
   MethodState& s = *state_;
+  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
   std::string where = "input " + std::to_string(i);
   if (i >= s.inputs.size()) {
     return Error(ErrorCode::InvalidArgument,
@@ -463,6 +469,7 @@ Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
 Error Method::set_input(size_t i, const Value& value) noexcept {
   if (value.is_tensor()) return set_input(i, value.to_tensor());
   MethodState& s = *state_;
+  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
   std::string where = "input " + std::to_string(i);
   if (i >= s.inputs.size()) {
     return Error(ErrorCode::InvalidArgument,
@@ -484,11 +491,10 @@ namespace {
 // The instruction loop, instantiated twice so that running without a tracer costs nothing
 // per instruction.
 template <bool kTraced>
-Error run_instructions(MethodState& s) noexcept {
+Error run_instructions(MethodState& s, EventTracer* tracer) noexcept {
   const Reset* resets = s.resets.data();
   const InstructionState* instrs = s.instructions.data();
   const size_t count = s.instructions.size();
-  EventTracer* tracer = s.tracer;
   size_t i = 0;
   try {
     for (; i < count; ++i) {
@@ -541,21 +547,54 @@ Error run_instructions(MethodState& s) noexcept {
 
 Error Method::execute() noexcept {
   MethodState& s = *state_;
+  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
   for (size_t i = 0; i < s.inputs.size(); ++i) {
     if (!s.input_set[i]) {
       return Error(ErrorCode::InvalidState, "input " + std::to_string(i) + " of method '" + s.name + "' is not set");
     }
   }
-  if (s.tracer == nullptr) return detail::run_instructions<false>(s);
-  EventTracer* tracer = s.tracer;
+  // Read once: another thread may attach or detach a tracer meanwhile.
+  EventTracer* tracer = s.tracer.load(std::memory_order_acquire);
+  if (tracer == nullptr) return detail::run_instructions<false>(s, nullptr);
   tracer->begin_run(s.name);
-  Error e = detail::run_instructions<true>(s);
+  Error e = detail::run_instructions<true>(s, tracer);
   tracer->end_run(s.name, e.ok());
   return e;
 }
 
-void Method::set_event_tracer(EventTracer* tracer) noexcept { state_->tracer = tracer; }
-EventTracer* Method::event_tracer() const noexcept { return state_->tracer; }
+void Method::set_event_tracer(EventTracer* tracer) noexcept {
+  state_->tracer.store(tracer, std::memory_order_release);
+}
+EventTracer* Method::event_tracer() const noexcept { return state_->tracer.load(std::memory_order_acquire); }
+
+Method::Reservation::Reservation(Reservation&& other) noexcept : state_(other.state_) { other.state_ = nullptr; }
+
+Method::Reservation& Method::Reservation::operator=(Reservation&& other) noexcept {
+  if (this != &other) {
+    Reservation old(std::move(*this));
+    state_ = other.state_;
+    other.state_ = nullptr;
+  }
+  return *this;
+}
+
+Method::Reservation::~Reservation() {
+  // Release: this thread's writes to the method happen before the next holder's reads.
+  if (state_ != nullptr) state_->owner.store(std::thread::id(), std::memory_order_release);
+}
+
+Result<Method::Reservation> Method::reserve() noexcept {
+  MethodState& s = *state_;
+  const std::thread::id self = std::this_thread::get_id();
+  // Only this thread can have stored its own id, so a relaxed read suffices for nesting.
+  if (s.owner.load(std::memory_order_relaxed) == self) return Reservation();
+  std::thread::id none;
+  if (!s.owner.compare_exchange_strong(none, self, std::memory_order_acquire, std::memory_order_relaxed)) {
+    return Error(ErrorCode::InvalidState, "method '" + s.name +
+                                              "' is in use by another thread: a method runs one call at a time");
+  }
+  return Reservation(&s);
+}
 
 const Value& Method::output(size_t i) const noexcept {
   static const Value kNone;

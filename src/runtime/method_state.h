@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "etrt/runtime/allocator.h"
@@ -97,11 +99,14 @@ struct MethodState {
 
   std::vector<uint32_t> inputs;   // value indices
   std::vector<uint32_t> outputs;  // value indices
+  std::vector<Value> output_planned;  // outputs as loaded: metadata readable during execute()
   std::vector<Tensor> input_planned;
   std::vector<bool> input_set;
 
   RunContext context;
-  EventTracer* tracer = nullptr;
+  std::atomic<EventTracer*> tracer{nullptr};  // may be changed while another thread runs
+  // The thread holding the method (Method::reserve); a default id when none does.
+  std::atomic<std::thread::id> owner{};
 };
 
 }  // namespace detail

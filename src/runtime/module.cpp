@@ -1,11 +1,15 @@
 #include "etrt/runtime/module.h"
 
 #include <map>
+#include <mutex>
 #include <optional>
 
 namespace etrt {
 
 struct Module::Impl {
+  // Guards loading, `methods` and `tracer`: a Module is shared between threads. Held while a
+  // method loads, so each name is loaded once and no caller sees a Method another one drops.
+  std::mutex mu;
   std::string path;
   std::vector<std::string> data_paths;  // .ptd files; none: no named data map
   LoadMode mode = LoadMode::Mmap;
@@ -67,6 +71,11 @@ Error with_path(const std::string& path, const Error& e) {
 }  // namespace
 
 Error Module::load() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return load_locked();
+}
+
+Error Module::load_locked() {
   Impl& m = *impl_;
   if (m.load_attempted) return m.load_error;
   m.load_attempted = true;
@@ -99,15 +108,19 @@ Error Module::load() {
   return Error();
 }
 
-bool Module::is_loaded() const noexcept { return impl_->program.has_value(); }
+bool Module::is_loaded() const noexcept {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->program.has_value();
+}
 
 Result<std::vector<std::string>> Module::method_names() {
   ETRT_RETURN_IF_ERROR(load());
-  return impl_->program->method_names();
+  return impl_->program->method_names();  // the program never changes once loaded
 }
 
 Result<Method*> Module::method(const std::string& name) {
-  ETRT_RETURN_IF_ERROR(load());
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ETRT_RETURN_IF_ERROR(load_locked());
   auto it = impl_->methods.find(name);
   if (it != impl_->methods.end()) return it->second.get();
   ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, impl_->data_map));
@@ -124,14 +137,20 @@ Error Module::load_method(const std::string& name) {
 }
 
 void Module::set_event_tracer(EventTracer* tracer) noexcept {
+  std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->tracer = tracer;
   for (auto& entry : impl_->methods) entry.second->set_event_tracer(tracer);
 }
 
-EventTracer* Module::event_tracer() const noexcept { return impl_->tracer; }
+EventTracer* Module::event_tracer() const noexcept {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tracer;
+}
 
 Result<std::vector<Value>> Module::execute(const std::string& name, const std::vector<Value>& inputs) {
   ETRT_ASSIGN_OR_RETURN(Method * method, this->method(name));
+  // One unit: another thread's call on this method cannot slip between these steps.
+  ETRT_ASSIGN_OR_RETURN(Method::Reservation held, method->reserve());
   if (inputs.size() != method->num_inputs()) {
     return Error(ErrorCode::InvalidArgument, "method '" + name + "' takes " + std::to_string(method->num_inputs()) +
                                                  " inputs, got " + std::to_string(inputs.size()));

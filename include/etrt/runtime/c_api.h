@@ -3,7 +3,15 @@
  *
  * Rules: no C++ type crosses it; every fallible call returns an etrt_status (0 is success,
  * otherwise an ETRT_STATUS_* code) and leaves a message for etrt_last_error() on the calling
- * thread. Handles are opaque. Plain C89-compatible header: it needs no compile definition. */
+ * thread. Handles are opaque. Plain C89-compatible header: it needs no compile definition.
+ *
+ * Threads: a module handle may be used from any threads at once. etrt_module_method loads
+ * each method once; every thread gets the same handle. A method runs one call at a time and
+ * never waits: set_input, execute and output calls on a method that another thread is inside
+ * fail with ETRT_STATUS_INVALID_STATE and change nothing. Threads sharing a method serialise
+ * their set_input .. execute .. output sequences themselves (or use one module per thread);
+ * output data read after the call returns is the caller's to protect from the next execute.
+ * Metadata calls (counts, kinds, meta) never conflict with a running execute. */
 #ifndef ETRT_RUNTIME_C_API_H_
 #define ETRT_RUNTIME_C_API_H_
 
@@ -81,7 +89,9 @@ ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
 /* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors
    (NULL: none). */
 ETRT_C_EXPORT etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out);
-/* Frees the module and every method obtained from it. NULL is allowed. */
+/* Frees the module and every method obtained from it. NULL is allowed. Waits for calls
+ * already running on the module or its methods (on other threads) to return; calls arriving
+ * meanwhile fail with ETRT_STATUS_INVALID_STATE. No call may start once it has returned. */
 ETRT_C_EXPORT void etrt_module_free(etrt_module* module);
 ETRT_C_EXPORT etrt_status etrt_module_num_methods(etrt_module* module, size_t* out);
 /* *out stays valid as long as the module. */

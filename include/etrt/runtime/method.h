@@ -1,5 +1,12 @@
 // A loaded, runnable execution plan. Loading resolves everything; execute() is a tight loop
 // over pre-resolved kernels that allocates nothing on the heap in steady state.
+//
+// Threads: a Method runs one call at a time. Its metadata (name, counts, input_tag,
+// input_tensor_info, output_tag, output_tensor_info) may be read from any thread at any time.
+// set_input() and execute() never wait: while another thread is inside one of them, or holds a
+// Reservation, they fail with InvalidState and change nothing. A caller that shares a Method
+// between threads serialises set_input .. execute .. output itself (its own mutex, or
+// reserve()); reading output(i) while another thread runs the method is a data race.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +49,28 @@ class ETRT_EXPORT Method {
   Result<TensorInfo> input_tensor_info(size_t i) const noexcept;
   // Planned dtype and sizes of tensor output i.
   Result<TensorInfo> output_tensor_info(size_t i) const noexcept;
+  // What output i is (known before execute()): Tag::Tensor, a scalar kind, Tag::None...
+  Tag output_tag(size_t i) const noexcept;
+
+  // Holds the method for the thread that reserved it; released when destroyed. That thread's
+  // calls meanwhile form one unit; other threads' set_input/execute fail with InvalidState.
+  class ETRT_EXPORT Reservation {
+   public:
+    Reservation() noexcept = default;
+    Reservation(Reservation&& other) noexcept;
+    Reservation& operator=(Reservation&& other) noexcept;
+    Reservation(const Reservation&) = delete;
+    Reservation& operator=(const Reservation&) = delete;
+    ~Reservation();
+
+   private:
+    friend class Method;
+    explicit Reservation(detail::MethodState* state) noexcept : state_(state) {}
+    detail::MethodState* state_ = nullptr;  // null when empty or nested in an outer one
+  };
+  // Reserves the method for the calling thread (again: a nested, no-op reservation). Fails
+  // with InvalidState, without waiting, while another thread uses the method.
+  Result<Reservation> reserve() noexcept;
 
   // Binds input i. A tensor must match the expected dtype and sizes exactly, be contiguous
   // and aligned to its element size; its memory is used as is (no copy) and must stay valid

@@ -1,5 +1,11 @@
 // Module: the entry point for C++ callers. It owns the data loader, the program and every
 // loaded method, and loads each lazily on first use.
+//
+// Threads: a Module may be shared. load(), method_names(), method(), load_method() and the
+// tracer calls may run from any threads at once: the program loads once and each method once
+// (every thread gets the same Method). What a Method allows is in method.h: it runs one call
+// at a time and never waits, so a concurrent execute() of the same method fails with
+// InvalidState. Moving or destroying a Module while another thread uses it is a data race.
 #pragma once
 
 #include <memory>
@@ -51,13 +57,15 @@ class ETRT_EXPORT Module {
   void set_event_tracer(EventTracer* tracer) noexcept;
   EventTracer* event_tracer() const noexcept;
 
-  // Sets the inputs, runs the method and returns its outputs. Output tensors point into the
-  // method's memory: they are valid until the next call on that method or until the Module
-  // is destroyed; copy them to keep them longer.
+  // Sets the inputs, runs the method and returns its outputs, holding the method for the whole
+  // call (a concurrent call on the same method fails with InvalidState). Output tensors point
+  // into the method's memory: they are valid until the next call on that method or until the
+  // Module is destroyed; copy them to keep them longer (before another thread calls it).
   Result<std::vector<Value>> execute(const std::string& name, const std::vector<Value>& inputs);
   Result<std::vector<Value>> forward(const std::vector<Value>& inputs) { return execute("forward", inputs); }
 
  private:
+  Error load_locked();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
