@@ -14,7 +14,14 @@ import flatbuffers
 # Scalar types, storage kinds and union tags as numbered in schema/program.fbs.
 FLOAT = 0
 PLANNED, CONSTANT, INPUT, VIEW = 0, 1, 2, 3
-_VALUE_NULL, _VALUE_INT, _VALUE_TENSOR, _VALUE_TENSOR_LIST = 1, 2, 9, 10
+_VALUE_NULL, _VALUE_INT, _VALUE_BOOL, _VALUE_INT_LIST, _VALUE_TENSOR, _VALUE_TENSOR_LIST = (
+    1,
+    2,
+    4,
+    6,
+    9,
+    10,
+)
 _CALL_KERNEL = 1
 ALIGNMENT = 64
 
@@ -35,6 +42,16 @@ class IntValue:
 
 
 @dataclass(frozen=True)
+class BoolValue:
+    val: bool
+
+
+@dataclass(frozen=True)
+class IntListValue:
+    items: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class NullValue:
     pass
 
@@ -44,7 +61,7 @@ class TensorListValue:
     items: tuple[int, ...]
 
 
-Value = TensorValue | IntValue | NullValue | TensorListValue
+Value = TensorValue | IntValue | BoolValue | IntListValue | NullValue | TensorListValue
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,15 @@ def _value(b: flatbuffers.Builder, v: Value) -> int:
         b.StartObject(1)
         b.PrependInt64Slot(0, v.val, 0)
         payload, tag = b.EndObject(), _VALUE_INT
+    elif isinstance(v, BoolValue):
+        b.StartObject(1)
+        b.PrependBoolSlot(0, v.val, False)
+        payload, tag = b.EndObject(), _VALUE_BOOL
+    elif isinstance(v, IntListValue):
+        items = _vector(b, "q", v.items)
+        b.StartObject(1)
+        b.PrependUOffsetTRelativeSlot(0, items, 0)
+        payload, tag = b.EndObject(), _VALUE_INT_LIST
     elif isinstance(v, TensorListValue):
         items = _vector(b, "i", v.items)
         b.StartObject(1)

@@ -281,19 +281,27 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
       return;
     }
   }
-  const int64_t eff_h = s.dh * (s.kh - 1) + 1, eff_w = s.dw * (s.kw - 1) + 1;
-  if (s.h + 2 * s.ph < eff_h || s.w + 2 * s.pw < eff_w || s.kh < 1 || s.kw < 1) {
-    fail(ctx, kOp, "kernel " + shape_string(weight->sizes()) + " is larger than the padded input " +
-                       shape_string(input->sizes()));
+  if (!checked::window(s.h, s.kh, s.ph, s.ph, s.sh, s.dh, false, &s.oh) ||
+      !checked::window(s.w, s.kw, s.pw, s.pw, s.sw, s.dw, false, &s.ow)) {
+    fail(ctx, kOp, "kernel " + shape_string(weight->sizes()) + " with stride " +
+                       shape_string(Span<const int64_t>(stride, static_cast<size_t>(spatial))) + ", padding " +
+                       shape_string(Span<const int64_t>(padding, static_cast<size_t>(spatial))) + " and dilation " +
+                       shape_string(Span<const int64_t>(dilation, static_cast<size_t>(spatial))) +
+                       " does not fit the input " + shape_string(input->sizes()));
     return;
   }
-  s.oh = (s.h + 2 * s.ph - eff_h) / s.sh + 1;
-  s.ow = (s.w + 2 * s.pw - eff_w) / s.sw + 1;
   int64_t out_sizes[4] = {s.batch, s.cout, s.oh, s.ow};
   if (spatial == 1) out_sizes[2] = s.ow;
   Tensor* out = output_arg(ctx, kOp, args, 9, ScalarType::Float,
                            Span<const int64_t>(out_sizes, static_cast<size_t>(input->dim())));
   if (out == nullptr || out->numel() == 0) return;
+  // The column matrix (plus a row for a folded bias) is a tensor of its own: bounded like one.
+  int64_t col_elements = 0;
+  if (!checked::mul(s.kdim() + 1, s.pixels(), &col_elements) || col_elements > checked::kMaxElements) {
+    fail(ctx, kOp, "the unfolded input of weight " + shape_string(weight->sizes()) + " over output " +
+                       shape_string(out->sizes()) + " exceeds " + std::to_string(checked::kMaxElements) + " elements");
+    return;
+  }
 
   // A: the weights as a contiguous [Cout, Cin_g*KH*KW] matrix, the bias appended when folded.
   ConvPlan plan{weight->data_as<const float>(), s.kdim(), s.kdim(), nullptr};

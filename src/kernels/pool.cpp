@@ -27,13 +27,11 @@ struct PoolShape {
   int64_t in_sn, in_sc, in_sh, in_sw;  // input strides (n, c, h, w)
 };
 
-// ATen's pooling_output_shape.
+// ATen's pooling_output_shape, through the shared checked window helper: -1 for parameters
+// out of range or a window larger than the padded input.
 int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil) {
-  const int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil ? stride - 1 : 0);
-  // Floor division (num may be negative for inputs smaller than the window).
-  int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
-  if (ceil && (out - 1) * stride >= in + pad) --out;
-  return out;
+  int64_t out = 0;
+  return checked::window(in, k, pad, pad, stride, dilation, ceil, &out) ? out : -1;
 }
 
 bool pool_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* name, bool allow_empty,

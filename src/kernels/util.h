@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/checked.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/parallel.h"
@@ -187,6 +188,10 @@ inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> a
   }
   if (!any_layout && !out->is_contiguous()) {
     fail(ctx, op, std::string("output '") + name + "' must be contiguous");
+    return nullptr;
+  }
+  if (out->is_read_only()) {
+    fail(ctx, op, std::string("output '") + name + "' is read-only memory (a constant)");
     return nullptr;
   }
   if (out->data() == nullptr && out->numel() > 0) {

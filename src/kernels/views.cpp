@@ -38,7 +38,9 @@ Tensor* view_input(KernelContext& ctx, const char* op, Span<Value*> args, size_t
   return self;
 }
 
-// Points `out` at `self`'s memory with geometry `g`.
+// Points `out` at `self`'s memory with geometry `g`. The result must have the shape the program
+// planned for `out` (so a file cannot make a view larger than its tensors are allowed to be)
+// and stay inside the memory `self` spans.
 void set_view(KernelContext& ctx, const char* op, Value* out_value, const Tensor& self, const Geometry& g) {
   if (!out_value->is_tensor()) {
     fail(ctx, op, std::string("'out' must be a tensor, got ") + to_string(out_value->tag()));
@@ -50,13 +52,29 @@ void set_view(KernelContext& ctx, const char* op, Value* out_value, const Tensor
                       to_string(self.dtype()));
     return;
   }
+  if (!same_sizes(out.sizes(), g.size_span())) {
+    fail(ctx, op, "the view has shape " + shape_string(g.size_span()) + " but was planned as " +
+                      shape_string(out.sizes()));
+    return;
+  }
+  int64_t self_extent = 0, view_extent = 0, end = 0;
+  if (!checked::extent(self.sizes().data(), self.strides().data(), self.dim(), &self_extent) ||
+      !checked::extent(g.sizes, g.strides, g.dim, &view_extent) || g.offset < 0 ||
+      (view_extent > 0 && (!checked::add(g.offset, view_extent, &end) || end > self_extent))) {
+    fail(ctx, op, "the view (shape " + shape_string(g.size_span()) + ", strides " + shape_string(g.stride_span()) +
+                      ", offset " + std::to_string(g.offset) + ") reaches outside its input's " +
+                      std::to_string(self_extent) + " elements");
+    return;
+  }
   Error err = out.set_sizes_and_strides(g.size_span(), g.stride_span());
+  out.set_read_only(self.is_read_only());
   if (!err.ok()) {
     fail(ctx, op, err.message());
     return;
   }
   char* base = static_cast<char*>(self.data());
-  out.set_data(base == nullptr ? nullptr : base + g.offset * static_cast<int64_t>(self.element_size()));
+  const int64_t offset = view_extent > 0 ? g.offset : 0;  // an empty view may start anywhere
+  out.set_data(base == nullptr ? nullptr : base + offset * static_cast<int64_t>(self.element_size()));
 }
 
 // ATen's infer_size: resolves one -1 and checks the element count.
@@ -65,7 +83,7 @@ bool infer_size(KernelContext& ctx, const char* op, Span<const int64_t> shape, i
     fail(ctx, op, "too many dimensions in " + shape_string(shape));
     return false;
   }
-  int64_t product = 1;
+  int64_t product = 1, nonzero = 1;
   int infer = -1;
   g->dim = static_cast<int>(shape.size());
   for (int i = 0; i < g->dim; ++i) {
@@ -78,8 +96,13 @@ bool infer_size(KernelContext& ctx, const char* op, Span<const int64_t> shape, i
     } else if (shape[i] < 0) {
       fail(ctx, op, "invalid shape " + shape_string(shape));
       return false;
+    } else if (shape[i] > checked::kMaxElements ||
+               (shape[i] != 0 && (!checked::mul(nonzero, shape[i], &nonzero) || nonzero > checked::kMaxElements))) {
+      fail(ctx, op, "shape " + shape_string(shape) + " has more than " + std::to_string(checked::kMaxElements) +
+                        " elements");
+      return false;
     } else {
-      product *= shape[i];
+      product *= shape[i];  // bounded by `nonzero`
     }
     g->sizes[i] = shape[i];
   }
@@ -122,11 +145,14 @@ bool compute_stride(Span<const int64_t> oldshape, Span<const int64_t> oldstride,
   int64_t view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= oldshape[tensor_d];
-    if (tensor_d == 0 ||
-        (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    int64_t contiguous_stride = 0;
+    if (!checked::mul(tensor_numel, chunk_base_stride, &contiguous_stride)) return false;
+    if (tensor_d == 0 || (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != contiguous_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || g->sizes[view_d] == 1)) {
-        g->strides[view_d] = view_numel * chunk_base_stride;
-        view_numel *= g->sizes[view_d];
+        if (!checked::mul(view_numel, chunk_base_stride, &g->strides[view_d]) ||
+            !checked::mul(view_numel, g->sizes[view_d], &view_numel)) {
+          return false;
+        }
         --view_d;
       }
       if (view_numel != tensor_numel) return false;
@@ -227,7 +253,13 @@ void op_expand(KernelContext& ctx, Span<Value*> args) {
   for (int i = nd - 1; i >= 0; --i) {
     const int d = td - (nd - i);
     int64_t sz = d >= 0 ? self->size(d) : 1;
-    int64_t st = d >= 0 ? self->stride(d) : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 1);
+    int64_t st = 1;
+    if (d >= 0) {
+      st = self->stride(d);
+    } else if (i + 1 < nd && !checked::mul(g.sizes[i + 1], g.strides[i + 1], &st)) {
+      fail(ctx, op, "size " + shape_string(size) + " is too large");
+      return;
+    }
     int64_t target = size[i];
     if (target == -1) {
       if (d < 0) {
@@ -335,7 +367,12 @@ void op_unsqueeze(KernelContext& ctx, Span<Value*> args) {
     g.strides[i] = g.strides[i - 1];
   }
   g.sizes[d] = 1;
-  g.strides[d] = d >= self->dim() ? 1 : self->size(d) * self->stride(d);
+  if (d >= self->dim()) {
+    g.strides[d] = 1;
+  } else if (!checked::mul(self->size(d), self->stride(d), &g.strides[d])) {
+    fail(ctx, op, "stride overflow");
+    return;
+  }
   ++g.dim;
   set_view(ctx, op, args[2], *self, g);
 }
@@ -370,7 +407,10 @@ void op_split_with_sizes(KernelContext& ctx, Span<Value*> args) {
       fail(ctx, op, "negative split size in " + shape_string(split_sizes));
       return;
     }
-    total += s;
+    if (!checked::add(total, s, &total)) {
+      fail(ctx, op, "split sizes " + shape_string(split_sizes) + " overflow");
+      return;
+    }
   }
   const int64_t dim_size = self->size(static_cast<int>(dim));
   if (total != dim_size) {
@@ -444,11 +484,15 @@ void op_slice_tensor(KernelContext& ctx, Span<Value*> args) {
   if (start > size) start = size;
   if (end < start) end = start;
   if (end > size) end = size;
-  const int64_t len = (end - start + step - 1) / step;
+  const int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
   Geometry g = geometry_of(*self);
   g.offset = start * g.strides[dim];
   g.sizes[dim] = len;
-  g.strides[dim] *= step;
+  // With one element or none the stride does not matter (and step may be huge).
+  if (len > 1 && !checked::mul(g.strides[dim], step, &g.strides[dim])) {
+    fail(ctx, op, "step " + std::to_string(step) + " overflows the stride");
+    return;
+  }
   set_view(ctx, op, args[5], *self, g);
 }
 

@@ -289,6 +289,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
                                    Span<const int64_t>(layout.sizes, static_cast<size_t>(layout.dim)),
                                    Span<const int64_t>(layout.strides, static_cast<size_t>(layout.dim)));
         if (!tensor.ok()) return Error(ErrorCode::InvalidProgram, where + "value " + str(i) + ": " + tensor.error().message());
+        tensor->set_read_only(t->storage() == fb::StorageKind::Constant || t->storage() == fb::StorageKind::External);
         out = Value(*tensor);
         break;
       }

@@ -100,16 +100,17 @@ Result<FlatTensorDataMap> FlatTensorDataMap::load(DataLoader* loader) noexcept {
       if (t->sizes() != nullptr && reinterpret_cast<uintptr_t>(t->sizes()->Data()) % alignof(int64_t) != 0) {
         return bad(named + ": misaligned sizes");
       }
-      uint64_t numel = 1;
       for (size_t d = 0; d < dim; ++d) {
         const int64_t s = t->sizes()->Get(static_cast<flatbuffers::uoffset_t>(d));
         if (s < 0) return bad(named + " has a negative size");
-        if (s != 0 && numel > detail::kMaxBytes / static_cast<uint64_t>(s)) return bad(named + " is too large");
-        numel *= static_cast<uint64_t>(s);
         e.sizes[d] = s;
       }
-      const uint64_t nbytes = numel * element_size(dtype);
-      if (nbytes > detail::kMaxBytes) return bad(named + " is too large");
+      int64_t numel = 0;
+      uint64_t nbytes = 0;
+      if (!checked::numel(e.sizes, dim, &numel) || !checked::nbytes(numel, element_size(dtype), &nbytes)) {
+        return bad(named + " is too large (at most " + str(checked::kMaxElements) + " elements and " +
+                   str(checked::kMaxBytes) + " bytes)");
+      }
       const size_t order_len = t->dim_order() ? t->dim_order()->size() : 0;
       if (order_len != 0) {
         bool seen[Tensor::kMaxDims] = {};

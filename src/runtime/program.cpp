@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "method_state.h"
 #include "program_data.h"
@@ -43,7 +44,8 @@ class PlanVerifier {
     ETRT_RETURN_IF_ERROR(check_io());
     ETRT_RETURN_IF_ERROR(check_operators());
     ETRT_RETURN_IF_ERROR(check_delegates());
-    return check_instructions();
+    ETRT_RETURN_IF_ERROR(check_instructions());
+    return check_outputs_produced();
   }
 
  private:
@@ -253,7 +255,52 @@ class PlanVerifier {
         return fail(what + " is neither a kernel call nor a delegate call");
       }
       if (args != nullptr) {
-        for (int32_t a : *args) ETRT_RETURN_IF_ERROR(check_index(a, what + " argument"));
+        for (int32_t a : *args) {
+          ETRT_RETURN_IF_ERROR(check_index(a, what + " argument"));
+          used_.insert(a);
+          for (int32_t item : list_items(a)) used_.insert(item);
+        }
+        // Outputs come last and every call has one: the last argument is written.
+        if (args->size() > 0) ETRT_RETURN_IF_ERROR(check_writable(args->Get(args->size() - 1), what));
+      }
+    }
+    return Error();
+  }
+
+  // Items of a tensor list value (checked by check_values), none for anything else.
+  std::vector<int32_t> list_items(int32_t index) const {
+    const fb::Value* v = value(static_cast<size_t>(index));
+    const flatbuffers::Vector<int32_t>* items = nullptr;
+    if (const auto* l = v->val_as_TensorList()) items = l->items();
+    if (const auto* l = v->val_as_OptionalTensorList()) items = l->items();
+    return items ? std::vector<int32_t>(items->begin(), items->end()) : std::vector<int32_t>();
+  }
+
+  bool read_only(int32_t index) const {
+    const fb::Tensor* t = value(static_cast<size_t>(index))->val_as_Tensor();
+    return t != nullptr && (t->storage() == fb::StorageKind::Constant || t->storage() == fb::StorageKind::External);
+  }
+
+  Error check_writable(int32_t out, const std::string& what) const {
+    std::vector<int32_t> targets = list_items(out);
+    targets.push_back(out);
+    for (int32_t t : targets) {
+      if (read_only(t)) return fail(what + " writes its output into value " + std::to_string(t) + ", a read-only constant");
+    }
+    return Error();
+  }
+
+  // A method output nothing writes would hand the caller no memory (a view) or bytes no
+  // instruction produced (planned memory).
+  Error check_outputs_produced() const {
+    if (plan_.outputs() == nullptr) return Error();
+    for (flatbuffers::uoffset_t i = 0; i < plan_.outputs()->size(); ++i) {
+      const int32_t index = plan_.outputs()->Get(i);
+      const fb::Tensor* t = value(static_cast<size_t>(index))->val_as_Tensor();
+      if (t == nullptr || used_.count(index) != 0) continue;
+      if (t->storage() == fb::StorageKind::View || t->storage() == fb::StorageKind::Planned) {
+        return fail("output " + str(i) + " (value " + std::to_string(index) +
+                    ") is never written by an instruction and has no data of its own");
       }
     }
     return Error();
@@ -264,6 +311,7 @@ class PlanVerifier {
   std::string where_;
   size_t num_values_ = 0;
   bool has_input_storage_ = false;
+  std::unordered_set<int32_t> used_;  // values some instruction takes as an argument
 };
 
 Error check_segments(const ProgramData& data) {
@@ -322,21 +370,19 @@ Error compute_layout(const fb::Tensor& t, TensorLayout* out) {
                                                 std::to_string(Tensor::kMaxDims) + " are supported");
   }
   out->dim = static_cast<int>(dim);
-  uint64_t numel = 1;
   for (size_t d = 0; d < dim; ++d) {
     int64_t s = t.sizes()->Get(static_cast<flatbuffers::uoffset_t>(d));
     if (s < 0) return Error(ErrorCode::InvalidProgram, "negative size " + std::to_string(s) + " in dimension " + str(d));
-    if (s != 0 && numel > kMaxBytes / static_cast<uint64_t>(s)) {
-      return Error(ErrorCode::InvalidProgram, "tensor has too many elements (more than " + str(kMaxBytes) + ")");
-    }
-    numel *= static_cast<uint64_t>(s);
     out->sizes[d] = s;
   }
-  uint64_t esize = element_size(dtype);
-  if (numel > kMaxBytes / esize) {
+  int64_t numel = 0;
+  if (!checked::numel(out->sizes, dim, &numel)) {
+    return Error(ErrorCode::InvalidProgram, "tensor has too many elements (more than " + str(checked::kMaxElements) +
+                                                " in its non-empty dimensions)");
+  }
+  if (!checked::nbytes(numel, element_size(dtype), &out->nbytes)) {
     return Error(ErrorCode::InvalidProgram, "tensor needs more than " + str(kMaxBytes) + " bytes");
   }
-  out->nbytes = numel * esize;
 
   // dim_order lists dimensions outermost first; absent means contiguous.
   int order[Tensor::kMaxDims];

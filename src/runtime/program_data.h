@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/checked.h"
 #include "etrt/fb/program_generated.h"
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/tensor.h"
@@ -15,9 +16,9 @@
 namespace etrt {
 namespace detail {
 
-// Upper bound for any tensor or arena: larger values in a file are treated as malformed
-// rather than attempted.
-constexpr uint64_t kMaxBytes = uint64_t{1} << 40;
+// Upper bound for any tensor or arena (common/checked.h): larger values in a file are treated
+// as malformed rather than attempted.
+constexpr uint64_t kMaxBytes = checked::kMaxBytes;
 constexpr size_t kSegmentAlignment = 64;
 
 struct ProgramData {

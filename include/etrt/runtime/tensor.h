@@ -68,6 +68,10 @@ class ETRT_EXPORT Tensor {
   bool is_contiguous() const noexcept;
 
   void set_data(void* data) noexcept { data_ = data; }
+  // Memory the program must not write (constants, external data): kernels refuse it as an
+  // output. Views of such a tensor inherit the mark.
+  bool is_read_only() const noexcept { return read_only_; }
+  void set_read_only(bool read_only) noexcept { read_only_ = read_only; }
   // For kernels producing views: new shape and strides over the same or another buffer.
   Error set_sizes_and_strides(Span<const int64_t> sizes, Span<const int64_t> strides) noexcept;
   // Contiguous strides for `sizes`.
@@ -76,6 +80,7 @@ class ETRT_EXPORT Tensor {
  private:
   void* data_ = nullptr;
   ScalarType dtype_ = ScalarType::Float;
+  bool read_only_ = false;  // in the padding after dtype_: the layout is unchanged
   int dim_ = 0;
   int64_t sizes_[kMaxDims] = {};
   int64_t strides_[kMaxDims] = {};

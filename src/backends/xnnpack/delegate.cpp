@@ -179,6 +179,7 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     ETRT_RETURN_IF_ERROR(check_tensor(args[num_inputs + j], slot, "output", j));
     const Tensor& t = args[num_inputs + j]->to_tensor();
     if (!t.is_contiguous()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is not contiguous");
+    if (t.is_read_only()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is read-only memory");
     void* data = slot.nchw && !layouts_coincide(slot) ? static_cast<void*>(scratch_[num_inputs + j]) : t.data();
     changed |= externals_[num_inputs + j].data != data;
     externals_[num_inputs + j].data = data;

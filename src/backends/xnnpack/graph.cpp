@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "common/checked.h"
+
 namespace etrt {
 namespace backends {
 namespace xnnpack {
@@ -12,8 +14,7 @@ namespace {
 constexpr uint32_t kBlobVersion = 1;
 constexpr uint64_t kDataAlignment = 64;
 constexpr uint64_t kMaxValues = 1u << 20;
-constexpr uint64_t kMaxNumel = uint64_t{1} << 36;
-// Kernel sizes, strides, dilations, paddings and group counts beyond this are nonsense.
+// Group counts and channels per group beyond this are nonsense.
 constexpr uint32_t kMaxParam = 1u << 16;
 
 std::string str(uint64_t v) { return std::to_string(v); }
@@ -26,6 +27,8 @@ struct ValueInfo {
   size_t dims[XNN_MAX_TENSOR_DIMS] = {};
   uint64_t numel = 1;
   bool available = false;  // readable by the next node
+  bool written = false;    // by a node
+  bool read = false;       // by a node
 };
 
 class Checker {
@@ -33,10 +36,15 @@ class Checker {
   Checker(const fb::Graph& g, std::vector<ValueInfo>& values) : g_(g), values_(values) {}
 
   Error check_nodes() {
-    if (g_.nodes() == nullptr) return Error();
+    if (g_.nodes() == nullptr || g_.nodes()->size() == 0) return invalid("the graph has no nodes");
     for (flatbuffers::uoffset_t i = 0; i < g_.nodes()->size(); ++i) {
       const fb::Node* node = g_.nodes()->Get(i);
       where_ = "node " + str(i);
+      if (node == nullptr) return invalid(where_ + " is missing");
+      // A union whose type is set but whose table is absent (the verifier allows it).
+      if (node->node_type() != fb::NodeUnion::NONE && node->node() == nullptr) {
+        return invalid(where_ + " has type " + str(static_cast<uint8_t>(node->node_type())) + " but no table");
+      }
       if (std::isnan(node->output_min()) || std::isnan(node->output_max())) {
         return invalid(where_ + ": NaN output bound");
       }
@@ -69,6 +77,7 @@ class Checker {
   Result<const ValueInfo*> read(uint32_t id, const char* role) {
     if (id >= values_.size()) return invalid(where_ + ": " + role + " value " + str(id) + " does not exist");
     if (!values_[id].available) return invalid(where_ + ": " + role + " value " + str(id) + " is read before it is written");
+    values_[id].read = true;
     return &values_[id];
   }
 
@@ -87,6 +96,7 @@ class Checker {
       return invalid(where_ + ": output value " + str(id) + " is not a fresh internal or output value");
     }
     v.available = true;
+    v.written = true;
     return &v;
   }
 
@@ -124,14 +134,13 @@ class Checker {
   // Output extent of a window: (in + pads - effective kernel) / stride + 1, or an error.
   Result<size_t> window(size_t in, uint32_t pad_a, uint32_t pad_b, uint32_t kernel, uint32_t stride,
                         uint32_t dilation) {
-    for (uint32_t p : {pad_a, pad_b, kernel, stride, dilation}) {
-      if (p > kMaxParam) return invalid(where_ + ": window parameter " + str(p) + " is too large");
+    int64_t out = 0;
+    if (!checked::window(static_cast<int64_t>(in), kernel, pad_a, pad_b, stride, dilation, false, &out)) {
+      return invalid(where_ + ": window (kernel " + str(kernel) + ", stride " + str(stride) + ", dilation " +
+                     str(dilation) + ", padding " + str(pad_a) + "+" + str(pad_b) + ") does not fit an input of " +
+                     str(in));
     }
-    if (kernel == 0 || stride == 0 || dilation == 0) return invalid(where_ + ": zero kernel, stride or dilation");
-    uint64_t padded = uint64_t{in} + pad_a + pad_b;
-    uint64_t effective = uint64_t{dilation} * (kernel - 1) + 1;
-    if (padded < effective) return invalid(where_ + ": the window is larger than the padded input");
-    return static_cast<size_t>((padded - effective) / stride + 1);
+    return static_cast<size_t>(out);
   }
 
   Error conv2d(const fb::Conv2d& n) {
@@ -241,16 +250,22 @@ Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_
   if (v.dims() == nullptr || v.dims()->size() == 0 || v.dims()->size() > XNN_MAX_TENSOR_DIMS) {
     return invalid(what + " must have 1 to " + str(XNN_MAX_TENSOR_DIMS) + " dimensions");
   }
+  // The verifier checks 4-byte alignment of a vector; its 8-byte elements are read in place.
+  if (reinterpret_cast<uintptr_t>(v.dims()->Data()) % alignof(uint64_t) != 0) return invalid(what + ": misaligned dims");
   info->kind = v.kind();
   info->ndim = static_cast<int>(v.dims()->size());
   for (int d = 0; d < info->ndim; ++d) {
     uint64_t size = v.dims()->Get(static_cast<flatbuffers::uoffset_t>(d));
-    if (size == 0 || size > kMaxNumel || info->numel * size > kMaxNumel) {
+    if (size == 0 || size > static_cast<uint64_t>(checked::kMaxElements)) {
       return invalid(what + " has a bad or too large shape");
     }
     info->dims[d] = static_cast<size_t>(size);
-    info->numel *= size;
   }
+  int64_t numel = 0;
+  if (!checked::numel(info->dims, static_cast<size_t>(info->ndim), &numel)) {
+    return invalid(what + " has more than " + str(checked::kMaxElements) + " elements");
+  }
+  info->numel = static_cast<uint64_t>(numel);
   switch (v.kind()) {
     case fb::ValueKind::Internal:
       return Error();
@@ -340,8 +355,24 @@ Result<Graph> parse_graph(Span<const uint8_t> blob) noexcept try {
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     if (graph.outputs[i].ndim == 0) return invalid("output " + str(i) + " has no value");
   }
+  // XNNPACK allocates every non-constant value: bound their sum like any tensor.
+  uint64_t workspace = 0;
+  for (const ValueInfo& v : values) {
+    uint64_t bytes = 0;
+    if (v.kind != fb::ValueKind::Constant &&
+        (!checked::mul(v.numel, uint64_t{sizeof(float)}, &bytes) || !checked::add(workspace, bytes, &workspace) ||
+         workspace > checked::kMaxBytes)) {
+      return invalid("the values need more than " + str(checked::kMaxBytes) + " bytes");
+    }
+  }
   Checker checker(*root, values);
   ETRT_RETURN_IF_ERROR(checker.check_nodes());
+  // XNNPACK never allocates an internal value nothing reads, and its operators assert on it.
+  for (size_t i = 0; i < num_values; ++i) {
+    if (values[i].kind == fb::ValueKind::Internal && !values[i].read) {
+      return invalid("internal value " + str(i) + (values[i].written ? " is written but never read" : " is never used"));
+    }
+  }
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     if (!values[graph.outputs[i].value_id].available) return invalid("output " + str(i) + " is never written");
   }
