@@ -166,6 +166,7 @@ const Kernel kKernels[] = {
     {"aten::scatter.reduce", op_scatter_reduce},
     {"aten::scatter.value_reduce", op_scatter_reduce},
     {"aten::empty_permuted", op_empty_permuted},
+    {"aten::_embedding_bag_forward_only", op_embedding_bag},
     {"aten::min", op_min},
     // indexing.cpp
     {"aten::gather", op_gather},
