@@ -232,9 +232,7 @@ def _export_and_run(
         return "fail", f"run: {exc}"
 
 
-def _compare_groups(
-    pairs: list[tuple[Any, _Case]], got: list[np.ndarray]
-) -> list[tuple[str, str]]:
+def _compare_groups(pairs: list[tuple[Any, _Case]], got: list[np.ndarray]) -> list[tuple[str, str]]:
     results, at = [], 0
     for op, case in pairs:
         n = len(case.outputs)
