@@ -13,6 +13,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
+from etpkg._internal import process
 from etpkg._internal.errors import EtpkgError
 from etpkg._internal.verify.cli import add_verify_parser
 from etpkg._internal.version import VERSION
@@ -106,7 +107,7 @@ def _interrupts_unwind() -> Iterator[list[int]]:
         received.append(signum)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
-        raise KeyboardInterrupt
+        process.interrupt_now_or_later()
 
     previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

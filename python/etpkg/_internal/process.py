@@ -18,6 +18,21 @@ from pathlib import Path
 
 GRACE_SECONDS = 10.0
 
+# An interrupt that arrives while a tool is being started would escape between fork and the
+# point where the tool can be stopped, leaving it running: it is held until then.
+_spawning = False
+_pending = False
+
+
+def interrupt_now_or_later() -> None:
+    """For an interrupt handler: raises KeyboardInterrupt now, or, while a tool is being
+    started, as soon as it has started (so that it is stopped with everything else)."""
+    global _pending
+    if _spawning:
+        _pending = True
+        return
+    raise KeyboardInterrupt
+
 
 def run(
     argv: Sequence[str | Path],
@@ -27,17 +42,31 @@ def run(
     timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """subprocess.run(capture_output=True, text=True, check=False), interrupt-safe."""
+    global _spawning, _pending
     cmd = [str(a) for a in argv]
-    with subprocess.Popen(
-        cmd,
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # its own group: the build it drives can be stopped with it
-    ) as proc:
+    _spawning = True
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # its own group: the build it drives can be stopped with it
+        )
+    except BaseException:
+        _spawning = False
+        if _pending:
+            _pending = False
+            raise KeyboardInterrupt from None
+        raise
+    with proc:
         try:
+            _spawning = False  # from here on an interrupt stops the tool
+            if _pending:
+                _pending = False
+                raise KeyboardInterrupt
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             _signal_group(proc, signal.SIGKILL)

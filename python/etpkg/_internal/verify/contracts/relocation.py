@@ -50,8 +50,12 @@ def check(suite: Suite) -> str:
                 expect_loaded(run([app], env=ws.env(tool)).stdout, all_files, libdir)
             except CheckFailed as exc:
                 raise CheckFailed(f"{label}: {exc}") from exc
-    finally:
+    except KeyboardInterrupt:
+        raise  # stopping: no tool is started on the way out
+    except BaseException:
         ws.reinstall()
+        raise
+    ws.reinstall()
     return f"{len(apps)} moved apps run with the wheel uninstalled" + (
         f" ({len(grafted)} grafted libs installed beside)" if grafted else ""
     )
