@@ -37,3 +37,26 @@ def model(name: str) -> torch.nn.Module:
     factory: Callable[..., torch.nn.Module] = getattr(torchvision.models, name)
     torch.manual_seed(0)
     return factory(weights=None).eval()
+
+
+def live(model: torch.nn.Module, size: int = 224) -> torch.nn.Module:
+    """`model` with activations that stay alive through its depth, in eval mode.
+
+    With torchvision's initial weights, deep nets in eval mode fade to zero (EfficientNet's
+    features are ~1e-14, in the denormal range): a comparison says nothing and timings measure
+    denormal arithmetic. Batch-norm statistics from one random batch and unit-scale linear
+    layers keep them alive.
+    """
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.Linear):
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * m.in_features**-0.5)
+                if m.bias is not None:
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.momentum = None  # the running statistics become the batch's
+                m.reset_running_stats()
+        model.train()
+        model(torch.randn(4, 3, size, size, generator=gen))
+    return model.eval()
