@@ -23,6 +23,15 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   echo "$want" > "$stamp"
 fi
 
+# The release-path tests' servers, apart: conan-server bundles its own copy of Conan.
+stamp=.venv-servers/.requirements.sha256
+want=$(sha256sum tests/servers-requirements.txt | cut -d' ' -f1)
+if [ ! -x .venv-servers/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python3.11 -m venv .venv-servers 2>/dev/null || python3 -m venv .venv-servers
+  .venv-servers/bin/python -m pip install -q --prefer-binary -r tests/servers-requirements.txt
+  echo "$want" > "$stamp"
+fi
+
 if [ ! -f "$CONAN_HOME/profiles/default" ]; then
   conan profile detect --name default >/dev/null 2>&1
   # Pin the standard the way the package is built, so test_package and consumers agree.

@@ -16,6 +16,7 @@ from etpkg._internal.errors import (
     LayoutError,
     OutputError,
     PackageError,
+    RemoteError,
     ToolError,
     VerifyError,
     WheelError,
@@ -33,6 +34,7 @@ __all__ = [
     "LayoutError",
     "OutputError",
     "PackageError",
+    "RemoteError",
     "Report",
     "Sdk",
     "ToolError",
@@ -54,15 +56,25 @@ def read_package(spec: str | Path) -> Sdk:
     return read(str(spec)).sdk
 
 
-def wheelify(spec: str | Path = ".", output_dir: str | Path = "dist") -> Path:
+def wheelify(
+    spec: str | Path = ".",
+    output_dir: str | Path = "dist",
+    *,
+    remote: str | None = None,
+    update: bool = False,
+) -> Path:
     """Builds the manylinux wheel of a Conan package into output_dir and returns its path.
+
+    With `remote` (a Conan remote's name), the package and its dependencies are first
+    installed from that remote into the Conan cache (`update`: even when the cache has them,
+    take newer revisions); RemoteError says why the remote could not give them.
 
     All work happens in a temporary directory; output_dir gains the whole wheel or stays
     unchanged. Raises an EtpkgError subclass (PackageError, ElfError, ToolError, CheckError,
     OutputError)."""
     from etpkg._internal.wheelify import wheelify as run
 
-    return run(str(spec), Path(output_dir))
+    return run(str(spec), Path(output_dir), remote=remote, update=update)
 
 
 def verify(

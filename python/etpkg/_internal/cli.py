@@ -1,4 +1,5 @@
-"""Command line: `etpkg wheelify [REF|DIR] [-o DIR] [-v]`, `etpkg verify WHEEL [...]`."""
+"""Command line: `etpkg wheelify [REF|DIR] [-o DIR] [-r REMOTE [-u]] [-v]`,
+`etpkg verify WHEEL [...]`."""
 
 from __future__ import annotations
 
@@ -51,13 +52,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory for the wheel (default: dist)",
     )
     wheelify.add_argument(
+        "-r",
+        "--remote",
+        help="Conan remote to install the package (and its dependencies) from into the cache "
+        "first; credentials as Conan takes them (conan remote login, CONAN_LOGIN_USERNAME_<R>)",
+    )
+    wheelify.add_argument(
+        "-u",
+        "--update",
+        action="store_true",
+        help="with --remote: take newer revisions from the remote even when the cache has some",
+    )
+    wheelify.add_argument(
         "-v",
         "--verbose",
         action="count",
         default=0,
         help="log progress (-vv: also Conan's and the tools' detail)",
     )
-    wheelify.set_defaults(func=_wheelify)
+    wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
     return parser
 
@@ -65,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _wheelify(args: argparse.Namespace) -> int:
     from etpkg._internal.wheelify import wheelify
 
-    print(wheelify(args.package, args.output_dir))
+    if args.update and args.remote is None:
+        args.parser.error("--update needs --remote")
+    print(wheelify(args.package, args.output_dir, remote=args.remote, update=args.update))
     return 0
 
 
@@ -76,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=level, format="etpkg: %(message)s")
     # `wheel` logs every archive member at INFO: detail for -vv only.
     logging.getLogger("wheel").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
+    # urllib3 (under Conan) warns at each retry of a remote; etpkg's error line says the outcome.
+    logging.getLogger("urllib3").setLevel(logging.DEBUG if verbose > 1 else logging.ERROR)
     with _interrupts_unwind() as received:
         try:
             result: int = args.func(args)

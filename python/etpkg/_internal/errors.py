@@ -20,6 +20,11 @@ class ElfError(LayoutError):
     """A file that must be an ELF shared library is not one, or not for the package's arch."""
 
 
+class RemoteError(PackageError):
+    """A Conan remote cannot give the package: unreachable, credentials refused, or it lacks
+    the reference or its binary."""
+
+
 class ToolError(EtpkgError):
     """A required external tool (patchelf, auditwheel) is missing or failed; the message keeps
     the tool's own last meaningful line."""

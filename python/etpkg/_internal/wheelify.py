@@ -22,17 +22,21 @@ from etpkg._internal.conan import read_package
 from etpkg._internal.plan.cmake import render_cmake_package
 from etpkg._internal.plan.layout import plan_wheel, wheel_sdk
 from etpkg._internal.plan.pkgconfig import render_pkg_config
+from etpkg._internal.remote import fetch_package
 from etpkg._internal.version import VERSION
 
 log = logging.getLogger(__name__)
 
 
-def wheelify(spec: str, out_dir: Path) -> Path:
-    """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir.
+def wheelify(spec: str, out_dir: Path, *, remote: str | None = None, update: bool = False) -> Path:
+    """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir;
+    with `remote`, first installs it from that Conan remote into the cache (remote.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     """
     start = time.monotonic()
+    if remote is not None:
+        spec = fetch_package(spec, remote, update=update)
     package = read_package(spec)
     sdk = package.sdk
     arch = tags.arch_for_conan(package.arch)
