@@ -232,11 +232,22 @@ REFUSED_OPS: dict[str, str] = {
     "aten::nonzero": "its result's shape depends on the input's values; etrt plans static shapes",
     "aten::_local_scalar_dense": "reads a tensor's value into Python (.item()); "
     "etrt programs compute tensors only",
-    "aten::atan2.out": "an out= variant; torch.export's graphs use aten::atan2",
     "aten::sym_numel": _SYMBOLIC,
     "aten::sym_size.int": _SYMBOLIC,
     "aten::sym_storage_offset": _SYMBOLIC,
     "aten::sym_stride.int": _SYMBOLIC,
+    "aten::sym_is_contiguous": _SYMBOLIC,
+}
+
+# Core ATen ops torch.export never leaves in a graph etrt lowers: run_decompositions() rewrites
+# them into ops etrt has kernels for. tests/etrt_python/test_opset.py exports a use of each and
+# checks what it becomes.
+DECOMPOSED_OPS: dict[str, str] = {
+    "aten::atan2.out": "functionalized into aten::atan2",
+    "aten::avg_pool1d": "decomposed into aten::avg_pool2d over an unsqueezed view",
+    "aten::adaptive_avg_pool1d": "decomposed into aten::_adaptive_avg_pool2d over an unsqueezed "
+    "view",
+    "aten::resize_": "functionalized into aten::as_strided of a copy",
 }
 
 
@@ -280,6 +291,11 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::upsample_nearest2d.vec",
     }
 )
+
+
+def decomposition(name: str) -> str | None:
+    """What torch.export rewrites op `name` into, or None when it keeps it."""
+    return DECOMPOSED_OPS.get(name)
 
 
 def refusal(name: str) -> str | None:
