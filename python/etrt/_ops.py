@@ -210,6 +210,11 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
 
 SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS
 
+# Kernels that read and write float16 and bfloat16 elements themselves. Every other kernel gets
+# such tensors converted to float32 and its float32 results rounded back (upcast.py), which is
+# how ATen computes half precision on CPU.
+HALF_NATIVE_OPS: frozenset[str] = VIEW_OPS | frozenset({"aten::_to_copy"})
+
 # Core ATen ops etrt refuses at export, with the reason the error gives.
 _TRAINING = "a training (backward) op; etrt runs inference programs"
 _RANDOM = "draws random numbers; etrt programs are deterministic (export in eval mode)"
@@ -296,6 +301,18 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
 def decomposition(name: str) -> str | None:
     """What torch.export rewrites op `name` into, or None when it keeps it."""
     return DECOMPOSED_OPS.get(name)
+
+
+# The tensor dtypes etrt programs hold, by torch's names.
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+ALL_DTYPES = (*FLOAT_DTYPES, "int64", "int32", "int8", "uint8", "bool")
+
+
+def kernel_dtypes(name: str) -> tuple[str, ...]:
+    """The dtypes op `name` runs for (float16 and bfloat16 through float32, upcast.py unless
+    HALF_NATIVE_OPS); the exporter refuses the others. tests/etrt_python/test_opinfo.py checks
+    each claim against torch's samples."""
+    return FLOAT_DTYPES if name in FLOAT_ONLY_OPS else ALL_DTYPES
 
 
 def refusal(name: str) -> str | None:

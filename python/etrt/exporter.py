@@ -16,6 +16,7 @@ from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
 from .serialize import serialize
+from .upcast import upcast_half_precision
 from .xnnpack import delegate_to_xnnpack
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ def export_program(
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
     )
+    upcast_half_precision(lowered.plan)
     fold_batch_norm(lowered.plan, lowered.segments)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))

@@ -45,6 +45,8 @@ TENSOR_DTYPES: dict[torch.dtype, ScalarType] = {
     torch.bool: ScalarType.BOOL,
     torch.uint8: ScalarType.BYTE,
     torch.int8: ScalarType.CHAR,
+    torch.float16: ScalarType.HALF,
+    torch.bfloat16: ScalarType.BFLOAT16,
 }
 
 # dtype arguments (e.g. full_like's dtype=) may name any etrt scalar type.
@@ -104,6 +106,9 @@ def _refuse(node: Node, name: str, reason: str) -> ExportError:
     return ExportError(f"node {node.name}: etrt does not run {name}: {reason}")
 
 
+_FLOAT_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _check_arguments(node: Node, name: str) -> None:
     """Arguments etrt's kernels refuse, refused at export instead of when the program runs."""
     if name == "aten::scaled_dot_product_attention":
@@ -128,7 +133,8 @@ def _check_arguments(node: Node, name: str) -> None:
     if name in _ops.FLOAT_ONLY_OPS:
         first = node.args[0] if node.args else None
         val = first.meta.get("val") if isinstance(first, Node) else None
-        if isinstance(val, torch.Tensor) and val.dtype != torch.float32:
+        # float16 and bfloat16 run through the float32 kernel (upcast.py)
+        if isinstance(val, torch.Tensor) and val.dtype not in _FLOAT_KERNEL_DTYPES:
             raise _refuse(node, name, f"its kernel computes float32 only, the input is {val.dtype}")
 
 
@@ -235,7 +241,8 @@ class _Lowerer:
             self.external[target] = data
             value = TensorValue(st, sizes, StorageKind.EXTERNAL, external_key=target, name=name)
         else:
-            self.segments.append(data.view(-1).numpy().tobytes() if data.numel() else b"")
+            raw = data.view(-1).view(torch.uint8)  # numpy has no bfloat16: bytes of any dtype
+            self.segments.append(raw.numpy().tobytes() if data.numel() else b"")
             value = TensorValue(
                 st, sizes, StorageKind.CONSTANT, constant_segment=len(self.segments) - 1, name=name
             )

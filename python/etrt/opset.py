@@ -38,11 +38,12 @@ def core_ops() -> tuple[str, ...]:
 
 
 def _kernel_note(name: str) -> str:
-    if name in _ops.FLOAT_ONLY_OPS:
-        return "float32 (other dtypes refused at export)"
+    dtypes = ", ".join(_ops.kernel_dtypes(name))
     if _ops.is_view_op(name):
-        return "every dtype (a view: no copy)"
-    return "float32, int64, int32, int8, uint8, bool"
+        return f"{dtypes} (a view: no copy)"
+    if name in _ops.FLOAT_ONLY_OPS:
+        return f"{dtypes} (other dtypes refused at export)"
+    return dtypes
 
 
 def statuses() -> list[OpStatus]:
@@ -81,8 +82,10 @@ def markdown() -> str:
         f"kernel, {counts['decomposed']} never reach etrt (torch.export rewrites them into ops "
         f"that have one), {counts['refused']} are refused at export with the reason below"
         + (f", {counts['missing']} are missing" if counts["missing"] else "")
-        + ". float16 and bfloat16 tensors are refused at export: etrt's kernels compute in "
-        "float32 (and in double or int64 where an op needs it).",
+        + ". float16 and bfloat16 are computed as ATen computes them on CPU: in float32, "
+        "rounded once per op (kernels without their own half-precision loops get float32 "
+        "copies of such inputs and their results rounded back). float64 tensors are refused "
+        "at export.",
         "",
         "## Core ATen",
         "",

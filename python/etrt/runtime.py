@@ -11,6 +11,10 @@ Torch CPU tensors are viewed through `.numpy()`, so the same rules apply without
 Outputs are always copies owned by numpy: they stay valid after the next call and after the
 module is closed.
 
+bfloat16, which numpy lacks: a bfloat16 input takes a torch.bfloat16 tensor (read in place) or
+floating-point values (rounded to bfloat16 as torch rounds); a bfloat16 output comes back as a
+float32 array holding exactly its values. `IOSpec.element` names the type etrt stores.
+
 Threads: a Module may be shared. Every thread gets the same Method object for a name (it loads
 once), and a Method runs one call at a time: concurrent calls wait for each other, each binding
 its inputs, running and copying its outputs as one unit. close() waits for running calls to
@@ -31,13 +35,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _native
+from . import _bfloat16, _native
 from .errors import EtrtError
-from .ir import NUMPY_NAMES
+from .ir import NUMPY_NAMES, ScalarType
 
-# ETRT_DTYPE_* codes of c_api.h: the program format's scalar type codes.
+# ETRT_DTYPE_* codes of c_api.h: the program format's scalar type codes, and the numpy dtype
+# of their storage (bfloat16: its bits, as uint16).
 _DTYPES: dict[int, np.dtype[Any]] = {int(st): np.dtype(name) for st, name in NUMPY_NAMES.items()}
-_CODES = {dt: code for code, dt in _DTYPES.items()}
+_CODES = {dt: code for code, dt in _DTYPES.items() if code != ScalarType.BFLOAT16}
+_BF16 = int(ScalarType.BFLOAT16)
 # ETRT_KIND_* codes of c_api.h.
 _KINDS = {0: "none", 1: "tensor", 2: "int", 3: "double", 4: "bool", 5: "other"}
 
@@ -57,13 +63,14 @@ class IOSpec:
     """One input or output of a method: its kind and, for tensors, the planned dtype and shape."""
 
     kind: str  # "tensor", "int", "double", "bool", "none" or "other"
-    dtype: np.dtype[Any] | None = None
+    dtype: np.dtype[Any] | None = None  # what numpy users pass and get (float32 for bfloat16)
     shape: tuple[int, ...] | None = None
+    element: str = ""  # the element type etrt stores: numpy's name, or "bfloat16"
 
     def __str__(self) -> str:
         if self.kind != "tensor":
             return self.kind
-        return f"{self.dtype}{list(self.shape or ())}"
+        return f"{self.element or self.dtype}{list(self.shape or ())}"
 
 
 def _lib() -> ctypes.CDLL:
@@ -108,7 +115,11 @@ def registered_backends() -> list[str]:
 def _meta(fn: Any, handle: int, i: int) -> IOSpec:
     dtype, ndim, sizes = ctypes.c_int32(), ctypes.c_size_t(), ctypes.POINTER(ctypes.c_int64)()
     _check(fn(handle, i, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes)))
-    return IOSpec("tensor", _DTYPES[dtype.value], tuple(sizes[d] for d in range(ndim.value)))
+    shape = tuple(sizes[d] for d in range(ndim.value))
+    if dtype.value == _BF16:
+        return IOSpec("tensor", np.dtype(np.float32), shape, "bfloat16")
+    storage = _DTYPES[dtype.value]
+    return IOSpec("tensor", storage, shape, storage.name)
 
 
 def _is_torch_tensor(value: object) -> bool:
@@ -139,12 +150,22 @@ def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], inde
 
 def as_input_array(value: object, spec: IOSpec, index: int) -> npt.NDArray[Any]:
     """`value` as an array the runtime can read in place: itself when it already is one.
-    Dtype and shape are checked first, so a wrong input is never copied."""
+    Dtype and shape are checked first, so a wrong input is never copied. For a bfloat16 input,
+    the array of its bits (uint16)."""
     want = spec.dtype
     assert want is not None
     arr: npt.NDArray[Any]
+    if spec.element == "bfloat16":
+        if _bfloat16.is_torch_bfloat16(value):
+            tensor: Any = value
+            check_input(spec, want, tuple(tensor.shape), index)
+            return _bfloat16.torch_bits(tensor)
+        source: Any = value
+        arr = source.detach().cpu().numpy() if _is_torch_tensor(source) else np.asarray(source)
+        check_input(spec, arr.dtype, arr.shape, index)
+        return _bfloat16.from_float(arr)
     if _is_torch_tensor(value):
-        tensor: Any = value
+        tensor = value
         try:
             tensor = tensor.detach()
             check_input(spec, _torch_dtype(tensor, index), tuple(tensor.shape), index)
@@ -229,7 +250,7 @@ class Method:
             if spec.kind == "tensor":
                 arr = as_input_array(value, spec, i)
                 sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-                code = _CODES[arr.dtype]
+                code = _BF16 if spec.element == "bfloat16" else _CODES[arr.dtype]
                 _check(
                     lib.etrt_method_set_input_tensor(
                         handle, i, arr.ctypes.data, code, arr.ndim, sizes
@@ -277,12 +298,13 @@ class Method:
                     )
                 )
                 n = ndim.value
-                return _output_array(
+                arr = _output_array(
                     _DTYPES[dtype.value],
                     tuple(sizes[d] for d in range(n)),
                     tuple(strides[d] for d in range(n)),
                     data.value or 0,
                 )
+                return _bfloat16.to_float32(arr) if dtype.value == _BF16 else arr
             if kind == "int":
                 iv = ctypes.c_int64()
                 _check(lib.etrt_method_output_int(handle, i, ctypes.byref(iv)))

@@ -856,6 +856,32 @@ void op_scalar_tensor(KernelContext& ctx, Span<Value*> args) {
 }
 
 // Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
+// float32 <-> float16/bfloat16, the conversions around every upcast kernel call. False for
+// other pairs of types.
+ETRT_VECTOR_CLONES
+bool half_float_copy(char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to) {
+  const bool to_half = from == ScalarType::Float && (to == ScalarType::Half || to == ScalarType::BFloat16);
+  const bool from_half = to == ScalarType::Float && (from == ScalarType::Half || from == ScalarType::BFloat16);
+  if (!to_half && !from_half) return false;
+  const bool bf16 = to == ScalarType::BFloat16 || from == ScalarType::BFloat16;
+  for (int64_t i = 0; i < n; ++i) {
+    char* o = p[0] + i * st[0];
+    const char* a = p[1] + i * st[1];
+    if (to_half) {
+      float v;
+      std::memcpy(&v, a, 4);
+      const uint16_t h = bf16 ? float_to_bfloat16(v) : float_to_half(v);
+      std::memcpy(o, &h, 2);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, a, 2);
+      const float v = bf16 ? bfloat16_to_float(h) : half_to_float(h);
+      std::memcpy(o, &v, 4);
+    }
+  }
+  return true;
+}
+
 void op_to_copy(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_to_copy";
   if (!check_nargs(ctx, op, args, 8)) return;
@@ -880,6 +906,7 @@ void op_to_copy(KernelContext& ctx, Span<Value*> args) {
       }
       return;
     }
+    if (half_float_copy(p, st, n, from, to)) return;
     for (int64_t i = 0; i < n; ++i) convert(p[0] + i * st[0], to, p[1] + i * st[1], from);
   });
 }

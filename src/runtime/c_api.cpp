@@ -21,6 +21,9 @@ static_assert(static_cast<int>(etrt::ErrorCode::InvalidProgram) == ETRT_STATUS_I
 static_assert(static_cast<int>(etrt::ScalarType::Double) == ETRT_DTYPE_FLOAT64,
               "C dtype codes follow etrt::ScalarType");
 static_assert(static_cast<int>(etrt::ScalarType::Bool) == ETRT_DTYPE_BOOL, "C dtype codes follow etrt::ScalarType");
+static_assert(static_cast<int>(etrt::ScalarType::Half) == ETRT_DTYPE_FLOAT16, "C dtype codes follow etrt::ScalarType");
+static_assert(static_cast<int>(etrt::ScalarType::BFloat16) == ETRT_DTYPE_BFLOAT16,
+              "C dtype codes follow etrt::ScalarType");
 
 struct etrt_method {
   etrt::Method* method;  // owned by the Module

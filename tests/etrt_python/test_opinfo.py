@@ -26,7 +26,6 @@ import etrt
 import etrt.runtime
 import numpy as np
 import pytest
-import runtime_build
 import torch
 from etrt import _ops
 from etrt.errors import ExportError
@@ -329,12 +328,8 @@ def _cache_cia_op_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def runtime_lib() -> Iterator[None]:
+def runtime_lib(inprocess_runtime: Path) -> Iterator[None]:
     """etrt's runtime from the in-tree release build, loaded into this process."""
-    build = runtime_build.build_tools(
-        "runtime", ["etrt", "etrt_kernels_optimized", "etrt_threadpool"]
-    )
-    os.environ["ETRT_LIBRARY_DIR"] = str(build.build_dir)
     with pytest.MonkeyPatch.context() as monkeypatch:
         _cache_cia_op_lookup(monkeypatch)
         yield

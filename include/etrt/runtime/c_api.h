@@ -55,6 +55,8 @@ typedef int32_t etrt_status;
 #define ETRT_DTYPE_UINT8 4
 #define ETRT_DTYPE_INT8 5
 #define ETRT_DTYPE_FLOAT64 6
+#define ETRT_DTYPE_FLOAT16 7  /* IEEE binary16, 2 bytes */
+#define ETRT_DTYPE_BFLOAT16 8 /* the upper 2 bytes of a float32 */
 
 /* What a method input or output holds. */
 #define ETRT_KIND_NONE 0

@@ -7,6 +7,7 @@
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/event_tracer.h"
+#include "etrt/runtime/half.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/log.h"
 #include "etrt/runtime/method.h"
