@@ -66,6 +66,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::eq.Scalar",
         "aten::eq.Tensor",
         "aten::erf",
+        "aten::exponential",
         "aten::exp",
         "aten::expm1",
         "aten::fill.Scalar",
@@ -105,6 +106,14 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::pow.Scalar",
         "aten::pow.Tensor_Scalar",
         "aten::pow.Tensor_Tensor",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randint",
+        "aten::randint.low",
+        "aten::randint_like",
+        "aten::randint_like.low_dtype",
+        "aten::randn",
+        "aten::randn_like",
         "aten::reciprocal",
         "aten::relu",
         "aten::remainder.Scalar",
@@ -124,6 +133,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::tan",
         "aten::tanh",
         "aten::trunc",
+        "aten::uniform",
         "aten::where.self",
     }
 )
@@ -136,7 +146,9 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::_cdist_forward",
         "aten::_embedding_bag",
         "aten::_embedding_bag_forward_only",
+        "aten::_local_scalar_dense",
         "aten::_log_softmax",
+        "aten::_native_batch_norm_legit_functional",
         "aten::_native_batch_norm_legit.no_stats",
         "aten::_native_batch_norm_legit_no_training",
         "aten::_pdist_forward",
@@ -182,6 +194,10 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::native_layer_norm",
         "aten::prod",
         "aten::prod.dim_int",
+        "aten::normal.Tensor_float",
+        "aten::normal.float_Tensor",
+        "aten::normal.Tensor_Tensor",
+        "aten::randperm",
         "aten::reflection_pad1d",
         "aten::reflection_pad2d",
         "aten::reflection_pad3d",
@@ -210,14 +226,32 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
 
 SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS
 
+# Ops whose result is a Scalar (Tensor.item()), a value later calls take as an argument.
+SCALAR_RESULT_OPS: frozenset[str] = frozenset({"aten::_local_scalar_dense"})
+
 # Kernels that read and write float16 and bfloat16 elements themselves. Every other kernel gets
 # such tensors converted to float32 and its float32 results rounded back (upcast.py), which is
 # how ATen computes half precision on CPU.
-HALF_NATIVE_OPS: frozenset[str] = VIEW_OPS | frozenset({"aten::_to_copy"})
+HALF_NATIVE_OPS: frozenset[str] = VIEW_OPS | frozenset(
+    {
+        "aten::_to_copy",
+        # draw in the output's own precision (rand stays below 1)
+        "aten::exponential",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randint",
+        "aten::randint.low",
+        "aten::randint_like",
+        "aten::randint_like.low_dtype",
+        "aten::randn",
+        "aten::randn_like",
+        "aten::randperm",
+        "aten::uniform",
+    }
+)
 
 # Core ATen ops etrt refuses at export, with the reason the error gives.
 _TRAINING = "a training (backward) op; etrt runs inference programs"
-_RANDOM = "draws random numbers; etrt programs are deterministic (export in eval mode)"
 _SYMBOLIC = "a shape query of a symbolic dimension; torch.export folds it away for static shapes"
 REFUSED_OPS: dict[str, str] = {
     "aten::_adaptive_avg_pool2d_backward": _TRAINING,
@@ -227,16 +261,10 @@ REFUSED_OPS: dict[str, str] = {
     "aten::max_pool2d_with_indices_backward": _TRAINING,
     "aten::native_group_norm_backward": _TRAINING,
     "aten::native_layer_norm_backward": _TRAINING,
-    "aten::_native_batch_norm_legit": "batch norm in training mode updates its running statistics; "
-    "export the model in eval mode",
-    "aten::rand": _RANDOM,
-    "aten::randn": _RANDOM,
-    "aten::randperm": _RANDOM,
     "aten::_fft_r2c": "its result is complex; etrt has no complex dtypes",
     "aten::_fft_c2r": "its input is complex; etrt has no complex dtypes",
-    "aten::nonzero": "its result's shape depends on the input's values; etrt plans static shapes",
-    "aten::_local_scalar_dense": "reads a tensor's value into Python (.item()); "
-    "etrt programs compute tensors only",
+    "aten::nonzero": "its result's shape depends on the input's values (a data-dependent size, "
+    "neither static nor a bounded dimension); etrt plans every tensor's memory at export",
     "aten::sym_numel": _SYMBOLIC,
     "aten::sym_size.int": _SYMBOLIC,
     "aten::sym_storage_offset": _SYMBOLIC,
@@ -253,6 +281,8 @@ DECOMPOSED_OPS: dict[str, str] = {
     "aten::adaptive_avg_pool1d": "decomposed into aten::_adaptive_avg_pool2d over an unsqueezed "
     "view",
     "aten::resize_": "functionalized into aten::as_strided of a copy",
+    "aten::_native_batch_norm_legit": "functionalized into "
+    "aten::_native_batch_norm_legit_functional, whose running statistics are outputs",
 }
 
 
@@ -278,6 +308,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::_embedding_bag",
         "aten::_embedding_bag_forward_only",
         "aten::_log_softmax",
+        "aten::_native_batch_norm_legit_functional",
         "aten::_native_batch_norm_legit.no_stats",
         "aten::_native_batch_norm_legit_no_training",
         "aten::_pdist_forward",
@@ -305,14 +336,53 @@ def decomposition(name: str) -> str | None:
 
 # The tensor dtypes etrt programs hold, by torch's names.
 FLOAT_DTYPES = ("float32", "float16", "bfloat16")
-ALL_DTYPES = (*FLOAT_DTYPES, "int64", "int32", "int8", "uint8", "bool")
+INTEGER_DTYPES = ("int64", "int32", "int8", "uint8", "bool")
+ALL_DTYPES = FLOAT_DTYPES + INTEGER_DTYPES
+
+# Ops torch defines for floating-point tensors only (torch itself raises for an integer input),
+# and the random ops that draw floats.
+_FLOAT_DOMAIN_OPS = frozenset(
+    {
+        "aten::elu",
+        "aten::exponential",
+        "aten::gelu",
+        "aten::leaky_relu",
+        "aten::normal.Tensor_Tensor",
+        "aten::normal.Tensor_float",
+        "aten::normal.float_Tensor",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randn",
+        "aten::randn_like",
+        "aten::round.decimals",
+        "aten::uniform",
+        "aten::var.correction",
+        "aten::var.dim",
+    }
+)
+# Bitwise ops: integer and Bool tensors, as in torch.
+_INTEGER_DOMAIN_OPS = frozenset(
+    {
+        "aten::bitwise_and.Scalar",
+        "aten::bitwise_and.Tensor",
+        "aten::bitwise_not",
+        "aten::bitwise_or.Scalar",
+        "aten::bitwise_or.Tensor",
+        "aten::bitwise_xor.Scalar",
+        "aten::bitwise_xor.Tensor",
+    }
+)
 
 
 def kernel_dtypes(name: str) -> tuple[str, ...]:
     """The dtypes op `name` runs for (float16 and bfloat16 through float32, upcast.py unless
-    HALF_NATIVE_OPS); the exporter refuses the others. tests/etrt_python/test_opinfo.py checks
-    each claim against torch's samples."""
-    return FLOAT_DTYPES if name in FLOAT_ONLY_OPS else ALL_DTYPES
+    HALF_NATIVE_OPS); the exporter refuses float-only kernels' other dtypes.
+    tests/etrt_python/test_opinfo.py checks each claim against torch's samples."""
+    if name in FLOAT_ONLY_OPS or name in _FLOAT_DOMAIN_OPS:
+        return FLOAT_DTYPES
+    if name in _INTEGER_DOMAIN_OPS:
+        return INTEGER_DTYPES
+    return ALL_DTYPES
 
 
 def refusal(name: str) -> str | None:

@@ -327,6 +327,11 @@ class _Lowerer:
             outs.append(self.add(TensorListValue(tuple(items))))
             self.node_value[node.name] = outs[0]
             self.node_elements[node.name] = items
+        elif name in _ops.SCALAR_RESULT_OPS:
+            # The kernel writes the Scalar into this value when it runs; exported as None, so no
+            # pass mistakes it for a constant.
+            outs.append(self.add(NullValue()))
+            self.node_value[node.name] = outs[0]
         elif len(returns) == 1:
             if not isinstance(returns[0].type, torch.TensorType):
                 raise ExportError(
@@ -412,7 +417,8 @@ class _Lowerer:
         if isinstance(value, torch.dtype):
             code = DTYPE_CODES.get(value)
             if code is None:
-                raise ExportError(f"{where}: dtype {value} is not supported")
+                allowed = ", ".join(str(d).removeprefix("torch.") for d in DTYPE_CODES)
+                raise ExportError(f"{where} names dtype {value}; etrt supports {allowed}")
             return self.add(IntValue(int(code)))
         if isinstance(value, (torch.layout, torch.device, torch.memory_format)):
             return self.add(NullValue())

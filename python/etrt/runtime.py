@@ -104,6 +104,13 @@ def registered_kernels() -> list[str]:
     ]
 
 
+def set_random_seed(seed: int) -> None:
+    """Restarts the random stream of kernels that draw random numbers (aten::rand, randn,
+    randperm, ...): the same seed gives the same draws, in this process and in C++ (not
+    torch's: torch's generator gives other values). Each process starts from seed 0."""
+    _lib().etrt_set_random_seed(seed & (2**64 - 1))
+
+
 def registered_backends() -> list[str]:
     lib = _lib()
     return [
@@ -475,4 +482,5 @@ __all__ = [
     "registered_backends",
     "registered_kernels",
     "runtime_version",
+    "set_random_seed",
 ]

@@ -41,7 +41,7 @@ def _dtype_arguments(name: str) -> frozenset[int]:
     base, _, overload = name.removeprefix("aten::").partition(".")
     op: Any = getattr(getattr(torch.ops.aten, base), overload or "default")
     return frozenset(
-        i for i, a in enumerate(op._schema.arguments) if "ScalarType" in str(a.type)
+        i for i, a in enumerate(op._schema.arguments) if "ScalarType" in str(a.real_type)
     )
 
 

@@ -855,7 +855,6 @@ void op_scalar_tensor(KernelContext& ctx, Span<Value*> args) {
   if (out != nullptr) fill_scalar(out, *args[0]);
 }
 
-// Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
 // float32 <-> float16/bfloat16, the conversions around every upcast kernel call. False for
 // other pairs of types.
 ETRT_VECTOR_CLONES
@@ -882,6 +881,7 @@ bool half_float_copy(char* const* p, const int64_t* st, int64_t n, ScalarType fr
   return true;
 }
 
+// Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
 void op_to_copy(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_to_copy";
   if (!check_nargs(ctx, op, args, 8)) return;

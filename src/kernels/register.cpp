@@ -168,6 +168,7 @@ const Kernel kKernels[] = {
     {"aten::empty_permuted", op_empty_permuted},
     {"aten::_embedding_bag_forward_only", op_embedding_bag},
     {"aten::min", op_min},
+    {"aten::_local_scalar_dense", op_local_scalar_dense},
     // indexing.cpp
     {"aten::gather", op_gather},
     {"aten::scatter.src", op_scatter_src},
@@ -201,6 +202,22 @@ const Kernel kKernels[] = {
     {"aten::col2im", op_col2im},
     {"aten::grid_sampler_2d", op_grid_sampler_2d},
     {"aten::_native_batch_norm_legit.no_stats", op_batch_norm_no_stats},
+    {"aten::_native_batch_norm_legit_functional", op_batch_norm_functional},
+    // random.cpp
+    {"aten::rand", op_rand},
+    {"aten::randn", op_randn},
+    {"aten::rand_like", op_rand_like},
+    {"aten::randn_like", op_randn_like},
+    {"aten::uniform", op_uniform},
+    {"aten::exponential", op_exponential},
+    {"aten::normal.Tensor_float", op_normal_tensor_float},
+    {"aten::normal.float_Tensor", op_normal_float_tensor},
+    {"aten::normal.Tensor_Tensor", op_normal_tensor_tensor},
+    {"aten::randint", op_randint},
+    {"aten::randint.low", op_randint_low},
+    {"aten::randint_like", op_randint_like},
+    {"aten::randint_like.low_dtype", op_randint_like_low_dtype},
+    {"aten::randperm", op_randperm},
 };
 
 Error& registration_status() {

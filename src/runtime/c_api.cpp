@@ -204,6 +204,8 @@ const char* etrt_registered_kernel_name(size_t i) { return etrt::registered_kern
 size_t etrt_num_registered_backends(void) { return etrt::num_registered_backends(); }
 const char* etrt_registered_backend_name(size_t i) { return etrt::registered_backend_name(i); }
 
+void etrt_set_random_seed(uint64_t seed) { etrt::set_random_seed(seed); }
+
 etrt_status etrt_module_open(const char* path, etrt_module** out) { return etrt_module_open_with_data(path, nullptr, out); }
 
 etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out) {

@@ -74,6 +74,12 @@ def _atan2_out(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def _batch_norm_training(x: torch.Tensor, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+    mean, var = mean.clone(), var.clone()  # updated in place: the program's own copies
+    out = torch.ops.aten._native_batch_norm_legit(x, None, None, mean, var, True, 0.1, 1e-5)[0]
+    return out + mean.sum() + var.sum()
+
+
 def _resize(x: torch.Tensor) -> torch.Tensor:
     y = x.clone()
     y.resize_(5)
@@ -94,6 +100,11 @@ DECOMPOSED_USES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor
         "aten::_adaptive_avg_pool2d",
     ),
     "aten::resize_": (_resize, (torch.randn(2, 3),), "aten::as_strided"),
+    "aten::_native_batch_norm_legit": (
+        _batch_norm_training,
+        (torch.randn(4, 3, 5), torch.randn(3), torch.rand(3)),
+        "aten::_native_batch_norm_legit_functional",
+    ),
 }
 
 
@@ -104,7 +115,43 @@ def test_decomposed_core_ops_become_ops_with_kernels(name: str, tmp_path: Path) 
     run = runtime_build.tool_runner("release").run_exported(tmp_path, _Fn(fn), inputs)
     operators = run.program.operator_names
     assert name not in operators and becomes in operators, operators
-    np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-5)
+
+
+class _Item(nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        scale = x[0, 0].item()  # a float
+        shift = n[1].item()  # an int
+        return x * scale + shift, torch.full((2,), scale), n.sum() + shift
+
+
+def test_item_values_feed_later_ops(tmp_path: Path) -> None:
+    inputs = (torch.randn(3, 4), torch.tensor([5, -7]))
+    run = runtime_build.tool_runner("release").run_exported(tmp_path, _Item(), inputs)
+    assert "aten::_local_scalar_dense" in run.program.operator_names
+    for got, want in zip(run.got, run.expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+class _BatchNormTraining(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight, self.bias = nn.Parameter(torch.randn(3)), nn.Parameter(torch.randn(3))
+
+    def forward(self, x: torch.Tensor, mean: torch.Tensor, var: torch.Tensor) -> object:
+        return torch.ops.aten._native_batch_norm_legit_functional(
+            x, self.weight, self.bias, mean, var, True, 0.1, 1e-5
+        )
+
+
+def test_batch_norm_in_training_mode_gives_batch_statistics_and_their_updates(
+    tmp_path: Path,
+) -> None:
+    inputs = (torch.randn(4, 3, 2, 5) * 3 + 1, torch.randn(3), torch.rand(3) + 0.5)
+    run = runtime_build.tool_runner("release").run_exported(tmp_path, _BatchNormTraining(), inputs)
+    assert len(run.got) == 5
+    for got, want in zip(run.got, run.expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_kernel_library_registers_what_the_exporter_claims() -> None:
@@ -135,7 +182,10 @@ def test_ops_command_prints_the_table(repo_root: Path) -> None:
 @pytest.mark.parametrize(
     ("fn", "message"),
     [
-        (lambda x: x + torch.rand(x.shape), "etrt does not run aten::rand: draws random numbers"),
+        (
+            lambda x: torch.fft.rfft(x).abs(),
+            "etrt does not run aten::_fft_r2c: its result is complex",
+        ),
         (lambda x: torch.nonzero(x), "etrt does not run aten::nonzero: its result's shape"),
         (
             lambda x: nn.functional.conv2d(x.to(torch.int64), torch.ones(1, 1, 1, 1).long()),
@@ -147,7 +197,7 @@ def test_ops_command_prints_the_table(repo_root: Path) -> None:
         ),
         (lambda x: x.double() * 2, "dtype torch.float64"),
     ],
-    ids=["random", "data-dependent-shape", "int-convolution", "conv3d", "float64"],
+    ids=["complex", "data-dependent-shape", "int-convolution", "conv3d", "float64"],
 )
 def test_refusals_are_export_errors_with_a_reason(fn: object, message: str) -> None:
     class Model(nn.Module):

@@ -86,6 +86,9 @@ ETRT_C_EXPORT const char* etrt_registered_kernel_name(size_t i);
 ETRT_C_EXPORT size_t etrt_num_registered_backends(void);
 ETRT_C_EXPORT const char* etrt_registered_backend_name(size_t i);
 
+/* Restarts the random stream kernels such as aten::rand draw from (etrt/runtime/random.h). */
+ETRT_C_EXPORT void etrt_set_random_seed(uint64_t seed);
+
 /* Maps and verifies the program at `path`. On failure *out is NULL. */
 ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
 /* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors

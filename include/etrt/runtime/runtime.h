@@ -15,6 +15,7 @@
 #include "etrt/runtime/named_data_map.h"
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/program.h"
+#include "etrt/runtime/random.h"
 #include "etrt/runtime/span.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/tensor_ptr.h"
