@@ -17,6 +17,7 @@ from .memory_plan import plan_memory
 from .program import Program
 from .serialize import serialize
 from .upcast import upcast_half_precision
+from .weights import store_permuted_weights
 from .xnnpack import delegate_to_xnnpack
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,7 @@ def export_program(
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):
         delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
+    store_permuted_weights(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
     data = serialize(ProgramData(plans=[lowered.plan], segments=lowered.segments))
     log.info(

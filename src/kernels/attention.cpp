@@ -20,8 +20,6 @@ constexpr int kLanes = 16;  // queries per block
 constexpr int kKeys = 16;   // keys per block (scores of one block stay in registers)
 constexpr int kCols = 16;   // value columns accumulated in registers at once
 
-typedef int32_t I32x16 __attribute__((vector_size(64)));
-
 // Element strides of the per-item operands; the batch offset is added per item.
 struct Geometry {
   int64_t L = 0, S = 0, E = 0, Ev = 0;
@@ -40,34 +38,6 @@ struct Item {
   float* out;
   int64_t i0;  // first query of the block
 };
-
-// x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
-__attribute__((always_inline)) inline void exp16(F32x16& x) {
-  const F32x16 lo = F32x16{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
-  const F32x16 hi = F32x16{} + 88.3762626647949f;
-  const F32x16 magic = F32x16{} + 12582912.0f;
-  F32x16 xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
-  const F32x16 k = xc * 1.44269504088896341f + magic;
-  I32x16 ni, kb, mb;
-  std::memcpy(&kb, &k, sizeof k);
-  std::memcpy(&mb, &magic, sizeof magic);
-  ni = kb - mb;
-  const F32x16 n = k - magic;
-  F32x16 r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F32x16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const F32x16 y = p * r * r + r + 1.0f;
-  const I32x16 bits = (ni + 127) << 23;
-  F32x16 scale;
-  std::memcpy(&scale, &bits, sizeof bits);
-  const F32x16 result = y * scale;
-  x = x < lo ? F32x16{} : result;
-}
 
 // acc[c] = acc[c] * alpha + sum_j p[j] * v[j][c] for `cols` columns (kCols when full, so the
 // accumulators stay in registers).
