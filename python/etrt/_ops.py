@@ -25,6 +25,22 @@ VIEW_OPS: frozenset[str] = frozenset(
     }
 )
 
+# Ops that fill their output with independent random draws (any layout will do).
+RANDOM_FILL_OPS: frozenset[str] = frozenset(
+    {
+        "aten::exponential",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randint",
+        "aten::randint.low",
+        "aten::randint_like",
+        "aten::randint_like.low_dtype",
+        "aten::randn",
+        "aten::randn_like",
+        "aten::uniform",
+    }
+)
+
 # Compute ops whose kernels write their output in any dense layout (a permutation of the
 # contiguous strides): the exporter plans these outputs in the layout torch's tracing gave them,
 # which later views may depend on. Every other kernel writes contiguous outputs.
@@ -66,7 +82,6 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::eq.Scalar",
         "aten::eq.Tensor",
         "aten::erf",
-        "aten::exponential",
         "aten::exp",
         "aten::expm1",
         "aten::fill.Scalar",
@@ -106,14 +121,6 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::pow.Scalar",
         "aten::pow.Tensor_Scalar",
         "aten::pow.Tensor_Tensor",
-        "aten::rand",
-        "aten::rand_like",
-        "aten::randint",
-        "aten::randint.low",
-        "aten::randint_like",
-        "aten::randint_like.low_dtype",
-        "aten::randn",
-        "aten::randn_like",
         "aten::reciprocal",
         "aten::relu",
         "aten::remainder.Scalar",
@@ -133,10 +140,9 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::tan",
         "aten::tanh",
         "aten::trunc",
-        "aten::uniform",
         "aten::where.self",
     }
-)
+) | RANDOM_FILL_OPS
 
 # Every other compute op: its kernel writes a contiguous output.
 COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
@@ -232,22 +238,10 @@ SCALAR_RESULT_OPS: frozenset[str] = frozenset({"aten::_local_scalar_dense"})
 # Kernels that read and write float16 and bfloat16 elements themselves. Every other kernel gets
 # such tensors converted to float32 and its float32 results rounded back (upcast.py), which is
 # how ATen computes half precision on CPU.
-HALF_NATIVE_OPS: frozenset[str] = VIEW_OPS | frozenset(
-    {
-        "aten::_to_copy",
-        # draw in the output's own precision (rand stays below 1)
-        "aten::exponential",
-        "aten::rand",
-        "aten::rand_like",
-        "aten::randint",
-        "aten::randint.low",
-        "aten::randint_like",
-        "aten::randint_like.low_dtype",
-        "aten::randn",
-        "aten::randn_like",
-        "aten::randperm",
-        "aten::uniform",
-    }
+HALF_NATIVE_OPS: frozenset[str] = (
+    VIEW_OPS
+    | frozenset({"aten::_to_copy", "aten::randperm"})
+    | RANDOM_FILL_OPS  # drawn in the output's own precision (rand stays below 1)
 )
 
 # Core ATen ops etrt refuses at export, with the reason the error gives.
