@@ -135,7 +135,10 @@ def _check_arguments(node: Node, name: str) -> None:
         val = first.meta.get("val") if isinstance(first, Node) else None
         # float16 and bfloat16 run through the float32 kernel (upcast.py)
         if isinstance(val, torch.Tensor) and val.dtype not in _FLOAT_KERNEL_DTYPES:
-            raise _refuse(node, name, f"its kernel computes float32 only, the input is {val.dtype}")
+            raise _refuse(
+                node, name, f"its kernel computes floating-point types only (float32, and float16 "
+                f"and bfloat16 through float32), the input is {val.dtype}"
+            )  # fmt: skip
 
 
 def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:

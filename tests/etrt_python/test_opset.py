@@ -189,7 +189,7 @@ def test_ops_command_prints_the_table(repo_root: Path) -> None:
         (lambda x: torch.nonzero(x), "etrt does not run aten::nonzero: its result's shape"),
         (
             lambda x: nn.functional.conv2d(x.to(torch.int64), torch.ones(1, 1, 1, 1).long()),
-            "etrt does not run aten::convolution: its kernel computes float32 only",
+            "etrt does not run aten::convolution: its kernel computes floating-point types only",
         ),
         (
             lambda x: nn.functional.conv3d(x[None], torch.ones(1, 1, 1, 1, 1)),
