@@ -1,6 +1,6 @@
 """BERT, GPT-2 and Llama straight out of transformers, built from configs (random weights,
-nothing downloaded), at two sizes: "test", tiny, for the library-model tests, and "bench", for
-the forward-pass benchmark (benchmarks/transformers.py)."""
+nothing downloaded), at three sizes: "test", tiny, for the library-model tests, and "small" and
+"bench" for the forward-pass benchmark (benchmarks/transformer_forward.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ class Size:
 SIZES = {
     "test": Size(vocab=100, hidden=32, layers=2, heads=2, kv_heads=2, intermediate=64, seq=8,
                  positions=32),
+    # the forward-pass benchmark: a small on-device model, and one its matrix products dominate
+    "small": Size(vocab=1000, hidden=128, layers=2, heads=2, kv_heads=2, intermediate=512,
+                  seq=32, positions=128),
     "bench": Size(vocab=2000, hidden=256, layers=4, heads=4, kv_heads=2, intermediate=1024,
                   seq=128, positions=256),
 }  # fmt: skip
