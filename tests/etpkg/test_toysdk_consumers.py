@@ -121,7 +121,7 @@ def test_good_citizen(suite: testing.Suite) -> None:
 
 def test_pkg_config_files_build_each_component(suite: testing.Suite) -> None:
     detail = result(suite, "pkg-config").detail
-    assert "each and all together, as given and Meson-style" in detail
+    assert "each and all together and the package's toysdk.pc, as given and Meson-style" in detail
     assert "pkg-config 1." in detail and "pkg-config 3." in detail  # Debian's and PyPI's
 
 

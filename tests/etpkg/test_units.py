@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -18,11 +19,19 @@ from etpkg._internal.build.wheelfile import write_wheel
 from etpkg._internal.conan import read_package
 from etpkg._internal.facts import Library, PackageFiles, SourceFile, Tree
 from etpkg._internal.plan import metadata
+from etpkg._internal.plan.generate import generated_files
 from etpkg._internal.plan.layout import Plan, plan_wheel
-from etpkg._internal.tags import arch_for_conan, manylinux_platform, unrepaired_platform
+from etpkg._internal.plan.view import wheel_sdk
+from etpkg._internal.tags import (
+    WheelName,
+    arch_for_conan,
+    manylinux_platform,
+    unrepaired_platform,
+)
 from etpkg_fixtures import ensure_toysdk
 
 X86_64 = arch_for_conan("x86_64")
+WHEEL = WheelName("toysdk", "0.3.1", "py3-none-linux_x86_64")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +64,7 @@ def test_read_package_maps_cpp_info(toysdk: Sdk) -> None:
 
 
 def test_symlink_chain_becomes_one_library_with_all_aliases(toysdk: Sdk) -> None:
-    libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)}
+    libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)[0]}
     core = libs["libtoysdk_core.so"]
     assert core.source.path.name == "libtoysdk_core.so.1.2.0" and not core.source.path.is_symlink()
     assert {"libtoysdk_core.so", "libtoysdk_core.so.1", "libtoysdk_core.so.1.2.0"} <= core.aliases
@@ -137,10 +146,15 @@ def test_metadata_license_fallback_and_name_escaping() -> None:
     )
     text = metadata.render_metadata(sdk).decode().lower()
     assert "license: proprietary; see license" in text and "license-expression" not in text
+    assert "\nname: my-sdk\n" in text
     name = metadata.wheel_name(sdk, "linux_x86_64")
     assert name.filename == "my_sdk-1.0-py3-none-linux_x86_64.whl"
-    assert "[cmake.root]\nMySdk = my-sdk" in metadata.render_entry_points(sdk).decode()
-    with pytest.raises(LayoutError, match="not a valid Python version"):
+    # The import name: the normalized name with '_' (etpkg_import_name unset).
+    eps = metadata.render_entry_points(sdk).decode()
+    assert "[cmake.root]\nMySdk = my_sdk\n" in eps and "[cmake.prefix]\nmy_sdk = my_sdk\n" in eps
+    assert "[pkg_config]\nmy_sdk = my_sdk.lib.pkgconfig\n" in eps
+    assert dataclasses.replace(sdk, import_name="mysdk").import_name == "mysdk"
+    with pytest.raises(LayoutError, match="not a PEP 440 version"):
         metadata.wheel_name(
             Sdk(
                 name="a",
@@ -206,13 +220,13 @@ def test_header_conflict_between_include_dirs_is_an_error(toysdk: Sdk, tmp_path:
         cmake_namespace="toysdk",
     )
     with pytest.raises(LayoutError, match=r"two different files for toysdk/include/toysdk/core\.h"):
-        plan_wheel(sdk, probe_package(sdk, X86_64), "linux_x86_64", "0", {})
+        plan_wheel(sdk, probe_package(sdk, X86_64), WHEEL, {})
 
 
 def test_plan_refuses_a_generated_file_clashing_with_a_shipped_one(toysdk: Sdk) -> None:
     with pytest.raises(LayoutError, match=r"toysdk/include/toysdk/core\.h"):
         files = probe_package(toysdk, X86_64)
-        plan_wheel(toysdk, files, "linux_x86_64", "0", {"toysdk/include/toysdk/core.h": b"x"})
+        plan_wheel(toysdk, files, WHEEL, {"toysdk/include/toysdk/core.h": b"x"})
     plan = Plan()
     plan.add("a", b"same", "one")
     plan.add("a", b"same", "two")  # identical content is not a conflict
@@ -271,9 +285,11 @@ def test_planning_is_pure_given_probed_facts() -> None:
         cmake_file_name="X",
         cmake_namespace="x",
     )
-    plan, name = plan_wheel(
-        sdk, PackageFiles((core, plugin), (header,), ()), "linux_x86_64", "9", {}
-    )
+    files = PackageFiles((core, plugin), (header,), ())
+    view = wheel_sdk(sdk, files)
+    name = metadata.wheel_name(view, "linux_x86_64")
+    generated = generated_files(view, name, "9", shipped_python=set())
+    plan = plan_wheel(view, files, name, generated)
     assert name.filename == "x-2.1-py3-none-linux_x86_64.whl"
     assert plan.files["x/lib/libx_core.so"] == core.source
     assert plan.files["x/include/x/x.h"].digest == "d3"  # type: ignore[union-attr]
