@@ -62,8 +62,11 @@ def _build_and_run(
     src = targets_project(
         base / "src", m, [] if targets is not None else comps, symbols, targets=targets
     )
-    ws.configure(tool, gen, src, base / "build")
-    ws.build(tool, base / "build")
+    try:
+        ws.configure(tool, gen, src, base / "build")
+        ws.build(tool, base / "build")
+    except CheckFailed as exc:
+        raise CheckFailed(f"{what}: {exc}") from exc
     app = base / "build" / "app"
     needed = wheel_needed(app, m)
     expected = linked_shared(m, comps)
