@@ -1,8 +1,8 @@
 """The consumer suite: runs every contract against one installed wheel, one result each.
 
 What is proven holds for every SDK; package-specific behaviour (a model runs, a plugin
-registers) is the package's own tests' job, which reuse Workspace and the helpers through
-etpkg.testing.
+registers) is the package's own tests' job, which reuse the Workspace, this suite
+(etpkg.testing.verify_installed) and a few helpers through etpkg.testing.
 """
 
 from __future__ import annotations
@@ -58,10 +58,6 @@ class Suite:
     def sdk(self) -> Sdk:
         return self.ws.sdk
 
-    @property
-    def m(self) -> Sdk:
-        return self.ws.sdk
-
     def modern(self) -> tuple[Cmake, str]:
         version = MODERN[0] if MODERN[0] in self.versions else self.versions[-1]
         return self.ws.tool(version), MODERN[1]
@@ -89,7 +85,7 @@ class Suite:
     def symbols_for(self, comp: str) -> list[str]:
         """One exported function per library of comp (none for registration-only ones, nor
         for a header-only component), and per shared library of another package it links."""
-        info = self.m.component(comp)
+        info = self.sdk.component(comp)
         paths = [] if info.registration_only else [self.ws.lib_dir / f for f in info.files]
         paths += [
             self.ws.site / f for f in info.dependency_files if not f.endswith(".a")
@@ -108,7 +104,7 @@ class Suite:
         """Configures a project rendered from `template` (which extends probe.cmake.j2)."""
         tool, gen = self.modern()
         src = self.ws.root / "probe" / name
-        write(src / "CMakeLists.txt", render(template, sdk=self.m, **context))
+        write(src / "CMakeLists.txt", render(template, sdk=self.sdk, **context))
         return self.ws.configure(tool, gen, src, src / "build", check=check)
 
     # One method per contract, so a test can run a single one (see contracts/).
