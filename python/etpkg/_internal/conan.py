@@ -295,7 +295,7 @@ def _namespace(root_target: str | None, components: tuple[Component, ...], name:
 def _languages(comp: Any, recipe: Any, where: str) -> tuple[str, ...]:
     """Conan's own: the component's cpp_info.languages, else the recipe's; C++ when neither
     says (a recipe without `languages` has C++ settings)."""
-    value = comp.languages or getattr(recipe, "languages", None) or [CXX]
+    value = getattr(comp, "languages", None) or getattr(recipe, "languages", None) or [CXX]
     if isinstance(value, str):
         value = [value]
     langs = tuple(str(v) for v in value)
@@ -308,7 +308,7 @@ def _languages(comp: Any, recipe: Any, where: str) -> tuple[str, ...]:
 def _linkage(comp: Any, package_type: str, where: str) -> str:
     """STATIC or SHARED from the component's type or the package type; "" when neither says
     (the probe then takes what is on disk)."""
-    kind = str(comp.type or package_type or "")
+    kind = str(getattr(comp, "type", None) or package_type or "")
     if kind in ("static-library",):
         return STATIC
     if kind in ("shared-library",):

@@ -36,8 +36,9 @@ pkg_check_modules read Libs only. Libraries of required packages (a grafted
 
 No runpath: pkg-config cannot carry $ORIGIN (its output goes through make and shells, which
 mangle '$') and a -rpath holding the wheel's path is one more untyped fragment. A consumer
-adds its own, e.g. `-Wl,-rpath,$(pkg-config --variable=libdir <name>)` for in-place runs
-(Meson adds the libdir of each resolved library to the build-tree runpath itself).
+adds its own for in-place runs, one per -L dir (`pkg-config --libs-only-L`: lib/, and
+<dist>.libs when a grafted library is linked); Meson adds the dir of each resolved library to
+the build-tree runpath itself.
 """
 
 from __future__ import annotations

@@ -179,6 +179,24 @@ def dropped_archives(app: Path, sdk: Sdk, names: Sequence[str], lib_dir: Path) -
     return missing
 
 
+def expect_linked(app: Path, sdk: Sdk, names: Sequence[str], lib_dir: Path, what: str) -> set[str]:
+    """The app linked what these components give: it needs every shared library they link,
+    nothing outside their closure, and holds something of each registration-only archive.
+    Returns the wheel's libraries it needs."""
+    needed = wheel_needed(app, sdk)
+    expected = linked_shared(sdk, names)
+    allowed = linked_shared(sdk, sdk.closure(names))
+    if not expected <= needed or not needed <= allowed:
+        raise CheckFailed(
+            f"{what}: app needs {sorted(needed)}, expected {sorted(expected)} "
+            f"within {sorted(allowed)}"
+        )
+    dropped = dropped_archives(app, sdk, names, lib_dir)
+    if dropped:
+        raise CheckFailed(f"{what}: the app holds nothing of {dropped} (retention)")
+    return needed
+
+
 def linked_shared(sdk: Sdk, names: Sequence[str]) -> set[str]:
     """The shared library files an app linking these components (not their closure) needs."""
     out = sdk.shared_files(names)

@@ -8,11 +8,10 @@ import re
 from typing import TYPE_CHECKING
 
 from etpkg._internal.verify.consumers import (
-    dropped_archives,
+    expect_linked,
     expect_loaded,
     linked_shared,
     targets_project,
-    wheel_needed,
 )
 from etpkg._internal.verify.runner import CheckFailed, run
 
@@ -68,17 +67,8 @@ def _build_and_run(
     except CheckFailed as exc:
         raise CheckFailed(f"{what}: {exc}") from exc
     app = base / "build" / "app"
-    needed = wheel_needed(app, m)
+    needed = expect_linked(app, m, comps, ws.lib_dir, what)
     expected = linked_shared(m, comps)
-    allowed = linked_shared(m, m.closure(comps))
-    if not expected <= needed or not needed <= allowed:
-        raise CheckFailed(
-            f"{what}: app needs {sorted(needed)}; must include {sorted(expected)} "
-            f"and stay within {sorted(allowed)}"
-        )
-    dropped = dropped_archives(app, m, comps, ws.lib_dir)
-    if dropped:
-        raise CheckFailed(f"{what}: the app holds nothing of {dropped} (retention)")
     expect_loaded(run([app], env=ws.env(tool)).stdout, expected, ws.wheel_lib_dirs)
     return sorted(needed)
 

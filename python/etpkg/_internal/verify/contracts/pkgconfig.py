@@ -16,13 +16,12 @@ from etpkg._internal.plan.pkgconfig import pc_name, pkg_config_modules
 from etpkg._internal.verify.consumers import (
     c_only,
     compiler,
-    dropped_archives,
     entry_source,
+    expect_linked,
     expect_loaded,
     linked_shared,
     meson_link_args,
     source_suffix,
-    wheel_needed,
     write,
 )
 from etpkg._internal.verify.runner import CheckFailed, run
@@ -63,7 +62,6 @@ def app(
         raise CheckFailed(f"{modules[0]} via {label}: libdir {libdir!r} is not {ws.lib_dir}")
     symbols = [s for c in comps for s in suite.symbols_for(c)]
     expected = linked_shared(m, comps)
-    allowed = linked_shared(m, m.closure(comps))
     base = ws.root / "pkgconfig" / f"{exe.name}-{exe.parent.parent.name}" / tag
     src = write(base / f"main.{source_suffix(m)}", entry_source(symbols))
     for style, args in (("as given", flags), ("Meson-style", meson_link_args(flags))):
@@ -71,18 +69,8 @@ def app(
         # The .pc carries no runpath (see plan/pkgconfig.py); the consumer adds one.
         rpaths = [f"-Wl,-rpath,{d}" for d in ws.wheel_lib_dirs]
         run([compiler(m), src, "-o", binary, "-Wl,--as-needed", *args, *rpaths])
-        needed = wheel_needed(binary, m)
-        if not expected <= needed or not needed <= allowed:
-            raise CheckFailed(
-                f"{' '.join(modules)} via {label} ({style}: {shlex.join(args)}): app needs "
-                f"{sorted(needed)}, expected {sorted(expected)} within {sorted(allowed)}"
-            )
-        dropped = dropped_archives(binary, m, comps, ws.lib_dir)
-        if dropped:
-            raise CheckFailed(
-                f"{' '.join(modules)} via {label} ({style}): the app holds nothing of "
-                f"{dropped} (retention)"
-            )
+        what = f"{' '.join(modules)} via {label} ({style}: {shlex.join(args)})"
+        expect_linked(binary, m, comps, ws.lib_dir, what)
         expect_loaded(run([binary]).stdout, expected, ws.wheel_lib_dirs)
     return label
 
