@@ -18,7 +18,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
-BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath")
+BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath", "objects", "dollarflag")
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ def _has_binary(ref: str, query: str = "") -> bool:
     args = ["list", f"{ref}:*", "--format=json", *(["-p", query] if query else [])]
     data = json.loads(conan(*args))
     for recipe in data.get("Local Cache", {}).values():
+        if not isinstance(recipe, dict):  # {"error": "... not found"}
+            continue
         for revision in recipe.get("revisions", {}).values():
             if revision.get("packages"):
                 return True

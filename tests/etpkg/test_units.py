@@ -5,15 +5,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from etpkg import Component, ElfError, LayoutError, OutputError, PackageError, Sdk, ToolError
-from etpkg._internal.build import checks
-from etpkg._internal.build.elf import check_shared_library, read_elf
+from etpkg._internal.build import checks, system
+from etpkg._internal.build.elf import (
+    archive_members,
+    check_shared_library,
+    check_static_library,
+    read_elf,
+)
 from etpkg._internal.build.probe import find_libraries, probe_package
 from etpkg._internal.build.publish import publish
-from etpkg._internal.build.repair import restore_runpaths
+from etpkg._internal.build.repair import grafts, restore_runpaths
 from etpkg._internal.build.tools import patchelf, patchelf_path
 from etpkg._internal.build.wheelfile import write_wheel
 from etpkg._internal.conan import read_package
@@ -323,3 +329,81 @@ def test_tag_policy() -> None:
         manylinux_platform("}", "w.whl")
     with pytest.raises(PackageError, match="unsupported Conan arch 'sparc'"):
         arch_for_conan("sparc")
+
+
+def test_an_archive_is_checked_member_by_member(tmp_path: Path) -> None:
+    src = tmp_path / "a.c"
+    src.write_text("int a_value(void) { return 1; }\n")
+    subprocess.run(["cc", "-c", str(src), "-o", str(tmp_path / "a.o")], check=True)
+    archive = tmp_path / "liba.a"
+    subprocess.run(["ar", "rcs", str(archive), str(tmp_path / "a.o")], check=True)
+    assert check_static_library(archive, X86_64) == 1
+    assert [name for name, _ in archive_members(archive)] == ["a.o"]
+    with pytest.raises(ElfError, match="built for EM_X86_64"):
+        check_static_library(archive, arch_for_conan("armv8"))
+    text = tmp_path / "libtext.a"
+    text.write_text("not an archive\n")
+    with pytest.raises(ElfError, match="not an ar archive"):
+        check_static_library(text, X86_64)
+    (tmp_path / "t.txt").write_text("x")
+    subprocess.run(["ar", "rcs", str(tmp_path / "libbad.a"), str(tmp_path / "t.txt")], check=True)
+    with pytest.raises(ElfError, match=r"member t\.txt is not an ELF object"):
+        check_static_library(tmp_path / "libbad.a", X86_64)
+
+
+def test_grafted_copies_map_back_to_the_sonames_auditwheel_named(tmp_path: Path) -> None:
+    """auditwheel names a copy after the file it copied, <base>-<hash>.<rest>."""
+    libs = tmp_path / "pkg.libs"
+    libs.mkdir()
+    shutil.copyfile(
+        next(Path("/usr/lib/x86_64-linux-gnu").glob("libbz2.so.1.0*")),
+        libs / "libbz2-e4f501c8.so.1.0.4",
+    )
+    external = {"libbz2.so.1.0": Path("/lib/x86_64-linux-gnu/libbz2.so.1.0.4")}
+    assert grafts(tmp_path, "pkg.libs", external) == {
+        "libbz2.so.1.0": "pkg.libs/libbz2-e4f501c8.so.1.0.4"
+    }
+    with pytest.raises(ToolError, match="which its analysis did not name"):
+        grafts(tmp_path, "pkg.libs", {})
+
+
+def test_debian_packages_give_headers_owners_and_copyright_files() -> None:
+    assert ("bzlib.h", Path("/usr/include/bzlib.h")) in system.headers("libbz2-dev")
+    # Debian 12 knows this library by its /lib name; the file is found under /usr/lib too.
+    real = next(Path("/usr/lib/x86_64-linux-gnu").glob("libbz2.so.1.0.*"))
+    assert system.owner(real) == "libbz2-1.0"
+    copyright_file = system.copyright_file("libbz2-1.0")
+    assert copyright_file is not None and "bzip2" in copyright_file.read_text().lower()
+    assert system.headers("no-such-package-etpkg") == []
+    assert system.owner(Path("/nonexistent/libx.so")) is None
+
+
+def test_import_names_and_languages_are_checked() -> None:
+    from etpkg._internal.conan import _import_name, _languages
+
+    class Info:
+        def __init__(self, value: object) -> None:
+            self.value = value
+
+        def get_property(self, name: str) -> object:
+            return self.value
+
+    assert _import_name(Info(None), "geo-kit") == "geo_kit"
+    assert _import_name(Info("geokit"), "geo-kit") == "geokit"
+    with pytest.raises(LayoutError, match=r"'class' .* is not a Python identifier"):
+        _import_name(Info("class"), "x")
+    with pytest.raises(LayoutError, match="the default for '9lives'"):
+        _import_name(Info(None), "9lives")
+
+    class Comp:
+        languages: object = None
+
+    class Recipe:
+        languages = "C"
+
+    assert _languages(Comp(), Recipe(), "c") == ("C",)
+    assert _languages(Comp(), object(), "c") == ("C++",)  # neither says: C++
+    wrong = Comp()
+    wrong.languages = ["Fortran"]
+    with pytest.raises(LayoutError, match=r"languages \['Fortran'\]"):
+        _languages(wrong, Recipe(), "component f")

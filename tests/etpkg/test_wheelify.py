@@ -290,6 +290,8 @@ BAD_PACKAGE_ERRORS = {
     "notelf": ("libbad.so", "not an ELF file"),
     "wrongarch": ("libbad.so", "EM_AARCH64", "x86_64"),
     "abspath": ("badsdk_abspath/lib/libbad.so", "build-machine path"),
+    "objects": ("component badsdk_objects: cpp_info.objects", "cannot be carried into a wheel"),
+    "dollarflag": ("exelinkflags", "'-Wl,-rpath,$ORIGIN/../lib' holds a '$'"),
 }
 
 
