@@ -5,9 +5,11 @@ The wheel comes from the `etrt_wheel` fixture (conftest.py).
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,3 +155,20 @@ def test_variables_route_runs_the_mlp_with_retention(
     rc, err, diff = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
     assert rc == 0 and "OperatorMissing" not in err, err
     assert diff <= 1e-5
+
+
+def test_the_wheel_carries_etrts_licence_and_the_grafted_libraries_copyrights(
+    etrt_wheel: Path,
+) -> None:
+    """PEP 639: etrt's LICENSE and the Debian copyright file of XNNPACK, pthreadpool and
+    cpuinfo, which auditwheel grafts into etrt.libs, each named by a License-File line."""
+    with zipfile.ZipFile(etrt_wheel) as zf:
+        names = zf.namelist()
+        (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        listed = re.findall(r"^License-File: (.+)$", zf.read(meta).decode(), re.M | re.I)
+        shipped = sorted(n.split("/licenses/", 1)[1] for n in names if "/licenses/" in n)
+        licence = zf.read(meta.replace("METADATA", "licenses/LICENSE")).decode()
+    assert sorted(listed) == shipped
+    assert {"LICENSE", "libxnnpack0/copyright", "libpthreadpool0/copyright"} <= set(shipped)
+    assert "libcpuinfo0/copyright" in shipped
+    assert "Apache License" in licence and "Version 2.0" in licence
