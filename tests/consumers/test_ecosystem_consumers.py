@@ -410,6 +410,8 @@ def system_module() -> str:
 def test_meson_finds_the_sdk_through_pkgconf_pypi_with_no_path(consumer: Consumer) -> None:
     """README: PKG_CONFIG=pkgconf-pypi meson setup build; the wheel's modules and a system
     one in the same project, no PKG_CONFIG_PATH anywhere."""
+    # What the README tells Meson users to run (meson_app adds the project's options).
+    assert readme_examples()["meson"].startswith("PKG_CONFIG=pkgconf-pypi meson setup build")
     system = system_module()
     app, setup = consumer.meson_app("pkgconf-pypi", (system,))
     for module in (*consumer.flavor.pc_modules, system):
