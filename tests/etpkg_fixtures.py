@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ class Fixture:
     folder: Path
     options: tuple[str, ...] = ()  # -o of conan create and etpkg wheelify
     recipes: tuple[tuple[str, str], ...] = ()  # (name, version)
-    query: str = ""  # `conan list -p` of its binary, when the options do not say it
 
     @property
     def conan_args(self) -> list[str]:
@@ -48,7 +48,6 @@ PACKAGES = {
         "geo-kit/1.2.3-rc1",
         FIXTURES / "geokit",
         recipes=(("tinyhash", "1.0"),),
-        query="options.shared=False",
     ),
     # The same built shared (-o "*:shared=True"): tinyhash's library is grafted from the cache.
     "geokit-shared": Fixture(
@@ -56,7 +55,6 @@ PACKAGES = {
         FIXTURES / "geokit",
         options=("*:shared=True",),
         recipes=(("tinyhash", "1.0"),),
-        query="options.shared=True",
     ),
     # Header-only C++: no settings, a py3-none-any wheel, version 2024.05.1, its own import name.
     "ringbuf": Fixture("ringbuf/2024.05.1", FIXTURES / "ringbuf"),
@@ -80,9 +78,9 @@ def conan(*args: str) -> str:
     return proc.stdout
 
 
-def _has_binary(ref: str, query: str = "") -> bool:
-    """A binary of ref's latest recipe revision (matching the package query) is cached."""
-    args = ["list", f"{ref}:*", "--format=json", *(["-p", query] if query else [])]
+def _has_binary(ref: str) -> bool:
+    """A binary of ref's latest recipe revision is cached."""
+    args = ["list", f"{ref}:*", "--format=json"]
     data = json.loads(conan(*args))
     for recipe in data.get("Local Cache", {}).values():
         if not isinstance(recipe, dict):  # {"error": "... not found"}
@@ -94,14 +92,22 @@ def _has_binary(ref: str, query: str = "") -> bool:
 
 
 def ensure(name: str) -> Fixture:
-    """The fixture package in the cache, built from its current recipe: exported first (a
-    changed recipe gets a new revision, which has no binary until it is created)."""
+    """The fixture package and everything it requires in the cache, built from the current
+    recipes: each exported first (a changed recipe gets a new revision, which has no binary
+    until it is built), then whatever binary of the graph is missing built."""
     fixture = PACKAGES[name]
     for recipe, version in fixture.recipes:
         conan("export", str(FIXTURES / "recipes" / recipe / "all"), "--version", version)
     conan("export", str(fixture.folder))
-    if not _has_binary(fixture.ref, fixture.query):
-        conan("create", str(fixture.folder), "--build=missing", *fixture.conan_args)
+    with tempfile.TemporaryDirectory(prefix="etpkg-fixture-") as out:
+        conan(
+            "install",
+            f"--requires={fixture.ref}",
+            "--build=missing",
+            *fixture.conan_args,
+            "-of",
+            out,
+        )
     return fixture
 
 
