@@ -86,6 +86,7 @@ def test_distribution_holds_etpkg_only(dists: dict[str, Path]) -> None:
         "packaging",
         "wheel",
         "jinja2",
+        "cyclonedx-python-lib",
     ]
     assert all(">=" in r for r in requires)
     scripts = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/entry_points.txt")
