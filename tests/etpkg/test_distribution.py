@@ -87,6 +87,7 @@ def test_distribution_holds_etpkg_only(dists: dict[str, Path]) -> None:
         "wheel",
         "jinja2",
         "cyclonedx-python-lib",
+        "twine",
     ]
     assert all(">=" in r for r in requires)
     scripts = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/entry_points.txt")
