@@ -7,6 +7,7 @@ nothing is written or uploaded."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,6 +80,77 @@ def test_other_machine_wheelifies_from_the_remote_byte_identical(
     assert '"packages"' in listed
 
 
+def _set(profile: Path, setting: str, value: str) -> None:
+    lines = profile.read_text().splitlines()
+    new = [f"{setting}={value}" if ln.startswith(f"{setting}=") else ln for ln in lines]
+    assert new != lines, f"{profile} has no {setting}"
+    profile.write_text("\n".join(new) + "\n")
+
+
+def test_other_machine_picks_the_uploaded_binary_with_its_profile(
+    first_machine: tuple[str, Path], conan_remote: servers.Server, tmp_path: Path
+) -> None:
+    """The other machine's default profile differs from the build machine's (Debug, whose
+    binary nobody uploaded); -pr names the team's profile, and that binary is the one taken."""
+    ref, first_wheel = first_machine
+    home = tmp_path / "home"
+    machine = servers.other_machine(home, conan_remote.url, env())
+    team = home / "profiles" / "team-release"
+    team.write_text((home / "profiles" / "default").read_text())
+    _set(home / "profiles" / "default", "build_type", "Debug")
+    creds = {**machine, **servers.credentials_env(servers.REMOTE, servers.USER, servers.PASSWORD)}
+    proc = etpkg("wheelify", ref, "-r", servers.REMOTE, "-of", tmp_path / "none", env=creds)
+    line = _one_error_line(proc)
+    assert f"has no binary of {ref} for the default profile; upload one built with it" in line
+    assert not (tmp_path / "none").exists()
+
+    proc = etpkg(
+        "wheelify",
+        ref,
+        "-r",
+        servers.REMOTE,
+        "-pr",
+        "team-release",
+        "-of",
+        tmp_path / "dist",
+        env=creds,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).read_bytes() == first_wheel.read_bytes()
+
+
+def test_a_download_broken_midway_leaves_no_half_written_package(
+    first_machine: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Not transactional, on purpose: what a failed fetch leaves in the Conan cache is what
+    `conan install` leaves, the recipes and every binary that arrived whole, never a half
+    one; dist/ is untouched, and the next run fetches what is missing."""
+    ref = first_machine[0]
+    root = tmp_path / "server"
+    with servers.conan_server(root) as server:
+        servers.upload(ref, server, tmp_path, env())
+        (tgz,) = (root / "data" / ref).rglob("conan_package.tgz")
+        whole = tgz.read_bytes()
+        tgz.write_bytes(whole[: len(whole) // 2])  # the server now sends a truncated binary
+        home = tmp_path / "home"
+        machine = {
+            **servers.other_machine(home, server.url, env()),
+            **servers.credentials_env(servers.REMOTE, servers.USER, servers.PASSWORD),
+        }
+        dist = tmp_path / "dist"
+        proc = etpkg("wheelify", ref, "-r", servers.REMOTE, "-of", dist, env=machine)
+        line = _one_error_line(proc)
+        assert f"cannot fetch {ref} from Conan remote '{servers.REMOTE}'" in line
+        assert "Error while extracting downloaded file" in line
+        _nothing_written(home, dist, ref, machine)
+        assert len(_binaries("bzip2/system", machine)) == 1  # the dependency, whole
+
+        tgz.write_bytes(whole)
+        proc = etpkg("wheelify", ref, "-r", servers.REMOTE, "-of", dist, env=machine)
+        assert proc.returncode == 0, proc.stderr
+        assert Path(proc.stdout.strip()).read_bytes() == first_machine[1].read_bytes()
+
+
 def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert proc.returncode == 1, proc.stderr
@@ -86,10 +158,22 @@ def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
     return lines[0]
 
 
+def _binaries(ref: str, machine: dict[str, str]) -> list[str]:
+    """The package ids of ref in the machine's Conan cache."""
+    listed = json.loads(servers.conan("list", f"{ref}:*", "--format=json", env=machine).stdout)
+    recipes = listed.get("Local Cache", {}).values()
+    return [
+        pkg
+        for recipe in recipes
+        if isinstance(recipe, dict)
+        for revision in recipe.get("revisions", {}).values()
+        for pkg in revision.get("packages", {})
+    ]
+
+
 def _nothing_written(home: Path, dist: Path, ref: str, machine: dict[str, str]) -> None:
     assert not dist.exists() or not any(dist.iterdir()), list(dist.iterdir())
-    listed = servers.conan("list", f"{ref}:*", "--format=json", env=machine).stdout
-    assert '"packages"' not in listed, listed
+    assert _binaries(ref, machine) == []
 
 
 def test_refused_credentials_are_one_line_and_write_nothing(
