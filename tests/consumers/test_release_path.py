@@ -20,6 +20,7 @@ import pytest
 import servers
 from etpkg_fixtures import REPO_ROOT, env, run_etpkg
 from etpkg_fixtures import _has_binary as has_binary
+from etpkg_fixtures import checked_run as run
 
 pytestmark = pytest.mark.slow  # real servers, two wheelify runs, a C++ build
 
@@ -28,18 +29,6 @@ APP = REPO_ROOT / "tests" / "consumer" / "release_app"
 PROGRAM = REPO_ROOT / "test_package" / "linear_relu.etrt"
 VERSION = (REPO_ROOT / "VERSION").read_text().strip()
 REF = f"etrt/{VERSION}"
-
-
-def run(argv: list[str | Path], **kw: object) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [str(a) for a in argv],
-        capture_output=True,
-        text=True,
-        check=False,
-        **kw,  # type: ignore[call-overload]
-    )
-    assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc
 
 
 @pytest.fixture(scope="module")
