@@ -24,6 +24,7 @@ from etpkg._internal.conan import ConanPackage
 from etpkg._internal.errors import CheckError
 from etpkg._internal.facts import SourceFile
 from etpkg._internal.plan import sbom
+from etpkg._internal.plan.layout import AUDITWHEEL_SBOM, SBOMS
 from etpkg._internal.tags import WheelName
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ def write_sbom(
     `grafted`: SONAME -> wheel path of auditwheel's copy, `external`: SONAME -> the file copied.
     """
     dist_info = name.dist_info
-    theirs_path = tree / dist_info / sbom.SBOM_DIR / sbom.AUDITWHEEL_SBOM
+    theirs_path = tree / dist_info / SBOMS / AUDITWHEEL_SBOM
     theirs: dict[str, Any] | None = None
     if theirs_path.is_file():
         theirs = json.loads(theirs_path.read_text(encoding="utf-8"))

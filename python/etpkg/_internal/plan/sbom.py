@@ -46,12 +46,8 @@ from cyclonedx.output.json import JsonV1Dot6
 from cyclonedx.spdx import fixup_id, is_expression
 from packageurl import PackageURL
 
+from etpkg._internal.plan.layout import SBOM_FILE, SBOMS
 from etpkg._internal.tags import WheelName
-
-SBOM_DIR = "sboms"  # PEP 770: <dist>.dist-info/sboms/
-SBOM_FILE = "etpkg.cdx.json"
-AUDITWHEEL_SBOM = "auditwheel.cdx.json"
-SPEC_VERSION = "1.6"
 
 CONAN = "conan"
 DEB = "deb"
@@ -129,7 +125,7 @@ class SbomInput:
 
 
 def sbom_path(name: WheelName) -> str:
-    return f"{name.dist_info}/{SBOM_DIR}/{SBOM_FILE}"
+    return f"{name.dist_info}/{SBOMS}/{SBOM_FILE}"
 
 
 def licenses(value: str | None) -> list[License]:

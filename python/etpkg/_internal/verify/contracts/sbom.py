@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from etpkg._internal.build.elf import ELF_MAGIC
-from etpkg._internal.plan.sbom import SBOM_DIR, SBOM_FILE
+from etpkg._internal.plan.layout import SBOM_FILE, SBOMS
 from etpkg._internal.verify.runner import CheckFailed
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def problems(zf: zipfile.ZipFile) -> list[str]:
     dist_info = _dist_info(zf)
     if dist_info is None:
         return ["the wheel has no .dist-info directory"]
-    path = f"{dist_info}/{SBOM_DIR}/{SBOM_FILE}"
+    path = f"{dist_info}/{SBOMS}/{SBOM_FILE}"
     if path not in zf.namelist():
         return [f"the wheel carries no SBOM ({path})"]
     try:
