@@ -384,6 +384,10 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
     fail(ctx, op, "'out' must be a tensor of the input's rank");
     return false;
   }
+  if (args[out_i]->to_tensor().is_dynamic()) {  // the exporter keeps these ops' outputs static
+    fail(ctx, op, "'out' cannot have a dynamic shape");
+    return false;
+  }
   const Tensor& planned = args[out_i]->to_tensor();
   *oh = planned.size(-2);
   *ow = planned.size(-1);
