@@ -251,8 +251,6 @@ IN_PLACE_OPS: frozenset[str] = frozenset(
 # must be static.
 STATIC_SHAPE_OPS: frozenset[str] = frozenset(
     {
-        "aten::upsample_nearest2d.vec",
-        "aten::upsample_bilinear2d.vec",
         "aten::avg_pool3d",
         "aten::max_pool3d_with_indices",
         "aten::_adaptive_avg_pool3d",
