@@ -72,7 +72,10 @@ class PlanView:
             if isinstance(instr, KernelCall):
                 for out in instr.outputs:
                     for t in tensor_indices(self.values, out):
-                        self.producer.setdefault(t, step)
+                        # State exists before the method runs; its writes keep their order.
+                        v = self.values[t]
+                        if not (isinstance(v, TensorValue) and v.storage == StorageKind.STATE):
+                            self.producer.setdefault(t, step)
             for arg in instr.inputs:
                 for t in tensor_indices(self.values, arg):
                     self.users.setdefault(t, set()).add(step)
