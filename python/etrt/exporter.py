@@ -67,14 +67,23 @@ def export(
             model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict
         )
     except Exception as exc:  # torch reports many exception types for untraceable models
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ExportError(f"torch.export failed: {first}") from exc
+        raise ExportError(f"torch.export failed: {_summary(exc)}") from exc
     return export_program(
         ep,
         allow_missing_ops=allow_missing_ops,
         backend=backend,
         external_constants=external_constants,
     )
+
+
+def _summary(exc: Exception) -> str:
+    """The first line of torch's message, and for a violated dynamic-shape constraint the first
+    reason it gives (on a later line)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    reason = next((line[2:] for line in lines[1:] if line.startswith("- ")), None)
+    return f"{lines[0]} {reason}" if reason else lines[0]
 
 
 def export_program(
