@@ -108,11 +108,13 @@ class SymbolBounds:
 
 
 def _finite(bound: Any) -> int | None:
-    if isinstance(bound, (int, sympy.Integer)) and not isinstance(bound, bool):
-        return int(bound)
-    if isinstance(bound, sympy.Number) and bound.is_finite:
-        return math.floor(float(bound))
-    return None
+    if isinstance(bound, bool):
+        return None
+    try:
+        value = float(bound)
+    except (TypeError, OverflowError):
+        return None
+    return math.floor(value) if math.isfinite(value) else None
 
 
 __all__ = ["PRIM_OPS", "SHAPE_QUERIES", "SymbolBounds", "is_symbolic"]
