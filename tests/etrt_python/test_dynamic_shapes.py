@@ -6,6 +6,7 @@ without dynamic shapes stay version 1."""
 
 from __future__ import annotations
 
+import ctypes
 import random
 import subprocess
 from collections.abc import Callable
@@ -194,6 +195,45 @@ def test_size_outside_the_bounds_names_input_and_dimension(
     assert proc.stderr == "error: InvalidArgument: input 0 dim 1: size 1 is outside [2, 32]\n"
     proc = _runner(tools, path, "--shape", "0=2x40")
     assert proc.stderr.startswith("error: InvalidArgument: input 0: expected 3 dimensions, got 2")
+
+
+def test_c_abi_takes_dynamic_inputs_and_reports_actual_sizes(
+    tools: runtime_build.Tools, tmp_path: Path
+) -> None:
+    """The C ABI itself (through ctypes, past the Python binding's own checks)."""
+    model = models.make("mlp")[0]
+    program = etrt.export(model, (torch.randn(2, 784),), dynamic_shapes=({0: BATCH},))
+    method = etrt.load(program.save(tmp_path / "m.etrt")).method()
+    lib = etrt._native.libraries().runtime
+    handle = method._handle
+    dynamic, ndim = ctypes.c_int32(), ctypes.c_size_t()
+    lo, hi = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+    status = lib.etrt_method_input_bounds(
+        handle, 0, ctypes.byref(dynamic), ctypes.byref(ndim), ctypes.byref(lo), ctypes.byref(hi)
+    )
+    assert status == 0 and dynamic.value == 1 and ndim.value == 2
+    assert (lo[0], lo[1], hi[0], hi[1]) == (1, 784, 8, 784)
+    x = np.random.default_rng(0).standard_normal((9, 784)).astype(np.float32)
+    sizes = (ctypes.c_int64 * 2)(9, 784)
+    status = lib.etrt_method_set_input_tensor(handle, 0, x.ctypes.data, 0, 2, sizes)
+    assert lib.etrt_status_name(status) == b"InvalidArgument"
+    assert lib.etrt_last_error() == b"InvalidArgument: input 0 dim 0: size 9 is outside [1, 8]"
+    sizes[0] = 3
+    assert lib.etrt_method_set_input_tensor(handle, 0, x.ctypes.data, 0, 2, sizes) == 0
+    assert lib.etrt_method_execute(handle) == 0
+    dtype = ctypes.c_int32()
+    out_sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+    data = ctypes.c_void_p()
+    status = lib.etrt_method_output_tensor(
+        handle, 0, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(out_sizes),
+        ctypes.byref(strides), ctypes.byref(data),
+    )  # fmt: skip
+    assert status == 0 and (ndim.value, out_sizes[0], out_sizes[1]) == (2, 3, 10)
+    assert lib.etrt_method_output_dynamic(handle, 0, ctypes.byref(dynamic)) == 0 and dynamic.value
+    got = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ctypes.c_float)), (3, 10))
+    with torch.no_grad():
+        want = model(torch.from_numpy(x[:3])).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("flavor", ["release", "asan"])
