@@ -169,17 +169,23 @@ def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], inde
     assert want is not None
     if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
         raise EtrtError(f"input {index}: expected {want}, got {dtype} (not safely castable)")
+    # A shape the method cannot take is the runtime's InvalidArgument, found before any copy.
     if spec.dynamic and spec.min_shape is not None and spec.max_shape is not None:
         if len(shape) != len(spec.max_shape):
-            raise EtrtError(
-                f"input {index}: expected {len(spec.max_shape)} dimensions, got shape {list(shape)}"
+            raise EtrtRuntimeError(
+                "InvalidArgument",
+                f"input {index}: expected {len(spec.max_shape)} dimensions, got shape "
+                f"{list(shape)}",
             )
         for d, (n, lo, hi) in enumerate(zip(shape, spec.min_shape, spec.max_shape, strict=True)):
             if not lo <= n <= hi:
-                raise EtrtError(f"input {index} dim {d}: size {n} is outside [{lo}, {hi}]")
+                raise EtrtRuntimeError(
+                    "InvalidArgument", f"input {index} dim {d}: size {n} is outside [{lo}, {hi}]"
+                )
     elif shape != spec.shape:
-        raise EtrtError(
-            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}"
+        raise EtrtRuntimeError(
+            "InvalidArgument",
+            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}",
         )
 
 
