@@ -199,8 +199,9 @@ class _Lowerer:
         sig = ep.graph_signature
         # Buffers the program mutates: target -> its State value; node -> the buffer it updates.
         self.state: dict[str, int] = {}
-        self.buffer_of = {spec.arg.name: spec.target for spec in sig.input_specs
-                          if spec.kind == InputKind.BUFFER}  # fmt: skip
+        self.buffer_of = {
+            spec.arg.name: spec.target for spec in sig.input_specs if spec.kind == InputKind.BUFFER
+        }
         self.mutations = {
             spec.arg.name: spec.target
             for spec in sig.output_specs
@@ -264,10 +265,9 @@ class _Lowerer:
         if not zero:
             self.segments.append(data.view(-1).numpy().tobytes())
             segment = len(self.segments) - 1
-        return self.add(
-            TensorValue(st, sizes, StorageKind.STATE, constant_segment=segment, zero_initial=zero,
-                        name=name)
-        )  # fmt: skip
+        state = TensorValue(st, sizes, StorageKind.STATE, constant_segment=segment, name=name)
+        state.zero_initial = zero
+        return self.add(state)
 
     def _constant(self, name: str, target: str | None) -> int:
         data = self._constant_data(name, target)
@@ -369,7 +369,7 @@ class _Lowerer:
         meta = node.meta.get("val")
         outs: list[int] = []
         returns = schema.returns
-        in_place = self._in_place_state(node, name)
+        in_place = self._in_place_state(node, name, args)
         if in_place is not None:  # the op writes the buffer's new value into the buffer itself
             self.node_value[node.name] = in_place
             self.instructions.append(
@@ -472,10 +472,10 @@ class _Lowerer:
             return self.add(_scalar_value(value))
         raise ExportError(f"node {node.name}: operand {value!r} is not a scalar")
 
-    def _in_place_state(self, node: Node, name: str) -> int | None:
+    def _in_place_state(self, node: Node, name: str, args: list[int]) -> int | None:
         """The State value `node` may write its result into: when it computes a buffer's new
-        value from the buffer itself (index_put into a KV cache, say) and nothing reads the
-        buffer's old value after it."""
+        value from the buffer itself (index_put into a KV cache, say), its other arguments are
+        not the buffer's memory, and nothing reads the buffer's old value after it."""
         target = self.mutations.get(node.name)
         base = node.args[0] if node.args else None
         if target is None or name not in _ops.IN_PLACE_OPS or not isinstance(base, Node):
@@ -488,6 +488,12 @@ class _Lowerer:
             return None
         if tuple(meta.shape) != tv.sizes or scalar_type_of(meta.dtype, node.name) != tv.scalar_type:
             return None
+        if any(
+            storage_root_of(self.values, t) == state
+            for a in args[1:]
+            for t in tensor_indices(self.values, a)
+        ):
+            return None  # e.g. copy_(buffer.t()): it would read what it overwrites
         return state if self._old_value_read_before(base, node) else None
 
     def _old_value_read_before(self, base: Node, node: Node) -> bool:

@@ -99,6 +99,29 @@ def test_state_persists_across_cpp_executes(tools: runtime_build.Tools, tmp_path
         np.testing.assert_array_equal(total, np.full(4, 2.0 * calls))
 
 
+def test_an_update_reading_its_own_state_is_not_written_over_it(
+    tools: runtime_build.Tools, tmp_path: Path
+) -> None:
+    """copy_ of a buffer's own transpose: written in place it would read what it overwrites."""
+
+    class Transposes(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("grid", torch.arange(16, dtype=torch.float32).view(4, 4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.grid.copy_(self.grid.t())
+            return self.grid + x
+
+    program = etrt.export(Transposes(), (torch.zeros(1),))
+    method = etrt.load(program.save(tmp_path / "t.etrt")).method()
+    grid = np.arange(16, dtype=np.float32).reshape(4, 4)
+    for step in range(3):
+        grid = grid.T.copy()
+        (got,) = method(np.full(1, step, np.float32))
+        np.testing.assert_array_equal(got, grid + step)
+
+
 def test_kv_cache_update_is_written_in_place() -> None:
     """index_put into the cache writes the cache itself: a decode step copies no cache."""
     model, _ = decoders.make("handwritten")
