@@ -118,8 +118,8 @@ def package_lib_dir(work: Path) -> Path:
 
 
 HEADER = (
-    f"{'model':<12}{'thr':>4} {'phase':<8}{'eager tok/s':>12}{'etrt C++':>10}{'ratio':>7}"
-    f"{'etrt py':>10}{'ratio':>7}  target"
+    f"{'model':<12}{'thr':>4} {'phase':<8}{'eager tok/s':>12}{'etrt C++':>10}{'ratio':>8}"
+    f"{'etrt py':>10}{'ratio':>8}  target"
 )
 
 
@@ -154,7 +154,7 @@ def main() -> None:
                     )
                     print(
                         f"{name:<12}{threads:>4} {phase:<8}{eager[i]:>12.0f}{cpp[i]:>10.0f}"
-                        f"{cpp[i] / eager[i]:>7.2f}{py[i]:>10.0f}{py[i] / eager[i]:>7.2f}  "
+                        f"{cpp[i] / eager[i]:>8.1f}{py[i]:>10.0f}{py[i] / eager[i]:>8.1f}  "
                         f"{target}{ok}",
                         flush=True,
                     )
