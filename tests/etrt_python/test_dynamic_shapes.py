@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import random
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -409,3 +410,30 @@ def test_xnnpack_delegates_the_static_part_only(tools: runtime_build.Tools, tmp_
             want = _flat(model(*ys))
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)  # type: ignore[arg-type]
+
+
+def test_cli_exports_dynamic_shapes_from_a_factory_and_a_pt2(tmp_path: Path) -> None:
+    """`python -m etrt export`: a factory's third item is dynamic_shapes; a .pt2 keeps its own."""
+    (tmp_path / "factory.py").write_text(
+        "import torch\n"
+        "from torch.export import Dim\n\n"
+        "def make():\n"
+        "    model = torch.nn.Sequential(torch.nn.Linear(16, 4), torch.nn.Softmax(dim=-1))\n"
+        "    return model.eval(), (torch.randn(2, 16),), ({0: Dim('batch', min=1, max=32)},)\n"
+    )
+    model = nn.Sequential(nn.Linear(16, 4), nn.ReLU()).eval()
+    ep = torch.export.export(
+        model, (torch.randn(2, 16),), dynamic_shapes=({0: Dim("n", min=2, max=9)},)
+    )
+    torch.export.save(ep, str(tmp_path / "model.pt2"))
+    for spec, bounds in [(f"{tmp_path / 'factory.py'}:make", (1, 32)), ("model.pt2", (2, 9))]:
+        out = tmp_path / "out.etrt"
+        proc = subprocess.run(
+            [sys.executable, "-m", "etrt", "export", spec, "-o", str(out)],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        info = etrt.load_program_info(out)
+        x = info.plan.values[info.plan.inputs[0]]
+        assert isinstance(x, TensorValue) and x.dynamic
+        assert (x.min_sizes[0], x.max_sizes[0]) == bounds
