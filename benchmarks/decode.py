@@ -6,8 +6,9 @@ eager PyTorch (the same static-cache model under torch.no_grad(), torch.set_num_
 etrt from C++ (examples/decode built against the Conan package, ETRT_NUM_THREADS=n) and etrt
 from Python (the ctypes binding over the same libraries). Greedy generation of NEW tokens after
 a PROMPT-token prompt: prefill is the prompt's one call, decode the calls of one token each.
-Each figure is the median of --rounds rounds measured in turn; ratio = etrt / eager tokens/s,
-higher is better; the decode target is 2x eager at one thread.
+Rounds take turns (eager, C++, Python, then again), each round the median of three generations,
+and each figure is the median over --rounds rounds; ratio = etrt / eager tokens/s, higher is
+better; the decode target is 2x eager at one thread.
 
     python benchmarks/decode.py [--rounds 5] [--threads 1 2]   (after bash ci/build.sh)
 """
@@ -57,17 +58,23 @@ def rates(prefill_s: float, decode_s: float) -> tuple[float, float]:
     return len(PROMPT) / prefill_s, (NEW - 1) / decode_s
 
 
-def measure_eager(model: torch.nn.Module, threads: int, repeats: int) -> tuple[float, float]:
-    torch.set_num_threads(threads)
-    step = decoders.eager_step(model)
-    timed_generation(step)  # warm-up
-    runs = [timed_generation(step) for _ in range(repeats)]
+PER_ROUND = 3  # generations per round
+
+
+def median_rates(runs: list[tuple[float, float]]) -> tuple[float, float]:
     return rates(statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
 
 
-def measure_cpp(app: Path, program: Path, threads: int, repeats: int) -> tuple[float, float]:
+def measure_eager(model: torch.nn.Module, threads: int) -> tuple[float, float]:
+    torch.set_num_threads(threads)
+    step = decoders.eager_step(model)
+    timed_generation(step)  # warm-up
+    return median_rates([timed_generation(step) for _ in range(PER_ROUND)])
+
+
+def measure_cpp(app: Path, program: Path, threads: int) -> tuple[float, float]:
     proc = subprocess.run(
-        [str(app), str(program), "-n", str(NEW), "--runs", str(repeats + 1), "--stats",
+        [str(app), str(program), "-n", str(NEW), "--runs", str(PER_ROUND + 1), "--stats",
          *map(str, PROMPT)],
         capture_output=True, text=True, check=True,
         env={**os.environ, "ETRT_NUM_THREADS": str(threads)},
@@ -78,10 +85,10 @@ def measure_cpp(app: Path, program: Path, threads: int, repeats: int) -> tuple[f
     return rates(float(m.group(1)) / 1e6, float(m.group(2)) / 1e6)
 
 
-def measure_python(lib_dir: Path, program: Path, threads: int, repeats: int) -> tuple[float, float]:
+def measure_python(lib_dir: Path, program: Path, threads: int) -> tuple[float, float]:
     """In a process of its own: the binding loads its libraries (and thread count) once."""
     proc = subprocess.run(
-        [sys.executable, __file__, "--worker", str(program), "--rounds", str(repeats)],
+        [sys.executable, __file__, "--worker", str(program)],
         capture_output=True, text=True, check=True,
         env={**os.environ, "ETRT_LIBRARY_DIR": str(lib_dir), "ETRT_NUM_THREADS": str(threads)},
     )  # fmt: skip
@@ -89,7 +96,7 @@ def measure_python(lib_dir: Path, program: Path, threads: int, repeats: int) -> 
     return float(prefill), float(decode)
 
 
-def python_worker(program: Path, repeats: int) -> None:
+def python_worker(program: Path) -> None:
     import etrt
 
     method = etrt.load(program).method()
@@ -100,12 +107,7 @@ def python_worker(program: Path, repeats: int) -> None:
         return logits
 
     timed_generation(step)
-    runs = [timed_generation(step) for _ in range(repeats)]
-    print(
-        json.dumps(
-            rates(statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
-        )
-    )
+    print(json.dumps(median_rates([timed_generation(step) for _ in range(PER_ROUND)])))
 
 
 def package_lib_dir(work: Path) -> Path:
@@ -132,7 +134,7 @@ def main() -> None:
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
-        python_worker(args.worker, args.rounds)
+        python_worker(args.worker)
         return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -144,9 +146,15 @@ def main() -> None:
             model, reference = decoders.make(name)
             program = decoders.export(model, name).save(work / f"{name}.etrt")
             for threads in args.threads:
-                eager = measure_eager(reference, threads, args.rounds)
-                cpp = measure_cpp(app, program, threads, args.rounds)
-                py = measure_python(lib_dir, program, threads, args.rounds)
+                rounds: list[list[tuple[float, float]]] = [[], [], []]
+                for _ in range(args.rounds):
+                    rounds[0].append(measure_eager(reference, threads))
+                    rounds[1].append(measure_cpp(app, program, threads))
+                    rounds[2].append(measure_python(lib_dir, program, threads))
+                eager, cpp, py = (
+                    (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
+                    for runs in rounds
+                )
                 for phase, i in (("prefill", 0), ("decode", 1)):
                     target = f">= {DECODE_TARGET:g}" if phase == "decode" and threads == 1 else ""
                     ok = (
