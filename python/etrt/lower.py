@@ -637,8 +637,8 @@ class _Lowerer:
         for s in specs:
             if s.kind == OutputKind.USER_INPUT_MUTATION:
                 raise ExportError(
-                    f"the program mutates its input {s.target}; etrt inputs are read-only "
-                    "(keep the state in a registered buffer instead)"
+                    f"the program mutates its input {s.target}; etrt supports read-only inputs "
+                    "only (keep the state in a registered buffer instead)"
                 )
         bad = [
             s for s in specs if s.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION)

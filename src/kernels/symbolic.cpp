@@ -13,9 +13,16 @@ namespace {
 
 bool integral(const Value& v) { return v.is_int() || v.is_bool(); }
 
+// The output slot of a scalar op holds a scalar: a program cannot make one overwrite a tensor.
+bool scalar_output(KernelContext& ctx, const char* op, const Value& out) {
+  if (out.is_scalar()) return true;
+  fail(ctx, op, std::string("the output must be an int, float or bool value, got ") + to_string(out.tag()));
+  return false;
+}
+
 // The operands of a scalar op (checked to be Int, Double or Bool) and its output Value.
 bool scalar_operands(KernelContext& ctx, const char* op, Span<Value*> args, size_t n) {
-  if (!check_nargs(ctx, op, args, n + 1)) return false;
+  if (!check_nargs(ctx, op, args, n + 1) || !scalar_output(ctx, op, *args[n])) return false;
   for (size_t i = 0; i < n; ++i) {
     if (!args[i]->is_scalar()) {
       fail(ctx, op, "operand " + std::to_string(i) + " must be an int, float or bool, got " + to_string(args[i]->tag()));
@@ -150,7 +157,9 @@ void to_int(KernelContext& ctx, Span<Value*> args, const char* op, F round) {
 
 // The dimension query ops: self (a tensor), then dim when `with_dim`.
 const Tensor* shape_query(KernelContext& ctx, const char* op, Span<Value*> args, bool with_dim, int64_t* dim) {
-  if (!check_nargs(ctx, op, args, with_dim ? 3 : 2)) return nullptr;
+  if (!check_nargs(ctx, op, args, with_dim ? 3 : 2) || !scalar_output(ctx, op, *args[with_dim ? 2 : 1])) {
+    return nullptr;
+  }
   const Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   if (self == nullptr) return nullptr;
   if (with_dim) {

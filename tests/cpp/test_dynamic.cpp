@@ -19,9 +19,10 @@ using etrt::Value;
 
 namespace {
 
-// Runs a two-operand scalar kernel; `out` receives the result.
+// Runs a two-operand scalar kernel; `out` (a scalar slot, as the exporter plans it) receives
+// the result.
 etrt::Error binary(check::TestContext& ctx, const char* op, Value a, Value b, Value* out) {
-  *out = Value();
+  *out = Value(int64_t{0});
   return check::call(ctx, op, {&a, &b, out});
 }
 
@@ -56,7 +57,7 @@ void test_python_semantics() {
   CHECK_OK(binary(ctx, "etrt_prim::eq", Value(int64_t{4}), Value(int64_t{4}), &out));
   CHECK(out.is_bool() && out.to_bool());
 
-  Value x(2.5), r;
+  Value x(2.5), r(int64_t{0});
   CHECK_OK(check::call(ctx, "etrt_prim::ceil", {&x, &r}));
   CHECK(r.is_int() && r.to_int() == 3);
   CHECK_OK(check::call(ctx, "etrt_prim::sym_int", {&x, &r}));
@@ -76,18 +77,22 @@ void test_errors_are_reported() {
   Tensor none;
   Value t(none);
   CHECK_FAILS(binary(ctx, "etrt_prim::add", t, Value(int64_t{1}), &out), ErrorCode::InvalidArgument);
+  // A program pointing a scalar kernel's output at a tensor: refused, the tensor untouched.
+  Value a(int64_t{1}), b(int64_t{2}), tensor_slot(none);
+  CHECK_FAILS(check::call(ctx, "etrt_prim::add", {&a, &b, &tensor_slot}), ErrorCode::InvalidArgument);
+  CHECK(tensor_slot.is_tensor());
 }
 
 void test_shape_queries_read_actual_sizes() {
   check::TestContext ctx;
   std::vector<float> data(24);
   Tensor t(data.data(), ScalarType::Float, {2, 3, 4});
-  Value self(t), dim(int64_t{-1}), out;
+  Value self(t), dim(int64_t{-1}), out(int64_t{0});
   CHECK_OK(check::call(ctx, "aten::sym_size.int", {&self, &dim, &out}));
   CHECK(out.is_int() && out.to_int() == 4);
   CHECK_OK(check::call(ctx, "aten::sym_stride.int", {&self, &dim, &out}));
   CHECK(out.is_int() && out.to_int() == 1);
-  Value n;
+  Value n(int64_t{0});
   CHECK_OK(check::call(ctx, "aten::sym_numel", {&self, &n}));
   CHECK(n.is_int() && n.to_int() == 24);
   Value bad(int64_t{3});

@@ -195,5 +195,7 @@ def test_a_program_mutating_its_input_is_refused() -> None:
             x.add_(1)
             return x * 2
 
-    with pytest.raises(etrt.ExportError, match="mutates its input x; etrt inputs are read-only"):
+    with pytest.raises(
+        etrt.ExportError, match="mutates its input x; etrt supports read-only inputs only"
+    ):
         etrt.export(Mutates(), (torch.zeros(3),))
