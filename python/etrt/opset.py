@@ -38,6 +38,8 @@ def core_ops() -> tuple[str, ...]:
 
 
 def _kernel_note(name: str) -> str:
+    if name in _ops.SYMBOLIC_OPS:
+        return "symbolic sizes (int, float and bool values), for dynamic shapes"
     dtypes = ", ".join(_ops.kernel_dtypes(name))
     if _ops.is_view_op(name):
         return f"{dtypes} (a view: no copy)"

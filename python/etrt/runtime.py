@@ -9,7 +9,11 @@ float32 input, a torch tensor on another device) is copied once into a contiguou
 Torch CPU tensors are viewed through `.numpy()`, so the same rules apply without importing torch.
 
 Outputs are always copies owned by numpy: they stay valid after the next call and after the
-module is closed.
+module is closed. A dynamic input takes any shape within its bounds (`Method.inputs[i].min_shape`
+.. `max_shape`), and outputs have the shape the run produced.
+
+State a program mutates (a KV cache) lives in the method and persists between calls;
+`Method.reset()` puts it back to its initial value.
 
 bfloat16, which numpy lacks: a bfloat16 input takes a torch.bfloat16 tensor (read in place) or
 floating-point values (rounded to bfloat16 as torch rounds); a bfloat16 output comes back as a
@@ -60,17 +64,31 @@ class EtrtRuntimeError(EtrtError):
 
 @dataclass(frozen=True)
 class IOSpec:
-    """One input or output of a method: its kind and, for tensors, the planned dtype and shape."""
+    """One input or output of a method: its kind and, for tensors, the planned dtype and shape.
+    A dynamic tensor's `shape` is its upper bound; an input accepts any shape between
+    `min_shape` and `max_shape` (equal to `shape` for a static one)."""
 
     kind: str  # "tensor", "int", "double", "bool", "none" or "other"
     dtype: np.dtype[Any] | None = None  # what numpy users pass and get (float32 for bfloat16)
     shape: tuple[int, ...] | None = None
+    dynamic: bool = False
+    min_shape: tuple[int, ...] | None = None
+    max_shape: tuple[int, ...] | None = None
     element: str = ""  # the element type etrt stores: numpy's name, or "bfloat16"
 
     def __str__(self) -> str:
         if self.kind != "tensor":
             return self.kind
-        return f"{self.element or self.dtype}{list(self.shape or ())}"
+        name = self.element or self.dtype
+        if self.dynamic and self.min_shape is not None and self.max_shape is not None:
+            dims = [
+                str(lo) if lo == hi else f"{lo}..{hi}"
+                for lo, hi in zip(self.min_shape, self.max_shape, strict=True)
+            ]
+            return f"{name}[{', '.join(dims)}]"
+        if self.dynamic:
+            return f"{name}{list(self.shape or ())} (at most)"
+        return f"{name}{list(self.shape or ())}"
 
 
 def _lib() -> ctypes.CDLL:
@@ -119,14 +137,37 @@ def registered_backends() -> list[str]:
     ]
 
 
-def _meta(fn: Any, handle: int, i: int) -> IOSpec:
+def _meta(handle: int, i: int, is_input: bool) -> IOSpec:
+    lib = _lib()
+    fn = lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta
     dtype, ndim, sizes = ctypes.c_int32(), ctypes.c_size_t(), ctypes.POINTER(ctypes.c_int64)()
     _check(fn(handle, i, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes)))
     shape = tuple(sizes[d] for d in range(ndim.value))
     if dtype.value == _BF16:
-        return IOSpec("tensor", np.dtype(np.float32), shape, "bfloat16")
-    storage = _DTYPES[dtype.value]
-    return IOSpec("tensor", storage, shape, storage.name)
+        storage, element = np.dtype(np.float32), "bfloat16"
+    else:
+        storage = _DTYPES[dtype.value]
+        element = storage.name
+    dynamic = ctypes.c_int32()
+    if not is_input:
+        _check(lib.etrt_method_output_dynamic(handle, i, ctypes.byref(dynamic)))
+        return IOSpec("tensor", storage, shape, bool(dynamic.value), element=element)
+    lo, hi = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+    _check(
+        lib.etrt_method_input_bounds(
+            handle, i, ctypes.byref(dynamic), ctypes.byref(ndim), ctypes.byref(lo), ctypes.byref(hi)
+        )
+    )
+    n = ndim.value
+    return IOSpec(
+        "tensor",
+        storage,
+        shape,
+        bool(dynamic.value),
+        tuple(lo[d] for d in range(n)),
+        tuple(hi[d] for d in range(n)),
+        element,
+    )
 
 
 def _is_torch_tensor(value: object) -> bool:
@@ -149,9 +190,23 @@ def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], inde
     assert want is not None
     if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
         raise EtrtError(f"input {index}: expected {want}, got {dtype} (not safely castable)")
-    if shape != spec.shape:
-        raise EtrtError(
-            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}"
+    # A shape the method cannot take is the runtime's InvalidArgument, found before any copy.
+    if spec.dynamic and spec.min_shape is not None and spec.max_shape is not None:
+        if len(shape) != len(spec.max_shape):
+            raise EtrtRuntimeError(
+                "InvalidArgument",
+                f"input {index}: expected {len(spec.max_shape)} dimensions, got shape "
+                f"{list(shape)}",
+            )
+        for d, (n, lo, hi) in enumerate(zip(shape, spec.min_shape, spec.max_shape, strict=True)):
+            if not lo <= n <= hi:
+                raise EtrtRuntimeError(
+                    "InvalidArgument", f"input {index} dim {d}: size {n} is outside [{lo}, {hi}]"
+                )
+    elif shape != spec.shape:
+        raise EtrtRuntimeError(
+            "InvalidArgument",
+            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}",
         )
 
 
@@ -235,9 +290,7 @@ class Method:
         name = _KINDS.get(kind.value, "other")
         if name != "tensor":
             return IOSpec(name)
-        return _meta(
-            lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta, self._handle, i
-        )
+        return _meta(self._handle, i, is_input)
 
     @contextmanager
     def _use(self) -> Iterator[int]:
@@ -277,6 +330,20 @@ class Method:
         with self._use() as handle:
             _check(_lib().etrt_method_execute(handle))
             self._executed = True
+
+    @property
+    def num_states(self) -> int:
+        """How many State tensors (buffers the program mutates) the method holds."""
+        with self._use() as handle:
+            count = ctypes.c_size_t()
+            _check(_lib().etrt_method_num_states(handle, ctypes.byref(count)))
+            return count.value
+
+    def reset(self) -> None:
+        """Puts the method's state (every buffer the program mutates) back to its initial value,
+        as when it was loaded: the next call starts afresh (a new sequence, for a decoder)."""
+        with self._use() as handle:
+            _check(_lib().etrt_method_reset_state(handle))
 
     def output(self, i: int) -> Output:
         """Output i of the last execute(), copied: numpy arrays for tensors, Python scalars."""

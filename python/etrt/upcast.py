@@ -76,7 +76,13 @@ class _Rewriter:
         t = self.plan.values[index]
         assert isinstance(t, TensorValue)
         return self.add(
-            TensorValue(ScalarType.FLOAT, t.sizes, StorageKind.PLANNED, name=f"{t.name}.{suffix}")
+            TensorValue(
+                ScalarType.FLOAT,
+                t.sizes,
+                StorageKind.PLANNED,
+                dynamic=t.dynamic,  # sized at run time like the tensor it copies
+                name=f"{t.name}.{suffix}",
+            )
         )
 
     def to_copy(self, src: int, dst: int, dtype: ScalarType, node: str) -> KernelCall:

@@ -159,3 +159,22 @@ def test_float16_program_runs_from_cpp(tmp_path: Path) -> None:
     run = runtime_build.tool_runner("release").run_exported(tmp_path, model, inputs)
     assert run.got[0].dtype == np.float16
     np.testing.assert_allclose(run.got[0], run.expected[0], *TOLERANCE[torch.float16])
+
+
+@pytest.mark.parametrize("dtype", HALF_TYPES, ids=str)
+def test_half_precision_program_with_a_dynamic_batch_runs_at_any_size_in_bounds(
+    dtype: torch.dtype, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    # the float32 copies around each kernel take the run's sizes, not the upper bound's
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16)).to(dtype).eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    program = etrt.export(model, (torch.randn(4, 8, dtype=dtype),), dynamic_shapes=({0: batch},))
+    path = program.save(tmp_path / "m.etrt")
+    with etrt.runtime.load(path) as loaded:
+        for n in (1, 5, 16):
+            x = torch.randn(n, 8, dtype=dtype)
+            (got,) = loaded.forward(x)
+            with torch.no_grad():
+                want = model(x).float().numpy()
+            assert got.shape == (n, 16)
+            np.testing.assert_allclose(got.astype(np.float32), want, *TOLERANCE[dtype])

@@ -122,13 +122,15 @@ class _Item(nn.Module):
     def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
         scale = x[0, 0].item()  # a float
         shift = n[1].item()  # an int
-        return x * scale + shift, torch.full((2,), scale), n.sum() + shift
+        # arithmetic on an item() (torch gives it a symbol) runs as a symbolic-size kernel
+        return x * scale + shift, torch.full((2,), scale), n.sum() + shift * 2
 
 
 def test_item_values_feed_later_ops(tmp_path: Path) -> None:
     inputs = (torch.randn(3, 4), torch.tensor([5, -7]))
     run = runtime_build.tool_runner("release").run_exported(tmp_path, _Item(), inputs)
     assert "aten::_local_scalar_dense" in run.program.operator_names
+    assert "etrt_prim::mul" in run.program.operator_names
     for got, want in zip(run.got, run.expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
