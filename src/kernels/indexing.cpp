@@ -1423,6 +1423,13 @@ bool batch_norm_inputs(KernelContext& ctx, const char* op, Span<Value*> args, Ba
     fail(ctx, op, "expects at least 2 dimensions");
     return false;
   }
+  const int64_t C = input->size(1);
+  for (const Tensor* t : {a->weight, a->bias}) {  // read for every channel
+    if (t != nullptr && (t->dtype() != ScalarType::Float || t->dim() != 1 || t->size(0) != C)) {
+      fail(ctx, op, "weight and bias must be Float [" + std::to_string(C) + "]");
+      return false;
+    }
+  }
   a->input = input;
   return true;
 }

@@ -982,6 +982,33 @@ void test_bad_arguments() {
   ctx.set_fail_alloc(false);
 }
 
+// Batch norm reads weight, bias and the running statistics for every channel: any of them
+// shorter than the channels is refused, never read past its end.
+void test_batch_norm_refuses_short_channel_vectors() {
+  Buf x = random_input(ScalarType::Float, {2, 3, 4});
+  Buf c3 = random_input(ScalarType::Float, {3}), c2 = random_input(ScalarType::Float, {2});
+  Buf var = random_input(ScalarType::Float, {3}, 0.5f, 2.0f);
+  Buf out = make(ScalarType::Float, {2, 3, 4}), m = make(ScalarType::Float, {3}), r = make(ScalarType::Float, {3});
+  Buf nm = make(ScalarType::Float, {3}), nv = make(ScalarType::Float, {3});
+  Value yes = vbool(true), momentum = vdouble(0.1), eps = vdouble(1e-5), none;
+  auto no_stats = [&](Value* w, Value* b) {
+    return check::call(ctx, "aten::_native_batch_norm_legit.no_stats",
+                       {&x.value, w, b, &yes, &momentum, &eps, &out.value, &m.value, &r.value});
+  };
+  auto functional = [&](Value* w, Value* mean) {
+    return check::call(ctx, "aten::_native_batch_norm_legit_functional",
+                       {&x.value, w, &c3.value, mean, &var.value, &yes, &momentum, &eps, &out.value, &m.value,
+                        &r.value, &nm.value, &nv.value});
+  };
+  CHECK_OK(no_stats(&c3.value, &c3.value));
+  CHECK_OK(no_stats(&none, &none));
+  CHECK_FAILS(no_stats(&c2.value, &none), ErrorCode::InvalidArgument);
+  CHECK_FAILS(no_stats(&none, &c2.value), ErrorCode::InvalidArgument);
+  CHECK_OK(functional(&c3.value, &c3.value));
+  CHECK_FAILS(functional(&c2.value, &c3.value), ErrorCode::InvalidArgument);
+  CHECK_FAILS(functional(&c3.value, &c2.value), ErrorCode::InvalidArgument);
+}
+
 // The exact attention-masking sequence the exporter produces for nn.MultiheadAttention.
 void test_attention_mask_pattern() {
   Sizes s = {1, 4, 16, 16};
@@ -1020,6 +1047,7 @@ int main() {
   test_views();
   test_view_reshape();
   test_bad_arguments();
+  test_batch_norm_refuses_short_channel_vectors();
   test_attention_mask_pattern();
   return check::finish();
 }
