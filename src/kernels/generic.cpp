@@ -235,8 +235,12 @@ void fold(const Tensor& self, const Shape& keep, A* acc, Red r) {
         v = load_int64(x, in);
       }
       switch (r) {
-        case Red::Sum: *a += v; break;
-        case Red::Prod: *a *= v; break;
+        case Red::Sum:
+          if constexpr (std::is_same<A, double>::value) *a += v; else *a = checked::wrap_add(*a, v);
+          break;
+        case Red::Prod:
+          if constexpr (std::is_same<A, double>::value) *a *= v; else *a = checked::wrap_mul(*a, v);
+          break;
         case Red::Min: if (v < *a || v != v) *a = (*a != *a) ? *a : v; break;
         case Red::Max: if (v > *a || v != v) *a = (*a != *a) ? *a : v; break;
         case Red::Any: *a = (*a != 0 || v != 0) ? 1 : 0; break;
@@ -699,7 +703,7 @@ void op_cumsum(KernelContext& ctx, Span<Value*> args) {
         const int64_t e = (a * r.len + l) * r.inner + i;
         const char* x = r.data + e * static_cast<int64_t>(es);
         if (ints) {
-          si += load_int64(x, in);
+          si = checked::wrap_add(si, load_int64(x, in));
           store_i(o + e * static_cast<int64_t>(oes), dt, si);
         } else {
           // float results accumulate in float, as ATen does, so long sums round alike
@@ -849,12 +853,12 @@ void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind)
       for (int64_t c = 0; c < n; ++c) {
         uint64_t acc = 0;  // wraps on overflow instead of undefined behaviour
         for (int64_t q = 0; q < k; ++q) acc += static_cast<uint64_t>(at(*a, bi, r, q)) * static_cast<uint64_t>(at(*b, bi, q, c));
-        int64_t v = static_cast<int64_t>(acc) * alpha;
+        int64_t v = checked::wrap_mul(static_cast<int64_t>(acc), alpha);
         if (bias != nullptr) {
           int64_t bc[2] = {bias->dim() == 2 ? (bias->size(0) == 1 ? 0 : r) : 0, 0};
           const int64_t col = bias->dim() == 0 ? 0 : (bias->size(bias->dim() - 1) == 1 ? 0 : c);
           const int64_t off = (bias->dim() == 2 ? bc[0] * bias->stride(0) : 0) + (bias->dim() >= 1 ? col * bias->stride(bias->dim() - 1) : 0);
-          v += beta * load_int64(static_cast<const char*>(bias->data()) + off * ae, t);
+          v = checked::wrap_add(v, checked::wrap_mul(beta, load_int64(static_cast<const char*>(bias->data()) + off * ae, t)));
         }
         store_i(po + ((bi * m + r) * n + c) * ae, t, v);
       }
