@@ -30,6 +30,9 @@ class RunContext final : public KernelContext {
   ~RunContext() override;
 
   void* allocate_temp(size_t nbytes, size_t alignment) override;
+  // The most scratch memory one instruction may hold (the method's budget left after its
+  // arena and delegates); requests beyond it get nullptr.
+  void set_limit(size_t bytes) noexcept { limit_ = bytes; }
   void fail(Error error) override;
   const Error& error() const override { return error_; }
 
@@ -50,6 +53,7 @@ class RunContext final : public KernelContext {
   uint8_t* scratch_ = nullptr;
   size_t capacity_ = 0;
   size_t used_ = 0;  // may exceed capacity_ while overflow_ is in use
+  size_t limit_ = 0;
   std::vector<void*> overflow_;
   Error error_;
 };
@@ -78,7 +82,8 @@ struct MethodState {
   static Result<std::unique_ptr<MethodState>> create(std::shared_ptr<const ProgramData> program,
                                                      const fb::ExecutionPlan& plan,
                                                      MemoryAllocator* allocator,
-                                                     const NamedDataMap* data_map) noexcept;
+                                                     const NamedDataMap* data_map,
+                                                     uint64_t budget) noexcept;
   ~MethodState();
 
   std::shared_ptr<const ProgramData> program;

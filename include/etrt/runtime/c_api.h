@@ -118,6 +118,11 @@ ETRT_C_EXPORT etrt_status etrt_method_output_meta(etrt_method* method, size_t i,
  * returns (or the input is set again). `sizes` is read during the call only. */
 ETRT_C_EXPORT etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype,
                                                        size_t ndim, const int64_t* sizes);
+/* Whether a tensor of `dtype` and `sizes` fits input i, judged as etrt_method_set_input_tensor
+ * judges it (same status and message), without binding anything: for callers that convert or
+ * copy their data first. A metadata call: it never conflicts with a running execute. */
+ETRT_C_EXPORT etrt_status etrt_method_check_input_tensor(etrt_method* method, size_t i, int32_t dtype, size_t ndim,
+                                                         const int64_t* sizes);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_int(etrt_method* method, size_t i, int64_t value);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_double(etrt_method* method, size_t i, double value);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t value);
