@@ -162,6 +162,10 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
             ctypes.POINTER(ctypes.c_int64),
         ],
     ),
+    "etrt_method_check_input_tensor": (
+        _Status,
+        [_Ptr, ctypes.c_size_t, ctypes.c_int32, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64)],
+    ),
     "etrt_method_set_input_int": (_Status, [_Ptr, ctypes.c_size_t, ctypes.c_int64]),
     "etrt_method_set_input_double": (_Status, [_Ptr, ctypes.c_size_t, ctypes.c_double]),
     "etrt_method_set_input_bool": (_Status, [_Ptr, ctypes.c_size_t, ctypes.c_int32]),
