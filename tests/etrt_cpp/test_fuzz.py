@@ -8,6 +8,7 @@ leak fails."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 
@@ -44,14 +45,14 @@ def test_seeds_from_real_exports_load_and_execute(fuzzers: Fuzzers) -> None:
 
 
 def test_regression_inputs_replay_cleanly(fuzzers: Fuzzers) -> None:
-    replayed = 0
     for target in TARGETS:
         directory = REPO_ROOT / "tools" / "fuzz" / "regressions" / target
-        files = sorted(directory.iterdir()) if directory.is_dir() else []
-        if files:
-            fuzzers.replay(target, files)
-            replayed += len(files)
-    assert replayed > 0
+        files = sorted(directory.iterdir())
+        assert files, f"{directory} holds no regression inputs"
+        stages = fuzzers.replay(target, files)
+        # Every one is a hostile input: refused somewhere, never run to completion.
+        for name, lines in stages.items():
+            assert lines and not all(line.endswith(": ok") for line in lines), (name, lines)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -69,19 +70,32 @@ def test_fuzzer_finds_nothing_in_bounded_run(fuzzers: Fuzzers, target: str) -> N
         errors="replace",
         timeout=FUZZ_SECONDS + 120,
     )
-    tail = proc.stderr[-6000:]
-    for marker in (
-        "ERROR: AddressSanitizer",
-        "ERROR: LeakSanitizer",
-        "runtime error:",
-        "ERROR: libFuzzer",
-        "deadly signal",
-        "timeout",
-    ):
-        assert marker not in proc.stderr, tail
-    assert proc.returncode == 0, tail
+    found = [
+        marker
+        for marker in (
+            "ERROR: AddressSanitizer",
+            "ERROR: LeakSanitizer",
+            "runtime error:",
+            "ERROR: libFuzzer",
+            "deadly signal",
+            "timeout",
+        )
+        if marker in proc.stderr
+    ]
+    artifacts = re.findall(r"Test unit written to (\S+)", proc.stderr)
+    # The report, not the tail: a flood of allocator warnings must not hide what happened.
+    reports = [
+        line for line in proc.stderr.splitlines() if re.search(r"ERROR|SUMMARY|runtime error", line)
+    ]
+    assert not found and proc.returncode == 0, (
+        f"{target}: {found or ['exit ' + str(proc.returncode)]} in a {FUZZ_SECONDS} s run;"
+        f" inputs kept: {artifacts} (minimize and keep with tools/fuzz/keep.sh)\n"
+        + "\n".join(reports[:20])
+        + "\n"
+        + proc.stderr[-3000:]
+    )
     runs = re.search(r"stat::number_of_executed_units: (\d+)", proc.stderr)
-    assert runs is not None and int(runs.group(1)) > 2000, tail
+    assert runs is not None and int(runs.group(1)) > 2000, proc.stderr[-3000:]
 
 
 def test_build_script_installs_from_debian_and_names_its_packages() -> None:
@@ -95,3 +109,18 @@ def test_dictionary_comes_from_the_schemas_and_kernels(fuzzers: Fuzzers) -> None
     words = (fuzzers.build_dir / "seeds" / "etrt.dict").read_text().splitlines()
     for word in ('"ETRT"', '"ETDM"', '"EXNN"', '"XnnpackBackend"', '"aten::convolution"'):
         assert word in words
+    # Format version 1 as a uint32, the last ValueUnion tag (11) and NodeUnion tag (10) as
+    # bytes, StorageKind External (4).
+    for word in ('"\\x01\\x00\\x00\\x00"', '"\\x0b"', '"\\x0a"', '"\\x04"'):
+        assert word in words, word
+
+
+def test_seeds_hold_every_delegate_node_type(fuzzers: Fuzzers) -> None:
+    xfb = importlib.import_module("etrt.xnnpack._schema.xnnpack_delegate_generated")
+    types = set()
+    for path in fuzzers.seeds("xnnpack").iterdir():
+        g = xfb.Graph.GetRootAs(path.read_bytes(), 0)
+        types |= {g.Nodes(i).NodeType() for i in range(g.NodesLength())}
+    names = {v: k for k, v in vars(xfb.NodeUnion).items() if not k.startswith("_")}
+    missing = set(names) - types - {xfb.NodeUnion.NONE}
+    assert not missing, sorted(names[t] for t in missing)

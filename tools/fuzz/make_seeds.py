@@ -5,8 +5,10 @@
 writes OUT_DIR/program/*, OUT_DIR/data_map/*, OUT_DIR/xnnpack/* (small models exported plain,
 with backend="xnnpack-all" and with external constants: programs, .ptd files and the delegate
 blobs cut out of the delegated programs) and OUT_DIR/etrt.dict (the schemas' file identifiers,
-backend id and every operator name the kernel library registers). Models are tiny so that
-mutations stay fast.
+format versions, every enum value and union tag as the bytes a buffer holds, the backend id,
+every operator name the kernel library registers, and the sizes the loaders bound). Models are
+tiny so that mutations stay fast; a small vision block (tests/models.py) brings every node type
+the XNNPACK delegate has.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import torch
 from torch import nn
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from models import make  # noqa: E402
 
 
 class Mlp(nn.Module):
@@ -76,6 +80,8 @@ MODELS = {
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
     "views": (Views, (torch.randn(4, 3),)),
     "attention": (Attention, (torch.randn(1, 4, 8),)),
+    # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
+    "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
 
 
@@ -89,18 +95,48 @@ def _blobs(program: etrt.Program) -> list[bytes]:
     return out
 
 
+_WIDTH = {
+    "byte": 1,
+    "ubyte": 1,
+    "short": 2,
+    "ushort": 2,
+    "int": 4,
+    "uint": 4,
+    "long": 8,
+    "ulong": 8,
+}
+
+
+def _bytes_word(v: int, width: int) -> str:
+    return '"' + "".join(f"\\x{b:02x}" for b in v.to_bytes(width, "little", signed=v < 0)) + '"'
+
+
+def _schema_words(text: str) -> set[str]:
+    """Every enum value (at its underlying width) and union tag (a ubyte, NONE = 0) of a schema."""
+    words = set()
+    for kind, body in re.findall(r"enum \w+ : (\w+) \{([^}]*)\}", text):
+        for value in re.findall(r"=\s*(-?\d+)", re.sub(r"//[^\n]*", "", body)):
+            words.add(_bytes_word(int(value), _WIDTH[kind]))
+    for body in re.findall(r"union \w+ \{([^}]*)\}", text):
+        members = [m for m in re.sub(r"//[^\n]*", "", body).replace(",", " ").split() if m]
+        words |= {_bytes_word(tag, 1) for tag in range(len(members) + 1)}
+    return words
+
+
 def _dictionary() -> str:
-    words = {"XnnpackBackend", "forward"}
+    names = {"XnnpackBackend", "forward"}
+    numbers: set[str] = set()
     for schema in sorted((ROOT / "schema").glob("*.fbs")):
-        words |= set(re.findall(r'file_identifier "([^"]+)"', schema.read_text()))
+        text = schema.read_text()
+        names |= set(re.findall(r'file_identifier "([^"]+)"', text))
+        numbers |= _schema_words(text)
     register = (ROOT / "src" / "kernels" / "register.cpp").read_text()
-    words |= set(re.findall(r'"(aten::[A-Za-z0-9_.]+)"', register))
-    lines = [f'"{w}"' for w in sorted(words)]
+    names |= set(re.findall(r'"(aten::[A-Za-z0-9_.]+)"', register))
+    # Format versions (uint32): the one every loader reads, and its neighbours.
+    numbers |= {_bytes_word(v, 4) for v in (0, 1, 2)}
     # Sizes and offsets the loaders bound: 0, 1, -1, 64, 2^31, 2^32, 2^36, 2^40, 2^62 as int64.
-    for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62):
-        lines.append(
-            '"' + "".join(f"\\x{b:02x}" for b in v.to_bytes(8, "little", signed=True)) + '"'
-        )
+    numbers |= {_bytes_word(v, 8) for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62)}
+    lines = [f'"{w}"' for w in sorted(names)] + sorted(numbers)
     return "\n".join(lines) + "\n"
 
 
