@@ -93,6 +93,38 @@ def program_cases() -> dict[str, bytes]:
             (rp.KernelCall(0, (0, 1, 2, 3, 4, 5, 6, 7)),),
             (6,),
         ),
+        # avg_pool2d padding that overflowed ATen's "at most half the kernel" check (found by
+        # the program fuzzer: UBSan, signed overflow in pad * 2).
+        "avg_pool_padding_overflow": one_plan(
+            (
+                rp.TensorValue((1, 1, 4, 4), rp.INPUT),
+                rp.IntListValue((2, 2)),
+                rp.IntListValue((1, 1)),
+                rp.IntListValue((2**62, 2**62)),
+                rp.BoolValue(False),
+                rp.BoolValue(True),
+                rp.NullValue(),
+                rp.TensorValue((1, 1, 3, 3), rp.PLANNED),
+            ),
+            ("aten::avg_pool2d",),
+            (rp.KernelCall(0, (0, 1, 2, 3, 4, 5, 6, 7)),),
+            (7,),
+        ),
+        # col2im with a zero stride: an integer division by zero (SIGFPE) in the block count.
+        "col2im_zero_stride": one_plan(
+            (
+                rp.TensorValue((1, 4, 9), rp.INPUT),
+                rp.IntListValue((4, 4)),
+                rp.IntListValue((2, 2)),
+                rp.IntListValue((1, 1)),
+                rp.IntListValue((0, 0)),
+                rp.IntListValue((0, 0)),
+                rp.TensorValue((1, 1, 4, 4), rp.PLANNED),
+            ),
+            ("aten::col2im",),
+            (rp.KernelCall(0, (0, 1, 2, 3, 4, 5, 6)),),
+            (6,),
+        ),
         # a zero-size dimension beside two 2^62 ones: zero bytes, but no sane tensor.
         "zero_dim_hides_huge_ones": rp.program(
             rp.with_value(base, 0, rp.TensorValue((0, 2**62, 2**62), rp.INPUT))
@@ -173,6 +205,10 @@ EXPECTED_PROGRAM = {
     "conv_padding_overflow": "padding [4611686018427387904, 4611686018427387904] and dilation"
     " [1, 1] does not fit the input [1, 1, 4, 4]",
     "pool_dilation_overflow": "output size is empty for input [1, 1, 4, 4]",
+    "avg_pool_padding_overflow": "aten::avg_pool2d: invalid window: kernel [2, 2], stride [1, 1],"
+    " padding [4611686018427387904, 4611686018427387904]",
+    "col2im_zero_stride": "aten::col2im: kernel_size, dilation, padding and stride do not fit"
+    " output_size [4, 4]",
     "zero_dim_hides_huge_ones": "InvalidProgram: method 'forward': value 0: tensor has too many",
     "output_into_constant": "InvalidProgram: method 'forward': instruction 0 writes its output"
     " into value 1, a read-only constant",

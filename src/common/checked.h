@@ -19,7 +19,6 @@ constexpr int64_t kMaxElements = int64_t{1} << 36;
 constexpr int64_t kMaxWindow = int64_t{1} << 20;
 
 inline bool add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
-inline bool sub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
 inline bool mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 inline bool add(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
 inline bool mul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
@@ -37,7 +36,6 @@ inline uint64_t add_sat(uint64_t a, uint64_t b) {
 // Integer tensor arithmetic wraps in two's complement, as ATen's kernels do in practice (C++
 // leaves signed overflow undefined, so the values from a file must not reach a plain + or *).
 inline int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
 inline int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
 inline int64_t wrap_neg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
 // a ** e for e >= 0 by squaring, wrapping (a loop of e multiplications could run for years).

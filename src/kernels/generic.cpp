@@ -88,15 +88,10 @@ struct BinaryFns {
 // Integer division by zero has no value; ATen raises, etrt gives 0 rather than crash.
 int64_t floor_div_i(int64_t a, int64_t b) {
   if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0ULL - static_cast<uint64_t>(a));
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  const int64_t q = checked::wrap_div(a, b);
+  return (checked::wrap_rem(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-int64_t trunc_div_i(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0ULL - static_cast<uint64_t>(a));
-  return a / b;
-}
+int64_t trunc_div_i(int64_t a, int64_t b) { return b == 0 ? 0 : checked::wrap_div(a, b); }
 // ATen's floor division of floating values (c10::div_floor_floating).
 double floor_div_d(double a, double b) {
   if (b == 0.0) return a / b;
@@ -111,15 +106,15 @@ double floor_div_d(double a, double b) {
 double trunc_div_d(double a, double b) { return std::trunc(a / b); }
 double true_div_d(double a, double b) { return a / b; }
 double fmod_d(double a, double b) { return std::fmod(a, b); }
-int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? 0 : (b == -1 ? 0 : a % b); }
+int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? 0 : checked::wrap_rem(a, b); }
 double remainder_d(double a, double b) {
   double m = std::fmod(a, b);
   if (m != 0.0 && ((b < 0) != (m < 0))) m += b;
   return m;
 }
 int64_t remainder_i(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t m = a % b;
+  if (b == 0) return 0;
+  int64_t m = checked::wrap_rem(a, b);
   if (m != 0 && ((b < 0) != (m < 0))) m += b;
   return m;
 }
@@ -127,13 +122,7 @@ double atan2_d(double a, double b) { return std::atan2(a, b); }
 double pow_d(double a, double b) { return std::pow(a, b); }
 int64_t pow_i(int64_t a, int64_t b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-  uint64_t r = 1, base = static_cast<uint64_t>(a);  // wraps as ATen's integer pow does
-  while (b > 0) {
-    if (b & 1) r *= base;
-    base *= base;
-    b >>= 1;
-  }
-  return static_cast<int64_t>(r);
+  return checked::wrap_pow(a, static_cast<uint64_t>(b));  // wraps as ATen's integer pow does
 }
 int64_t and_i(int64_t a, int64_t b) { return a & b; }
 int64_t or_i(int64_t a, int64_t b) { return a | b; }

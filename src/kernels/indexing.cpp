@@ -352,6 +352,13 @@ inline double vol_at(const Volume& v, const float* x, int64_t p, int64_t z, int6
 
 int64_t grid_nearest(double x) { return checked::to_int<int64_t>(std::nearbyint(x)); }
 
+// A sampling coordinate (from the grid's data) as an index a few taps may step from: NaN and
+// values far outside any image land outside it, where the taps read padding.
+inline int64_t tap_index(double v) {
+  if (!(v > -8.0)) return -8;
+  return v < 1e15 ? static_cast<int64_t>(v) : int64_t{1} << 50;
+}
+
 double reflect_coord(double x, double lo, double hi) {
   if (lo == hi) return 0.0;
   const double span = hi - lo;
@@ -1274,16 +1281,22 @@ void op_col2im(KernelContext& ctx, Span<Value*> args) {
   }
   const bool batched = self->dim() == 3;
   const int64_t n = batched ? self->size(0) : 1, ck = self->size(batched ? 1 : 0), L = self->size(batched ? 2 : 1);
-  const int64_t kk = ks[0] * ks[1];
-  if (kk <= 0 || ck % kk != 0) {
+  const int64_t H = osz[0], W = osz[1];
+  // The sliding blocks over the (padded) output: ATen's formula, through the checked helper.
+  int64_t bh = 0, bw = 0, blocks = 0;
+  if (!checked::window(H, ks[0], pd[0], pd[0], sd[0], dl[0], false, &bh) ||
+      !checked::window(W, ks[1], pd[1], pd[1], sd[1], dl[1], false, &bw) || !checked::mul(bh, bw, &blocks)) {
+    fail(ctx, op, "kernel_size, dilation, padding and stride do not fit output_size " + shape_string(osz));
+    return;
+  }
+  const int64_t kk = ks[0] * ks[1];  // each at most checked::kMaxWindow
+  if (ck % kk != 0) {
     fail(ctx, op, "the input's second dimension is not a multiple of the kernel size");
     return;
   }
-  const int64_t c = ck / kk, H = osz[0], W = osz[1];
-  const int64_t bh = (H + 2 * pd[0] - dl[0] * (ks[0] - 1) - 1) / sd[0] + 1;
-  const int64_t bw = (W + 2 * pd[1] - dl[1] * (ks[1] - 1) - 1) / sd[1] + 1;
-  if (bh * bw != L) {
-    fail(ctx, op, "the input has " + std::to_string(L) + " blocks, expected " + std::to_string(bh * bw));
+  const int64_t c = ck / kk;
+  if (blocks != L) {
+    fail(ctx, op, "the input has " + std::to_string(L) + " blocks, expected " + std::to_string(blocks));
     return;
   }
   int64_t shape[4] = {n, c, H, W};
@@ -1366,14 +1379,14 @@ void op_grid_sampler_2d(KernelContext& ctx, Span<Value*> args) {
             const double wy[4] = {cubic2(ty + 1, a), cubic1(ty, a), cubic1(1 - ty, a), cubic2(2 - ty, a)};
             for (int p = 0; p < 4; ++p)
               for (int q = 0; q < 4; ++q)
-                r += wy[p] * wx[q] * tap(n, c, static_cast<int64_t>(fy) - 1 + p, static_cast<int64_t>(fx) - 1 + q);
+                r += wy[p] * wx[q] * tap(n, c, tap_index(fy) - 1 + p, tap_index(fx) - 1 + q);
           } else {
             const double gx = grid_coord(gp[0], W, pm, align), gy = grid_coord(gp[1], H, pm, align);
             if (interp == 1) {
               r = at(n, c, grid_nearest(gy), grid_nearest(gx));
             } else {
               const double fx = std::floor(gx), fy = std::floor(gy), tx = gx - fx, ty = gy - fy;
-              const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+              const int64_t x0 = tap_index(fx), y0 = tap_index(fy);
               r = at(n, c, y0, x0) * (1 - tx) * (1 - ty) + at(n, c, y0, x0 + 1) * tx * (1 - ty) +
                   at(n, c, y0 + 1, x0) * (1 - tx) * ty + at(n, c, y0 + 1, x0 + 1) * tx * ty;
             }
