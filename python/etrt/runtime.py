@@ -358,7 +358,17 @@ class Module:
     Close it (or use `with`) to unmap the file early; outputs already returned stay valid.
     """
 
-    def __init__(self, path: str | PathLike[str], data: str | PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | PathLike[str],
+        data: str | PathLike[str] | None = None,
+        *,
+        max_memory_bytes: int | None = None,
+    ) -> None:
+        """`max_memory_bytes`: the memory budget of each method (its arena, delegate
+        workspaces and kernel scratch; every tensor it declares must fit too). None: the
+        runtime's default, ETRT_MAX_MEMORY_BYTES or 16 GiB. A method needing more fails to
+        load with EtrtRuntimeError code OutOfMemory, before anything is allocated."""
         self._handle: int | None = None
         self.path = Path(path)
         self.data = Path(data) if data is not None else None
@@ -370,9 +380,15 @@ class Module:
         self._closing = False
         self._methods_lock = threading.Lock()  # one Method per name, loaded once
         self._methods: dict[str, Method] = {}
+        if max_memory_bytes is not None and not 0 < max_memory_bytes < 2**64:
+            raise EtrtError(
+                f"max_memory_bytes must be a positive byte count, got {max_memory_bytes}"
+            )
         handle = ctypes.c_void_p()
         _check(_lib().etrt_module_open_with_data(path_arg, data_arg, ctypes.byref(handle)))
         self._handle = handle.value
+        if max_memory_bytes is not None:
+            _check(_lib().etrt_module_set_max_memory_bytes(self._handle, max_memory_bytes))
 
     @contextmanager
     def _use(self) -> Iterator[int]:
@@ -461,9 +477,14 @@ def _c_path(path: str | PathLike[str], what: str) -> bytes:
     return encoded
 
 
-def load(path: str | PathLike[str], data: str | PathLike[str] | None = None) -> Module:
-    """Opens a program (and its named data map): same as etrt.Module(path, data)."""
-    return Module(path, data)
+def load(
+    path: str | PathLike[str],
+    data: str | PathLike[str] | None = None,
+    *,
+    max_memory_bytes: int | None = None,
+) -> Module:
+    """Opens a program (and its named data map): same as etrt.Module(path, data, ...)."""
+    return Module(path, data, max_memory_bytes=max_memory_bytes)
 
 
 __all__ = [

@@ -219,6 +219,16 @@ etrt_status etrt_module_open_with_data(const char* path, const char* data_path, 
   });
 }
 
+etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes) {
+  if (module == nullptr) return null_argument("module");
+  return on_module(module, [&]() -> etrt_status {
+    etrt::LoadOptions options;
+    options.max_memory_bytes = bytes;
+    module->module.set_load_options(options);
+    return ETRT_STATUS_OK;
+  });
+}
+
 void etrt_module_free(etrt_module* module) {
   if (module == nullptr) return;
   {

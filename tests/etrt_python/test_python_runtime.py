@@ -364,6 +364,49 @@ def test_bad_programs_and_inputs_raise_etrt_error_with_runtime_message(
     assert got["count"] is not None and "takes 1 inputs, got 0" in got["count"][2]
 
 
+def test_a_method_beyond_the_memory_budget_is_refused_before_it_allocates(
+    venv: WheelVenv, models_run: Any
+) -> None:
+    code = """
+        import json, sys
+        import numpy as np
+        import etrt
+        x = np.load("mlp_input.npy")
+        out = {}
+        try:
+            etrt.load("mlp_portable.etrt", max_memory_bytes=4096).forward(x)
+            out["small"] = None
+        except etrt.EtrtError as e:
+            out["small"] = [getattr(e, "code", ""), str(e)]
+        # The same program within a budget it fits runs.
+        out["fits"] = len(etrt.load("mlp_portable.etrt", max_memory_bytes=1 << 20).forward(x))
+        try:
+            etrt.load("mlp_portable.etrt").forward(x)
+            out["env"] = None
+        except etrt.EtrtError as e:
+            out["env"] = [getattr(e, "code", ""), str(e)]
+        print(json.dumps(out))
+        """
+    path = venv.work / "script_budget.py"
+    path.write_text(textwrap.dedent(code))
+    results = {}
+    for env_value in ("2k", "lots"):
+        proc = venv.run(path, env={**_clean_env(), "ETRT_MAX_MEMORY_BYTES": env_value})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[env_value] = json.loads(proc.stdout.strip().splitlines()[-1])
+    small = results["2k"]["small"]
+    assert small is not None and small[0] == "OutOfMemory", small
+    assert "more than the 4096-byte memory budget" in small[1], small
+    assert results["2k"]["fits"] == 1
+    # The environment's budget applies when the caller gives none; a bad value is named.
+    env = results["2k"]["env"]
+    assert env[0] == "OutOfMemory" and "2048-byte memory budget" in env[1], env
+    assert results["lots"]["env"] == [
+        "InvalidArgument",
+        "ETRT_MAX_MEMORY_BYTES='lots' is not a byte count (digits, then optionally K, M, G or T)",
+    ], results["lots"]["env"]
+
+
 def test_cli_run_summarizes_and_writes_outputs(venv: WheelVenv, models_run: Any) -> None:
     proc = venv.run("-m", "etrt", "--help")
     assert proc.returncode == 0 and "run" in proc.stdout and "export" in proc.stdout

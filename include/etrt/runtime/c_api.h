@@ -89,6 +89,10 @@ ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
 /* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors
    (NULL: none). */
 ETRT_C_EXPORT etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out);
+/* The memory budget (bytes; 0: the default, ETRT_MAX_MEMORY_BYTES or 16 GiB) of every method
+ * loaded from the module after this call: a method needing more fails to load with
+ * ETRT_STATUS_OUT_OF_MEMORY, before anything is allocated. */
+ETRT_C_EXPORT etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes);
 /* Frees the module and every method obtained from it. NULL is allowed. Waits for calls
  * already running on the module or its methods (on other threads) to return; calls arriving
  * meanwhile fail with ETRT_STATUS_INVALID_STATE. No call may start once it has returned. */
