@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/checked.h"
 #include "etrt/fb/program_generated.h"
 #include "etrt/fb/xnnpack_delegate_generated.h"
 #include "etrt/runtime/runtime.h"
@@ -98,14 +99,8 @@ inline void fill(const etrt::Tensor& t, uint32_t seed) {
 
 namespace xfb = etrt::backends::xnnpack::fb;
 
-inline uint64_t mul_sat(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-inline uint64_t add_sat(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
+using etrt::checked::add_sat;
+using etrt::checked::mul_sat;
 
 // Work of an (initialized, so verified) XNNPACK graph: a windowed node costs its output times
 // its window, a fully connected one its output times the input channels, the rest their sizes.
