@@ -125,6 +125,18 @@ def program_cases() -> dict[str, bytes]:
             (rp.KernelCall(0, (0, 1, 2, 3, 4, 5, 6)),),
             (6,),
         ),
+        # upsampling an empty input to a planned non-empty output read from before the input.
+        "upsample_empty_input": one_plan(
+            (
+                rp.TensorValue((1, 1, 0, 4), rp.INPUT),
+                rp.NullValue(),
+                rp.NullValue(),
+                rp.TensorValue((1, 1, 2, 4), rp.PLANNED),
+            ),
+            ("aten::upsample_nearest2d.vec",),
+            (rp.KernelCall(0, (0, 1, 2, 3)),),
+            (3,),
+        ),
         # a zero-size dimension beside two 2^62 ones: zero bytes, but no sane tensor.
         "zero_dim_hides_huge_ones": rp.program(
             rp.with_value(base, 0, rp.TensorValue((0, 2**62, 2**62), rp.INPUT))
@@ -209,6 +221,8 @@ EXPECTED_PROGRAM = {
     " padding [4611686018427387904, 4611686018427387904]",
     "col2im_zero_stride": "aten::col2im: kernel_size, dilation, padding and stride do not fit"
     " output_size [4, 4]",
+    "upsample_empty_input": "aten::upsample_nearest2d.vec: cannot resample an empty input to a"
+    " non-empty output",
     "zero_dim_hides_huge_ones": "InvalidProgram: method 'forward': value 0: tensor has too many",
     "output_into_constant": "InvalidProgram: method 'forward': instruction 0 writes its output"
     " into value 1, a read-only constant",

@@ -398,6 +398,10 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
   const Tensor& planned = args[out_i]->to_tensor();
   *oh = planned.size(-2);
   *ow = planned.size(-1);
+  if ((p.h == 0 || p.w == 0) && planned.numel() > 0) {  // nothing to sample from (ATen refuses it too)
+    fail(ctx, op, "cannot resample an empty input to a non-empty output");
+    return false;
+  }
   scale[0] = static_cast<double>(p.h) / static_cast<double>(*oh > 0 ? *oh : 1);
   scale[1] = static_cast<double>(p.w) / static_cast<double>(*ow > 0 ? *ow : 1);
   if (!args[scales_i]->is_none()) {
@@ -433,8 +437,8 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
   if (out == nullptr || out->numel() == 0) return;
   // ATen: src = min(floor(dst * scale), in - 1), with the scale as a float.
   auto src = [](int64_t dst, double s, int64_t in) {
-    const int64_t i = static_cast<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
-    return i < in - 1 ? i : in - 1;
+    const int64_t i = checked::to_int<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
+    return i < 0 ? 0 : i < in - 1 ? i : in - 1;  // a scale from the file may be anything
   };
   for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow, [&](const float* x, float* o) {
     for (int64_t y = 0; y < oh; ++y) {
@@ -469,9 +473,9 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
   }
   auto source = [&](int64_t dst, float r, int64_t in, int64_t* i0, int64_t* step, float* l1) {
     float s = align ? r * static_cast<float>(dst) : r * (static_cast<float>(dst) + 0.5f) - 0.5f;
-    if (!align && s < 0.0f) s = 0.0f;
-    *i0 = static_cast<int64_t>(s);
-    if (*i0 > in - 1) *i0 = in - 1;
+    if (!(s >= 0.0f)) s = 0.0f;  // negative, or NaN from a scale in the file
+    *i0 = checked::to_int<int64_t>(s);
+    if (*i0 > in - 1 || *i0 < 0) *i0 = in - 1;
     *step = *i0 < in - 1 ? 1 : 0;
     *l1 = s - static_cast<float>(*i0);
     if (*l1 < 0.0f) *l1 = 0.0f;
