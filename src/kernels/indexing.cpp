@@ -717,6 +717,7 @@ void op_slice_scatter(KernelContext& ctx, Span<Value*> args) {
     fail(ctx, op, "'src' has shape " + shape_string(src->sizes()) + ", expected " + shape_string(vs));
     return;
   }
+  if (src->numel() == 0) return;  // nothing to write (and `start` may lie past an empty output)
   char* base = static_cast<char*>(out->data()) + start * out->stride(static_cast<int>(dim)) * static_cast<int64_t>(out->element_size());
   Tensor view;
   if (!strided_view(ctx, op, base, out->dtype(), vs, Span<const int64_t>(strides, static_cast<size_t>(out->dim())), &view)) return;

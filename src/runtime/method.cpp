@@ -43,6 +43,17 @@ const flatbuffers::Vector<int32_t>* instruction_args(const fb::Instruction* inst
   return nullptr;
 }
 
+}  // namespace
+
+// Where an empty tensor's data points when it has no memory of its own: never read, but a
+// kernel may offset it (a null pointer plus an offset is undefined, even unread).
+void* empty_data() {
+  alignas(64) static uint8_t none[64];
+  return none;
+}
+
+namespace {
+
 // What a method may not hold beyond LoadOptions::max_memory_bytes, as one message.
 Error over_budget(const std::string& where, const std::string& what, uint64_t bytes, uint64_t budget) {
   return Error(ErrorCode::OutOfMemory, where + what + " needs " + str(bytes) + " bytes, more than the " + str(budget) +
@@ -294,7 +305,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
         if (layout.nbytes > budget) return over_budget(where, "value " + str(i), layout.nbytes, budget);
         void* data = nullptr;
         if (t->storage() == fb::StorageKind::Planned) {
-          data = s->arena == nullptr ? nullptr : s->arena + t->mem_offset();
+          data = s->arena == nullptr ? empty_data() : s->arena + t->mem_offset();
         } else if (t->storage() == fb::StorageKind::Constant) {
           data = const_cast<uint8_t*>(s->program->segment_data(t->constant_segment()));
         } else if (t->storage() == fb::StorageKind::External) {
@@ -497,7 +508,7 @@ Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
     }
   }
   Tensor bound = planned;
-  bound.set_data(tensor.data());
+  bound.set_data(tensor.data() == nullptr ? detail::empty_data() : tensor.data());
   v.to_tensor() = bound;
   s.input_set[i] = true;
   return Error();

@@ -58,6 +58,9 @@ class RunContext final : public KernelContext {
   Error error_;
 };
 
+// A valid address for tensors of no bytes (planned in an empty arena, or bound empty).
+void* empty_data();
+
 struct InstructionState {
   KernelFn fn;  // null for a delegate call
   Value** args;

@@ -50,9 +50,12 @@ def test_regression_inputs_replay_cleanly(fuzzers: Fuzzers) -> None:
         files = sorted(directory.iterdir())
         assert files, f"{directory} holds no regression inputs"
         stages = fuzzers.replay(target, files)
-        # Every one is a hostile input: refused somewhere, never run to completion.
+        # The crafted ones are hostile by construction: refused somewhere, never run through.
+        # A crash fuzzing found may be a valid input that runs once fixed; it must replay cleanly.
         for name, lines in stages.items():
-            assert lines and not all(line.endswith(": ok") for line in lines), (name, lines)
+            assert lines, (name, lines)
+            if name.startswith("crafted-"):
+                assert not all(line.endswith(": ok") for line in lines), (name, lines)
 
 
 @pytest.mark.parametrize("target", TARGETS)
