@@ -8,11 +8,12 @@ blobs cut out of the delegated programs) and OUT_DIR/etrt.dict (the schemas' fil
 format versions, every enum value and union tag as the bytes a buffer holds, the backend id,
 every operator name the kernel library registers, and the sizes the loaders bound). Models are
 tiny so that mutations stay fast; a small vision block (tests/models.py) brings every node type
-the XNNPACK delegate has.
+the XNNPACK delegate has, and torch's OpInfo samples a program for each operator etrt claims.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -140,6 +141,41 @@ def _dictionary() -> str:
     return "\n".join(lines) + "\n"
 
 
+MAX_SEED_BYTES = 16384  # run.sh's -max_len: a larger seed would reach the fuzzer cut short
+
+
+def _opset_seeds(out: Path) -> int:
+    """A program per operator etrt claims, from torch's own OpInfo samples (the ones
+    tests/etrt_python/test_opinfo.py checks against eager): up to two float32 samples and one
+    int64 sample in one program, so the fuzzer starts with every kernel's arguments right.
+    Returns how many were written."""
+    sys.path.insert(0, str(ROOT / "tests" / "etrt_python"))
+    import test_opinfo as oi  # imported here: torch's OpInfo machinery is slow to import
+
+    written = 0
+    for op in oi.OPS:
+        cases = []
+        for dtype, count in ((torch.float32, 2), (torch.int64, 1)):
+            if dtype not in op.supported_dtypes("cpu"):
+                continue
+            for sample in itertools.islice(oi._samples(op, dtype), count):
+                case = oi._Case(op, sample)
+                if case.eager() is None:
+                    cases.append(case)
+        if not cases:
+            continue
+        tensors = tuple(t for c in cases for t in c.tensors)
+        try:
+            program = etrt.export_program(torch.export.export(oi._Group(cases), tensors))
+        except Exception:  # unexportable or refused: no seed, nothing to fuzz
+            continue
+        data = program.to_bytes()
+        if len(data) <= MAX_SEED_BYTES:
+            (out / "program" / f"opset-{oi._op_id(op)}.etrt").write_bytes(data)
+            written += 1
+    return written
+
+
 def main(out: Path) -> None:
     torch.manual_seed(0)
     for sub in ("program", "data_map", "xnnpack"):
@@ -162,6 +198,7 @@ def main(out: Path) -> None:
                 (out / "data_map" / f"{name}.ptd").write_bytes(bytes(program.data_map))
             for i, blob in enumerate(_blobs(program)):
                 (out / "xnnpack" / f"{name}-{i}.xnnpack").write_bytes(blob)
+    print(f"{_opset_seeds(out)} operator seeds", file=sys.stderr)
     (out / "etrt.dict").write_text(_dictionary())
 
 
