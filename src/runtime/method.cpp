@@ -302,7 +302,9 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
         TensorLayout layout;
         ETRT_RETURN_IF_ERROR(compute_layout(*t, &layout));
         // Views and inputs too: a kernel's work follows the sizes it is given, memory or not.
-        if (layout.nbytes > budget) return over_budget(where, "value " + str(i), layout.nbytes, budget);
+        // (Constants are bounded by the file that holds them.)
+        const bool in_file = t->storage() == fb::StorageKind::Constant || t->storage() == fb::StorageKind::External;
+        if (!in_file && layout.nbytes > budget) return over_budget(where, "value " + str(i), layout.nbytes, budget);
         void* data = nullptr;
         if (t->storage() == fb::StorageKind::Planned) {
           data = s->arena == nullptr ? empty_data() : s->arena + t->mem_offset();

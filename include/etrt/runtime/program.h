@@ -26,8 +26,9 @@ struct ProgramData;
 // program cannot talk its way past.
 struct LoadOptions {
   // Bytes the method may hold: its planned arena, each delegate's workspace, and the scratch
-  // memory of the kernel running, together. Every tensor it declares (views and inputs too)
-  // must also fit in it, which bounds the work of one kernel by declared sizes. Loading fails
+  // memory of the kernel running, together. Every planned, view and input tensor it declares
+  // must also fit in it (constants are bounded by their file), which bounds the work of one
+  // kernel by declared sizes. Loading fails
   // with OutOfMemory, naming the value or delegate, rather than go beyond. 0: the process
   // default, default_max_memory_bytes().
   uint64_t max_memory_bytes = 0;
