@@ -28,6 +28,11 @@ inline uint64_t mul_sat(uint64_t a, uint64_t b) {
   uint64_t r = 0;
   return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
 }
+// a * b for non-negative a and b, or INT64_MAX when that overflows.
+inline int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 inline uint64_t add_sat(uint64_t a, uint64_t b) {
   uint64_t r = 0;
   return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;

@@ -839,13 +839,13 @@ void op_as_strided(KernelContext& ctx, Span<Value*> args) {
     fail(ctx, op, "needs a contiguous input");
     return;
   }
-  int64_t last = offset;
-  for (size_t d = 0; d < size.size(); ++d) {
-    if (size[d] == 0) last = -1;
-    if (last >= 0) last += (size[d] - 1) * stride[d];
-  }
-  if (offset < 0 || last >= self->numel()) {
-    fail(ctx, op, "the strided view reaches past the input's " + std::to_string(self->numel()) + " elements");
+  // One past the last element the view reads (checked: sizes and strides come from the file).
+  int64_t extent = 0, end = 0;
+  if (offset < 0 || !checked::extent(size.data(), stride.data(), static_cast<int>(size.size()), &extent) ||
+      (extent > 0 && (!checked::add(offset, extent, &end) || end > self->numel()))) {
+    fail(ctx, op, "the strided view (size " + shape_string(size) + ", stride " + shape_string(stride) + ", offset " +
+                      std::to_string(offset) + ") reaches outside the input's " + std::to_string(self->numel()) +
+                      " elements");
     return;
   }
   Tensor* out = output_arg(ctx, op, args, 4, self->dtype(), size);

@@ -28,10 +28,7 @@ struct PoolShape {
 };
 
 // Work of `outputs` windows of `taps` each, saturated (each factor fits; the product may not).
-int64_t window_cost(int64_t outputs, int64_t taps) {
-  return static_cast<int64_t>(std::min<uint64_t>(checked::mul_sat(static_cast<uint64_t>(outputs), static_cast<uint64_t>(taps)),
-                                                 static_cast<uint64_t>(INT64_MAX)));
-}
+int64_t window_cost(int64_t outputs, int64_t taps) { return checked::mul_sat(outputs, taps); }
 
 // ATen's pooling_output_shape, through the shared checked window helper: -1 for parameters
 // out of range or a window larger than the padded input.

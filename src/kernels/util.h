@@ -408,9 +408,8 @@ void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
   if (loop.empty) return;
   const int64_t rows = loop.rows();
   const int64_t n = loop.inner_size();
-  int64_t total = 0;  // rows * n is the loop's element count, but a broadcast loop may exceed int64
-  if (__builtin_mul_overflow(rows, n, &total)) total = INT64_MAX;
-  if (!parallel || total < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
+  // rows * n is the loop's element count, bounded by its tensors; saturated all the same.
+  if (!parallel || checked::mul_sat(rows, n) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     run_rows(loop, 0, rows, inner);
     return;
   }
@@ -434,9 +433,7 @@ template <typename F>
 void parallel_chunks(int64_t n, int64_t cost_per_item, F&& fn) {
   if (n <= 0) return;
   if (cost_per_item < 1) cost_per_item = 1;
-  int64_t total = 0;
-  if (__builtin_mul_overflow(n, cost_per_item, &total)) total = INT64_MAX;
-  if (total < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
+  if (checked::mul_sat(n, cost_per_item) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     fn(int64_t{0}, n);
     return;
   }

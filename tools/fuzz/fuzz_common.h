@@ -118,9 +118,9 @@ inline uint64_t graph_work(const xfb::Graph& g) {
   }
   for (const xfb::Node* node : *g.nodes()) {
     if (const auto* c = node->node_as_Conv2d()) {
-      work = add_sat(work, mul_sat(numel(c->output()), mul_sat(mul_sat(c->kernel_h(), c->kernel_w()), c->group_input_channels())));
+      work = add_sat(work, mul_sat(numel(c->output()), mul_sat(mul_sat(uint64_t{c->kernel_h()}, uint64_t{c->kernel_w()}), uint64_t{c->group_input_channels()})));
     } else if (const auto* m = node->node_as_MaxPool2d()) {
-      work = add_sat(work, mul_sat(numel(m->output()), mul_sat(m->pool_h(), m->pool_w())));
+      work = add_sat(work, mul_sat(numel(m->output()), mul_sat(uint64_t{m->pool_h()}, uint64_t{m->pool_w()})));
     } else if (const auto* f = node->node_as_FullyConnected()) {
       const auto* dims = g.values()->Get(f->input())->dims();
       work = add_sat(work, mul_sat(numel(f->output()), dims->Get(dims->size() - 1)));
@@ -176,8 +176,8 @@ inline uint64_t call_work(const etrt::fb::ExecutionPlan& plan, const std::string
     return add_sat(work, mul_sat(mul_sat(out > 0 ? out : 1, k), 4));
   }
   if (op == "aten::scaled_dot_product_attention") {
-    return add_sat(work, mul_sat(value_numel(plan, arg(0)), mul_sat(std::max<int64_t>(1, value_numel(plan, arg(1)) /
-                                                                                   std::max<int64_t>(1, last_size(plan, arg(1)))), 4)));
+    const uint64_t keys = value_numel(plan, arg(1)) / static_cast<uint64_t>(std::max<int64_t>(1, last_size(plan, arg(1))));
+    return add_sat(work, mul_sat(value_numel(plan, arg(0)), mul_sat(std::max<uint64_t>(1, keys), uint64_t{4})));
   }
   if (op.find("sort") != std::string::npos || op == "aten::topk" || op.find("embedding") != std::string::npos) {
     return add_sat(work, mul_sat(work, 64));

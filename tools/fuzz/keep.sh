@@ -25,12 +25,12 @@ case "$mode" in
     [ -e "$out" ] && { echo "keep.sh: $out exists" >&2; exit 1; }
     tmp="$(mktemp -d)"
     trap 'rm -rf "$tmp"' EXIT
-    if "$exe" -runs=1 "$crash" >"$tmp/check.log" 2>&1; then
+    if ("$exe" -runs=1 "$crash") >"$tmp/check.log" 2>&1; then
       echo "keep.sh: $target does not fail on $crash (fixed already?); keeping it as it is" >&2
       cp "$crash" "$tmp/min"
     else
-      "$exe" -minimize_crash=1 -runs=20000 -max_total_time=300 -timeout=10 \
-        -exact_artifact_path="$tmp/min" "$crash" >"$tmp/min.log" 2>&1 || true
+      ("$exe" -minimize_crash=1 -runs=20000 -max_total_time=300 -timeout=10 \
+        -exact_artifact_path="$tmp/min" "$crash") >"$tmp/min.log" 2>&1 || true
       [ -s "$tmp/min" ] || cp "$crash" "$tmp/min"
     fi
     mkdir -p "$(dirname "$out")"
