@@ -140,7 +140,9 @@ ETRT_C_EXPORT etrt_status etrt_method_set_event_tracer(etrt_method* method, void
 
 /* Tensor output i after execute(): dtype, sizes and strides (in elements, *ndim entries each)
  * and its data. Everything stays valid until the next execute() on this method or until the
- * module is freed; copy the data to keep it. Strides may describe a non-contiguous view. */
+ * module is freed; copy the data to keep it. Strides may describe a non-contiguous view. An
+ * output with elements but no memory yet (a view before the method ran) fails with
+ * ETRT_STATUS_INVALID_STATE: *data is never NULL for a non-empty tensor. */
 ETRT_C_EXPORT etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                                     const int64_t** sizes, const int64_t** strides,
                                                     const void** data);
