@@ -407,6 +407,44 @@ def test_a_method_beyond_the_memory_budget_is_refused_before_it_allocates(
     ], results["lots"]["env"]
 
 
+def test_c_abi_never_hands_out_an_output_without_memory(venv: WheelVenv) -> None:
+    got = venv.script(
+        "view_output",
+        """
+        import ctypes, json
+        import numpy as np, torch
+        import etrt, etrt.runtime
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return (x + 1).view(-1)  # the output is a view: no memory until it runs
+
+        etrt.export(M(), (torch.zeros(2, 3),)).save("view_out.etrt")
+        m = etrt.load("view_out.etrt")
+        method = m.method("forward")
+        lib = etrt.runtime._lib()
+        dtype, ndim = ctypes.c_int32(), ctypes.c_size_t()
+        sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+        data = ctypes.c_void_p()
+        def out_tensor():
+            return lib.etrt_method_output_tensor(
+                method._handle, 0, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes),
+                ctypes.byref(strides), ctypes.byref(data))
+        before = out_tensor()
+        before_msg = lib.etrt_last_error().decode()
+        (y,) = m.forward(np.ones((2, 3), np.float32))
+        after = out_tensor()
+        print(json.dumps({"before": [lib.etrt_status_name(before).decode(), before_msg],
+                          "after": after, "data": bool(data.value), "y": y.tolist()}))
+        """,
+    )
+    assert got["before"] == [
+        "InvalidState",
+        "InvalidState: output 0 has no data yet: execute the method first",
+    ], got["before"]
+    assert got["after"] == 0 and got["data"] and got["y"] == [2.0] * 6, got
+
+
 def test_cli_run_summarizes_and_writes_outputs(venv: WheelVenv, models_run: Any) -> None:
     proc = venv.run("-m", "etrt", "--help")
     assert proc.returncode == 0 and "run" in proc.stdout and "export" in proc.stdout
