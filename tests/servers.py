@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import socket
 import subprocess
@@ -221,7 +222,9 @@ def upload(ref: str, server: Server, work: Path, env: dict[str, str]) -> None:
     conan("remote", "add", name, server.url, env=env)
     try:
         conan("remote", "login", name, USER, "-p", PASSWORD, env=env)
-        graph = conan("install", f"--requires={ref}", "--format=json", env=env).stdout
+        # -of: conan install writes its env scripts there, not into the cwd (the checkout).
+        out = work / "install"
+        graph = conan("install", f"--requires={ref}", "-of", out, "--format=json", env=env).stdout
         (work / "graph.json").write_text(graph)
         listing = conan("list", f"--graph={work / 'graph.json'}", "--format=json", env=env)
         (work / "upload.json").write_text(listing.stdout)
@@ -246,4 +249,13 @@ def other_machine(home: Path, server_url: str, env: dict[str, str]) -> dict[str,
     )
     conan("remote", "remove", "*", env=out)
     conan("remote", "add", REMOTE, server_url, env=out)
+    return out
+
+
+def pip_env(base: dict[str, str]) -> dict[str, str]:
+    """pip with no configuration of this machine (no config file, no PIP_* variable): the
+    indexes and wheel dirs a command names are the only ones it uses."""
+    out = {k: v for k, v in base.items() if not k.startswith("PIP_")}
+    out["PIP_CONFIG_FILE"] = os.devnull
+    out["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return out

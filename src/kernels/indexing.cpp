@@ -66,7 +66,8 @@ Tensor* copy_of_self(KernelContext& ctx, const char* op, Span<Value*> args, size
   if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return nullptr;
   Tensor* out = output_arg(ctx, op, args, out_i, self->dtype(), self->sizes());
   if (out == nullptr) return nullptr;
-  copy_to_contiguous(*self, out->data());
+  // In place (the exporter writes a state update into the state itself): nothing to copy.
+  if (out->data() != self->data() || !same_sizes(out->strides(), self->strides())) copy_to_contiguous(*self, out->data());
   *self_out = self;
   return out;
 }

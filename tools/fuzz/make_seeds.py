@@ -4,11 +4,12 @@
 
 writes OUT_DIR/program/*, OUT_DIR/data_map/*, OUT_DIR/xnnpack/* (small models exported plain,
 with backend="xnnpack-all" and with external constants: programs, .ptd files and the delegate
-blobs cut out of the delegated programs) and OUT_DIR/etrt.dict (the schemas' file identifiers,
-format versions, every enum value and union tag as the bytes a buffer holds, the backend id,
-every operator name the kernel library registers, and the sizes the loaders bound). Models are
-tiny so that mutations stay fast; a small vision block (tests/models.py) brings every node type
-the XNNPACK delegate has, and torch's OpInfo samples a program for each operator etrt claims.
+blobs cut out of the delegated programs; and a program with state and dynamic shapes) and
+OUT_DIR/etrt.dict (the schemas' file identifiers, format versions, every enum value and union
+tag as the bytes a buffer holds, the backend id, every operator name the kernel library
+registers, and the sizes the loaders bound). Models are tiny so that mutations stay fast; a
+small vision block (tests/models.py) brings every node type the XNNPACK delegate has, and
+torch's OpInfo samples a program for each operator etrt claims.
 """
 
 from __future__ import annotations
@@ -76,6 +77,32 @@ class Attention(nn.Module):
         return torch.nn.functional.gelu(y.transpose(1, 2).reshape(1, 4, 8)) + x
 
 
+class Cache(nn.Module):
+    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
+    sequence dimension in [1, 7] with size arithmetic on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(8, 4))
+        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, positions, self.proj(x))
+        self.steps.add_(1)
+        mask = torch.arange(8)[None, :] <= positions[:, None]
+        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
+        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps
+
+
+def _dynamic_seeds(out: Path) -> None:
+    seq = torch.export.Dim("seq", min=1, max=7)
+    program = etrt.export(
+        Cache().eval(), (torch.randn(3, 4), torch.arange(3)), dynamic_shapes=({0: seq}, {0: seq})
+    )
+    (out / "program" / "cache-dynamic.etrt").write_bytes(program.to_bytes())
+
+
 MODELS = {
     "mlp": (Mlp, (torch.randn(2, 8),)),
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
@@ -132,9 +159,9 @@ def _dictionary() -> str:
         names |= set(re.findall(r'file_identifier "([^"]+)"', text))
         numbers |= _schema_words(text)
     register = (ROOT / "src" / "kernels" / "register.cpp").read_text()
-    names |= set(re.findall(r'"(aten::[A-Za-z0-9_.]+)"', register))
-    # Format versions (uint32): the one every loader reads, and its neighbours.
-    numbers |= {_bytes_word(v, 4) for v in (0, 1, 2)}
+    names |= set(re.findall(r'"((?:aten|etrt_prim)::[A-Za-z0-9_.]+)"', register))
+    # Format versions (uint32): the ones the loaders read, and their neighbours.
+    numbers |= {_bytes_word(v, 4) for v in (0, 1, 2, 3)}
     # Sizes and offsets the loaders bound: 0, 1, -1, 64, 2^31, 2^32, 2^36, 2^40, 2^62 as int64.
     numbers |= {_bytes_word(v, 8) for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62)}
     lines = [f'"{w}"' for w in sorted(names)] + sorted(numbers)
@@ -199,6 +226,7 @@ def main(out: Path) -> None:
             for i, blob in enumerate(_blobs(program)):
                 (out / "xnnpack" / f"{name}-{i}.xnnpack").write_bytes(blob)
     print(f"{_opset_seeds(out)} operator seeds", file=sys.stderr)
+    _dynamic_seeds(out)
     (out / "etrt.dict").write_text(_dictionary())
 
 

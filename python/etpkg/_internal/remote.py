@@ -14,7 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from etpkg._internal.conan import _first_line, _quiet_conan, _reference_from_spec
+from etpkg._internal.conan import (
+    DEFAULT_SELECTION,
+    Selection,
+    _first_line,
+    _quiet_conan,
+    _reference_from_spec,
+    profiles,
+)
 from etpkg._internal.errors import PackageError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -22,6 +29,12 @@ log = logging.getLogger(__name__)
 
 def _env_name(remote: str) -> str:
     return re.sub(r"[^A-Z0-9_]", "_", remote.upper())
+
+
+def connection_failure(text: str) -> str:
+    """Why a connection failed, from a requests/urllib3 error's text: "Connection refused"."""
+    cause = re.search(r"\[Errno -?\d+\] ([^\"')]+)|(timed out|Name or service not known)", text)
+    return (cause.group(1) or cause.group(2)).strip() if cause else "no answer"
 
 
 def _explain(exc: BaseException, remote: Any, ref: str) -> str:
@@ -39,18 +52,18 @@ def _explain(exc: BaseException, remote: Any, ref: str) -> str:
     if "Forbidden" in text or "Permission denied" in text:
         return f"Conan remote {name!r} ({url}) denies this user access to {ref}"
     if "Unable to connect" in text or "Max retries" in text or "ConnectionError" in text:
-        cause = re.search(r"\[Errno -?\d+\] ([^\"')]+)|(timed out|Name or service not known)", text)
-        why = (cause.group(1) or cause.group(2)).strip() if cause else "no answer"
-        return f"cannot reach Conan remote {name!r} at {url}: {why}"
+        return f"cannot reach Conan remote {name!r} at {url}: {connection_failure(text)}"
     if "Unable to find" in text:
         return f"{ref} is not on Conan remote {name!r} ({url}) (nor in the local cache)"
     return f"cannot fetch {ref} from Conan remote {name!r} ({url}): {_first_line(exc)}"
 
 
-def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
-    """Installs spec's binary for the default profile, with its dependencies, from the remote
-    into the Conan cache; `update` checks the remote for newer revisions even when the cache
-    has the package. Returns the reference."""
+def fetch_package(
+    spec: str, remote_name: str, *, update: bool = False, selection: Selection = DEFAULT_SELECTION
+) -> str:
+    """Installs spec's binary for the selection (default: the default profile), with its
+    dependencies, from the remote into the Conan cache; `update` checks the remote for newer
+    revisions even when the cache has the package. Returns the reference."""
     from conan.api.conan_api import ConanAPI
     from conan.api.output import ConanOutput
     from conan.errors import ConanException
@@ -77,11 +90,7 @@ def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
             raise RemoteError(f"Conan remote {remote_name!r} is disabled in {home}")
         ref, _ = _reference_from_spec(api, spec)
         updates = ["*"] if update else None
-        try:
-            profile_host = api.profiles.get_profile([api.profiles.get_default_host()])
-            profile_build = api.profiles.get_profile([api.profiles.get_default_build()])
-        except ConanException as exc:
-            raise PackageError(f"cannot load the default profile: {_first_line(exc)}") from exc
+        profile_host, profile_build = profiles(api, selection)
         try:
             graph = api.graph.load_graph_requires(
                 [ref],
@@ -102,7 +111,7 @@ def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
         if missing:
             raise RemoteError(
                 f"Conan remote {remote_name!r} ({remote.url}) has no binary of "
-                f"{', '.join(missing)} for the default profile; upload one built with it"
+                f"{', '.join(missing)} for {selection.describe()}; upload one built with it"
             )
         try:
             api.install.install_binaries(graph, remotes=[remote])
