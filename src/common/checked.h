@@ -19,9 +19,22 @@ constexpr int64_t kMaxElements = int64_t{1} << 36;
 constexpr int64_t kMaxWindow = int64_t{1} << 20;
 
 inline bool add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool sub(int64_t a, int64_t b, int64_t* out) { return !__builtin_sub_overflow(a, b, out); }
 inline bool mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
 inline bool add(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add_overflow(a, b, out); }
 inline bool mul(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+// base ** exp for exp >= 0 by squaring; false when the result does not fit.
+inline bool pow(int64_t base, int64_t exp, int64_t* out) {
+  int64_t result = 1;
+  while (exp > 0) {
+    if ((exp & 1) != 0 && !mul(result, base, &result)) return false;
+    exp >>= 1;
+    if (exp > 0 && !mul(base, base, &base)) return false;
+  }
+  *out = result;
+  return true;
+}
 
 // a * b, or UINT64_MAX when that overflows: for cost estimates compared against a limit.
 inline uint64_t mul_sat(uint64_t a, uint64_t b) {
