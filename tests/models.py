@@ -198,3 +198,21 @@ def kv_cache_decoder() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     torch.manual_seed(0)
     model = KVCacheDecoder().eval()
     return model, (torch.tensor([[3, 14, 15, 92, 65]]), torch.arange(5))
+
+
+class StepCache(nn.Module):
+    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
+    sequence dimension in [1, 7] with size arithmetic on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(8, 4))
+        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, positions, self.proj(x))
+        self.steps.add_(1)
+        mask = torch.arange(8)[None, :] <= positions[:, None]
+        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
+        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps

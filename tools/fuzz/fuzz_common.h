@@ -238,8 +238,28 @@ inline void run_program(const etrt::Program& program, const uint8_t* file, const
       inputs.push_back(std::move(t).get());
     }
     if (!ready) continue;
-    // Twice: the second run starts from the first run's views and scratch memory.
-    for (int run = 0; run < 2; ++run) {
+    // Twice: the second run starts from the first run's views and scratch memory. A method
+    // with dynamic inputs runs a third time from a reset state, each input at its smallest.
+    bool dynamic = false;
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      if (method->input_tag(i) != etrt::Tag::Tensor) continue;
+      auto info = method->input_tensor_info(i);
+      dynamic = dynamic || (info.ok() && info->dynamic);
+    }
+    for (int run = 0; run < (dynamic ? 3 : 2); ++run) {
+      if (run == 2) {
+        report("reset_state", method->reset_state());
+        size_t k = 0;
+        for (size_t i = 0; i < method->num_inputs() && ready; ++i) {
+          if (method->input_tag(i) != etrt::Tag::Tensor) continue;
+          auto info = method->input_tensor_info(i);
+          etrt::Tensor& t = inputs[k++].tensor();
+          if (!info.ok() || !info->dynamic) continue;
+          auto small = etrt::Tensor::make(t.data(), t.dtype(), info->min_sizes);
+          ready = small.ok() && method->set_input(i, *small).ok();
+        }
+        if (!ready) break;
+      }
       etrt::Error e = method->execute();
       report("execute", e);
       if (!e.ok()) break;

@@ -25,7 +25,7 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from models import make  # noqa: E402
+from models import StepCache, make  # noqa: E402
 
 
 class Mlp(nn.Module):
@@ -77,28 +77,12 @@ class Attention(nn.Module):
         return torch.nn.functional.gelu(y.transpose(1, 2).reshape(1, 4, 8)) + x
 
 
-class Cache(nn.Module):
-    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
-    sequence dimension in [1, 7] with size arithmetic on it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.proj = nn.Linear(4, 4)
-        self.register_buffer("cache", torch.zeros(8, 4))
-        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
-
-    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        self.cache.index_copy_(0, positions, self.proj(x))
-        self.steps.add_(1)
-        mask = torch.arange(8)[None, :] <= positions[:, None]
-        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
-        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps
-
-
 def _dynamic_seeds(out: Path) -> None:
     seq = torch.export.Dim("seq", min=1, max=7)
     program = etrt.export(
-        Cache().eval(), (torch.randn(3, 4), torch.arange(3)), dynamic_shapes=({0: seq}, {0: seq})
+        StepCache().eval(),
+        (torch.randn(3, 4), torch.arange(3)),
+        dynamic_shapes=({0: seq}, {0: seq}),
     )
     (out / "program" / "cache-dynamic.etrt").write_bytes(program.to_bytes())
 
