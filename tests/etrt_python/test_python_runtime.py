@@ -403,7 +403,8 @@ def test_a_method_beyond_the_memory_budget_is_refused_before_it_allocates(
     assert env[0] == "OutOfMemory" and "2048-byte memory budget" in env[1], env
     assert results["lots"]["env"] == [
         "InvalidArgument",
-        "ETRT_MAX_MEMORY_BYTES='lots' is not a byte count (digits, then optionally K, M, G or T)",
+        "InvalidArgument: ETRT_MAX_MEMORY_BYTES='lots' is not a byte count"
+        " (digits, then optionally K, M, G or T)",
     ], results["lots"]["env"]
 
 
