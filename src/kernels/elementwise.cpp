@@ -690,7 +690,9 @@ void op_hardtanh(KernelContext& ctx, Span<Value*> args) {
       !optional_bound(ctx, op, args, 2, "max_val", 1.0f, &u.t)) {
     return;
   }
-  u.kind = std::max(scalar_kind(*args[1]), scalar_kind(*args[2]));
+  // Unlike clamp, hardtanh keeps its input's dtype whatever the bounds' type (ATen: int64 in,
+  // int64 out, even with the default float bounds).
+  u.kind = ScalarKind::Int;
   if (args[0]->is_tensor() && (args[0]->to_tensor().dtype() == ScalarType::Bool ||
                                args[0]->to_tensor().dtype() == ScalarType::Byte)) {
     fail(ctx, op, std::string("not defined for ") + to_string(args[0]->to_tensor().dtype()) + " input");
