@@ -10,8 +10,14 @@ import importlib
 from dataclasses import replace
 from typing import Any
 
+import etrt
 import flatbuffers
 import runtime_programs as rp
+import torch
+from etrt import ir
+from etrt.reader import read_program
+from etrt.serialize import serialize
+from models import StepCache
 
 xfb: Any = importlib.import_module("etrt.xnnpack._schema.xnnpack_delegate_generated")
 
@@ -208,6 +214,89 @@ def program_cases() -> dict[str, bytes]:
             (rp.KernelCall(0, (0, 1, 2, 3)), rp.KernelCall(1, (3, 4, 5))),
             (5,),
         ),
+        **stateful_dynamic_cases(),
+    }
+
+
+def _step_cache() -> ir.ProgramData:
+    """A format-2 program: two State tensors, dynamic inputs, symbolic sizes (etrt_prim::mul
+    feeding an int list's item_values)."""
+    torch.manual_seed(0)
+    seq = torch.export.Dim("seq", min=1, max=7)
+    program = etrt.export(
+        StepCache().eval(),
+        (torch.randn(3, 4), torch.arange(3)),
+        dynamic_shapes=({0: seq}, {0: seq}),
+    )
+    return read_program(bytes(program))[0]
+
+
+def _changed(program: ir.ProgramData, changes: dict[int, ir.Value]) -> bytes:
+    plan = program.plans[0]
+    values = list(plan.values)
+    for index, value in changes.items():
+        values[index] = value
+    return serialize(replace(program, plans=[replace(plan, values=values)]))
+
+
+def stateful_dynamic_cases() -> dict[str, bytes]:
+    program = _step_cache()
+    plan = program.plans[0]
+    values = plan.values
+    states = [
+        i
+        for i, v in enumerate(values)
+        if isinstance(v, ir.TensorValue) and v.storage == ir.StorageKind.STATE
+    ]
+    lists = [i for i, v in enumerate(values) if isinstance(v, ir.IntListValue) and v.item_values]
+    mul = next(
+        c for c in plan.instructions
+        if isinstance(c, ir.KernelCall) and plan.operators[c.op_index] == "etrt_prim::mul"
+    )  # fmt: skip
+    written = {c.args[-1] for c in plan.instructions}
+    factor = next(
+        a for a in mul.args[:2] if isinstance(values[a], ir.IntValue) and a not in written
+    )
+    listed = values[lists[0]]
+    assert isinstance(listed, ir.IntListValue)
+    tensor = next(
+        i
+        for i, v in enumerate(values)
+        if isinstance(v, ir.TensorValue) and v.storage == ir.StorageKind.PLANNED
+    )
+    counter = values[states[1]]
+    assert isinstance(counter, ir.TensorValue)
+    addmm = next(
+        c for c in plan.instructions
+        if isinstance(c, ir.KernelCall) and plan.operators[c.op_index] == "aten::addmm"
+    )  # fmt: skip
+    mm_out = values[addmm.args[-1]]
+    assert isinstance(mm_out, ir.TensorValue) and mm_out.dynamic
+    return {
+        # a state's initial value from a segment of another size than the state's
+        "state_initial_value_size": _changed(
+            program, {states[1]: replace(counter, zero_initial=False, constant_segment=1)}
+        ),
+        # state is memory the method keeps: its sizes are fixed
+        "state_marked_dynamic": _changed(program, {states[1]: replace(counter, dynamic=True)}),
+        # a symbolic int-list item naming a tensor, and an item count that differs
+        "int_list_item_not_an_int": _changed(
+            program, {lists[0]: replace(listed, item_values=(tensor, *listed.item_values[1:]))}
+        ),
+        "int_list_item_count": _changed(
+            program, {lists[0]: replace(listed, item_values=listed.item_values[:1])}
+        ),
+        # size arithmetic that overflows int64 at run time
+        "symbolic_size_overflow": _changed(program, {factor: ir.IntValue(2**62)}),
+        # a symbolic view size beyond the view's planned capacity
+        "symbolic_view_beyond_plan": _changed(
+            program,
+            {factor: ir.IntValue(4), lists[0]: replace(listed, items=(listed.items[0], -1))},
+        ),
+        # a dynamic output planned smaller than what its kernel computes from the inputs
+        "dynamic_output_beyond_capacity": _changed(
+            program, {addmm.args[-1]: replace(mm_out, sizes=(1, *mm_out.sizes[1:]))}
+        ),
     }
 
 
@@ -237,6 +326,18 @@ EXPECTED_PROGRAM = {
     " bytes, more than the 67108864-byte memory budget",
     "view_over_budget": "load_method: OutOfMemory: method 'forward': value 3 needs 4294967296"
     " bytes, more than the 67108864-byte memory budget",
+    "state_initial_value_size": "load: InvalidProgram: method 'forward': value 3: the initial"
+    " value's segment 1 holds 16 bytes, the state needs 8",
+    "state_marked_dynamic": "load: InvalidProgram: method 'forward': value 3: only computed"
+    " tensors and inputs can have a dynamic shape",
+    "int_list_item_not_an_int": "int list item refers to value 12, which is not an Int",
+    "int_list_item_count": "value 48: int list has 2 items but 1 item values",
+    "symbolic_size_overflow": "instruction 16 (etrt_prim::mul) failed: etrt_prim::mul: integer"
+    " overflow",
+    "symbolic_view_beyond_plan": "aten::view: the view has shape [28, 1] but was planned as"
+    " [14, 2]",
+    "dynamic_output_beyond_capacity": "aten::addmm: output 'out' has shape [7, 4], beyond the"
+    " shape planned for it: [1, 4]",
 }
 
 
