@@ -313,6 +313,12 @@ void test_unary() {
   Value three = vint(3);
   CHECK_OK(check::call(ctx, "aten::mul.Scalar", {&xl.value, &three, &ol.value}));
   CHECK_EQ(ol.data<int64_t>()[4], ((int64_t{1} << 40) + 4) * 3);
+  // hardtanh keeps an integer input's dtype, its float bounds rounded inwards (ATen).
+  Value lo = Value(-1.5), hi = Value(2.5);
+  CHECK_OK(check::call(ctx, "aten::hardtanh", {&xl.value, &lo, &hi, &ol.value}));
+  CHECK_EQ(ol.data<int64_t>()[0], 2);
+  Buf of = make(ScalarType::Float, {5});
+  CHECK_FAILS(check::call(ctx, "aten::hardtanh", {&xl.value, &lo, &hi, &of.value}), ErrorCode::InvalidArgument);
   // NaN passes through relu as in ATen.
   Buf n = make(ScalarType::Float, {1});
   n.data<float>()[0] = std::nanf("");
