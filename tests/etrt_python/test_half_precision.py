@@ -139,9 +139,9 @@ def test_bfloat16_inputs_take_torch_tensors_and_float_arrays(
         assert str(method.inputs[0]) == "bfloat16[5]" and method.inputs[0].element == "bfloat16"
         (got,) = method(a, b32)
         (from_f64,) = method(a.float().numpy().astype(np.float64), torch.from_numpy(b32))
-        with pytest.raises(etrt.EtrtError, match=r"input 1: expected shape \[5\], got \[4\]"):
+        with pytest.raises(etrt.EtrtError, match=r"input 1: expected sizes \[5\], got \[4\]"):
             method(a, np.ones(4, np.float32))
-        with pytest.raises(etrt.EtrtError, match=r"input 0: expected shape \[5\], got \[2\]"):
+        with pytest.raises(etrt.EtrtError, match=r"input 0: expected sizes \[5\], got \[2\]"):
             method(a[:2], b32)
         with pytest.raises(etrt.EtrtError, match="input 1: expected float32, got complex64"):
             method(a, b32.astype(np.complex64))
