@@ -103,10 +103,10 @@ UNDEFINED_VALUES = {
 TIE_ORDER_OPS = {"sort", "topk", "msort", "argsort", "max", "min", "kthvalue", "median", "mode"}
 
 # What an export-time refusal says: the operator and why, a dtype programs cannot hold, or
-# state a program mutates.
+# an input the program mutates (an in-place sample: inputs are read-only).
 _REFUSAL = re.compile(
     r"etrt does not run (?P<op>\S+): (?P<why>.+)|dtype (?P<dtype>torch\.\w+); etrt supports"
-    r"|the program mutates state"
+    r"|the program mutates (state|its input)"
 )
 # A refusal of the input's dtype, and the dtype.
 _DTYPE_REFUSAL = re.compile(r"the input is (torch\.\w+)")
