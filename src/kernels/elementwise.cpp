@@ -986,7 +986,7 @@ void op_to_copy(KernelContext& ctx, Span<Value*> args) {
       for (int64_t i = 0; i < n; ++i) {
         float v;
         std::memcpy(&v, p[1] + i * st[1], 4);
-        const int64_t r = static_cast<int64_t>(v);
+        const int64_t r = checked::to_int<int64_t>(v);  // NaN and out-of-range values too
         std::memcpy(p[0] + i * st[0], &r, 8);
       }
       return;

@@ -325,6 +325,17 @@ void test_unary() {
   Buf no = make(ScalarType::Float, {1});
   CHECK_OK(check::call(ctx, "aten::relu", {&n.value, &no.value}));
   CHECK(std::isnan(no.data<float>()[0]));
+  // float32 -> int64 is defined for NaN and out-of-range values: INT64_MIN, as x86 converts.
+  Buf fl = make(ScalarType::Float, {3});
+  fl.data<float>()[0] = std::nanf("");
+  fl.data<float>()[1] = 1e30f;
+  fl.data<float>()[2] = -7.9f;
+  Buf il = make(ScalarType::Long, {3});
+  Value unset;
+  CHECK_OK(check::call(ctx, "aten::_to_copy", {&fl.value, &unset, &unset, &unset, &unset, &unset, &unset, &il.value}));
+  CHECK_EQ(il.data<int64_t>()[0], std::numeric_limits<int64_t>::min());
+  CHECK_EQ(il.data<int64_t>()[1], std::numeric_limits<int64_t>::min());
+  CHECK_EQ(il.data<int64_t>()[2], -7);
 }
 
 // Two shapes that broadcast: start from the result and knock out dimensions.
