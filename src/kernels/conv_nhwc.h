@@ -1,0 +1,59 @@
+// Channels-last (NHWC) 2-D convolution for the CPU kernels (private to libetrt_kernels_optimized).
+//
+// aten::convolution takes this path when its output is laid out channels-last (the exporter plans
+// convolution outputs that way, docs/ARCHITECTURE.md "Channels-last"). Two kernels:
+//   igemm      groups == 1: register tiles of MR output pixels x 2 vectors of output channels,
+//              summing over the taps through per-pixel row pointers into the input (an
+//              indirection table: padding points at a row of zeros), so nothing is unfolded.
+//              Inputs with very few channels (a network's first layer) are unfolded per tile.
+//   depthwise  groups == channels: tiles of pixels x channel vectors, one weight vector per tap.
+// Weights are [kh][kw][cin_g][cout] (output channels innermost): the layout the exporter stores
+// them in, so the product reads them in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "etrt/runtime/kernel.h"
+
+namespace etrt {
+namespace kernels {
+
+struct NhwcConv {
+  int64_t batch = 0, h = 0, w = 0, cin = 0;  // input, channels innermost
+  int64_t oh = 0, ow = 0, cout = 0;
+  int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool depthwise = false;  // groups == cin == cout
+  // Pixel (n, y, x) of the input: cin floats at in + n * in_sn + y * in_sh + x * in_sw.
+  const float* in = nullptr;
+  int64_t in_sn = 0, in_sh = 0, in_sw = 0;
+  // Row r = (i * kw + j) * cin_g + c of the weights: cout floats at weight + r * cout.
+  const float* weight = nullptr;
+  const float* bias = nullptr;  // cout floats, or nullptr
+  // Output pixel p (over n, y, x in order): cout floats at out + p * out_ps.
+  float* out = nullptr;
+  int64_t out_ps = 0;
+  float lo = -__builtin_inff(), hi = __builtin_inff();  // output clamp
+  const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
+
+  int64_t taps() const { return kh * kw; }
+  int64_t pixels() const { return batch * oh * ow; }
+  int64_t cin_g() const { return depthwise ? 1 : cin; }
+};
+
+// Pixels per igemm tile of the instruction set in use.
+int64_t nhwc_conv_tile();
+// Scratch floats (pointer table and unfolded tile, 64-byte aligned) one igemm worker needs.
+size_t nhwc_conv_scratch_floats(const NhwcConv& c);
+// igemm over pixel tiles [tile_begin, tile_end) and output channels [oc_begin, oc_end).
+void nhwc_conv_tiles(const NhwcConv& c, int64_t tile_begin, int64_t tile_end, int64_t oc_begin, int64_t oc_end,
+                     float* scratch);
+// Depthwise over output rows [row_begin, row_end) (rows run over n, then y).
+void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end);
+
+// The whole convolution, split across threads when it is big enough. False (nothing written)
+// when scratch memory runs out.
+bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c);
+
+}  // namespace kernels
+}  // namespace etrt
