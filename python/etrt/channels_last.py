@@ -70,11 +70,12 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             out = graph.tensor(outs[0])
             if out is None or not _may_be_nhwc(graph, outs[0]):
                 continue
+            # The operands of the output's full shape (a concatenation: all of them) decide.
             full = [
                 t
                 for a in instr.inputs
                 for t in tensor_indices(plan.values, a)
-                if _sizes(graph, t) == out.sizes
+                if _sizes(graph, t) == out.sizes or op == "aten::cat"
             ]
             if full and all(t in nhwc for t in full):
                 nhwc.add(outs[0])
@@ -89,7 +90,8 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
         out = graph.tensor(instr.outputs[0])
         assert out is not None
         if _same_bytes_both_ways(out) or instr.outputs[0] in nhwc:
-            _store_weight_hwio(plan, segments, step, instr)
+            if constant_array(plan, segments, instr.inputs[1]) is not None:
+                _store_weight_hwio(plan, segments, step, instr)
             count += 1
     _copy_before_views(plan, nhwc)
     drop_unread_constants(plan, segments)
@@ -127,7 +129,8 @@ def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall)
         return False
     if not isinstance(flag, BoolValue) or flag.val or not isinstance(g, IntValue):
         return False
-    if constant_array(graph.plan, segments, w) is None:
+    external = wt.storage == StorageKind.EXTERNAL and wt.dim_order == (0, 1, 2, 3)
+    if constant_array(graph.plan, segments, w) is None and not external:
         return False
     cin, cout = xt.sizes[1], wt.sizes[0]
     return g.val == 1 or (g.val == cin == cout and wt.sizes[1] == 1)
