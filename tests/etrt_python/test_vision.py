@@ -80,7 +80,7 @@ def test_vision_model_matches_eager(
 
 class ConcatReaders(nn.Module):
     """Concatenations read by a convolution, through ceil-mode max pooling and a clamp, and
-    one read by average pooling (which XNNPACK cannot take from a concatenation)."""
+    (with `avg`) through average pooling too: every reader is distributed over the pieces."""
 
     def __init__(self, avg: bool) -> None:
         super().__init__()
@@ -100,15 +100,32 @@ class ConcatReaders(nn.Module):
 
 
 @pytest.mark.parametrize("avg", [False, True])
-def test_concatenation_rewrites_match_eager(
-    runner: ToolRunner, tmp_path: Path, avg: bool
-) -> None:
+def test_concatenation_rewrites_match_eager(runner: ToolRunner, tmp_path: Path, avg: bool) -> None:
     model = ConcatReaders(avg).eval()
     x = torch.randn(2, 3, 13, 11, generator=torch.Generator().manual_seed(5))
     run = runner.run_exported(tmp_path, model, (x,), backend="xnnpack-all")
     print(f"avg={avg}: {run.program.info.instruction_ops}")
     assert max_rel_error(run) <= MAX_REL_ERROR
-    if not avg:  # everything in one delegate call, the concatenation distributed
-        assert run.program.info.instruction_ops == ["delegate:XnnpackBackend"]
-    else:  # the concatenation stays with etrt's kernels
-        assert "aten::cat" in run.program.info.instruction_ops
+    # Everything in one delegate call, the concatenation distributed over its readers.
+    assert run.program.info.instruction_ops == ["delegate:XnnpackBackend"]
+
+
+class Pooled(nn.Module):
+    """Average pooling inside a partition: a window of 2, one of 3 with stride 2, and adaptive
+    pooling to a size that divides the input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.avg_pool2d(F.relu(self.a(x)), 2)
+        y = F.avg_pool2d(self.b(y), 3, stride=2)
+        return F.adaptive_avg_pool2d(y, (2, 3))
+
+
+def test_average_pooling_runs_in_the_delegate(runner: ToolRunner, tmp_path: Path) -> None:
+    x = torch.randn(2, 3, 26, 26, generator=torch.Generator().manual_seed(6))
+    run = runner.run_exported(tmp_path, Pooled().eval(), (x,), backend="xnnpack")
+    assert max_rel_error(run) <= MAX_REL_ERROR
+    assert run.program.info.instruction_ops == ["delegate:XnnpackBackend"]

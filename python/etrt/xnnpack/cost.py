@@ -13,7 +13,7 @@ in NHWC order inside the partition). A one-row fully connected layer (GEMV) neve
 from __future__ import annotations
 
 from .match import Match, PlanView
-from .nodes import Conv2d, FullyConnected, MaxPool2d, Softmax
+from .nodes import AvgPool2d, Conv2d, FullyConnected, MaxPool2d, Softmax
 
 # Bounds of etrt's dot path (src/kernels/gemm_isa.inc: kDotMinK, kDotMaxM): inside them its
 # per-tile horizontal sums dominate a short K, and XNNPACK's packed weights win.
@@ -43,7 +43,7 @@ def may_delegate(view: PlanView, m: Match) -> bool:
 def worth_delegating(view: PlanView, m: Match) -> bool:
     """True if XNNPACK runs this node faster than etrt's kernels on this machine class."""
     body = m.node.body
-    if isinstance(body, Conv2d | MaxPool2d):
+    if isinstance(body, Conv2d | MaxPool2d | AvgPool2d):
         return True
     if isinstance(body, FullyConnected):
         shape = fc_rows_and_depth(view, body)
@@ -56,4 +56,4 @@ def worth_delegating(view: PlanView, m: Match) -> bool:
 
 def is_heavy(view: PlanView, m: Match) -> bool:
     """Not elementwise: what a partition needs when every supported subgraph is delegated."""
-    return isinstance(m.node.body, Conv2d | MaxPool2d | FullyConnected | Softmax)
+    return isinstance(m.node.body, Conv2d | MaxPool2d | AvgPool2d | FullyConnected | Softmax)
