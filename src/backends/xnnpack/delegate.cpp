@@ -1,5 +1,7 @@
 #include "delegate.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -8,6 +10,9 @@ namespace etrt {
 namespace backends {
 namespace xnnpack {
 namespace {
+
+std::atomic<uint64_t> g_runtimes_created{0};
+std::atomic<uint64_t> g_create_nanoseconds{0};
 
 // XNNPACK kernels may read up to XNN_EXTRA_BYTES past the end of an input. Harmless unless
 // that crosses into an unmapped page; inputs ending that close to a page end are copied.
@@ -97,6 +102,13 @@ bool layouts_coincide(const Slot& slot) { return slot.sizes[1] == 1 || slot.size
 
 void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
 
+RuntimeStats Delegate::stats() noexcept {
+  RuntimeStats r;
+  r.runtimes_created = g_runtimes_created.load(std::memory_order_relaxed);
+  r.create_nanoseconds = g_create_nanoseconds.load(std::memory_order_relaxed);
+  return r;
+}
+
 Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob) noexcept try {
   Result<Graph> graph = parse_graph(blob);
   if (!graph.ok()) return graph.error();
@@ -136,6 +148,7 @@ Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob) noe
 Error Delegate::ensure_runtime() noexcept try {
   threadpool::PoolGuard current = threadpool::get_threadpool().borrow();
   if (runtime_ && current.get() == pool_.get()) return Error();
+  const auto start = std::chrono::steady_clock::now();
   // Each runtime gets a fresh subgraph: creating a runtime optimizes (rewrites) its subgraph.
   Result<SubgraphPtr> subgraph = define_subgraph(graph_);
   if (!subgraph.ok()) return subgraph.error();
@@ -144,6 +157,9 @@ Error Delegate::ensure_runtime() noexcept try {
   if (s != xnn_status_success) {
     return Error(ErrorCode::InvalidProgram, std::string("xnn_create_runtime_v2: ") + status_name(s));
   }
+  const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  g_create_nanoseconds.fetch_add(static_cast<uint64_t>(spent.count()), std::memory_order_relaxed);
+  g_runtimes_created.fetch_add(1, std::memory_order_relaxed);
   runtime_.reset(raw);  // the old runtime goes before the old pool
   pool_ = std::move(current);
   set_up_ = false;
