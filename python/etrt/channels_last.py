@@ -9,7 +9,10 @@ shapes stay NCHW and every kernel reads any strides, so the program computes wha
 before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin][cout]
 (dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
 
-What stays as it was: program inputs and outputs (the first convolution gathers its NCHW input),
+Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (the delegate
+writes them straight into the tensor, and reads NHWC inputs as they are): etrt's kernels and
+the delegate hand activations over without a permute. What stays as it was: program inputs and
+outputs (the first convolution gathers its NCHW input),
 values of one pixel or one channel (both layouts are the same bytes), convolutions with groups
 other than 1 or one per channel, and the outputs of every other op. A view that cannot express
 its result over NHWC memory (a flatten of C with H and W) reads an NCHW copy (aten::clone)
@@ -55,6 +58,8 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     convs: list[int] = []
     for step, instr in enumerate(plan.instructions):
         if not isinstance(instr, KernelCall):
+            # XNNPACK's spatial outputs are NHWC already (xnnpack/lowering.py).
+            nhwc.update(v for v in instr.outputs if _delegate_wrote_nhwc(graph, v))
             continue
         op = graph.op(step)
         outs = instr.outputs
@@ -96,6 +101,11 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     _copy_before_views(plan, nhwc)
     drop_unread_constants(plan, segments)
     return count
+
+
+def _delegate_wrote_nhwc(graph: PlanGraph, v: int) -> bool:
+    t = graph.float_tensor(v, 4)
+    return t is not None and t.storage == StorageKind.PLANNED and t.dim_order == NHWC
 
 
 def _sizes(graph: PlanGraph, v: int) -> tuple[int, ...] | None:

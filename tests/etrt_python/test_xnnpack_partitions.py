@@ -11,6 +11,7 @@ import pytest
 import runtime_build
 import torch
 import torch.nn.functional as F
+from etrt.ir import KernelCall, TensorValue
 from etrt.xnnpack import BACKEND_ID
 from runtime_build import ToolRunner
 from torch import nn
@@ -101,4 +102,20 @@ def test_a_merge_that_would_close_a_cycle_is_not_made(runner: ToolRunner, tmp_pa
                               backend="xnnpack")  # fmt: skip
     ops = run.program.info.instruction_ops
     assert ops.count(DELEGATE) == 2 and "aten::tanh" in ops
+    assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4
+
+
+def test_delegates_and_kernels_hand_over_channels_last(runner: ToolRunner, tmp_path: Path) -> None:
+    # ThroughTanh's first delegate call writes y NHWC straight into its tensor, tanh (etrt's
+    # kernel) reads and writes NHWC, and the second call takes that tensor as it is: no permute
+    # at either boundary, and the same results.
+    torch.manual_seed(2)
+    run = runner.run_exported(tmp_path, ThroughTanh().eval(), (torch.randn(2, 4, 7, 5),),
+                              backend="xnnpack")  # fmt: skip
+    plan = run.program.info.plan
+    calls = [i for i in plan.instructions if isinstance(i, KernelCall)]
+    (tanh,) = [i for i in calls if plan.operators[i.op_index] == "aten::tanh"]
+    for v in (tanh.args[0], tanh.args[-1]):
+        t = plan.values[v]
+        assert isinstance(t, TensorValue) and t.dim_order == (0, 2, 3, 1)
     assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4

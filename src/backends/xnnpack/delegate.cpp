@@ -98,6 +98,23 @@ void scatter_nchw(const float* src, const Tensor& t) {
 // NCHW and NHWC are the same bytes when there is one channel or one pixel.
 bool layouts_coincide(const Slot& slot) { return slot.sizes[1] == 1 || slot.sizes[2] * slot.sizes[3] == 1; }
 
+// An etrt tensor [N, C, H, W] stored channels-last (dim_order 0, 2, 3, 1): XNNPACK's NHWC bytes.
+bool channels_last_dense(const Tensor& t) {
+  if (t.dim() != 4) return false;
+  const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
+  const int64_t want[4] = {h * w * c, 1, w * c, c};
+  for (int d = 0; d < 4; ++d) {
+    if (t.size(d) != 1 && t.stride(d) != want[d]) return false;
+  }
+  return true;
+}
+
+// The tensor's bytes are the XNNPACK value's as they are: contiguous in the blob's layout.
+bool same_bytes(const Tensor& t, const Slot& slot) {
+  if (!slot.nchw || layouts_coincide(slot)) return t.is_contiguous();
+  return channels_last_dense(t);
+}
+
 }  // namespace
 
 void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
@@ -182,9 +199,10 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     ETRT_RETURN_IF_ERROR(check_tensor(args[i], slot, "input", i));
     const Tensor& t = args[i]->to_tensor();
     void* data = t.data();
-    const bool permute = slot.nchw && !layouts_coincide(slot);
-    if (permute || !t.is_contiguous() || over_read_may_fault(data, slot.numel * sizeof(float))) {
-      gather(t, scratch_[i], permute);
+    // An NCHW tensor is permuted into NHWC; a channels-last one (etrt's own NHWC kernels wrote
+    // it) is passed as it is.
+    if (!same_bytes(t, slot) || over_read_may_fault(data, slot.numel * sizeof(float))) {
+      gather(t, scratch_[i], slot.nchw && !layouts_coincide(slot));
       data = scratch_[i];
     }
     changed |= externals_[i].data != data;
@@ -194,9 +212,14 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     const Slot& slot = graph_.outputs[j];
     ETRT_RETURN_IF_ERROR(check_tensor(args[num_inputs + j], slot, "output", j));
     const Tensor& t = args[num_inputs + j]->to_tensor();
-    if (!t.is_contiguous()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is not contiguous");
+    const bool direct = same_bytes(t, slot);
+    if (!direct && !t.is_contiguous()) {
+      return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is neither contiguous nor channels-last");
+    }
     if (t.is_read_only()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is read-only memory");
-    void* data = slot.nchw && !layouts_coincide(slot) ? static_cast<void*>(scratch_[num_inputs + j]) : t.data();
+    // XNNPACK writes an NHWC output straight into a channels-last tensor, else into scratch that
+    // is permuted into the NCHW tensor after the run.
+    void* data = direct ? t.data() : static_cast<void*>(scratch_[num_inputs + j]);
     changed |= externals_[num_inputs + j].data != data;
     externals_[num_inputs + j].data = data;
   }
@@ -209,8 +232,8 @@ Error Delegate::execute(Span<Value*> args) noexcept {
   xnn_status s = xnn_invoke_runtime(runtime_.get());
   if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_invoke_runtime: ") + status_name(s));
   for (size_t j = 0; j < num_outputs; ++j) {
-    const Slot& slot = graph_.outputs[j];
-    if (slot.nchw && !layouts_coincide(slot)) scatter_nchw(scratch_[num_inputs + j], args[num_inputs + j]->to_tensor());
+    const Tensor& t = args[num_inputs + j]->to_tensor();
+    if (!same_bytes(t, graph_.outputs[j])) scatter_nchw(scratch_[num_inputs + j], t);
   }
   return Error();
 }
