@@ -104,7 +104,9 @@ def _layouts(
         seen = {known[v] for v in acts if v in known and _ndim(view, v) == 4}
         if len(seen) > 1:
             return None
-        inner = seen.pop() if seen else Layout.PLAIN
+        # Nothing decided yet (an elementwise op on the program's inputs): the layout its
+        # readers want, so a convolution after it can join.
+        inner = seen.pop() if seen else _wanted_by_readers(view, out, cost_rule)
         outer = inner
         if inner == Layout.SPATIAL:
             # NCHW broadcasting between 4-D values is NHWC broadcasting of the same values.
@@ -207,6 +209,24 @@ def _combined_layout(group: list[Partition]) -> dict[int, Layout] | None:
             if combined.setdefault(v, layout) != layout:
                 return None
     return combined
+
+
+def _wanted_by_readers(view: PlanView, value: int, cost_rule: bool, depth: int = 0) -> Layout:
+    """SPATIAL when a 4-D value is read by a node that wants its input spatial (directly or
+    through a few elementwise nodes), else PLAIN."""
+    if _ndim(view, value) != 4 or depth > 4:
+        return Layout.PLAIN
+    for step in sorted(view.users.get(value, set())):
+        instr = view.plan.instructions[step]
+        reader = match(view, instr) if isinstance(instr, KernelCall) else None
+        if reader is None or (cost_rule and not may_delegate(view, reader)):
+            continue
+        if reader.input_layout == Layout.SPATIAL:
+            return Layout.SPATIAL
+        if reader.input_layout is None and not reader.is_reshape:
+            if _wanted_by_readers(view, reader.node.output, cost_rule, depth + 1) == Layout.SPATIAL:
+                return Layout.SPATIAL
+    return Layout.PLAIN
 
 
 def find_partitions(view: PlanView, cost_rule: bool = True) -> list[Partition]:
