@@ -64,6 +64,18 @@ constexpr int64_t kWinogradMaxBlock = 64;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
 
+// fn(t) for every part t < parts, on the thread pool when there are several.
+template <typename F>
+void run_parts(int64_t parts, F&& fn) {
+  if (parts == 1) {
+    fn(0);
+    return;
+  }
+  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(t);
+  });
+}
+
 }  // namespace
 
 bool nhwc_winograd_fits(const NhwcConv& c) {
@@ -102,13 +114,7 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
       impl.wino_block(c, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
     }
   };
-  if (parts == 1) {
-    run_part(0);
-    return true;
-  }
-  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) run_part(t);
-  });
+  run_parts(parts, run_part);
   return true;
 }
 
@@ -185,13 +191,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       it += run;
     }
   };
-  if (parts == 1) {
-    run_part(0);
-    return true;
-  }
-  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) run_part(t);
-  });
+  run_parts(parts, run_part);
   return true;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/checked.h"
+#include "common/layout.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/parallel.h"
@@ -201,16 +202,7 @@ inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> a
   return out;
 }
 
-// A dense [N, C, H, W] tensor stored channels-last (NHWC); size-1 dimensions may have any stride.
-inline bool channels_last_dense(const Tensor& t) {
-  if (t.dim() != 4) return false;
-  const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
-  const int64_t want[4] = {h * w * c, 1, w * c, c};
-  for (int d = 0; d < 4; ++d) {
-    if (t.size(d) != 1 && t.stride(d) != want[d]) return false;
-  }
-  return true;
-}
+using layout::channels_last_dense;
 
 inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
                           ScalarType dtype, Span<const int64_t> sizes, const char* name = "out") {

@@ -68,6 +68,33 @@ struct Buf {
 // Strides of an NCHW-shaped tensor stored channels-last (NHWC).
 std::vector<int64_t> channels_last(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
+// A random window over a random input: kernel up to max_k, stride up to 3, dilation up to 2,
+// padding up to half the kernel, and an input the window fits.
+struct Window {
+  int64_t kh, kw, sh, sw, dh, dw, ph, pw, h, w;
+};
+Window random_window(int64_t max_k) {
+  Window g{};
+  g.kh = rand_int(1, max_k);
+  g.kw = rand_int(1, max_k);
+  g.sh = rand_int(1, 3);
+  g.sw = rand_int(1, 3);
+  g.dh = rand_int(1, 2);
+  g.dw = rand_int(1, 2);
+  g.ph = rand_int(0, g.kh / 2);
+  g.pw = rand_int(0, g.kw / 2);
+  g.h = (g.kh - 1) * g.dh + rand_int(1, 10);
+  g.w = (g.kw - 1) * g.dw + rand_int(1, 10);
+  return g;
+}
+
+// Copies a window into a convolution or pooling case.
+template <typename Case>
+void set_window(Case* c, const Window& g) {
+  c->kh = g.kh, c->kw = g.kw, c->sh = g.sh, c->sw = g.sw, c->dh = g.dh, c->dw = g.dw;
+  c->ph = g.ph, c->pw = g.pw, c->h = g.h, c->w = g.w;
+}
+
 struct ConvCase {
   int64_t n, cin, cout, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
   bool bias, one_d, strided_input, strided_weight;
@@ -237,16 +264,7 @@ void test_channels_last_convolution_matches_reference() {
       c.groups = dw ? c.cin : 1;
       c.cout = dw ? c.cin : rand_int(1, 70);
       c.n = rand_int(1, 3);
-      c.kh = rand_int(1, 5);
-      c.kw = rand_int(1, 5);
-      c.sh = rand_int(1, 3);
-      c.sw = rand_int(1, 3);
-      c.dh = rand_int(1, 2);
-      c.dw = rand_int(1, 2);
-      c.ph = rand_int(0, c.kh / 2);
-      c.pw = rand_int(0, c.kw / 2);
-      c.h = (c.kh - 1) * c.dh + rand_int(1, 10);
-      c.w = (c.kw - 1) * c.dw + rand_int(1, 10);
+      set_window(&c, random_window(5));
       c.bias = trial % 2 == 0;
       c.strided_input = trial % 4 != 1;
       c.hwio_weight = trial % 5 != 2;
@@ -399,16 +417,7 @@ void test_max_pool_matches_reference() {
     PoolCase c{};
     c.n = rand_int(1, 2);
     c.c = rand_int(1, 3);
-    c.kh = rand_int(1, 4);
-    c.kw = rand_int(1, 4);
-    c.sh = rand_int(1, 3);
-    c.sw = rand_int(1, 3);
-    c.dh = rand_int(1, 2);
-    c.dw = rand_int(1, 2);
-    c.ph = rand_int(0, c.kh / 2);
-    c.pw = rand_int(0, c.kw / 2);
-    c.h = (c.kh - 1) * c.dh + rand_int(1, 10);
-    c.w = (c.kw - 1) * c.dw + rand_int(1, 10);
+    set_window(&c, random_window(4));
     c.ceil = trial % 2 == 1;
     c.batched = trial % 5 != 0;
     if (!c.batched) c.n = 1;

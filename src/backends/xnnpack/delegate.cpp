@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/layout.h"
+
 namespace etrt {
 namespace backends {
 namespace xnnpack {
@@ -98,21 +100,10 @@ void scatter_nchw(const float* src, const Tensor& t) {
 // NCHW and NHWC are the same bytes when there is one channel or one pixel.
 bool layouts_coincide(const Slot& slot) { return slot.sizes[1] == 1 || slot.sizes[2] * slot.sizes[3] == 1; }
 
-// An etrt tensor [N, C, H, W] stored channels-last (dim_order 0, 2, 3, 1): XNNPACK's NHWC bytes.
-bool channels_last_dense(const Tensor& t) {
-  if (t.dim() != 4) return false;
-  const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
-  const int64_t want[4] = {h * w * c, 1, w * c, c};
-  for (int d = 0; d < 4; ++d) {
-    if (t.size(d) != 1 && t.stride(d) != want[d]) return false;
-  }
-  return true;
-}
-
 // The tensor's bytes are the XNNPACK value's as they are: contiguous in the blob's layout.
 bool same_bytes(const Tensor& t, const Slot& slot) {
   if (!slot.nchw || layouts_coincide(slot)) return t.is_contiguous();
-  return channels_last_dense(t);
+  return layout::channels_last_dense(t);  // XNNPACK's NHWC bytes
 }
 
 }  // namespace
