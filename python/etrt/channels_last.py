@@ -11,14 +11,16 @@ before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin
 
 Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (the delegate
 writes them straight into the tensor, and reads NHWC inputs as they are): etrt's kernels and
-the delegate hand activations over without a permute. What stays as it was: program inputs and
-outputs (the first convolution gathers its NCHW input),
-values of one pixel or one channel (both layouts are the same bytes), convolutions with groups
-other than 1 or one per channel, and the outputs of every other op. A view that cannot express
-its result over NHWC memory (a flatten of C with H and W) reads an NCHW copy (aten::clone)
-instead; views that can (ViT's [N, C, H, W] -> [N, C, H*W] -> [N, H*W, C]) come out cheaper.
-Weights kept outside the program (external_constants) stay as they are and the kernel repacks
-them per call.
+the delegate hand activations over without a permute.
+
+What stays as it was: convolutions with a reduction shorter than 16 (input channels x taps: a
+single-channel 3x3 layer runs better as im2col + SGEMM) or groups other than 1 or one per
+channel, program inputs and outputs (the first convolution gathers its NCHW input), values of
+one pixel or one channel (both layouts are the same bytes), and the outputs of every other op.
+A view that cannot express its result over NHWC memory (a flatten of C with H and W) reads an
+NCHW copy (aten::clone) instead; views that can (ViT's [N, C, H, W] -> [N, C, H*W] ->
+[N, H*W, C]) come out cheaper. Weights kept outside the program (external_constants) stay as
+they are and the kernel repacks them per call.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ NHWC = (0, 2, 3, 1)
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
 MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d")
+# Input channels x taps below which a convolution stays NCHW (see _nhwc_convolution).
+MIN_NHWC_DEPTH = 16
 
 
 def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
@@ -143,7 +147,11 @@ def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall)
     if constant_array(graph.plan, segments, w) is None and not external:
         return False
     cin, cout = xt.sizes[1], wt.sizes[0]
-    return g.val == 1 or (g.val == cin == cout and wt.sizes[1] == 1)
+    if g.val == cin == cout and wt.sizes[1] == 1:
+        return True  # depthwise
+    # A reduction this short (one input channel, 3x3) runs better as NCHW im2col + SGEMM: the
+    # NHWC tiles would be all overhead (the test CNN's layer: 2x slower channels-last).
+    return g.val == 1 and cin * wt.sizes[2] * wt.sizes[3] >= MIN_NHWC_DEPTH
 
 
 def _store_weight_hwio(

@@ -18,7 +18,7 @@ Runs after the XNNPACK partitioner, which matches the decomposed forms itself.
 from __future__ import annotations
 
 from .ir import ExecutionPlan, KernelCall, NullValue
-from .plan_graph import PlanGraph
+from .plan_graph import PlanGraph, drop_unused_operators
 
 MAX_POOL = "aten::max_pool2d_with_indices"
 
@@ -34,6 +34,7 @@ def fuse_kernel_calls(plan: ExecutionPlan) -> int:
         graph = PlanGraph(plan)
         found = _find(graph)
         if found is None:
+            drop_unused_operators(plan)
             return merged
         first, dropped, call = found
         kept = set(call.outputs)

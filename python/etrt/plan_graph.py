@@ -3,6 +3,8 @@ kernel calls (fold.py, fuse.py, channels_last.py) ask before they change one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .ir import (
@@ -76,6 +78,20 @@ class PlanGraph:
         if name not in self.plan.operators:
             self.plan.operators.append(name)
         return self.plan.operators.index(name)
+
+
+def drop_unused_operators(plan: ExecutionPlan) -> None:
+    """Operators no kernel call names any more (a rewrite replaced their calls) leave the
+    operator table, so loading never asks for a kernel the program does not call."""
+    used = sorted({i.op_index for i in plan.instructions if isinstance(i, KernelCall)})
+    if len(used) == len(plan.operators):
+        return
+    index = {old: new for new, old in enumerate(used)}
+    plan.operators = [plan.operators[i] for i in used]
+    plan.instructions = [
+        replace(i, op_index=index[i.op_index]) if isinstance(i, KernelCall) else i
+        for i in plan.instructions
+    ]
 
 
 def constant_array(plan: ExecutionPlan, segments: list[bytes], index: int) -> np.ndarray | None:
