@@ -16,8 +16,8 @@ class EtrtConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     exports = "VERSION"
     exports_sources = (
-        "VERSION", "CMakeLists.txt", "cmake/*", "src/*", "include/*", "schema/*", "tools/*",
-        "python/etrt/*",
+        "VERSION", "LICENSE", "CMakeLists.txt", "cmake/*", "src/*", "include/*", "schema/*",
+        "tools/*", "python/etrt/*",
     )
 
     def set_version(self):
@@ -51,6 +51,7 @@ class EtrtConan(ConanFile):
 
     def package(self):
         CMake(self).install()
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
         copy(self, "*.py", os.path.join(self.source_folder, "python"),
              os.path.join(self.package_folder, "python"), excludes=("*/__pycache__/*",))
         copy(self, "*.fbs", os.path.join(self.source_folder, "schema"),

@@ -2,7 +2,7 @@
 
     python benchmarks/configure.py [--wheel dist/etrt-*.whl] [--runs N]
 
-Installs the wheel into a fresh venv (etpkg.testing's Workspace), then configures two copies
+Installs the wheel into a fresh venv (etpkg.testing.prepare), then configures two copies
 of one consumer from scratch, alternating: one calls find_package(etrt REQUIRED COMPONENTS
 <all>) and links every target, the other has no find_package. Prints both medians and their
 ratio (target <= 1.15x). With --wheelify, also the median wall time of `python -m etpkg
@@ -25,10 +25,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 try:  # the installed etpkg distribution, else the one in this source tree
-    from etpkg.testing import Workspace, read_sdk
+    from etpkg.testing import prepare
 except ModuleNotFoundError:
     sys.path.insert(0, str(ROOT / "python"))
-    from etpkg.testing import Workspace, read_sdk
+    from etpkg.testing import prepare
 
 MODERN_CMAKE = "3.31.10"
 
@@ -75,9 +75,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="etrt bench ") as tmp_name:
         tmp = Path(tmp_name)
-        sdk = read_sdk(wheel)
-        ws = Workspace(wheel, tmp, sdk, args.cmake_cache)
-        ws.install()
+        ws = prepare(wheel, tmp, args.cmake_cache)
+        sdk = ws.sdk
         tool = ws.tool(MODERN_CMAKE)
         comps = [c.name for c in sdk.components]
         targets = [c.target for c in sdk.components]

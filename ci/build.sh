@@ -5,4 +5,4 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 bash "$ETRT_ROOT/ci/setup.sh"
 cd "$ETRT_ROOT"
 conan create . --build=missing
-python -m etpkg wheelify . -o dist/
+python -m etpkg wheelify . --output-dir dist/

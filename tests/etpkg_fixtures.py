@@ -1,22 +1,65 @@
-"""Conan packages for etpkg's tests: the toysdk fixture and the deliberately bad badsdk_*."""
+"""Conan packages for etpkg's tests: the fixture packages of tests/fixtures (each a shape of
+SDK) and the deliberately bad badsdk_*, and the wheels made of them."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
-TOYSDK_REF = "toysdk/0.3.1"
-BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath")
+BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath", "objects", "dollarflag")
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """A fixture package of tests/fixtures: its recipe dir, the binary it is built as, and
+    the local recipes (tests/fixtures/recipes) it requires."""
+
+    ref: str
+    folder: Path
+    options: tuple[str, ...] = ()  # -o of conan create and etpkg wheelify
+    recipes: tuple[tuple[str, str], ...] = ()  # (name, version)
+
+    @property
+    def conan_args(self) -> list[str]:
+        return [arg for option in self.options for arg in ("-o", option)]
+
+
+# Each a shape etpkg must ship; none a copy of etrt (see each conanfile's docstring).
+PACKAGES = {
+    # C++, shared, a registration-only plugin, Debian's libbz2 whose header consumers include.
+    "toysdk": Fixture("toysdk/0.3.1", FIXTURES / "toysdk", recipes=(("bzip2", "system"),)),
+    # C, static, a dash in the name, GeoKit as CMake name, header-only component, an archive
+    # plugin, a Conan dependency (tinyhash) whose headers and archive reach consumers, an
+    # executable and data files.
+    "geokit": Fixture(
+        "geo-kit/1.2.3-rc1",
+        FIXTURES / "geokit",
+        recipes=(("tinyhash", "1.0"),),
+    ),
+    # The same built shared (-o "*:shared=True"): tinyhash's library is grafted from the cache.
+    "geokit-shared": Fixture(
+        "geo-kit/1.2.3-rc1",
+        FIXTURES / "geokit",
+        options=("*:shared=True",),
+        recipes=(("tinyhash", "1.0"),),
+    ),
+    # Header-only C++: no settings, a py3-none-any wheel, version 2024.05.1, its own import name.
+    "ringbuf": Fixture("ringbuf/2024.05.1", FIXTURES / "ringbuf"),
+}
+TOYSDK_REF = PACKAGES["toysdk"].ref
 
 
 def env() -> dict[str, str]:
@@ -28,35 +71,55 @@ def env() -> dict[str, str]:
     return out
 
 
-def _in_cache(ref: str) -> bool:
-    proc = subprocess.run(
-        ["conan", "list", f"{ref}:*", "--format=json"],
-        env=env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return '"packages"' in proc.stdout
-
-
-def _conan(*args: str) -> None:
+def conan(*args: str) -> str:
     proc = subprocess.run(["conan", *args], env=env(), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"conan {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def _has_binary(ref: str) -> bool:
+    """A binary of ref's latest recipe revision is cached."""
+    args = ["list", f"{ref}:*", "--format=json"]
+    data = json.loads(conan(*args))
+    for recipe in data.get("Local Cache", {}).values():
+        if not isinstance(recipe, dict):  # {"error": "... not found"}
+            continue
+        for revision in recipe.get("revisions", {}).values():
+            if revision.get("packages"):
+                return True
+    return False
+
+
+def ensure(name: str) -> Fixture:
+    """The fixture package and everything it requires in the cache, built from the current
+    recipes: each exported first (a changed recipe gets a new revision, which has no binary
+    until it is built), then whatever binary of the graph is missing built."""
+    fixture = PACKAGES[name]
+    for recipe, version in fixture.recipes:
+        conan("export", str(FIXTURES / "recipes" / recipe / "all"), "--version", version)
+    conan("export", str(fixture.folder))
+    with tempfile.TemporaryDirectory(prefix="etpkg-fixture-") as out:
+        conan(
+            "install",
+            f"--requires={fixture.ref}",
+            "--build=missing",
+            *fixture.conan_args,
+            "-of",
+            out,
+        )
+    return fixture
 
 
 def ensure_toysdk() -> str:
     """Creates toysdk (and its system bzip2 recipe) in the cache unless a binary is there."""
-    if not _in_cache(TOYSDK_REF):
-        _conan("export", str(FIXTURES / "recipes" / "bzip2" / "all"), "--version", "system")
-        _conan("create", str(FIXTURES / "toysdk"), "--build=missing")
-    return TOYSDK_REF
+    return ensure("toysdk").ref
 
 
 def ensure_badsdk(defect: str) -> str:
     ref = f"badsdk_{defect}/1.0"
-    if not _in_cache(ref):
-        _conan("create", str(FIXTURES / "badsdk"), "--name", f"badsdk_{defect}")
+    if not _has_binary(ref):
+        conan("create", str(FIXTURES / "badsdk"), "--name", f"badsdk_{defect}")
     return ref
 
 
@@ -71,13 +134,30 @@ def run_etpkg(*args: str | Path, cwd: Path | None = None) -> subprocess.Complete
     )
 
 
-@pytest.fixture(scope="session")
-def toysdk_wheel_for_consumers(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ref = ensure_toysdk()
-    dist = tmp_path_factory.mktemp("consumer-dist")
-    proc = run_etpkg("wheelify", ref, "-o", dist)
+def wheelify(name: str, dist: Path) -> Path:
+    """The fixture's wheel, made by `etpkg wheelify` into dist."""
+    fixture = ensure(name)
+    proc = run_etpkg("wheelify", fixture.ref, "--output-dir", dist, *fixture.conan_args)
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip())
+
+
+@pytest.fixture(scope="session")
+def package_wheel(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """package_wheel(name) -> the wheel of a fixture package (made once per session)."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            made[name] = wheelify(name, tmp_path_factory.mktemp(f"dist-{name}"))
+        return made[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def toysdk_wheel_for_consumers(package_wheel: Callable[[str], Path]) -> Path:
+    return package_wheel("toysdk")
 
 
 def record_hash(data: bytes) -> str:

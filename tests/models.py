@@ -103,3 +103,70 @@ def cnn() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
 
 def transformer() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return make("transformer", 1)
+
+
+class KVCacheAttention(nn.Module):
+    """Causal self-attention over a static KV cache kept in buffers: each call writes its keys
+    and values at `positions` (index_copy_) and attends to every cached position up to its own."""
+
+    def __init__(self, d_model: int, n_heads: int, max_seq: int) -> None:
+        super().__init__()
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        shape = (1, n_heads, max_seq, self.head_dim)
+        self.register_buffer("k_cache", torch.zeros(shape), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(shape), persistent=False)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        self.k_cache.index_copy_(2, positions, k)
+        self.v_cache.index_copy_(2, positions, v)
+        slots = torch.arange(self.k_cache.shape[2])
+        mask = slots[None, :] <= positions[:, None]  # [t, max_seq]: causal over the cache
+        y = nn.functional.scaled_dot_product_attention(q, self.k_cache, self.v_cache, mask)
+        out: torch.Tensor = self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return out
+
+
+class KVCacheDecoder(nn.Module):
+    """A GPT-style decoder for token-by-token generation: forward(tokens [1, T] int64,
+    positions [T] int64) -> logits [1, T, vocab]. The static KV cache lives in buffers the call
+    updates, so a prompt runs once (prefill) and each new token costs one call of T = 1."""
+
+    def __init__(
+        self, vocab: int = 96, d_model: int = 64, n_heads: int = 4, n_layers: int = 2,
+        max_seq: int = 64,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.max_seq = max_seq
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(max_seq, d_model)
+        self.ln1 = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(n_layers))
+        self.attn = nn.ModuleList(
+            KVCacheAttention(d_model, n_heads, max_seq) for _ in range(n_layers)
+        )
+        self.ln2 = nn.ModuleList(nn.LayerNorm(d_model) for _ in range(n_layers))
+        width = 4 * d_model
+        self.mlp = nn.ModuleList(
+            nn.Sequential(nn.Linear(d_model, width), nn.GELU(), nn.Linear(width, d_model))
+            for _ in range(n_layers)
+        )
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        x = self.tok(tokens) + self.pos(positions)[None]
+        for ln1, attn, ln2, mlp in zip(self.ln1, self.attn, self.ln2, self.mlp, strict=True):
+            x = x + attn(ln1(x), positions)
+            x = x + mlp(ln2(x))
+        logits: torch.Tensor = self.head(self.ln_f(x))
+        return logits
+
+
+def kv_cache_decoder() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """The decoder with seeded weights and an example prompt of 5 tokens."""
+    torch.manual_seed(0)
+    model = KVCacheDecoder().eval()
+    return model, (torch.tensor([[3, 14, 15, 92, 65]]), torch.arange(5))

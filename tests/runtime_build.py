@@ -148,3 +148,13 @@ def tool_runner(flavor: str) -> ToolRunner:
         return ToolRunner(build_tools("runtime", ["etrt_runner"]).runner, None)
     tools = build_tools("asan", ["etrt_runner"], sanitize="address,undefined")
     return ToolRunner(tools.runner, sanitizer_env())
+
+
+def python_runtime() -> Tools:
+    """The in-tree release build's libraries (runtime, kernels, thread pool, XNNPACK delegate)
+    for the ctypes binding of this process, and its etrt_runner. Call it before anything loads
+    the runtime: the binding loads from ETRT_LIBRARY_DIR once per process."""
+    libraries = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
+    tools = build_tools("runtime", [*libraries, "etrt_runner"])
+    os.environ["ETRT_LIBRARY_DIR"] = str(tools.build_dir)
+    return tools

@@ -221,7 +221,9 @@ def upload(ref: str, server: Server, work: Path, env: dict[str, str]) -> None:
     conan("remote", "add", name, server.url, env=env)
     try:
         conan("remote", "login", name, USER, "-p", PASSWORD, env=env)
-        graph = conan("install", f"--requires={ref}", "--format=json", env=env).stdout
+        # -of: conan install writes its env scripts there, not into the cwd (the checkout).
+        out = work / "install"
+        graph = conan("install", f"--requires={ref}", "-of", out, "--format=json", env=env).stdout
         (work / "graph.json").write_text(graph)
         listing = conan("list", f"--graph={work / 'graph.json'}", "--format=json", env=env)
         (work / "upload.json").write_text(listing.stdout)

@@ -1,11 +1,11 @@
 // etrt_runner: loads a program, runs one method and writes its outputs.
 //
-//   etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin]
-//               [--repeat N] [--threads N]
+//   etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--shape I=AxBx...]... [--inputs in.bin]
+//               [--outputs out.bin] [--repeat N] [--threads N]
 //   etrt_runner --list-kernels | --list-backends
 //
 // in.bin is every input's raw bytes, concatenated in input order (shapes and dtypes come from
-// the method); each --data is a named data map (.ptd) holding the program's External tensors
+// the method; --shape gives dynamic input I its sizes for this run, e.g. --shape 0=1x7); each --data is a named data map (.ptd) holding the program's External tensors
 // (several are merged; a key may appear in one only); out.bin is every output's raw bytes (tensors in contiguous order; Int and
 // Double as 8 bytes, Bool as 1). --threads needs a thread pool (etrt::threadpool) linked in.
 // Uses only the public SDK headers.
@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etrt/runtime/runtime.h"
@@ -28,6 +29,7 @@ struct Options {
   std::string program;
   std::vector<std::string> data;
   std::string method = "forward";
+  std::vector<std::pair<size_t, std::vector<int64_t>>> shapes;  // --shape: input index, sizes
   std::string inputs;
   std::string outputs;
   long repeat = 1;
@@ -44,7 +46,7 @@ int fail(const etrt::Error& e) {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "error: InvalidArgument: %s\n"
-               "usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
+               "usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--shape I=AxB...]... [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
                "       etrt_runner --list-kernels | --list-backends\n",
                msg);
   return 1;
@@ -132,12 +134,17 @@ int run(const Options& opt) {
     if (method.input_tag(i) != etrt::Tag::Tensor) continue;  // scalars keep the program's value
     auto info = method.input_tensor_info(i);
     if (!info.ok()) return fail(info.error());
-    auto owned = etrt::OwnedTensor::zeros(info->dtype, info->sizes);
-    if (!owned.ok()) return fail(owned.error());
-    if (!opt.inputs.empty() && needed + info->nbytes <= input_bytes.size()) {
-      std::memcpy(owned->tensor().data(), input_bytes.data() + needed, info->nbytes);
+    std::vector<int64_t> sizes(info->sizes.begin(), info->sizes.end());
+    for (const auto& shape : opt.shapes) {
+      if (shape.first == i) sizes = shape.second;
     }
-    needed += info->nbytes;
+    auto owned = etrt::OwnedTensor::zeros(info->dtype, etrt::Span<const int64_t>(sizes.data(), sizes.size()));
+    if (!owned.ok()) return fail(owned.error());
+    const size_t nbytes = owned->tensor().nbytes();
+    if (!opt.inputs.empty() && needed + nbytes <= input_bytes.size()) {
+      std::memcpy(owned->tensor().data(), input_bytes.data() + needed, nbytes);
+    }
+    needed += nbytes;
     etrt::Error err = method.set_input(i, owned->tensor());
     if (!err.ok()) return fail(err);
     inputs.push_back(std::move(owned).get());
@@ -225,6 +232,22 @@ int main(int argc, char** argv) {
       std::string path;
       if (!value(&path)) return usage("--data needs a .ptd file");
       opt.data.push_back(path);
+    } else if (arg == "--shape") {
+      std::string spec;
+      if (!value(&spec)) return usage("--shape needs INPUT=AxBx...");
+      const size_t eq = spec.find('=');
+      char* end = nullptr;
+      const long index = std::strtol(spec.c_str(), &end, 10);
+      if (eq == std::string::npos || end != spec.c_str() + eq || index < 0) return usage("--shape needs INPUT=AxBx...");
+      std::vector<int64_t> sizes;
+      const char* p = spec.c_str() + eq + 1;
+      while (*p != '\0') {
+        const long long n = std::strtoll(p, &end, 10);
+        if (end == p || n < 0 || (*end != 'x' && *end != '\0')) return usage("--shape sizes must be like 2x3x4");
+        sizes.push_back(n);
+        p = *end == 'x' ? end + 1 : end;
+      }
+      opt.shapes.emplace_back(static_cast<size_t>(index), sizes);
     } else if (arg == "--inputs") {
       if (!value(&opt.inputs)) return usage("--inputs needs a file");
     } else if (arg == "--outputs") {
@@ -247,7 +270,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--list-backends") {
       opt.list_backends = true;
     } else if (arg == "-h" || arg == "--help") {
-      std::printf("usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
+      std::printf("usage: etrt_runner PROGRAM [--data file.ptd]... [--method NAME] [--shape I=AxB...]... [--inputs in.bin] [--outputs out.bin] [--repeat N] [--threads N]\n"
                   "       etrt_runner --list-kernels | --list-backends\n");
       return 0;
     } else if (!arg.empty() && arg[0] == '-') {

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from etpkg._internal.conan import Selection
 from etpkg._internal.errors import (
     CheckError,
     ElfError,
@@ -21,7 +22,7 @@ from etpkg._internal.errors import (
     VerifyError,
     WheelError,
 )
-from etpkg._internal.model import Component, Sdk
+from etpkg._internal.model import Component, Dependency, Sdk
 from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.version import VERSION as __version__
 
@@ -29,6 +30,7 @@ __all__ = [
     "CheckError",
     "CheckResult",
     "Component",
+    "Dependency",
     "ElfError",
     "EtpkgError",
     "LayoutError",
@@ -47,13 +49,29 @@ __all__ = [
 ]
 
 
-def read_package(spec: str | Path) -> Sdk:
+def _selection(
+    profiles: Sequence[str], settings: Sequence[str], options: Sequence[str]
+) -> Selection:
+    for what, value in (("profiles", profiles), ("settings", settings), ("options", options)):
+        if isinstance(value, str):
+            raise TypeError(f"{what} must be a sequence of strings, not one string")
+    return Selection(tuple(profiles), tuple(settings), tuple(options))
+
+
+def read_package(
+    spec: str | Path,
+    *,
+    profiles: Sequence[str] = (),
+    settings: Sequence[str] = (),
+    options: Sequence[str] = (),
+) -> Sdk:
     """The Sdk a built Conan package describes. `spec` is a reference ("name/version") or a
-    conanfile directory; the package must be in the Conan cache (CONAN_HOME) for the default
-    profile. Raises PackageError."""
+    conanfile directory; the package must be in the Conan cache (CONAN_HOME). The binary is
+    chosen as `conan install` does: `profiles` (default: the default profile), then
+    `settings` ("build_type=Debug") and `options` ("*:shared=True"). Raises PackageError."""
     from etpkg._internal.conan import read_package as read
 
-    return read(str(spec)).sdk
+    return read(str(spec), _selection(profiles, settings, options)).sdk
 
 
 def wheelify(
@@ -62,19 +80,30 @@ def wheelify(
     *,
     remote: str | None = None,
     update: bool = False,
+    profiles: Sequence[str] = (),
+    settings: Sequence[str] = (),
+    options: Sequence[str] = (),
 ) -> Path:
-    """Builds the manylinux wheel of a Conan package into output_dir and returns its path.
+    """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
+    a package with binaries, py3-none-any for a header-only one.
 
-    With `remote` (a Conan remote's name), the package and its dependencies are first
-    installed from that remote into the Conan cache (`update`: even when the cache has them,
-    take newer revisions); RemoteError says why the remote could not give them.
+    The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
+    read_package). With `remote` (a Conan remote's name), the package and its dependencies
+    are first installed from that remote into the Conan cache (`update`: even when the cache
+    has them, take newer revisions); RemoteError says why the remote could not give them.
 
     All work happens in a temporary directory; output_dir gains the whole wheel or stays
     unchanged. Raises an EtpkgError subclass (PackageError, ElfError, ToolError, CheckError,
     OutputError)."""
     from etpkg._internal.wheelify import wheelify as run
 
-    return run(str(spec), Path(output_dir), remote=remote, update=update)
+    return run(
+        str(spec),
+        Path(output_dir),
+        remote=remote,
+        update=update,
+        selection=_selection(profiles, settings, options),
+    )
 
 
 def verify(

@@ -1,31 +1,42 @@
-"""Support for an SDK's own consumer tests (public): install a wheel made by etpkg into a fresh
-venv, build consumer projects against it with a pinned CMake, and inspect the apps.
+"""Support for an SDK's own consumer tests (public, typed): install a wheel made by etpkg into a
+fresh venv, run etpkg's consumer suite on it, build the SDK's own consumer projects against it
+with a pinned CMake, and inspect the apps they make.
 
-    ws = prepare(wheel, work_dir, cmake_cache)      # reads the wheel's Sdk, installs it
-    tool = ws.tool("3.31.10")                       # CMake + Ninja from PyPI, cached
+    ws = prepare(wheel, work_dir, cmake_cache)       # reads the wheel's Sdk, installs it
+    report = verify_installed(ws, quick=True)         # etpkg verify's checks on that install
+    tool = ws.tool("3.31.10")                         # CMake + Ninja from PyPI, cached
     ws.configure(tool, "Ninja", src, build); ws.build(tool, build)
-    suite = Suite(ws); suite.check_targets("3.31.10", "Ninja")   # one contract of verify
+    run([build / "app"], env=ws.env(tool))            # CheckFailed (an AssertionError) if it fails
 
-`run` raises CheckFailed (an AssertionError) with the command's output when it fails.
+The contract (kept across etpkg releases; everything else in etpkg._internal may change):
+
+- `prepare(wheel, work_dir, cmake_cache) -> Workspace`: checks the wheel (WheelError when it is
+  corrupt), installs it with `pip install --no-deps` into `<work_dir>/etpkg verify/consumer
+  venv` (a path with a space) and makes a python3 that fails first on the PATH of `env()`.
+- `Workspace`: `wheel`, `root` (the work dir), `sdk` (etpkg.Sdk read from the wheel), `venv`,
+  `site` (its site-packages), `pkg_root` (`<site>/<import name>`), `lib_dir`, `include_dir`,
+  `grafted_dir` (`<site>/<dist>.libs`, where auditwheel grafted external libraries),
+  `wheel_lib_dirs` (both), `tool(version) -> Cmake`, `env(tool) -> dict` (a consumer's
+  environment: no CMAKE_*/PYTHON*/LD_LIBRARY_PATH), `configure(tool, generator, src, build,
+  *args, check=True)`, `build(tool, build, *args, check=True)`, `reinstall()`.
+- `verify_installed(ws, *, quick, cmake_versions, exempt_headers) -> Report`: the checks of
+  `etpkg verify` (etpkg.verify does prepare + this).
+- `run(argv, *, cwd, env, check, timeout)`, `CheckFailed`; `read_elf(path) -> ElfInfo`,
+  `is_elf(path)`; `wheel_needed(app, sdk)`: the wheel's shared libraries an app needs;
+  `check_entry_points(ws)`: the discovery entry points' check alone; `read_exempt(path)`.
+- `Cmake` (`version`, `venv`, `cmake`, `ninja`); `CMAKE_VERSIONS`, `OLD_CMAKE_VERSIONS`
+  (before CMake fixed $ORIGIN in link options), `MODERN` (version, generator), `GENERATORS`,
+  `ENTRY_POINT_GROUPS`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from etpkg._internal.build.elf import ElfInfo, is_elf, read_elf
-from etpkg._internal.verify.consumers import (
-    entry_source,
-    expect_loaded,
-    loaded_libraries,
-    meson_link_args,
-    targets_project,
-    wheel_needed,
-)
-from etpkg._internal.verify.contracts.entry_points import (
-    ENTRY_POINT_GROUPS,
-)
-from etpkg._internal.verify.contracts.entry_points import (
-    check as check_entry_points,
-)
+from etpkg._internal.verify.consumers import wheel_needed
+from etpkg._internal.verify.contracts.entry_points import ENTRY_POINT_GROUPS
+from etpkg._internal.verify.contracts.entry_points import check as check_entry_points
 from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.verify.runner import CheckFailed, run
 from etpkg._internal.verify.suite import Suite, read_exempt
@@ -36,7 +47,6 @@ from etpkg._internal.verify.tools import (
     OLD_CMAKE_VERSIONS,
     Cmake,
 )
-from etpkg._internal.verify.wheel import read_sdk
 from etpkg._internal.verify.workspace import Workspace, prepare
 
 __all__ = [
@@ -50,19 +60,28 @@ __all__ = [
     "Cmake",
     "ElfInfo",
     "Report",
-    "Suite",
     "Workspace",
     "check_entry_points",
-    "entry_source",
-    "expect_loaded",
     "is_elf",
-    "loaded_libraries",
-    "meson_link_args",
     "prepare",
     "read_elf",
     "read_exempt",
-    "read_sdk",
     "run",
-    "targets_project",
+    "verify_installed",
     "wheel_needed",
 ]
+
+
+def verify_installed(
+    ws: Workspace,
+    *,
+    quick: bool = False,
+    cmake_versions: Sequence[str] | None = None,
+    exempt_headers: Sequence[str] = (),
+) -> Report:
+    """Runs etpkg verify's consumer checks on an installed workspace; a failed check is a
+    result (report.failures), not an exception."""
+    suite = Suite(
+        ws, versions=tuple(cmake_versions or CMAKE_VERSIONS), exempt_headers=tuple(exempt_headers)
+    )
+    return Report(ws.sdk, tuple(suite.run_all(quick=quick)))

@@ -151,6 +151,13 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "etrt_method_output_kind": (_Status, [_Ptr, ctypes.c_size_t, _I32P]),
     "etrt_method_input_meta": (_Status, [_Ptr, ctypes.c_size_t, _I32P, _SizeP, _I64PP]),
     "etrt_method_output_meta": (_Status, [_Ptr, ctypes.c_size_t, _I32P, _SizeP, _I64PP]),
+    "etrt_method_input_bounds": (
+        _Status,
+        [_Ptr, ctypes.c_size_t, _I32P, _SizeP, _I64PP, _I64PP],
+    ),
+    "etrt_method_output_dynamic": (_Status, [_Ptr, ctypes.c_size_t, _I32P]),
+    "etrt_method_num_states": (_Status, [_Ptr, _SizeP]),
+    "etrt_method_reset_state": (_Status, [_Ptr]),
     "etrt_method_set_input_tensor": (
         _Status,
         [

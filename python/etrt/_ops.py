@@ -213,12 +213,58 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
     }
 )
 
-SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS
+# Kernels on symbolic sizes (dynamic shapes): ATen's shape queries and, under etrt_prim::, the
+# Python operators torch.export leaves on sizes (symbolic.py maps them).
+SYMBOLIC_OPS: frozenset[str] = frozenset(
+    {
+        "aten::sym_size.int",
+        "aten::sym_numel",
+        "aten::sym_stride.int",
+        "etrt_prim::add",
+        "etrt_prim::sub",
+        "etrt_prim::mul",
+        "etrt_prim::floordiv",
+        "etrt_prim::mod",
+        "etrt_prim::truediv",
+        "etrt_prim::pow",
+        "etrt_prim::sym_max",
+        "etrt_prim::sym_min",
+        "etrt_prim::neg",
+        "etrt_prim::sym_float",
+        "etrt_prim::sym_int",
+        "etrt_prim::ceil",
+        "etrt_prim::floor",
+        "etrt_prim::sym_not",
+        "etrt_prim::eq",
+        "etrt_prim::ne",
+        "etrt_prim::lt",
+        "etrt_prim::le",
+        "etrt_prim::gt",
+        "etrt_prim::ge",
+    }
+)
+
+SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS
+
+# Ops whose kernel may write its output over its first argument (`self`): a state update the
+# exporter writes into the state itself when nothing reads the old value afterwards.
+IN_PLACE_OPS: frozenset[str] = frozenset(
+    {"aten::index_put", "aten::slice_scatter", "aten::select_scatter", "aten::copy"}
+)
+
+# Kernels that take their output's size from the plan instead of computing it: their outputs
+# must be static.
+STATIC_SHAPE_OPS: frozenset[str] = frozenset(
+    {
+        "aten::avg_pool3d",
+        "aten::max_pool3d_with_indices",
+        "aten::_adaptive_avg_pool3d",
+    }
+)
 
 # Core ATen ops etrt refuses at export, with the reason the error gives.
 _TRAINING = "a training (backward) op; etrt runs inference programs"
 _RANDOM = "draws random numbers; etrt programs are deterministic (export in eval mode)"
-_SYMBOLIC = "a shape query of a symbolic dimension; torch.export folds it away for static shapes"
 REFUSED_OPS: dict[str, str] = {
     "aten::_adaptive_avg_pool2d_backward": _TRAINING,
     "aten::avg_pool2d_backward": _TRAINING,
@@ -238,10 +284,8 @@ REFUSED_OPS: dict[str, str] = {
     "aten::_local_scalar_dense": "reads a tensor's value into Python (.item()); "
     "etrt programs compute tensors only",
     "aten::atan2.out": "an out= variant; torch.export's graphs use aten::atan2",
-    "aten::sym_numel": _SYMBOLIC,
-    "aten::sym_size.int": _SYMBOLIC,
-    "aten::sym_storage_offset": _SYMBOLIC,
-    "aten::sym_stride.int": _SYMBOLIC,
+    "aten::sym_storage_offset": "etrt's tensors carry no storage offset (a view points at its "
+    "first element)",
 }
 
 

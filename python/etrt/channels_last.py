@@ -16,7 +16,8 @@ the delegate hand activations over without a permute.
 What stays as it was: convolutions with a reduction shorter than 16 (input channels x taps: a
 single-channel 3x3 layer runs better as im2col + SGEMM) or groups other than 1 or one per
 channel, program inputs and outputs (the first convolution gathers its NCHW input), values of
-one pixel or one channel (both layouts are the same bytes), and the outputs of every other op.
+one pixel or one channel (both layouts are the same bytes), tensors of dynamic shape, and the
+outputs of every other op.
 A view that cannot express its result over NHWC memory (a flatten of C with H and W) reads an
 NCHW copy (aten::clone) instead; views that can (ViT's [N, C, H, W] -> [N, C, H*W] ->
 [N, H*W, C]) come out cheaper. Weights kept outside the program (external_constants) stay as
@@ -128,6 +129,7 @@ def _may_be_nhwc(graph: PlanGraph, v: int, any_dtype: bool = False) -> bool:
         t is not None
         and len(t.sizes) == 4
         and t.storage == StorageKind.PLANNED
+        and not t.dynamic  # sizes known only at run time: left as torch traced them
         and t.dim_order == (0, 1, 2, 3)
         and v not in graph.plan_outputs
         and not _same_bytes_both_ways(t)
@@ -139,7 +141,8 @@ def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall)
     x, w, _bias, _stride, _padding, _dilation, transposed, _opad, groups = conv.inputs
     xt, wt = graph.float_tensor(x, 4), graph.float_tensor(w, 4)
     flag, g = graph.plan.values[transposed], graph.plan.values[groups]
-    if xt is None or wt is None or graph.float_tensor(conv.outputs[0], 4) is None:
+    ot = graph.float_tensor(conv.outputs[0], 4)
+    if xt is None or wt is None or ot is None or xt.dynamic or ot.dynamic:
         return False
     if not isinstance(flag, BoolValue) or flag.val or not isinstance(g, IntValue):
         return False

@@ -43,13 +43,15 @@ def _build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser(
         "export",
         help="export a model to an etrt program",
-        description="Export a model to an etrt program (static shapes: those of the example "
-        "inputs).",
-        epilog="SPEC forms: a .pt2 file saved by torch.export.save; FILE.py:FACTORY; or "
-        "package.module:FACTORY. A FACTORY takes no arguments and returns the pair "
-        "(model, example_inputs): a torch.nn.Module (eval mode) and a tuple of tensors to trace "
-        "it with. Try the built-in examples: python -m etrt export etrt.examples:mlp -o "
-        "mlp.etrt (also etrt.examples:cnn).",
+        description="Export a model to an etrt program (the shapes of the example inputs, "
+        "or any size within the ranges of dynamic_shapes).",
+        epilog="SPEC forms: a .pt2 file saved by torch.export.save (dynamic shapes included); "
+        "FILE.py:FACTORY; or package.module:FACTORY. A FACTORY takes no arguments and returns "
+        "the pair (model, example_inputs): a torch.nn.Module (eval mode) and a tuple of tensors "
+        "to trace it with, or the triple (model, example_inputs, dynamic_shapes), whose third "
+        "item goes to torch.export.export (torch.export.Dim ranges, each with a max). Try the "
+        "built-in examples: python -m etrt export etrt.examples:mlp -o mlp.etrt (also "
+        "etrt.examples:cnn).",
     )
     exp.add_argument(
         "spec",
@@ -165,6 +167,7 @@ def _export(args: argparse.Namespace) -> int:
         program = export(
             spec.model,
             spec.example_inputs,
+            dynamic_shapes=spec.dynamic_shapes,
             allow_missing_ops=args.allow_missing_ops,
             backend=args.backend,
             external_constants=args.external_constants,

@@ -13,7 +13,7 @@ from .data_map import to_bytes
 from .errors import ExportError
 from .fold import fold_batch_norm
 from .fuse import fuse_kernel_calls
-from .ir import ProgramData
+from .ir import ProgramData, required_version
 from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
@@ -44,11 +44,18 @@ def export(
     model: torch.nn.Module,
     example_inputs: tuple[Any, ...],
     *,
+    dynamic_shapes: Any = None,
+    strict: bool = False,
     allow_missing_ops: bool = False,
     backend: str | None = None,
     external_constants: bool = False,
 ) -> Program:
-    """Export `model` called with `example_inputs` to an etrt program (static shapes).
+    """Export `model` called with `example_inputs` to an etrt program.
+
+    `dynamic_shapes` (and `strict`) go to torch.export.export: dimensions given a
+    `torch.export.Dim(name, min=..., max=...)` accept any size in that range when the program
+    runs (each needs a max: memory is planned for it). Buffers the model updates (a KV cache,
+    a counter) become state that the loaded method keeps from one call to the next.
 
     With backend="xnnpack", the subgraphs XNNPACK supports and runs faster than etrt's kernels
     run as delegate calls; with backend="xnnpack-all", every subgraph it supports. With
@@ -58,16 +65,27 @@ def export(
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     try:
-        ep = torch.export.export(model, tuple(example_inputs))
+        ep = torch.export.export(
+            model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict
+        )
     except Exception as exc:  # torch reports many exception types for untraceable models
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ExportError(f"torch.export failed: {first}") from exc
+        raise ExportError(f"torch.export failed: {_summary(exc)}") from exc
     return export_program(
         ep,
         allow_missing_ops=allow_missing_ops,
         backend=backend,
         external_constants=external_constants,
     )
+
+
+def _summary(exc: Exception) -> str:
+    """The first line of torch's message, and for a violated dynamic-shape constraint the first
+    reason it gives (on a later line)."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    reason = next((line[2:] for line in lines[1:] if line.startswith("- ")), None)
+    return f"{lines[0]} {reason}" if reason else lines[0]
 
 
 def export_program(
@@ -97,7 +115,8 @@ def export_program(
     fuse_kernel_calls(lowered.plan)
     plan_channels_last(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
-    data = serialize(ProgramData(plans=[lowered.plan], segments=lowered.segments))
+    plans = [lowered.plan]
+    data = serialize(ProgramData(plans, lowered.segments, required_version(plans)))
     log.info(
         "exported %d instructions, %d constants, arena %d bytes",
         len(lowered.plan.instructions),

@@ -9,7 +9,10 @@ import enum
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Files that use no dynamic shape, state or symbolic size are written as version 1, which older
+# runtimes read too.
+BASE_FORMAT_VERSION = 1
 FILE_IDENTIFIER = b"ETRT"
 SEGMENT_ALIGNMENT = 64
 ARENA_ALIGNMENT = 64
@@ -57,6 +60,7 @@ class StorageKind(enum.IntEnum):
     INPUT = 2
     VIEW = 3
     EXTERNAL = 4  # in a named data map (.ptd), by external_key
+    STATE = 5  # method-owned, kept across calls; initial value in constant_segment (or zeros)
 
 
 @dataclass
@@ -68,6 +72,12 @@ class TensorValue:
     constant_segment: int = 0
     mem_offset: int = 0
     external_key: str = ""
+    # `sizes` is an upper bound; the actual sizes are set at run time.
+    dynamic: bool = False
+    # Dynamic inputs: the sizes each dimension accepts.
+    min_sizes: tuple[int, ...] = ()
+    max_sizes: tuple[int, ...] = ()
+    zero_initial: bool = False  # State: starts as zeros, no segment
     # Exporter-only (not serialized): the value a view aliases, and the graph node's name.
     view_of: int | None = field(default=None, compare=False)
     name: str = field(default="", compare=False)
@@ -116,6 +126,8 @@ class StringValue:
 @dataclass(frozen=True)
 class IntListValue:
     items: tuple[int, ...]
+    # Per item: the Int value computed at run time that replaces it, or -1 (a constant item).
+    item_values: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,7 +246,18 @@ class ProgramData:
 
     plans: list[ExecutionPlan]
     segments: list[bytes]
-    version: int = FORMAT_VERSION
+    version: int = BASE_FORMAT_VERSION
+
+
+def required_version(plans: list[ExecutionPlan]) -> int:
+    """The lowest format version that can hold `plans`."""
+    for plan in plans:
+        for v in plan.values:
+            if isinstance(v, TensorValue) and (v.dynamic or v.storage == StorageKind.STATE):
+                return FORMAT_VERSION
+            if isinstance(v, IntListValue) and v.item_values:
+                return FORMAT_VERSION
+    return BASE_FORMAT_VERSION
 
 
 def align(n: int, alignment: int) -> int:

@@ -2,6 +2,11 @@
 
 Walks the graph once: placeholders become input/constant tensors, every ATen call becomes a kernel
 call whose arguments follow the op's schema (defaults filled in) followed by its outputs.
+
+Dynamic shapes: a tensor with symbolic sizes is planned at its upper bound and marked dynamic;
+the arithmetic on sizes becomes scalar kernels (symbolic.py). State: a buffer the program mutates
+(a BUFFER_MUTATION output) becomes a State tensor owned by the method; its new value is written
+in place when the op producing it reads only the buffer, else copied into it at the end.
 """
 
 from __future__ import annotations
@@ -35,7 +40,9 @@ from .ir import (
     TensorListValue,
     TensorValue,
     Value,
+    tensor_indices,
 )
+from .symbolic import PRIM_OPS, SHAPE_QUERIES, SymbolBounds, is_symbolic
 
 # Tensor dtypes a program may hold.
 TENSOR_DTYPES: dict[torch.dtype, ScalarType] = {
@@ -53,6 +60,11 @@ DTYPE_CODES: dict[torch.dtype, ScalarType] = {
     torch.float64: ScalarType.DOUBLE,
 }
 
+_STATIC_SHAPE_REASON = (
+    "its kernel takes the output's size from the plan, so the output cannot have a dynamic "
+    "shape; export this part with static shapes"
+)
+
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 # Checks torch.export leaves in graphs (e.g. after .to(dtype)); with static shapes they verify
@@ -64,6 +76,7 @@ _ASSERT_OPS = frozenset(
         "aten::_assert_async",
         "aten::_assert_async.msg",
         "aten::sym_constrain_range_for_size",
+        "aten::sym_constrain_range",
     }
 )
 
@@ -83,15 +96,6 @@ def scalar_type_of(dtype: torch.dtype, what: str) -> ScalarType:
         allowed = ", ".join(str(d).removeprefix("torch.") for d in TENSOR_DTYPES)
         raise ExportError(f"{what} has dtype {dtype}; etrt supports {allowed}")
     return st
-
-
-def _static_sizes(shape: Any, what: str) -> tuple[int, ...]:
-    sizes = []
-    for s in shape:
-        if not isinstance(s, int):
-            raise ExportError(f"{what} has a dynamic dimension ({s}); etrt needs static shapes")
-        sizes.append(int(s))
-    return tuple(sizes)
 
 
 def op_name(op: torch._ops.OpOverload) -> str:
@@ -132,10 +136,13 @@ def _check_arguments(node: Node, name: str) -> None:
             raise _refuse(node, name, f"its kernel computes float32 only, the input is {val.dtype}")
 
 
-def dim_order_of(val: torch.Tensor) -> tuple[int, ...]:
+def dim_order_of(val: torch.Tensor, bounds: SymbolBounds | None = None) -> tuple[int, ...]:
     """The order of `val`'s dimensions in memory, outermost first, when its strides are a
-    permutation of contiguous strides; the contiguous order otherwise."""
-    sizes, strides = tuple(val.shape), tuple(val.stride())
+    permutation of contiguous strides; the contiguous order otherwise. Symbolic sizes and strides
+    are taken at their upper bounds."""
+    concrete = bounds.concrete if bounds is not None else int
+    sizes = tuple(concrete(s) for s in val.shape)
+    strides = tuple(concrete(s) for s in val.stride())
     order = tuple(sorted(range(len(sizes)), key=lambda d: (-strides[d], d)))
     contiguous = tuple(range(len(sizes)))
     expected = 1
@@ -186,6 +193,20 @@ class _Lowerer:
         self.node_value: dict[str, int] = {}
         self.node_elements: dict[str, list[int]] = {}
         self.missing: dict[str, list[str]] = {}
+        self.bounds = SymbolBounds.of(ep)
+        self.order = {n.name: i for i, n in enumerate(ep.graph.nodes)}
+        self.dead = _dead_nodes(ep)
+        sig = ep.graph_signature
+        # Buffers the program mutates: target -> its State value; node -> the buffer it updates.
+        self.state: dict[str, int] = {}
+        self.buffer_of = {
+            spec.arg.name: spec.target for spec in sig.input_specs if spec.kind == InputKind.BUFFER
+        }
+        self.mutations = {
+            spec.arg.name: spec.target
+            for spec in sig.output_specs
+            if spec.kind == OutputKind.BUFFER_MUTATION and spec.target is not None
+        }
 
     def add(self, value: Value) -> int:
         self.values.append(value)
@@ -211,12 +232,17 @@ class _Lowerer:
                 index = self.add(self._tensor_from_meta(val, StorageKind.INPUT, node.name))
                 self.inputs.append(index)
                 self.node_value[node.name] = index
+            elif spec.kind == InputKind.BUFFER and spec.target in self.mutations.values():
+                assert spec.target is not None
+                self.node_value[node.name] = self.state[spec.target] = self._state(
+                    node.name, spec.target
+                )
             elif spec.kind in _CONSTANT_KINDS:
                 self.node_value[node.name] = self._constant(node.name, spec.target)
             else:
                 raise ExportError(f"input {node.name} of kind {spec.kind.name} is not supported")
 
-    def _constant(self, name: str, target: str | None) -> int:
+    def _constant_data(self, name: str, target: str | None) -> torch.Tensor:
         tensor: Any = None
         if target is not None:
             if target in self.ep.state_dict:
@@ -227,7 +253,24 @@ class _Lowerer:
             raise ExportError(
                 f"constant {name} ({target}) has no tensor data in the exported program"
             )
-        data = tensor.detach().to("cpu").contiguous()
+        return tensor.detach().to("cpu").contiguous()
+
+    def _state(self, name: str, target: str) -> int:
+        """A buffer the program mutates: method-owned memory starting as the buffer's value."""
+        data = self._constant_data(name, target)
+        st = scalar_type_of(data.dtype, f"buffer {name}")
+        sizes = tuple(int(s) for s in data.shape)
+        zero = not bool(data.bool().any()) if data.numel() else True
+        segment = 0
+        if not zero:
+            self.segments.append(data.view(-1).numpy().tobytes())
+            segment = len(self.segments) - 1
+        state = TensorValue(st, sizes, StorageKind.STATE, constant_segment=segment, name=name)
+        state.zero_initial = zero
+        return self.add(state)
+
+    def _constant(self, name: str, target: str | None) -> int:
+        data = self._constant_data(name, target)
         st = scalar_type_of(data.dtype, f"constant {name}")
         sizes = tuple(int(s) for s in data.shape)
         if self.external_constants:  # into the named data map, by parameter name
@@ -246,11 +289,24 @@ class _Lowerer:
     ) -> TensorValue:
         if not isinstance(val, torch.Tensor):
             raise ExportError(f"node {name} produces {type(val).__name__}, expected a tensor")
+        what = "input" if storage == StorageKind.INPUT else "tensor"
+        sizes = tuple(
+            self.bounds.upper(s, f"{what} {name} dim {d}") for d, s in enumerate(val.shape)
+        )
+        dynamic = any(not isinstance(s, int) for s in val.shape)
+        lo: tuple[int, ...] = ()
+        hi: tuple[int, ...] = ()
+        if dynamic and storage == StorageKind.INPUT:
+            lo = tuple(max(0, self.bounds.size_range(s)[0] or 0) for s in val.shape)
+            hi = sizes
         return TensorValue(
             scalar_type=scalar_type_of(val.dtype, f"tensor {name}"),
-            sizes=_static_sizes(val.shape, f"tensor {name}"),
+            sizes=sizes,
             storage=storage,
-            dim_order=dim_order_of(val) if storage == StorageKind.PLANNED else (),
+            dim_order=dim_order_of(val, self.bounds) if storage == StorageKind.PLANNED else (),
+            dynamic=dynamic,
+            min_sizes=lo,
+            max_sizes=hi,
             view_of=view_of,
             name=name,
         )
@@ -279,14 +335,17 @@ class _Lowerer:
 
     def lower_call(self, node: Node) -> None:
         target = node.target
+        if node.name in self.dead:
+            return
         if target is operator.getitem:
             self._lower_getitem(node)
+            return
+        if target in PRIM_OPS or is_symbolic(node.meta.get("val")):
+            self._lower_scalar(node)
             return
         if not isinstance(target, torch._ops.OpOverload):
             raise ExportError(f"node {node.name} calls {target!r}, which is not an ATen operator")
         name = op_name(target)
-        if name in _ASSERT_OPS:
-            return
         if not target._schema.returns:
             raise ExportError(f"node {node.name}: {name} returns nothing; etrt cannot run it")
         if not _ops.is_supported(name):
@@ -310,6 +369,13 @@ class _Lowerer:
         meta = node.meta.get("val")
         outs: list[int] = []
         returns = schema.returns
+        in_place = self._in_place_state(node, name, args)
+        if in_place is not None:  # the op writes the buffer's new value into the buffer itself
+            self.node_value[node.name] = in_place
+            self.instructions.append(
+                KernelCall(self._op_index(name), (*args, in_place), 1, node=node.name)
+            )
+            return
         if len(returns) == 1 and _list_element_kind(returns[0].type) == "tensor":
             if not isinstance(meta, (list, tuple)):
                 raise ExportError(f"node {node.name}: expected a list of tensors from {name}")
@@ -336,6 +402,12 @@ class _Lowerer:
                 outs.append(self.add(self._tensor_from_meta(m, storage, f"{node.name}[{i}]", base)))
             self.node_elements[node.name] = outs
 
+        if name in _ops.STATIC_SHAPE_OPS and any(
+            isinstance(self.values[t], TensorValue) and self.values[t].dynamic  # type: ignore[union-attr]
+            for o in outs
+            for t in tensor_indices(self.values, o)
+        ):
+            raise _refuse(node, name, _STATIC_SHAPE_REASON)
         moved = {} if _ops.writes_any_layout(name) else self._contiguous_outputs(outs)
         self.instructions.append(
             KernelCall(
@@ -354,6 +426,93 @@ class _Lowerer:
                 self.node_elements[node.name] = [
                     moved.get(i, i) for i in self.node_elements[node.name]
                 ]
+
+    def _lower_scalar(self, node: Node) -> None:
+        """Arithmetic on symbolic sizes (and the shape queries it starts from): a kernel writing
+        an Int, Double or Bool value when the program runs."""
+        target, val = node.target, node.meta.get("val")
+        if not is_symbolic(val):  # a constant torch left as a node
+            if not isinstance(val, (bool, int, float)):
+                raise ExportError(f"node {node.name} computes {val!r}, not a scalar etrt can hold")
+            self.node_value[node.name] = self.add(_scalar_value(val))
+            return
+        if isinstance(target, torch._ops.OpOverload):
+            name = op_name(target)
+            if name not in SHAPE_QUERIES:
+                reason = _ops.refusal(name) or "etrt computes no symbolic value with it"
+                raise _refuse(node, name, reason)
+            schema = target._schema
+            args = [self._encode_arg(node, a, i) for i, a in enumerate(schema.arguments)]
+        elif target in PRIM_OPS:
+            name = PRIM_OPS[target]
+            if node.kwargs:
+                raise ExportError(f"node {node.name}: {target!r} with keyword arguments")
+            args = [self._scalar_operand(node, a) for a in node.args]
+        else:
+            raise ExportError(
+                f"node {node.name} computes the symbolic value {val} with {target!r}, which etrt "
+                "does not run"
+            )
+        hint = val.node.hint  # type: ignore[union-attr]
+        placeholder: Value
+        if isinstance(val, torch.SymBool):
+            placeholder = BoolValue(bool(hint) if hint is not None else False)
+        elif isinstance(val, torch.SymFloat):
+            placeholder = DoubleValue(float(hint) if hint is not None else 0.0)
+        else:
+            placeholder = IntValue(int(hint) if hint is not None else 0)
+        out = self.add(placeholder)
+        self.instructions.append(KernelCall(self._op_index(name), (*args, out), 1, node=node.name))
+        self.node_value[node.name] = out
+
+    def _scalar_operand(self, node: Node, value: Any) -> int:
+        if isinstance(value, Node):
+            return self._node_index(value, node)
+        if isinstance(value, (bool, int, float)):
+            return self.add(_scalar_value(value))
+        raise ExportError(f"node {node.name}: operand {value!r} is not a scalar")
+
+    def _in_place_state(self, node: Node, name: str, args: list[int]) -> int | None:
+        """The State value `node` may write its result into: when it computes a buffer's new
+        value from the buffer itself (index_put into a KV cache, say), its other arguments are
+        not the buffer's memory, and nothing reads the buffer's old value after it."""
+        target = self.mutations.get(node.name)
+        base = node.args[0] if node.args else None
+        if target is None or name not in _ops.IN_PLACE_OPS or not isinstance(base, Node):
+            return None
+        if base.op != "placeholder" or self.buffer_of.get(base.name) != target:
+            return None
+        state = self.state[target]
+        tv, meta = self.values[state], node.meta.get("val")
+        if not isinstance(tv, TensorValue) or not isinstance(meta, torch.Tensor):
+            return None
+        if tuple(meta.shape) != tv.sizes or scalar_type_of(meta.dtype, node.name) != tv.scalar_type:
+            return None
+        if any(
+            storage_root_of(self.values, t) == state
+            for a in args[1:]
+            for t in tensor_indices(self.values, a)
+        ):
+            return None  # e.g. copy_(buffer.t()): it would read what it overwrites
+        return state if self._old_value_read_before(base, node) else None
+
+    def _old_value_read_before(self, base: Node, node: Node) -> bool:
+        """Whether every read of `base` (through views too) happens before `node` runs."""
+        pending = [base]
+        while pending:
+            for user in pending.pop().users:
+                if user is node or user.name in self.dead:
+                    continue
+                if user.op != "call_function":
+                    return False
+                if user.target is operator.getitem or (
+                    isinstance(user.target, torch._ops.OpOverload)
+                    and _ops.is_view_op(op_name(user.target))
+                ):
+                    pending.append(user)
+                elif self.order[user.name] > self.order[node.name]:
+                    return False
+        return True
 
     def _view_base(self, node: Node, args: list[int]) -> int:
         if not args or not isinstance(self.values[args[0]], TensorValue):
@@ -389,7 +548,13 @@ class _Lowerer:
     def _encode(self, node: Node, arg: Any, value: Any) -> int:
         where = f"node {node.name}, argument {arg.name}"
         if isinstance(value, Node):
-            return self._node_index(value, node)
+            index = self._node_index(value, node)
+            v = self.values[index]
+            int_list = arg.N is not None and _list_element_kind(arg.type) == "int"
+            if int_list and isinstance(v, IntValue):
+                n = int(arg.N)  # one symbolic int for an int[N] argument
+                return self.add(IntListValue((v.val,) * n, (index,) * n))
+            return index
         if value is None:
             return self.add(NullValue())
         if isinstance(value, bool):
@@ -411,8 +576,8 @@ class _Lowerer:
             return self.add(NullValue())
         if isinstance(value, (list, tuple)):
             return self._encode_list(node, arg, list(value), where)
-        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            raise ExportError(f"{where}: symbolic value {value}; etrt needs static shapes")
+        if is_symbolic(value):
+            raise ExportError(f"{where}: symbolic value {value} outside the graph's nodes")
         raise ExportError(f"{where}: cannot encode {type(value).__name__} {value!r}")
 
     def _encode_list(self, node: Node, arg: Any, items: list[Any], where: str) -> int:
@@ -434,8 +599,10 @@ class _Lowerer:
                     raise ExportError(f"{where}: expected tensors or None")
             return self.add(OptionalTensorListValue(tuple(indices)))
         for i in items:
-            if isinstance(i, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-                raise ExportError(f"{where}: symbolic value {i}; etrt needs static shapes")
+            if is_symbolic(i):
+                raise ExportError(f"{where}: symbolic value {i} outside the graph's nodes")
+        if kind == "int" and any(isinstance(i, Node) for i in items):
+            return self._symbolic_int_list(node, items, where)
         if kind == "bool" and all(isinstance(i, bool) for i in items):
             return self.add(BoolListValue(tuple(items)))
         if kind == "int" and all(isinstance(i, int) and not isinstance(i, bool) for i in items):
@@ -444,20 +611,46 @@ class _Lowerer:
             return self.add(DoubleListValue(tuple(float(i) for i in items)))
         raise ExportError(f"{where}: cannot encode list {items!r}")
 
+    def _symbolic_int_list(self, node: Node, items: list[Any], where: str) -> int:
+        """An int list some of whose items are computed when the program runs: the method fills
+        them in from their Int values before the instruction."""
+        hints, sources = [], []
+        for i in items:
+            if isinstance(i, Node):
+                index = self._node_index(i, node)
+                v = self.values[index]
+                if not isinstance(v, IntValue):
+                    raise ExportError(f"{where}: list item {i.name} is not an int")
+                hints.append(v.val)
+                sources.append(index)
+            elif isinstance(i, int) and not isinstance(i, bool):
+                hints.append(int(i))
+                sources.append(-1)
+            else:
+                raise ExportError(f"{where}: cannot encode list item {i!r}")
+        return self.add(IntListValue(tuple(hints), tuple(sources)))
+
     # --- outputs --------------------------------------------------------------------------------
 
     def lower_outputs(self, node: Node) -> None:
         specs = self.ep.graph_signature.output_specs
-        bad = [s for s in specs if s.kind != OutputKind.USER_OUTPUT]
+        for s in specs:
+            if s.kind == OutputKind.USER_INPUT_MUTATION:
+                raise ExportError(
+                    f"the program mutates its input {s.target}; etrt supports read-only inputs "
+                    "only (keep the state in a registered buffer instead)"
+                )
+        bad = [
+            s for s in specs if s.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION)
+        ]
         if bad:
             kinds = ", ".join(sorted({s.kind.name for s in bad}))
-            raise ExportError(
-                f"the program mutates state ({kinds}); etrt supports pure functions only"
-            )
+            raise ExportError(f"the program has {kinds} outputs, which etrt does not run")
         results = node.args[0]
         if not isinstance(results, (list, tuple)):
             results = (results,)
-        for r in results:
+        updates: list[tuple[int, int]] = []  # (state, new value)
+        for spec, r in zip(specs, results, strict=True):
             if not isinstance(r, Node):
                 raise ExportError(
                     f"output {r!r} is not a tensor; etrt programs return tensors only"
@@ -465,7 +658,44 @@ class _Lowerer:
             index = self._node_index(r, node)
             if not isinstance(self.values[index], TensorValue):
                 raise ExportError(f"output {r.name} is not a tensor")
-            self.outputs.append(index)
+            if spec.kind == OutputKind.BUFFER_MUTATION:
+                assert spec.target is not None
+                updates.append((self.state[spec.target], index))
+            else:
+                self.outputs.append(index)
+        # Everything that reads a state's memory after the updates below must read a copy made
+        # before them: outputs in state memory, new values that are (views of) another state.
+        for i, out in enumerate(self.outputs):
+            if self._in_state(out):
+                self.outputs[i] = self._clone(out, node.name)
+        updates = [
+            (st, new if new == st or not self._in_state(new) else self._clone(new, node.name))
+            for st, new in updates
+        ]
+        for st, new in updates:
+            if new != st:  # computed elsewhere: copied into the state at the end
+                non_blocking = self.add(BoolValue(False))
+                self.instructions.append(
+                    KernelCall(self._op_index("aten::copy"), (st, new, non_blocking, st), 1,
+                               node=node.name)
+                )  # fmt: skip
+
+    def _in_state(self, index: int) -> bool:
+        root = self.values[storage_root_of(self.values, index)]
+        return isinstance(root, TensorValue) and root.storage == StorageKind.STATE
+
+    def _clone(self, index: int, where: str) -> int:
+        t = self.values[index]
+        assert isinstance(t, TensorValue)
+        planned = replace(
+            t, storage=StorageKind.PLANNED, dim_order=(), view_of=None, constant_segment=0,
+            zero_initial=False, name=f"{t.name}.copy",
+        )  # fmt: skip
+        copy = self.add(planned)
+        fmt = self.add(NullValue())
+        self.instructions.append(KernelCall(self._op_index("aten::clone"), (index, fmt, copy), 1,
+                                            node=where))  # fmt: skip
+        return copy
 
     def run(self) -> LoweredProgram:
         self.lower_placeholders()
@@ -492,6 +722,42 @@ class _Lowerer:
             instructions=self.instructions,
         )
         return LoweredProgram(plan, self.segments, sorted(self.missing), self.external)
+
+
+def storage_root_of(values: list[Value], index: int) -> int:
+    """The value owning the memory `index` refers to (views followed to their base)."""
+    seen = 0
+    v = values[index]
+    while isinstance(v, TensorValue) and v.storage == StorageKind.VIEW and v.view_of is not None:
+        index = v.view_of
+        v = values[index]
+        seen += 1
+        if seen > len(values):
+            raise ExportError("cycle in view chain")
+    return index
+
+
+def _scalar_value(v: bool | int | float) -> Value:
+    if isinstance(v, bool):
+        return BoolValue(v)
+    if isinstance(v, int):
+        return IntValue(v)
+    return DoubleValue(float(v))
+
+
+def _dead_nodes(ep: ExportedProgram) -> set[str]:
+    """Nodes etrt does not run: torch's runtime asserts (the input bounds are checked when an
+    input is set) and whatever only feeds them."""
+    dead: set[str] = set()
+    for node in reversed(list(ep.graph.nodes)):
+        if node.op != "call_function":
+            continue
+        target = node.target
+        is_assert = isinstance(target, torch._ops.OpOverload) and op_name(target) in _ASSERT_OPS
+        scalar = target in PRIM_OPS or is_symbolic(node.meta.get("val"))
+        if is_assert or (scalar and all(u.name in dead for u in node.users)):
+            dead.add(node.name)
+    return dead
 
 
 def _infer_list_kind(items: list[Any]) -> str:

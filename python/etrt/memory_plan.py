@@ -1,9 +1,11 @@
 """Static memory planning: every planned tensor gets an offset in one arena.
 
 A buffer lives from the instruction producing it to its last use, where a use of any view derived
-from it (transitively) counts as a use of the buffer; graph outputs live to the end. Offsets are
-assigned greedily, largest buffer first, into the smallest gap among the buffers whose lifetimes
-overlap (best fit), each aligned to ARENA_ALIGNMENT.
+from it (transitively) counts as a use of the buffer; graph outputs live to the end. State
+tensors live through the whole method and across calls, so no other buffer ever shares their
+bytes. Dynamic tensors are planned at their upper bounds. Offsets are assigned greedily, largest
+buffer first, into the smallest gap among the buffers whose lifetimes overlap (best fit), each
+aligned to ARENA_ALIGNMENT.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ def buffer_lifetimes(plan: ExecutionPlan) -> list[Buffer]:
             touch(arg, step)
     for out in plan.outputs:
         touch(out, len(plan.instructions))
+    for index, v in enumerate(plan.values):
+        if isinstance(v, TensorValue) and v.storage == StorageKind.STATE:
+            first[index], last[index] = 0, len(plan.instructions)
 
     buffers = []
     for value in sorted(first):

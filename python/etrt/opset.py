@@ -33,6 +33,8 @@ def core_ops() -> list[str]:
 
 
 def _kernel_note(name: str) -> str:
+    if name in _ops.SYMBOLIC_OPS:
+        return "symbolic sizes (int, float and bool values), for dynamic shapes"
     if name in _ops.FLOAT_ONLY_OPS:
         return "float32 (other dtypes refused at export)"
     if _ops.is_view_op(name):

@@ -58,6 +58,10 @@ def _read_value(v: Any) -> Value:
             constant_segment=int(tt.ConstantSegment()),
             mem_offset=int(tt.MemOffset()),
             external_key=(tt.ExternalKey() or b"").decode("utf-8", errors="replace"),
+            dynamic=bool(tt.Dynamic()),
+            min_sizes=tuple(int(tt.MinSizes(i)) for i in range(tt.MinSizesLength())),
+            max_sizes=tuple(int(tt.MaxSizes(i)) for i in range(tt.MaxSizesLength())),
+            zero_initial=bool(tt.ZeroInitial()),
         )
     if kind == fb.ValueUnion.Null:
         return NullValue()
@@ -72,7 +76,8 @@ def _read_value(v: Any) -> Value:
         return StringValue(raw.decode() if isinstance(raw, bytes) else str(raw))
     if kind == fb.ValueUnion.IntList:
         o = _table(fb.IntList, t)
-        return IntListValue(_ints(o, o.ItemsLength()))
+        symbolic = tuple(int(o.ItemValues(i)) for i in range(o.ItemValuesLength()))
+        return IntListValue(_ints(o, o.ItemsLength()), symbolic)
     if kind == fb.ValueUnion.DoubleList:
         o = _table(fb.DoubleList, t)
         return DoubleListValue(tuple(float(o.Items(i)) for i in range(o.ItemsLength())))

@@ -9,7 +9,11 @@ float32 input, a torch tensor on another device) is copied once into a contiguou
 Torch CPU tensors are viewed through `.numpy()`, so the same rules apply without importing torch.
 
 Outputs are always copies owned by numpy: they stay valid after the next call and after the
-module is closed.
+module is closed. A dynamic input takes any shape within its bounds (`Method.inputs[i].min_shape`
+.. `max_shape`), and outputs have the shape the run produced.
+
+State a program mutates (a KV cache) lives in the method and persists between calls;
+`Method.reset()` puts it back to its initial value.
 
 Threads: a Module may be shared. Every thread gets the same Method object for a name (it loads
 once), and a Method runs one call at a time: concurrent calls wait for each other, each binding
@@ -54,15 +58,28 @@ class EtrtRuntimeError(EtrtError):
 
 @dataclass(frozen=True)
 class IOSpec:
-    """One input or output of a method: its kind and, for tensors, the planned dtype and shape."""
+    """One input or output of a method: its kind and, for tensors, the planned dtype and shape.
+    A dynamic tensor's `shape` is its upper bound; an input accepts any shape between
+    `min_shape` and `max_shape` (equal to `shape` for a static one)."""
 
     kind: str  # "tensor", "int", "double", "bool", "none" or "other"
     dtype: np.dtype[Any] | None = None
     shape: tuple[int, ...] | None = None
+    dynamic: bool = False
+    min_shape: tuple[int, ...] | None = None
+    max_shape: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
         if self.kind != "tensor":
             return self.kind
+        if self.dynamic and self.min_shape is not None and self.max_shape is not None:
+            dims = [
+                str(lo) if lo == hi else f"{lo}..{hi}"
+                for lo, hi in zip(self.min_shape, self.max_shape, strict=True)
+            ]
+            return f"{self.dtype}[{', '.join(dims)}]"
+        if self.dynamic:
+            return f"{self.dtype}{list(self.shape or ())} (at most)"
         return f"{self.dtype}{list(self.shape or ())}"
 
 
@@ -105,10 +122,31 @@ def registered_backends() -> list[str]:
     ]
 
 
-def _meta(fn: Any, handle: int, i: int) -> IOSpec:
+def _meta(handle: int, i: int, is_input: bool) -> IOSpec:
+    lib = _lib()
+    fn = lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta
     dtype, ndim, sizes = ctypes.c_int32(), ctypes.c_size_t(), ctypes.POINTER(ctypes.c_int64)()
     _check(fn(handle, i, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes)))
-    return IOSpec("tensor", _DTYPES[dtype.value], tuple(sizes[d] for d in range(ndim.value)))
+    shape = tuple(sizes[d] for d in range(ndim.value))
+    dynamic = ctypes.c_int32()
+    if not is_input:
+        _check(lib.etrt_method_output_dynamic(handle, i, ctypes.byref(dynamic)))
+        return IOSpec("tensor", _DTYPES[dtype.value], shape, bool(dynamic.value))
+    lo, hi = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+    _check(
+        lib.etrt_method_input_bounds(
+            handle, i, ctypes.byref(dynamic), ctypes.byref(ndim), ctypes.byref(lo), ctypes.byref(hi)
+        )
+    )
+    n = ndim.value
+    return IOSpec(
+        "tensor",
+        _DTYPES[dtype.value],
+        shape,
+        bool(dynamic.value),
+        tuple(lo[d] for d in range(n)),
+        tuple(hi[d] for d in range(n)),
+    )
 
 
 def _is_torch_tensor(value: object) -> bool:
@@ -131,9 +169,23 @@ def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], inde
     assert want is not None
     if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
         raise EtrtError(f"input {index}: expected {want}, got {dtype} (not safely castable)")
-    if shape != spec.shape:
-        raise EtrtError(
-            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}"
+    # A shape the method cannot take is the runtime's InvalidArgument, found before any copy.
+    if spec.dynamic and spec.min_shape is not None and spec.max_shape is not None:
+        if len(shape) != len(spec.max_shape):
+            raise EtrtRuntimeError(
+                "InvalidArgument",
+                f"input {index}: expected {len(spec.max_shape)} dimensions, got shape "
+                f"{list(shape)}",
+            )
+        for d, (n, lo, hi) in enumerate(zip(shape, spec.min_shape, spec.max_shape, strict=True)):
+            if not lo <= n <= hi:
+                raise EtrtRuntimeError(
+                    "InvalidArgument", f"input {index} dim {d}: size {n} is outside [{lo}, {hi}]"
+                )
+    elif shape != spec.shape:
+        raise EtrtRuntimeError(
+            "InvalidArgument",
+            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}",
         )
 
 
@@ -207,9 +259,7 @@ class Method:
         name = _KINDS.get(kind.value, "other")
         if name != "tensor":
             return IOSpec(name)
-        return _meta(
-            lib.etrt_method_input_meta if is_input else lib.etrt_method_output_meta, self._handle, i
-        )
+        return _meta(self._handle, i, is_input)
 
     @contextmanager
     def _use(self) -> Iterator[int]:
@@ -249,6 +299,20 @@ class Method:
         with self._use() as handle:
             _check(_lib().etrt_method_execute(handle))
             self._executed = True
+
+    @property
+    def num_states(self) -> int:
+        """How many State tensors (buffers the program mutates) the method holds."""
+        with self._use() as handle:
+            count = ctypes.c_size_t()
+            _check(_lib().etrt_method_num_states(handle, ctypes.byref(count)))
+            return count.value
+
+    def reset(self) -> None:
+        """Puts the method's state (every buffer the program mutates) back to its initial value,
+        as when it was loaded: the next call starts afresh (a new sequence, for a decoder)."""
+        with self._use() as handle:
+            _check(_lib().etrt_method_reset_state(handle))
 
     def output(self, i: int) -> Output:
         """Output i of the last execute(), copied: numpy arrays for tensors, Python scalars."""

@@ -89,6 +89,10 @@ def _write_value(builder: Any, value: Value) -> int:
         sizes = _vector(builder, np.asarray(value.sizes, dtype=np.int64))
         dim_order = _vector(builder, np.asarray(value.dim_order, dtype=np.uint8))
         key = builder.CreateString(value.external_key) if value.external_key else None
+        bounds = [
+            _vector(builder, np.asarray(b, dtype=np.int64)) if b else None
+            for b in (value.min_sizes, value.max_sizes)
+        ]
         fb.TensorStart(builder)
         fb.TensorAddScalarType(builder, int(value.scalar_type))
         fb.TensorAddSizes(builder, sizes)
@@ -98,6 +102,12 @@ def _write_value(builder: Any, value: Value) -> int:
         fb.TensorAddMemOffset(builder, value.mem_offset)
         if key is not None:
             fb.TensorAddExternalKey(builder, key)
+        fb.TensorAddDynamic(builder, value.dynamic)
+        if bounds[0] is not None:
+            fb.TensorAddMinSizes(builder, bounds[0])
+        if bounds[1] is not None:
+            fb.TensorAddMaxSizes(builder, bounds[1])
+        fb.TensorAddZeroInitial(builder, value.zero_initial)
         kind, body = fb.ValueUnion.Tensor, fb.TensorEnd(builder)
     elif isinstance(value, NullValue):
         fb.NullStart(builder)
@@ -119,6 +129,13 @@ def _write_value(builder: Any, value: Value) -> int:
         fb.StringStart(builder)
         fb.StringAddVal(builder, s)
         kind, body = fb.ValueUnion.String, fb.StringEnd(builder)
+    elif isinstance(value, IntListValue) and value.item_values:
+        items = _vector(builder, np.asarray(value.items, dtype=np.int64))
+        symbolic = _vector(builder, np.asarray(value.item_values, dtype=np.int32))
+        fb.IntListStart(builder)
+        fb.IntListAddItems(builder, items)
+        fb.IntListAddItemValues(builder, symbolic)
+        kind, body = fb.ValueUnion.IntList, fb.IntListEnd(builder)
     elif type(value) in _LISTS:
         dtype, start, add_items, end, kind = _LISTS[type(value)]
         items = _vector(builder, np.asarray(value.items, dtype=dtype))

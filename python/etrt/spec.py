@@ -17,11 +17,12 @@ from .errors import SpecError
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Either an exported program, or a model with its example inputs."""
+    """Either an exported program, or a model with its example inputs (and dynamic shapes)."""
 
     exported: ExportedProgram | None = None
     model: torch.nn.Module | None = None
     example_inputs: tuple[Any, ...] = ()
+    dynamic_shapes: Any = None
 
 
 def _load_pt2(path: Path) -> ModelSpec:
@@ -70,16 +71,19 @@ def _load_factory(text: str) -> ModelSpec:
         result = factory()
     except Exception as exc:
         raise SpecError(f"{text}() failed: {type(exc).__name__}: {exc}") from exc
-    if not (isinstance(result, tuple) and len(result) == 2):
-        raise SpecError(f"{text}() must return (model, example_inputs)")
-    model, inputs = result
+    if not (isinstance(result, tuple) and len(result) in (2, 3)):
+        raise SpecError(
+            f"{text}() must return (model, example_inputs) or (model, example_inputs, "
+            "dynamic_shapes)"
+        )
+    model, inputs, dynamic = result if len(result) == 3 else (*result, None)
     if not isinstance(model, torch.nn.Module):
         raise SpecError(f"{text}() returned {type(model).__name__}, not a torch.nn.Module")
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     if not isinstance(inputs, (tuple, list)):
         raise SpecError(f"{text}() returned example inputs of type {type(inputs).__name__}")
-    return ModelSpec(model=model, example_inputs=tuple(inputs))
+    return ModelSpec(model=model, example_inputs=tuple(inputs), dynamic_shapes=dynamic)
 
 
 def load_spec(text: str) -> ModelSpec:

@@ -66,7 +66,8 @@ Tensor* copy_of_self(KernelContext& ctx, const char* op, Span<Value*> args, size
   if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return nullptr;
   Tensor* out = output_arg(ctx, op, args, out_i, self->dtype(), self->sizes());
   if (out == nullptr) return nullptr;
-  copy_to_contiguous(*self, out->data());
+  // In place (the exporter writes a state update into the state itself): nothing to copy.
+  if (out->data() != self->data() || !same_sizes(out->strides(), self->strides())) copy_to_contiguous(*self, out->data());
   *self_out = self;
   return out;
 }
@@ -288,6 +289,10 @@ Tensor* shaped_output(KernelContext& ctx, const char* op, Span<Value*> args, siz
                       const char* name = "out") {
   Tensor* out = tensor_arg(ctx, op, args, i, name);
   if (out == nullptr) return nullptr;
+  if (out->is_dynamic()) {  // the exporter keeps these ops' outputs static
+    fail(ctx, op, std::string("output '") + name + "' cannot have a dynamic shape");
+    return nullptr;
+  }
   if (out->dim() != rank || out->dtype() != dtype || !out->is_contiguous() || (out->data() == nullptr && out->numel() > 0)) {
     fail(ctx, op, std::string("output '") + name + "' must be a contiguous " + to_string(dtype) + " tensor of " +
                       std::to_string(rank) + " dimensions");

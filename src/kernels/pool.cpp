@@ -456,8 +456,9 @@ void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
 
 namespace {
 
-// The output size the planned output already has, and ATen's scale for mapping output to input
-// coordinates: 1 / scale_factor when one was given, else in / out.
+// The output size the planned output already has (for a dynamic output: output_size, args[1],
+// or the input's size times scale_factors, as ATen computes it), and ATen's scale for mapping
+// output to input coordinates: 1 / scale_factor when one was given, else in / out.
 bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const Planes& p, size_t scales_i,
                     size_t out_i, int64_t* oh, int64_t* ow, double scale[2]) {
   if (!args[out_i]->is_tensor() || args[out_i]->to_tensor().dim() != p.dims) {
@@ -467,6 +468,25 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
   const Tensor& planned = args[out_i]->to_tensor();
   *oh = planned.size(-2);
   *ow = planned.size(-1);
+  if (planned.is_dynamic()) {
+    if (args[1]->is_int_list() && args[1]->to_int_list().size() == 2) {
+      *oh = args[1]->to_int_list()[0];
+      *ow = args[1]->to_int_list()[1];
+    } else if (args[scales_i]->is_double_list() && args[scales_i]->to_double_list().size() == 2) {
+      const double h = static_cast<double>(p.h) * args[scales_i]->to_double_list()[0];
+      const double w = static_cast<double>(p.w) * args[scales_i]->to_double_list()[1];
+      const double limit = static_cast<double>(checked::kMaxElements);
+      if (!(h >= 0.0 && h <= limit && w >= 0.0 && w <= limit)) {
+        fail(ctx, op, "'scale_factors' give an output beyond " + std::to_string(checked::kMaxElements) + " elements");
+        return false;
+      }
+      *oh = static_cast<int64_t>(h);
+      *ow = static_cast<int64_t>(w);
+    } else {
+      fail(ctx, op, "a dynamic output needs 'output_size' or 'scale_factors'");
+      return false;
+    }
+  }
   scale[0] = static_cast<double>(p.h) / static_cast<double>(*oh > 0 ? *oh : 1);
   scale[1] = static_cast<double>(p.w) / static_cast<double>(*ow > 0 ? *ow : 1);
   if (!args[scales_i]->is_none()) {

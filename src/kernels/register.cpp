@@ -4,6 +4,7 @@
 #include "etrt/runtime/log.h"
 #include "heavy.h"
 #include "light.h"
+#include "symbolic.h"
 
 #include <utility>
 
@@ -205,6 +206,31 @@ const Kernel kKernels[] = {
     {"aten::col2im", op_col2im},
     {"aten::grid_sampler_2d", op_grid_sampler_2d},
     {"aten::_native_batch_norm_legit.no_stats", op_batch_norm_no_stats},
+    // symbolic.cpp: sizes of dynamic shapes
+    {"aten::sym_size.int", op_sym_size_int},
+    {"aten::sym_numel", op_sym_numel},
+    {"aten::sym_stride.int", op_sym_stride_int},
+    {"etrt_prim::add", op_prim_add},
+    {"etrt_prim::sub", op_prim_sub},
+    {"etrt_prim::mul", op_prim_mul},
+    {"etrt_prim::floordiv", op_prim_floordiv},
+    {"etrt_prim::mod", op_prim_mod},
+    {"etrt_prim::truediv", op_prim_truediv},
+    {"etrt_prim::pow", op_prim_pow},
+    {"etrt_prim::sym_max", op_prim_max},
+    {"etrt_prim::sym_min", op_prim_min},
+    {"etrt_prim::neg", op_prim_neg},
+    {"etrt_prim::sym_float", op_prim_sym_float},
+    {"etrt_prim::sym_int", op_prim_sym_int},
+    {"etrt_prim::ceil", op_prim_ceil},
+    {"etrt_prim::floor", op_prim_floor},
+    {"etrt_prim::sym_not", op_prim_sym_not},
+    {"etrt_prim::eq", op_prim_eq},
+    {"etrt_prim::ne", op_prim_ne},
+    {"etrt_prim::lt", op_prim_lt},
+    {"etrt_prim::le", op_prim_le},
+    {"etrt_prim::gt", op_prim_gt},
+    {"etrt_prim::ge", op_prim_ge},
 };
 
 Error& registration_status() {

@@ -169,9 +169,41 @@ inline bool same_sizes(Span<const int64_t> a, Span<const int64_t> b) {
   return true;
 }
 
-// Checks a planned (non-view) output: tensor, dtype, sizes as computed, memory, and a contiguous
-// layout unless `any_layout` (the exporter plans the outputs of ANY_LAYOUT_OPS in whatever dense
-// layout torch gave them).
+// A dynamic output's planned sizes are its capacity (the runtime restores them before the
+// kernel runs): it takes `sizes`, each at most the planned one, laid out in the planned
+// dimension order. False after failing the call.
+inline bool resize_dynamic(KernelContext& ctx, const char* op, Tensor* out, Span<const int64_t> sizes, const char* name) {
+  const int nd = out->dim();
+  bool fits = static_cast<int>(sizes.size()) == nd;
+  for (int d = 0; fits && d < nd; ++d) fits = sizes[d] >= 0 && sizes[d] <= out->size(d);
+  if (!fits) {
+    fail(ctx, op, std::string("output '") + name + "' has shape " + shape_string(sizes) +
+                      ", beyond the shape planned for it: " + shape_string(out->sizes()));
+    return false;
+  }
+  int order[kMaxDims];  // outermost first, as the planned strides have it
+  for (int d = 0; d < nd; ++d) {
+    int k = d;
+    for (; k > 0 && out->stride(order[k - 1]) < out->stride(d); --k) order[k] = order[k - 1];
+    order[k] = d;
+  }
+  int64_t strides[kMaxDims];
+  int64_t stride = 1;
+  for (int k = nd - 1; k >= 0; --k) {
+    strides[order[k]] = stride;
+    stride *= sizes[order[k]] > 1 ? sizes[order[k]] : 1;
+  }
+  Error err = out->set_sizes_and_strides(sizes, Span<const int64_t>(strides, static_cast<size_t>(nd)));
+  if (!err.ok()) {
+    fail(ctx, op, err.message());
+    return false;
+  }
+  return true;
+}
+
+// Checks a planned (non-view) output: tensor, dtype, sizes as computed (within the planned ones
+// for a dynamic output, which takes them), memory, and a contiguous layout unless `any_layout`
+// (the exporter plans the outputs of ANY_LAYOUT_OPS in whatever dense layout torch gave them).
 inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
                               ScalarType dtype, Span<const int64_t> sizes, bool any_layout,
                               const char* name) {
@@ -182,7 +214,9 @@ inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> a
                       to_string(out->dtype()));
     return nullptr;
   }
-  if (!same_sizes(out->sizes(), sizes)) {
+  if (out->is_dynamic()) {
+    if (!resize_dynamic(ctx, op, out, sizes, name)) return nullptr;
+  } else if (!same_sizes(out->sizes(), sizes)) {
     fail(ctx, op, std::string("output '") + name + "' has shape " + shape_string(sizes) +
                       " but was planned as " + shape_string(out->sizes()));
     return nullptr;

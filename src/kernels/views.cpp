@@ -39,8 +39,9 @@ Tensor* view_input(KernelContext& ctx, const char* op, Span<Value*> args, size_t
 }
 
 // Points `out` at `self`'s memory with geometry `g`. The result must have the shape the program
-// planned for `out` (so a file cannot make a view larger than its tensors are allowed to be)
-// and stay inside the memory `self` spans.
+// planned for `out` (at most that shape, dimension by dimension, for a dynamic view; so a file
+// cannot make a view larger than its tensors are allowed to be) and stay inside the memory
+// `self` spans.
 void set_view(KernelContext& ctx, const char* op, Value* out_value, const Tensor& self, const Geometry& g) {
   if (!out_value->is_tensor()) {
     fail(ctx, op, std::string("'out' must be a tensor, got ") + to_string(out_value->tag()));
@@ -52,7 +53,12 @@ void set_view(KernelContext& ctx, const char* op, Value* out_value, const Tensor
                       to_string(self.dtype()));
     return;
   }
-  if (!same_sizes(out.sizes(), g.size_span())) {
+  bool fits = same_sizes(out.sizes(), g.size_span());
+  if (out.is_dynamic()) {
+    fits = out.dim() == g.dim;
+    for (int d = 0; fits && d < g.dim; ++d) fits = g.sizes[d] <= out.size(d);
+  }
+  if (!fits) {
     fail(ctx, op, "the view has shape " + shape_string(g.size_span()) + " but was planned as " +
                       shape_string(out.sizes()));
     return;

@@ -322,6 +322,31 @@ etrt_status etrt_method_output_meta(etrt_method* method, size_t i, int32_t* dtyp
   return on_module(method->module, [&]() { return write_meta(method->method->output_tensor_info(i), dtype, ndim, sizes); });
 }
 
+etrt_status etrt_method_input_bounds(etrt_method* method, size_t i, int32_t* dynamic, size_t* ndim,
+                                     const int64_t** min_sizes, const int64_t** max_sizes) {
+  if (method == nullptr) return null_argument("method");
+  return on_module(method->module, [&]() -> etrt_status {
+    auto info = method->method->input_tensor_info(i);
+    if (!info.ok()) return fail(info.error());
+    if (dynamic != nullptr) *dynamic = info->dynamic ? 1 : 0;
+    if (ndim != nullptr) *ndim = info->min_sizes.size();
+    if (min_sizes != nullptr) *min_sizes = info->min_sizes.data();
+    if (max_sizes != nullptr) *max_sizes = info->max_sizes.data();
+    return ETRT_STATUS_OK;
+  });
+}
+
+etrt_status etrt_method_output_dynamic(etrt_method* method, size_t i, int32_t* dynamic) {
+  if (method == nullptr) return null_argument("method");
+  if (dynamic == nullptr) return null_argument("dynamic");
+  return on_module(method->module, [&]() -> etrt_status {
+    auto info = method->method->output_tensor_info(i);
+    if (!info.ok()) return fail(info.error());
+    *dynamic = info->dynamic ? 1 : 0;
+    return ETRT_STATUS_OK;
+  });
+}
+
 etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype, size_t ndim,
                                          const int64_t* sizes) {
   if (method == nullptr) return null_argument("method");
@@ -354,6 +379,22 @@ etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t va
 etrt_status etrt_method_execute(etrt_method* method) {
   return on_method(method, [&]() -> etrt_status {
     etrt::Error err = method->method->execute();
+    return err.ok() ? ETRT_STATUS_OK : fail(err);
+  });
+}
+
+etrt_status etrt_method_num_states(etrt_method* method, size_t* out) {
+  if (method == nullptr) return null_argument("method");
+  if (out == nullptr) return null_argument("out");
+  return on_module(method->module, [&]() -> etrt_status {
+    *out = method->method->num_states();
+    return ETRT_STATUS_OK;
+  });
+}
+
+etrt_status etrt_method_reset_state(etrt_method* method) {
+  return on_method(method, [&]() -> etrt_status {
+    etrt::Error err = method->method->reset_state();
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "etrt/runtime/log.h"
@@ -17,6 +18,26 @@ std::string sizes_to_string(Span<const int64_t> sizes) {
   std::string out = "[";
   for (size_t i = 0; i < sizes.size(); ++i) out += (i ? ", " : "") + std::to_string(sizes[i]);
   return out + "]";
+}
+
+// Int lists with items computed at run time.
+const flatbuffers::Vector<int32_t>* symbolic_items(const fb::Value* v) {
+  const fb::IntList* l = v->val_as_IntList();
+  return l != nullptr && l->item_values() != nullptr && l->item_values()->size() > 0 ? l->item_values() : nullptr;
+}
+
+// Bounds of a tensor slot: a dynamic input's from the file, [0, sizes] for another dynamic
+// tensor, exactly its sizes for a static one.
+SizeBounds bounds_of(const fb::Tensor* t, const Tensor& planned) {
+  SizeBounds b;
+  b.dynamic = t != nullptr && t->dynamic();
+  b.max.assign(planned.sizes().begin(), planned.sizes().end());
+  b.min = b.dynamic ? std::vector<int64_t>(b.max.size(), 0) : b.max;
+  if (b.dynamic && t->min_sizes() != nullptr && t->max_sizes() != nullptr) {
+    b.min.assign(t->min_sizes()->begin(), t->min_sizes()->end());
+    b.max.assign(t->max_sizes()->begin(), t->max_sizes()->end());
+  }
+  return b;
 }
 
 bool is_planned_or_view(const fb::Value* v) {
@@ -94,6 +115,16 @@ void RunContext::grow() noexcept {
 void RunContext::fail(Error error) {
   if (!error_.ok()) return;  // keep the first failure
   error_ = error.ok() ? Error(ErrorCode::KernelFailed, "kernel failed without saying why") : std::move(error);
+}
+
+void MethodState::reset_states() noexcept {
+  for (const StateSlot& slot : states) {
+    if (slot.initial != nullptr) {
+      std::memcpy(slot.data, slot.initial, slot.nbytes);
+    } else {
+      std::memset(slot.data, 0, slot.nbytes);
+    }
+  }
 }
 
 MethodState::~MethodState() {
@@ -221,16 +252,21 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
 
   // Values. Pools are sized up front so the spans pointing into them stay valid.
   size_t n = plan.values() ? plan.values()->size() : 0;
-  size_t list_total = 0, bool_total = 0;
+  size_t list_total = 0, bool_total = 0, int_total = 0;
   for (size_t i = 0; i < n; ++i) {
     const fb::Value* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
     list_total += list_size(v);
     if (const auto* b = v->val_as_BoolList()) bool_total += b->items() ? b->items()->size() : 0;
+    if (symbolic_items(v) != nullptr) int_total += v->val_as_IntList()->items()->size();
   }
   s->values.resize(n);
   s->list_pool.reserve(list_total);
   s->bool_pool.reset(new bool[bool_total + 1]);
-  size_t bool_used = 0;
+  s->int_pool.reset(new int64_t[int_total + 1]);
+  size_t bool_used = 0, int_used = 0;
+  // Symbolic items of each int list, [begin, end) in `list_fixups`; copied per instruction.
+  std::vector<IntFixup> list_fixups;
+  std::vector<std::pair<uint32_t, uint32_t>> fixup_range(n, {0, 0});
   for (size_t i = 0; i < n; ++i) {
     const fb::Value* v = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(i));
     Value& out = s->values[i];
@@ -245,6 +281,22 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
       }
       case fb::ValueUnion::IntList: {
         const auto* items = v->val_as_IntList()->items();
+        if (const auto* symbolic = symbolic_items(v)) {
+          // A private copy the method fills in before each instruction that reads it.
+          int64_t* dst = s->int_pool.get() + int_used;
+          int_used += items->size();
+          fixup_range[i].first = static_cast<uint32_t>(list_fixups.size());
+          for (flatbuffers::uoffset_t k = 0; k < items->size(); ++k) {
+            dst[k] = items->Get(k);
+            const int32_t src = symbolic->Get(k);
+            if (src >= 0) {
+              list_fixups.push_back(IntFixup{dst + k, &s->values[static_cast<size_t>(src)], static_cast<uint32_t>(src)});
+            }
+          }
+          fixup_range[i].second = static_cast<uint32_t>(list_fixups.size());
+          out = Value::int_list(Span<const int64_t>(dst, items->size()));
+          break;
+        }
         out = Value::int_list(items ? Span<const int64_t>(items->data(), items->size()) : Span<const int64_t>());
         break;
       }
@@ -278,7 +330,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
         TensorLayout layout;
         ETRT_RETURN_IF_ERROR(compute_layout(*t, &layout));
         void* data = nullptr;
-        if (t->storage() == fb::StorageKind::Planned) {
+        if (t->storage() == fb::StorageKind::Planned || t->storage() == fb::StorageKind::State) {
           data = s->arena == nullptr ? nullptr : s->arena + t->mem_offset();
         } else if (t->storage() == fb::StorageKind::Constant) {
           data = const_cast<uint8_t*>(s->program->segment_data(t->constant_segment()));
@@ -290,6 +342,11 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
                                    Span<const int64_t>(layout.strides, static_cast<size_t>(layout.dim)));
         if (!tensor.ok()) return Error(ErrorCode::InvalidProgram, where + "value " + str(i) + ": " + tensor.error().message());
         tensor->set_read_only(t->storage() == fb::StorageKind::Constant || t->storage() == fb::StorageKind::External);
+        tensor->set_dynamic(t->dynamic());
+        if (t->storage() == fb::StorageKind::State && layout.nbytes > 0) {
+          const uint8_t* initial = t->zero_initial() ? nullptr : s->program->segment_data(t->constant_segment());
+          s->states.push_back(StateSlot{static_cast<uint8_t*>(data), initial, static_cast<size_t>(layout.nbytes)});
+        }
         out = Value(*tensor);
         break;
       }
@@ -304,6 +361,8 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
       s->inputs.push_back(static_cast<uint32_t>(index));
       const Value& v = s->values[static_cast<size_t>(index)];
       s->input_planned.push_back(v.is_tensor() ? v.to_tensor() : Tensor());
+      s->input_bounds.push_back(bounds_of(plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor(),
+                                          s->input_planned.back()));
       // Scalars have a value from the program already; tensors need the caller's memory.
       s->input_set.push_back(!v.is_tensor());
     }
@@ -311,7 +370,11 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
   if (plan.outputs() != nullptr) {
     for (int32_t index : *plan.outputs()) s->outputs.push_back(static_cast<uint32_t>(index));
   }
-  for (uint32_t index : s->outputs) s->output_planned.push_back(s->values[index]);
+  for (uint32_t index : s->outputs) {
+    s->output_planned.push_back(s->values[index]);
+    const Value& v = s->output_planned.back();
+    s->output_bounds.push_back(bounds_of(plan.values()->Get(index)->val_as_Tensor(), v.is_tensor() ? v.to_tensor() : Tensor()));
+  }
 
   // Instructions, with the outputs each one produces: a Planned or View tensor's first use
   // is where it is produced (the program is in execution order).
@@ -344,10 +407,12 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
     st.args = s->arg_pool.data() + s->arg_pool.size();
     st.num_args = args ? args->size() : 0;
     st.reset_begin = static_cast<uint32_t>(s->resets.size());
+    st.fixup_begin = static_cast<uint32_t>(s->fixups.size());
     if (args != nullptr) {
       for (int32_t a : *args) {
         size_t index = static_cast<size_t>(a);
         s->arg_pool.push_back(&s->values[index]);
+        for (uint32_t f = fixup_range[index].first; f < fixup_range[index].second; ++f) s->fixups.push_back(list_fixups[f]);
         note_output(index);
         if (const auto* items = list_items(plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index)))) {
           for (int32_t item : *items) note_output(static_cast<size_t>(item));
@@ -355,10 +420,13 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
       }
     }
     st.reset_end = static_cast<uint32_t>(s->resets.size());
+    st.fixup_end = static_cast<uint32_t>(s->fixups.size());
     s->instructions.push_back(st);
   }
   s->produced.reserve(s->resets.size());
   for (const Reset& r : s->resets) s->produced.push_back(r.value);
+
+  s->reset_states();
 
   // Delegates last: init() may be expensive and everything else is known good now.
   for (size_t d = 0; d < s->delegates.size(); ++d) {
@@ -384,6 +452,14 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
   return s;
 } catch (const std::bad_alloc&) {
   return Error(ErrorCode::OutOfMemory, "out of memory while loading a method");
+}
+
+TensorInfo info_of(const Tensor& planned, const SizeBounds& bounds) {
+  TensorInfo info{planned.dtype(), planned.sizes(), planned.nbytes()};
+  info.dynamic = bounds.dynamic;
+  info.min_sizes = Span<const int64_t>(bounds.min.data(), bounds.min.size());
+  info.max_sizes = Span<const int64_t>(bounds.max.data(), bounds.max.size());
+  return info;
 }
 
 }  // namespace detail
@@ -412,7 +488,7 @@ Result<TensorInfo> Method::input_tensor_info(size_t i) const noexcept {
     return Error(ErrorCode::InvalidArgument, "input " + std::to_string(i) + " is not a tensor");
   }
   const Tensor& t = state_->input_planned[i];
-  return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
+  return detail::info_of(t, state_->input_bounds[i]);
 }
 
 Tag Method::output_tag(size_t i) const noexcept {
@@ -426,8 +502,7 @@ Result<TensorInfo> Method::output_tensor_info(size_t i) const noexcept {
   }
   const Value& v = state_->output_planned[i];
   if (!v.is_tensor()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(i) + " is not a tensor");
-  const Tensor& t = v.to_tensor();
-  return TensorInfo{t.dtype(), t.sizes(), t.nbytes()};
+  return detail::info_of(v.to_tensor(), state_->output_bounds[i]);
 }
 
 Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
@@ -447,20 +522,39 @@ Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
     return Error(ErrorCode::InvalidArgument, where + ": expected dtype " + std::string(to_string(planned.dtype())) +
                                                  ", got " + to_string(tensor.dtype()));
   }
-  bool same = tensor.dim() == planned.dim();
-  for (int d = 0; same && d < planned.dim(); ++d) same = tensor.size(d) == planned.size(d);
-  if (!same) {
-    return Error(ErrorCode::InvalidArgument, where + ": expected sizes " + detail::sizes_to_string(planned.sizes()) +
-                                                 ", got " + detail::sizes_to_string(tensor.sizes()));
+  const detail::SizeBounds& bounds = s.input_bounds[i];
+  if (bounds.dynamic) {
+    if (tensor.dim() != planned.dim()) {
+      return Error(ErrorCode::InvalidArgument, where + ": expected " + std::to_string(planned.dim()) +
+                                                   " dimensions, got " + std::to_string(tensor.dim()) + " (sizes " +
+                                                   detail::sizes_to_string(tensor.sizes()) + ")");
+    }
+    for (int d = 0; d < planned.dim(); ++d) {
+      const size_t k = static_cast<size_t>(d);
+      if (tensor.size(d) < bounds.min[k] || tensor.size(d) > bounds.max[k]) {
+        return Error(ErrorCode::InvalidArgument, where + " dim " + std::to_string(d) + ": size " +
+                                                     std::to_string(tensor.size(d)) + " is outside [" +
+                                                     std::to_string(bounds.min[k]) + ", " +
+                                                     std::to_string(bounds.max[k]) + "]");
+      }
+    }
+  } else {
+    bool same = tensor.dim() == planned.dim();
+    for (int d = 0; same && d < planned.dim(); ++d) same = tensor.size(d) == planned.size(d);
+    if (!same) {
+      return Error(ErrorCode::InvalidArgument, where + ": expected sizes " + detail::sizes_to_string(planned.sizes()) +
+                                                   ", got " + detail::sizes_to_string(tensor.sizes()));
+    }
   }
   if (!tensor.is_contiguous()) return Error(ErrorCode::InvalidArgument, where + " must be contiguous");
-  if (planned.nbytes() > 0) {
+  if (tensor.nbytes() > 0) {
     if (tensor.data() == nullptr) return Error(ErrorCode::InvalidArgument, where + " has no data");
     if (reinterpret_cast<uintptr_t>(tensor.data()) % planned.element_size() != 0) {
       return Error(ErrorCode::InvalidArgument, where + ": data is not aligned to its element size");
     }
   }
   Tensor bound = planned;
+  if (bounds.dynamic) ETRT_RETURN_IF_ERROR(bound.set_sizes_contiguous(tensor.sizes()));
   bound.set_data(tensor.data());
   v.to_tensor() = bound;
   s.input_set[i] = true;
@@ -494,6 +588,7 @@ namespace {
 template <bool kTraced>
 Error run_instructions(MethodState& s, EventTracer* tracer) noexcept {
   const Reset* resets = s.resets.data();
+  const IntFixup* fixups = s.fixups.data();
   const InstructionState* instrs = s.instructions.data();
   const size_t count = s.instructions.size();
   size_t i = 0;
@@ -502,6 +597,15 @@ Error run_instructions(MethodState& s, EventTracer* tracer) noexcept {
       const InstructionState& in = instrs[i];
       for (uint32_t r = in.reset_begin; r < in.reset_end; ++r) {
         resets[r].value->to_tensor() = resets[r].planned;
+      }
+      for (uint32_t f = in.fixup_begin; f < in.fixup_end; ++f) {
+        const IntFixup& fix = fixups[f];
+        if (!fix.src->is_int()) {
+          return Error(ErrorCode::InvalidProgram, "instruction " + std::to_string(i) + ": value " +
+                                                      std::to_string(fix.value) + " should hold an int list item but is " +
+                                                      to_string(fix.src->tag()));
+        }
+        *fix.dst = fix.src->to_int();
       }
       if (in.fn != nullptr) {
         if constexpr (kTraced) tracer->begin_operator(s.op_names[in.index], static_cast<uint32_t>(i));
@@ -561,6 +665,14 @@ Error Method::execute() noexcept {
   Error e = detail::run_instructions<true>(s, tracer);
   tracer->end_run(s.name, e.ok());
   return e;
+}
+
+size_t Method::num_states() const noexcept { return state_->states.size(); }
+
+Error Method::reset_state() noexcept {
+  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
+  state_->reset_states();
+  return Error();
 }
 
 void Method::set_event_tracer(EventTracer* tracer) noexcept {

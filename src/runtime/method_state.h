@@ -13,6 +13,7 @@
 #include "etrt/runtime/backend.h"
 #include "etrt/runtime/event_tracer.h"
 #include "etrt/runtime/kernel.h"
+#include "etrt/runtime/method.h"
 #include "etrt/runtime/value.h"
 #include "etrt/runtime/named_data_map.h"
 #include "program_data.h"
@@ -60,6 +61,28 @@ struct InstructionState {
   uint32_t num_args;
   uint32_t index;  // operator or delegate index
   uint32_t reset_begin, reset_end;
+  uint32_t fixup_begin, fixup_end;  // symbolic int-list items to fill in first
+};
+
+// One item of an int-list argument computed at run time (a symbolic size): copied from the Int
+// value `src` right before an instruction that takes the list runs.
+struct IntFixup {
+  int64_t* dst;
+  const Value* src;
+  uint32_t value;  // index of `src`, for messages
+};
+
+// A State tensor's bytes in the arena and its initial value (null: zeros).
+struct StateSlot {
+  uint8_t* data;
+  const uint8_t* initial;
+  size_t nbytes;
+};
+
+// The sizes a tensor input or output may take, dimension by dimension.
+struct SizeBounds {
+  bool dynamic = false;
+  std::vector<int64_t> min, max;
 };
 
 // An output to restore to its planned layout right before the instruction producing it.
@@ -80,6 +103,8 @@ struct MethodState {
                                                      MemoryAllocator* allocator,
                                                      const NamedDataMap* data_map) noexcept;
   ~MethodState();
+  // Every State tensor back to its initial value.
+  void reset_states() noexcept;
 
   std::shared_ptr<const ProgramData> program;
   const fb::ExecutionPlan* plan = nullptr;
@@ -94,6 +119,9 @@ struct MethodState {
   std::vector<InstructionState> instructions;
   std::vector<Reset> resets;
   std::vector<const Value*> produced;  // resets[i].value, for the tracer
+  std::unique_ptr<int64_t[]> int_pool;  // items of int lists with symbolic items
+  std::vector<IntFixup> fixups;
+  std::vector<StateSlot> states;
   std::vector<std::string> op_names;
   std::vector<DelegateState> delegates;
 
@@ -101,6 +129,8 @@ struct MethodState {
   std::vector<uint32_t> outputs;  // value indices
   std::vector<Value> output_planned;  // outputs as loaded: metadata readable during execute()
   std::vector<Tensor> input_planned;
+  std::vector<SizeBounds> input_bounds;
+  std::vector<SizeBounds> output_bounds;
   std::vector<bool> input_set;
 
   RunContext context;
@@ -108,6 +138,8 @@ struct MethodState {
   // The thread holding the method (Method::reserve); a default id when none does.
   std::atomic<std::thread::id> owner{};
 };
+
+TensorInfo info_of(const Tensor& planned, const SizeBounds& bounds);
 
 }  // namespace detail
 }  // namespace etrt

@@ -78,6 +78,7 @@ class PlanVerifier {
         case fb::ValueUnion::IntList:
           if (v->val_as_IntList() == nullptr) return fail(what + " has no payload");
           if (!vector_aligned(v->val_as_IntList()->items())) return fail(what + ": misaligned int list");
+          ETRT_RETURN_IF_ERROR(check_int_list(*v->val_as_IntList(), what));
           break;
         case fb::ValueUnion::DoubleList:
           if (v->val_as_DoubleList() == nullptr) return fail(what + " has no payload");
@@ -107,7 +108,11 @@ class PlanVerifier {
     TensorLayout layout;
     Error err = compute_layout(t, &layout);
     if (!err.ok()) return fail(what + ": " + err.message());
+    ETRT_RETURN_IF_ERROR(check_bounds(t, layout, what));
     switch (t.storage()) {
+      case fb::StorageKind::State:
+        ETRT_RETURN_IF_ERROR(check_state(t, layout, what));
+        [[fallthrough]];
       case fb::StorageKind::Planned: {
         uint64_t offset = t.mem_offset();
         uint64_t esize = element_size(static_cast<ScalarType>(t.scalar_type()));
@@ -148,6 +153,73 @@ class PlanVerifier {
         break;
       default:
         return fail(what + ": unknown storage kind " + std::to_string(static_cast<int>(t.storage())));
+    }
+    return Error();
+  }
+
+  // Dynamic shapes: only computed tensors and inputs may be dynamic, and only a dynamic input
+  // carries bounds, each dimension's in [0, planned size].
+  Error check_bounds(const fb::Tensor& t, const TensorLayout& layout, const std::string& what) const {
+    const bool has_bounds = t.min_sizes() != nullptr || t.max_sizes() != nullptr;
+    if (t.dynamic() && t.storage() != fb::StorageKind::Planned && t.storage() != fb::StorageKind::View &&
+        t.storage() != fb::StorageKind::Input) {
+      return fail(what + ": only computed tensors and inputs can have a dynamic shape");
+    }
+    if (!has_bounds) return Error();
+    if (!t.dynamic() || t.storage() != fb::StorageKind::Input) {
+      return fail(what + ": size bounds on a tensor that is not a dynamic input");
+    }
+    const auto* lo = t.min_sizes();
+    const auto* hi = t.max_sizes();
+    const size_t dim = static_cast<size_t>(layout.dim);
+    if (lo == nullptr || hi == nullptr || lo->size() != dim || hi->size() != dim) {
+      return fail(what + ": size bounds need a min and a max for each of its " + str(dim) + " dimensions");
+    }
+    if (!vector_aligned(lo) || !vector_aligned(hi)) return fail(what + ": misaligned size bounds");
+    for (size_t d = 0; d < dim; ++d) {
+      const int64_t min = lo->Get(static_cast<flatbuffers::uoffset_t>(d));
+      const int64_t max = hi->Get(static_cast<flatbuffers::uoffset_t>(d));
+      const std::string dim_what = what + " dim " + str(d) + ": bounds [" + std::to_string(min) + ", " +
+                                   std::to_string(max) + "]";
+      if (min < 0) return fail(dim_what + " start below 0");
+      if (min > max) return fail(dim_what + " are empty (min > max)");
+      if (max > layout.sizes[d]) {
+        return fail(dim_what + " exceed the planned size " + std::to_string(layout.sizes[d]));
+      }
+    }
+    return Error();
+  }
+
+  // State: its initial value is a whole segment, or zeros.
+  Error check_state(const fb::Tensor& t, const TensorLayout& layout, const std::string& what) const {
+    if (t.zero_initial()) return Error();
+    uint32_t seg = t.constant_segment();
+    size_t num_segments = program_.root->segments() ? program_.root->segments()->size() : 0;
+    if (seg >= num_segments) {
+      return fail(what + ": the initial value's segment " + str(seg) + " does not exist (the program has " +
+                  str(num_segments) + ")");
+    }
+    if (program_.segment_size(seg) != layout.nbytes) {
+      return fail(what + ": the initial value's segment " + str(seg) + " holds " + str(program_.segment_size(seg)) +
+                  " bytes, the state needs " + str(layout.nbytes));
+    }
+    return Error();
+  }
+
+  // Symbolic items of an int list name Int values.
+  Error check_int_list(const fb::IntList& list, const std::string& what) const {
+    const auto* symbolic = list.item_values();
+    if (symbolic == nullptr || symbolic->size() == 0) return Error();
+    const size_t n = list.items() ? list.items()->size() : 0;
+    if (symbolic->size() != n) {
+      return fail(what + ": int list has " + str(n) + " items but " + str(symbolic->size()) + " item values");
+    }
+    for (int32_t index : *symbolic) {
+      if (index == -1) continue;
+      ETRT_RETURN_IF_ERROR(check_index(index, what + " (int list item)"));
+      if (value(static_cast<size_t>(index))->val_type() != fb::ValueUnion::Int) {
+        return fail(what + ": int list item refers to value " + std::to_string(index) + ", which is not an Int");
+      }
     }
     return Error();
   }
@@ -445,9 +517,9 @@ Result<Program> Program::load(DataLoader* loader) noexcept {
     if (!detail::peek_version(buf, fb_size, &version)) {
       return Error(ErrorCode::InvalidProgram, "malformed program header (root table unreadable)");
     }
-    if (version != kVersion) {
-      return Error(ErrorCode::UnsupportedVersion, "program version " + str(version) +
-                                                      ", but this runtime reads version " + str(kVersion));
+    if (version < kMinVersion || version > kVersion) {
+      return Error(ErrorCode::UnsupportedVersion, "program version " + str(version) + ", but this runtime reads versions " +
+                                                      str(kMinVersion) + " to " + str(kVersion));
     }
     flatbuffers::Verifier::Options options;
     options.max_depth = 16;  // the schema nests at most 5 deep

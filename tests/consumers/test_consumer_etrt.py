@@ -5,9 +5,12 @@ The wheel comes from the `etrt_wheel` fixture (conftest.py).
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +32,21 @@ OLD, MODERN = testing.OLD_CMAKE_VERSIONS[0], testing.MODERN[0]
 Mlp = tuple[Path, Path, "np.ndarray[Any, Any]", list[str]]
 
 
+@dataclass(frozen=True)
+class Verified:
+    """The etrt wheel installed, and the consumer suite's report on that install."""
+
+    ws: testing.Workspace
+    report: testing.Report
+
+
 @pytest.fixture(scope="session")
-def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> testing.Suite:
+def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Verified:
     ws = testing.prepare(etrt_wheel, tmp_path_factory.mktemp("etrt-consumers"), CMAKE_CACHE)
-    suite = testing.Suite(ws, exempt_headers=testing.read_exempt(EXEMPT))
     start = time.monotonic()
-    suite.run_all()
+    report = testing.verify_installed(ws, exempt_headers=testing.read_exempt(EXEMPT))
     print(f"\netrt consumer suite: {time.monotonic() - start:.1f} s", file=sys.stderr)
-    return suite
+    return Verified(ws, report)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +59,8 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> te
         *(f"targets {v} {g}" for v in testing.CMAKE_VERSIONS for g in testing.GENERATORS),
         "shadow control (DT_RPATH)",
         "each component alone",
+        "package-wide target",
+        "executables and data",
         "headers",
         *(f"variables {v}" for v in testing.OLD_CMAKE_VERSIONS),
         "good citizen",
@@ -57,8 +69,8 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> te
         "no python while configuring",
     ],
 )
-def test_generic_consumer_property(etrt_suite: testing.Suite, name: str) -> None:
-    matches = [r for r in etrt_suite.results if r.name == name]
+def test_generic_consumer_property(etrt_suite: Verified, name: str) -> None:
+    matches = [r for r in etrt_suite.report.results if r.name == name]
     assert matches and matches[0].ok, matches[0].detail if matches else f"{name} did not run"
 
 
@@ -77,7 +89,7 @@ def mlp(tmp_path_factory: pytest.TempPathFactory) -> Mlp:
     return program, in_path, expected, sorted(set(exported.operator_names))
 
 
-def build_app(suite: testing.Suite, name: str, version: str, generator: str, *args: str) -> Path:
+def build_app(suite: Verified, name: str, version: str, generator: str, *args: str) -> Path:
     ws = suite.ws
     tool = ws.tool(version)
     build = ws.root / "etrt-app" / name
@@ -86,7 +98,7 @@ def build_app(suite: testing.Suite, name: str, version: str, generator: str, *ar
     return build
 
 
-def run_mlp(suite: testing.Suite, app: Path, mlp: Mlp, out: Path) -> tuple[int, str, float]:
+def run_mlp(suite: Verified, app: Path, mlp: Mlp, out: Path) -> tuple[int, str, float]:
     program, inputs, expected, _ = mlp
     proc = testing.run(
         [app, program, "--inputs", inputs, "--outputs", out],
@@ -100,7 +112,7 @@ def run_mlp(suite: testing.Suite, app: Path, mlp: Mlp, out: Path) -> tuple[int, 
 
 
 def test_runtime_only_app_reports_every_missing_operator(
-    etrt_suite: testing.Suite, mlp: Mlp
+    etrt_suite: Verified, mlp: Mlp
 ) -> None:
     build = build_app(etrt_suite, "runtime-only", MODERN, "Ninja", "-DETRT_LINK=runtime")
     rc, err, _ = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
@@ -112,7 +124,7 @@ def test_runtime_only_app_reports_every_missing_operator(
 @pytest.mark.parametrize("generator", testing.GENERATORS)
 @pytest.mark.parametrize("version", [OLD, MODERN])
 def test_kernels_app_matches_eager_and_runs_moved(
-    etrt_suite: testing.Suite, mlp: Mlp, version: str, generator: str
+    etrt_suite: Verified, mlp: Mlp, version: str, generator: str
 ) -> None:
     build = build_app(
         etrt_suite,
@@ -135,7 +147,7 @@ def test_kernels_app_matches_eager_and_runs_moved(
 
 @pytest.mark.parametrize("version", testing.OLD_CMAKE_VERSIONS)
 def test_variables_route_runs_the_mlp_with_retention(
-    etrt_suite: testing.Suite, mlp: Mlp, version: str
+    etrt_suite: Verified, mlp: Mlp, version: str
 ) -> None:
     build = build_app(
         etrt_suite, f"variables-{version}", version, "Ninja", "-DETRT_ROUTE=variables"
@@ -143,3 +155,20 @@ def test_variables_route_runs_the_mlp_with_retention(
     rc, err, diff = run_mlp(etrt_suite, build / "app", mlp, build / "out.bin")
     assert rc == 0 and "OperatorMissing" not in err, err
     assert diff <= 1e-5
+
+
+def test_the_wheel_carries_etrts_licence_and_the_grafted_libraries_copyrights(
+    etrt_wheel: Path,
+) -> None:
+    """PEP 639: etrt's LICENSE and the Debian copyright file of XNNPACK, pthreadpool and
+    cpuinfo, which auditwheel grafts into etrt.libs, each named by a License-File line."""
+    with zipfile.ZipFile(etrt_wheel) as zf:
+        names = zf.namelist()
+        (meta,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        listed = re.findall(r"^License-File: (.+)$", zf.read(meta).decode(), re.M | re.I)
+        shipped = sorted(n.split("/licenses/", 1)[1] for n in names if "/licenses/" in n)
+        licence = zf.read(meta.replace("METADATA", "licenses/LICENSE")).decode()
+    assert sorted(listed) == shipped
+    assert {"LICENSE", "libxnnpack0/copyright", "libpthreadpool0/copyright"} <= set(shipped)
+    assert "libcpuinfo0/copyright" in shipped
+    assert "Apache License" in licence and "Version 2.0" in licence

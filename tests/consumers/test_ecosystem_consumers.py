@@ -5,7 +5,11 @@
   the wheel's cmake.root / cmake.prefix entry points (site-packages search is off);
 - a plain Makefile app whose flags come from `python -m pkgconf` (the pkgconf PyPI package finds
   the .pc files by the wheel's pkg_config entry point);
-- a Meson app, dependency('<module>') with PKG_CONFIG_PATH from `python -m <pkg> --pkg-config-path`.
+- a Meson app, dependency('<module>') with PKG_CONFIG_PATH from `python -m <pkg> --pkg-config-path`,
+  and the README's route with no path: PKG_CONFIG=pkgconf-pypi, a system module beside (the
+  control: the `pkg-config` the pkgconf package puts first on the venv's PATH finds nothing);
+- the README's scikit-build-core example, built from the README's own text, imported after
+  pip install with nothing else set.
 
 One venv per SDK per session (etpkg.testing's Workspace: `pip install --no-deps` of the wheel under
 a path with a space, plus the pinned tools of tests/ecosystem/requirements.txt). Generic over
@@ -178,11 +182,20 @@ class Consumer:
             self.builds["make"] = src / "app"
         return self.builds["make"]
 
-    def meson_app(self) -> tuple[Path, str]:
-        src = self.project("meson-app", ECOSYSTEM / "meson_app")
+    def meson_app(
+        self, route: str = "pkg-config-path", system: tuple[str, ...] = (), check: bool = True
+    ) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        """Meson's setup and compile of the app: with PKG_CONFIG_PATH from the package's CLI
+        ("pkg-config-path"), with PKG_CONFIG=pkgconf-pypi and no path ("pkgconf-pypi"), or
+        plainly in the activated venv ("plain")."""
+        src = self.project(f"meson-app-{route}", ECOSYSTEM / "meson_app")
         f = self.flavor
-        pc_path = self.run([self.python, "-m", f.name, "--pkg-config-path"]).stdout.strip()
-        env = dict(self.env(), PKG_CONFIG_PATH=pc_path)
+        env = self.env()
+        if route == "pkg-config-path":
+            pc_path = self.run([self.python, "-m", f.name, "--pkg-config-path"]).stdout.strip()
+            env["PKG_CONFIG_PATH"] = pc_path
+        elif route == "pkgconf-pypi":
+            env["PKG_CONFIG"] = "pkgconf-pypi"  # as the README writes it: found on PATH
         build = src / "build"
         setup = testing.run(
             [
@@ -190,14 +203,17 @@ class Consumer:
                 "setup",
                 build,
                 f"-Dmodules={','.join(f.pc_modules)}",
+                f"-Dsystem_modules={','.join(system)}",
                 f"-Ddefines={','.join(f.app_defines)}",
                 "--buildtype=release",
             ],
             cwd=src,
             env=env,
+            check=check,
         )
-        testing.run([self.ws.venv / "bin" / "meson", "compile", "-C", build], cwd=src, env=env)
-        return build / "app", setup.stdout
+        if setup.returncode == 0:
+            testing.run([self.ws.venv / "bin" / "meson", "compile", "-C", build], cwd=src, env=env)
+        return build / "app", setup
 
     # checks ---------------------------------------------------------------------
     def resolved(self, app: Path) -> dict[str, Path]:
@@ -362,7 +378,10 @@ def test_makefile_app_via_pkgconf_entry_points(consumer: Consumer) -> None:
     app = timed("make", lambda: str(consumer.make_app()))
     detail = consumer.expect_links_wheel_libraries(Path(app))
     info = testing.read_elf(Path(app))
-    assert info.runpath is not None and len(info.runpath) == 1  # the one the Makefile adds
+    # The ones the Makefile adds: one per -L dir (the SDK's lib/, and <dist>.libs if linked).
+    assert info.runpath and {Path(p).resolve() for p in info.runpath} <= {
+        d.resolve() for d in consumer.ws.wheel_lib_dirs
+    }, info.runpath
     print(detail, consumer.expect_app_runs(Path(app), "make"), file=sys.stderr)
 
 
@@ -370,8 +389,83 @@ def test_makefile_app_via_pkgconf_entry_points(consumer: Consumer) -> None:
 
 
 def test_meson_app_via_pkg_config_path(consumer: Consumer) -> None:
-    app, log = consumer.meson_app()
+    app, setup = consumer.meson_app()
     for module in consumer.flavor.pc_modules:
-        assert f"Run-time dependency {module} found: YES" in log
+        assert f"Run-time dependency {module} found: YES" in setup.stdout
     consumer.expect_links_wheel_libraries(app)
     print(consumer.expect_app_runs(app, "meson"), file=sys.stderr)
+
+
+def system_module() -> str:
+    """A module the system's pkg-config knows (flatbuffers, which etrt's build installs, if
+    there): what a plain Meson project also depends on."""
+    listed = subprocess.run(
+        ["pkg-config", "--list-all"], capture_output=True, text=True, check=True
+    ).stdout
+    modules = [line.split()[0] for line in listed.splitlines() if line.strip()]
+    assert modules, "the system pkg-config knows no module at all"
+    return "flatbuffers" if "flatbuffers" in modules else sorted(modules)[0]
+
+
+def test_meson_finds_the_sdk_through_pkgconf_pypi_with_no_path(consumer: Consumer) -> None:
+    """README: PKG_CONFIG=pkgconf-pypi meson setup build; the wheel's modules and a system
+    one in the same project, no PKG_CONFIG_PATH anywhere."""
+    # What the README tells Meson users to run (meson_app adds the project's options).
+    assert readme_examples()["meson"].startswith("PKG_CONFIG=pkgconf-pypi meson setup build")
+    system = system_module()
+    app, setup = consumer.meson_app("pkgconf-pypi", (system,))
+    for module in (*consumer.flavor.pc_modules, system):
+        assert f"Run-time dependency {module} found: YES" in setup.stdout, setup.stdout
+    consumer.expect_links_wheel_libraries(app)
+    print(consumer.expect_app_runs(app, "meson-pkgconf-pypi"), file=sys.stderr)
+    # The control: a plain `meson setup` takes the pkgconf package's own pkg-config, first on
+    # the venv's PATH, which finds neither the wheel's modules nor the system's.
+    shim = consumer.run(["sh", "-c", "command -v pkg-config"]).stdout.strip()
+    assert Path(shim).parent == consumer.ws.venv / "bin", shim
+    _, plain = consumer.meson_app("plain", (system,), check=False)
+    assert plain.returncode != 0
+    first = re.escape(consumer.flavor.pc_modules[0])
+    log = plain.stdout + plain.stderr
+    assert re.search(rf'Dependency "?{first}"? not found', log), log
+
+
+# ----------------------------------------------------------------------------- README route
+
+README_EXAMPLE = re.compile(r"<!-- readme-example: (\S+) -->\n```\w*\n(.*?)```", re.S)
+
+
+def readme_examples() -> dict[str, str]:
+    """name -> text of each block the README marks as an example."""
+    return dict(README_EXAMPLE.findall((REPO_ROOT / "README.md").read_text()))
+
+
+# The README's example is etrt's; toysdk's probe extension covers the same route.
+@pytest.mark.parametrize("consumer", ["etrt"], indirect=True)
+def test_readme_scikit_build_extension_imports_after_pip_install(consumer: Consumer) -> None:
+    """The README's extension, written out from the README itself, built the README's way
+    (pip install --no-build-isolation in the venv holding the wheel) and imported in a fresh
+    process with nothing set: its runpath reaches the SDK from site-packages."""
+    examples = readme_examples()
+    project = consumer.work / "readme"
+    if project.exists():
+        shutil.rmtree(project)
+    for name, text in examples.items():
+        if name.startswith("count_outputs/"):
+            path = project / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    install = examples["count_outputs-install"].splitlines()
+    assert install[1].startswith("pip install --no-build-isolation ./count_outputs")
+    proc = consumer.pip(
+        "install", "--no-build-isolation", "--no-deps", "--no-index", project / "count_outputs"
+    )
+    assert "Successfully installed count-outputs" in proc.stdout, proc.stdout[-2000:]
+    (ext,) = sorted(consumer.ws.site.glob("count_outputs*.so"))
+    info = testing.read_elf(ext)
+    assert info.rpath is None and "$ORIGIN/etrt/lib" in (info.runpath or ())
+    assert not [p for p in info.runpath or () if p.startswith("/")], info.runpath
+    assert consumer.mlp is not None
+    program = consumer.mlp[0]
+    call = f"import count_outputs; print(count_outputs.count_outputs({str(program)!r}))"
+    out = consumer.run([consumer.python, "-c", call])
+    assert out.stdout.strip() == "1", out.stdout + out.stderr

@@ -1,1 +1,1 @@
-from etpkg_fixtures import toysdk_wheel_for_consumers  # noqa: F401
+from etpkg_fixtures import package_wheel, toysdk_wheel_for_consumers  # noqa: F401

@@ -141,7 +141,7 @@ def test_verify_reports_a_corrupt_wheel_in_one_line(
 
 
 def test_the_intact_wheel_passes_the_same_checks(toysdk_wheel_for_consumers: Path) -> None:
-    from etpkg.testing import read_sdk
+    from etpkg._internal.verify.wheel import read_sdk
 
     sdk = read_sdk(toysdk_wheel_for_consumers)
     assert [c.name for c in sdk.components] == ["core", "plugin", "extra"]

@@ -15,6 +15,8 @@ import pytest
 import servers
 from etpkg_fixtures import ensure_toysdk, env
 
+pytestmark = pytest.mark.slow  # real conan-server processes
+
 
 def etpkg(*args: str | Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

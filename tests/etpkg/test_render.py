@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 from etpkg import Component, LayoutError, Sdk
-from etpkg._internal.plan.cmake import cmake_quote, render_cmake_package
+from etpkg._internal.facts import Library, PackageFiles, SourceFile
+from etpkg._internal.plan import metadata
+from etpkg._internal.plan.cmake import (
+    cmake_quote,
+    config_file_name,
+    render_cmake_package,
+    version_file_name,
+)
 from etpkg._internal.plan.pkgconfig import render_pkg_config
+from etpkg._internal.plan.view import relocate_flag, relocation_table, wheel_sdk
 from etpkg._internal.verify.consumers import meson_link_args
 from etpkg._internal.verify.tools import CMAKE_VERSIONS
 
@@ -45,48 +54,141 @@ def text(files: dict[str, bytes], suffix: str) -> str:
     return files[name].decode()
 
 
-def test_cmake_package_paths_and_runpath_file() -> None:
-    files = render_cmake_package(sdk())
+def config(s: Sdk) -> str:
+    return text(render_cmake_package(s), config_file_name(s.cmake_file_name))
+
+
+def test_config_file_names_follow_cmakes_rule() -> None:
+    """CMake looks for <Name>Config.cmake and <lower-case-name>-config.cmake only; CMakeDeps
+    picks the first for any name with upper case, the second for a lower-case one."""
+    assert (config_file_name("toy"), version_file_name("toy")) == (
+        "toy-config.cmake",
+        "toy-config-version.cmake",
+    )
+    assert (config_file_name("GeoKit"), version_file_name("GeoKit")) == (
+        "GeoKitConfig.cmake",
+        "GeoKitConfigVersion.cmake",
+    )
+    files = render_cmake_package(sdk(cmake_file_name="GeoKit"))
     assert sorted(files) == [
-        "toy/lib/cmake/toy/runpath.ldopts",
-        "toy/lib/cmake/toy/toy-config-version.cmake",
-        "toy/lib/cmake/toy/toy-config.cmake",
+        "toy/lib/cmake/GeoKit/GeoKitConfig.cmake",
+        "toy/lib/cmake/GeoKit/GeoKitConfigVersion.cmake",
+        "toy/lib/cmake/GeoKit/runpath-module.ldopts",
+        "toy/lib/cmake/GeoKit/runpath.ldopts",
     ]
-    # No '$' may reach a command line: the runpath lives in this ld option file.
-    assert files["toy/lib/cmake/toy/runpath.ldopts"] == (
+
+
+def test_runpath_files_reach_the_sdk_from_apps_and_from_site_packages() -> None:
+    files = render_cmake_package(sdk(name="geo-kit", import_name="geo_kit"))
+    # No '$' may reach a command line: the runpaths live in these ld option files.
+    assert files["geo_kit/lib/cmake/toy/runpath.ldopts"] == (
         b"--enable-new-dtags -rpath $ORIGIN -rpath $ORIGIN/../lib\n"
     )
+    module = files["geo_kit/lib/cmake/toy/runpath-module.ldopts"].decode()
+    # A Python extension in site-packages (or one package below it) finds the SDK's lib dir
+    # and the libraries auditwheel grafted into <dist>.libs.
+    for entry in ("$ORIGIN/geo_kit/lib", "$ORIGIN/../geo_kit/lib", "$ORIGIN/geo_kit.libs"):
+        assert f"-rpath {entry} " in module + " "
+    cfg = config(sdk())
+    assert "$<IF:$<STREQUAL:$<TARGET_PROPERTY:TYPE>,MODULE_LIBRARY>,${module_runpath}" in cfg
 
 
 def test_config_holds_no_build_path_and_no_python() -> None:
-    config = text(render_cmake_package(sdk()), "-config.cmake")
-    assert str(BUILD_DIR) not in config and "/build/machine" not in config
+    cfg = config(sdk())
+    assert str(BUILD_DIR) not in cfg and "/build/machine" not in cfg
     for command in ("execute_process", "find_program", "find_package(Python", "PYTHON"):
-        assert command not in config
-    assert "cmake_minimum_required" not in config  # would set CMAKE_MINIMUM_REQUIRED_VERSION
+        assert command not in cfg
+    assert "cmake_minimum_required" not in cfg  # would set CMAKE_MINIMUM_REQUIRED_VERSION
 
 
-def test_one_target_per_component_with_scoped_retention_for_registration_only() -> None:
-    config = text(render_cmake_package(sdk()), "-config.cmake")
+def test_one_target_per_component_and_the_package_wide_target() -> None:
+    cfg = config(sdk())
     for target in ("toy::core", "toy::plugin", "toy::extra"):
-        assert f"if(NOT TARGET {target})" in config
-        assert f"add_library({target} SHARED IMPORTED)" in config
-    assert config.count("--push-state,--no-as-needed") == 2  # target option + variables item
-    assert "LINKER:--push-state,--no-as-needed,${lib}/libtoy_plugin.so,--pop-state" in config
-    assert 'INTERFACE_COMPILE_FEATURES "cxx_std_17"' in config
-    assert 'INTERFACE_LINK_LIBRARIES "toy::core;m"' in config
-    assert r'"TOY_NAME=\"t y\""' in config
+        assert f"if(NOT TARGET {target})" in cfg
+        assert f"add_library({target} SHARED IMPORTED)" in cfg
+    # CMakeDeps' <name>::<name>: an INTERFACE target linking every component.
+    assert "add_library(toy::toy INTERFACE IMPORTED)" in cfg
+    assert 'INTERFACE_LINK_LIBRARIES "toy::core;toy::plugin;toy::extra"' in cfg
+    assert cfg.count("--push-state,--no-as-needed") == 2  # target option + variables item
+    assert "LINKER:--push-state,--no-as-needed,${lib}/libtoy_plugin.so,--pop-state" in cfg
+    assert 'INTERFACE_COMPILE_FEATURES "cxx_std_17"' in cfg
+    assert 'INTERFACE_LINK_LIBRARIES "toy::core;m"' in cfg
+    assert r'"TOY_NAME=\"t y\""' in cfg
+    # A package without components: its one target is the package-wide one, defined once.
+    single = sdk(components=(Component("toy", "toy::toy", ("toy",)),))
+    assert config(single).count("add_library(toy::toy ") == 1
 
 
-def test_version_file_uses_the_numeric_release_and_config_the_full_version() -> None:
-    files = render_cmake_package(sdk(version="1.2.0rc1"))
-    assert 'set(PACKAGE_VERSION "1.2.0")' in text(files, "-config-version.cmake")
-    assert 'set(TOY_BUILD_VERSION "1.2.0rc1" PARENT_SCOPE)' in text(files, "-config.cmake")
+def test_header_only_and_static_components() -> None:
+    comps = (
+        Component("core", "geo::core", ("geo",), languages=("C",), linkage="static"),
+        Component(
+            "shapes",
+            "geo::shapes",
+            ("geo_shapes",),
+            requires=("core",),
+            registration_only=True,
+            languages=("C",),
+            linkage="static",
+        ),
+        Component("units", "geo::units", (), languages=("C",)),
+    )
+    cfg = config(sdk(components=comps))
+    assert "add_library(geo::units INTERFACE IMPORTED)" in cfg
+    assert "add_library(geo::core STATIC IMPORTED)" in cfg
+    assert 'IMPORTED_LOCATION "${lib}/libgeo.a"' in cfg
+    assert 'IMPORTED_LINK_INTERFACE_LANGUAGES "C"' in cfg
+    # An archive that registers itself is kept whole, scoped.
+    assert "LINKER:--push-state,--whole-archive,${lib}/libgeo_shapes.a,--pop-state" in cfg
+    assert "cxx_std_17" not in cfg  # C components get no C++ feature
+    assert "${runpath_for_type}" not in cfg  # nothing is found at run time
+    assert not [f for f in render_cmake_package(sdk(components=comps)) if f.endswith(".ldopts")]
+    pcs = render_pkg_config(sdk(components=comps))
+    core = text(pcs, "toy-core.pc")
+    assert "Libs: -L${libdir} -l:libgeo.a\n" in core and "-std=" not in core
+    shapes = text(pcs, "toy-shapes.pc")
+    assert "-Wl,--push-state,--whole-archive,${libdir}/libgeo_shapes.a,--pop-state" in shapes
+    units = text(pcs, "toy-units.pc")
+    assert "Libs:" not in units and "Cflags: -I${includedir}\n" in units
+
+
+def test_the_cxx_standard_reaches_cxx_consumers_only() -> None:
+    comps = (
+        Component("c", "t::c", ("t_c",), languages=("C",)),
+        Component("cxx", "t::cxx", ("t_cxx",), languages=("C++",), cxxflags=("-fno-rtti",)),
+        Component("both", "t::both", ("t_both",), languages=("C", "C++"), cxxflags=("-fx",)),
+    )
+    pcs = render_pkg_config(sdk(components=comps))
+    assert "Cflags: -I${includedir}\n" in text(pcs, "toy-c.pc")
+    assert "Cflags: -I${includedir} -fno-rtti -std=c++17\n" in text(pcs, "toy-cxx.pc")
+    both = text(pcs, "toy-both.pc")
+    assert "Cflags: -I${includedir}\n" in both  # C consumers read Cflags too
+    assert "cxxflags=-fx\n" in both and "cxx_std=-std=c++17\n" in both
+    cfg = config(sdk(components=comps))
+    assert cfg.count('INTERFACE_COMPILE_FEATURES "cxx_std_17"') == 2  # cxx and both
+    assert '"$<$<COMPILE_LANGUAGE:CXX>:-fno-rtti>"' in cfg
+
+
+def test_versions_agree_everywhere() -> None:
+    """The wheel's PEP 440 normal form, the .pc Version and <NAME>_BUILD_VERSION are one
+    version; CMake gets its numeric release (what it compares)."""
+    for conan, pep440, numeric in (
+        ("1.2.3-rc1", "1.2.3rc1", "1.2.3"),
+        ("2024.05.1", "2024.5.1", "2024.5.1"),
+    ):
+        s = sdk(version=conan)
+        files = render_cmake_package(s)
+        assert f'set(PACKAGE_VERSION "{numeric}")' in text(files, "-config-version.cmake")
+        assert f'set(PACKAGE_BUILD_VERSION "{pep440}")' in text(files, "-config-version.cmake")
+        assert f'set(TOY_BUILD_VERSION "{pep440}" PARENT_SCOPE)' in text(files, "-config.cmake")
+        assert f"Version: {pep440}\n" in text(render_pkg_config(s), "toy-core.pc")
+        assert metadata.wheel_name(s, "any").filename == f"toy-{pep440}-py3-none-any.whl"
+        assert f"\nVersion: {pep440}\n".lower() in metadata.render_metadata(s).decode().lower()
     assert sdk(version="2.0.post3").cmake_version == "2.0"
 
 
 def test_bad_input_is_a_layout_error() -> None:
-    with pytest.raises(LayoutError, match="not a valid version"):
+    with pytest.raises(LayoutError, match="not a PEP 440 version"):
         render_cmake_package(sdk(version="banana"))
     with pytest.raises(LayoutError, match="unknown component"):
         render_cmake_package(sdk(components=(Component("a", "t::a", ("a",), requires=("b",)),)))
@@ -100,6 +202,7 @@ def test_pkg_config_files_are_relocatable_and_name_real_files() -> None:
         "toy/lib/pkgconfig/toy-core.pc",
         "toy/lib/pkgconfig/toy-extra.pc",
         "toy/lib/pkgconfig/toy-plugin.pc",
+        "toy/lib/pkgconfig/toy.pc",  # PkgConfigDeps' package-wide .pc
     ]
     core = files["toy/lib/pkgconfig/toy-core.pc"].decode()
     plugin = files["toy/lib/pkgconfig/toy-plugin.pc"].decode()
@@ -115,6 +218,93 @@ def test_pkg_config_files_are_relocatable_and_name_real_files() -> None:
     assert "Libs: -L${libdir} -l:libtoy_extra.so -lm\n" in extra
     assert "Description: A toy SDK (component core)" in core
     assert str(BUILD_DIR) not in core
+    whole = files["toy/lib/pkgconfig/toy.pc"].decode()
+    assert "Requires: toy-core, toy-plugin, toy-extra\n" in whole and "Libs:" not in whole
+
+
+def test_pkg_config_names_follow_pkgconfigdeps() -> None:
+    """A component's default name is <package pc name>-<component>; the package's own is its
+    pkg_config_name (default: the package name); "none" writes no package .pc."""
+    bare = (Component("core", "x::core", ("x",)), Component("io", "x::io", ("x_io",)))
+    named = render_pkg_config(sdk(components=bare, pkg_config_name="libtoy"))
+    assert sorted(named) == [
+        "toy/lib/pkgconfig/libtoy-core.pc",
+        "toy/lib/pkgconfig/libtoy-io.pc",
+        "toy/lib/pkgconfig/libtoy.pc",
+    ]
+    assert "toy/lib/pkgconfig/toy.pc" not in render_pkg_config(
+        sdk(components=bare, pkg_config_name="none")
+    )
+
+
+def test_libraries_of_other_packages_are_typed_pairs() -> None:
+    comp = Component(
+        "extra",
+        "toy::extra",
+        ("toy_extra",),
+        dependency_files=("toy.libs/libbz2-1a2b3c4d.so.1.0.4", "toy/lib/libtinyhash.a"),
+    )
+    pc = text(render_pkg_config(sdk(components=(comp,))), "toy-extra.pc")
+    assert (
+        "Libs: -L${libdir} -l:libtoy_extra.so -L${prefix}/../toy.libs "
+        "-l:libbz2-1a2b3c4d.so.1.0.4 -l:libtinyhash.a\n"
+    ) in pc
+    cfg = config(sdk(components=(comp,)))
+    assert (
+        'INTERFACE_LINK_LIBRARIES "${site}/toy.libs/libbz2-1a2b3c4d.so.1.0.4;'
+        '${site}/toy/lib/libtinyhash.a"'
+    ) in cfg
+
+
+def package_files(*libs: Library) -> PackageFiles:
+    return PackageFiles(libraries=libs, include_trees=(), python_trees=())
+
+
+def test_flags_are_relocated_or_refused_by_name() -> None:
+    core = Library(
+        "core",
+        "toy_core",
+        SourceFile(BUILD_DIR / "lib" / "libtoy_core.so.1.2", "d"),
+        frozenset({"libtoy_core.so", "libtoy_core.so.1"}),
+        (),
+    )
+    s = sdk(res_dirs=("share/toy",))
+    table = relocation_table(s, package_files(core))
+    assert relocate_flag(f"-I{BUILD_DIR}/include/toy/compat", s, table, "w") == (
+        "-I${prefix}/include/toy/compat"
+    )
+    assert (
+        relocate_flag(f"-Wl,--version-script={BUILD_DIR}/share/toy/v.map,-z,now", s, table, "w")
+        == "-Wl,--version-script=${prefix}/share/toy/v.map,-z,now"
+    )
+    assert relocate_flag(f"-Wl,{BUILD_DIR}/lib/libtoy_core.so.1", s, table, "w") == (
+        "-Wl,${prefix}/lib/libtoy_core.so"
+    )
+    with pytest.raises(LayoutError, match=r"flag '-Wl,-rpath,\$ORIGIN' holds a '\$'"):
+        relocate_flag("-Wl,-rpath,$ORIGIN", s, table, "component core: exelinkflags")
+    with pytest.raises(LayoutError, match=r"names src/x\.c in the package, which the wheel"):
+        relocate_flag(f"-include {BUILD_DIR}/src/x.c", s, table, "w")
+    s2 = dataclasses.replace(s, forbidden_paths=(Path("/home/builder/conan"),))
+    with pytest.raises(LayoutError, match="holds the build-machine path /home/builder/conan"):
+        relocate_flag("-I/home/builder/conan/p/zz/include", s2, table, "w")
+
+
+def test_a_flag_repeating_etpkgs_retention_is_dropped() -> None:
+    """etrt's recipe gives CMakeDeps users the retention etpkg writes itself: not twice."""
+    plugin = Library(
+        "plugin",
+        "toy_plugin",
+        SourceFile(BUILD_DIR / "lib" / "libtoy_plugin.so", "d"),
+        frozenset({"libtoy_plugin.so"}),
+        (),
+    )
+    flag = f"-Wl,--push-state,--no-as-needed,{BUILD_DIR}/lib/libtoy_plugin.so,--pop-state"
+    comps = tuple(
+        dataclasses.replace(c, exelinkflags=(flag, "-Wl,-z,now")) if c.name == "plugin" else c
+        for c in sdk().components
+    )
+    view = wheel_sdk(sdk(components=comps), package_files(plugin))
+    assert view.component("plugin").exelinkflags == ("-Wl,-z,now",)
 
 
 def test_registration_only_component_keeps_all_its_libraries_in_one_token() -> None:

@@ -2,27 +2,42 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from etpkg import Component, ElfError, LayoutError, OutputError, PackageError, Sdk, ToolError
-from etpkg._internal.build import checks
-from etpkg._internal.build.elf import check_shared_library, read_elf
+from etpkg._internal.build import checks, system
+from etpkg._internal.build.elf import (
+    archive_members,
+    check_shared_library,
+    check_static_library,
+    read_elf,
+)
 from etpkg._internal.build.probe import find_libraries, probe_package
 from etpkg._internal.build.publish import publish
-from etpkg._internal.build.repair import restore_runpaths
+from etpkg._internal.build.repair import grafts, restore_runpaths
 from etpkg._internal.build.tools import patchelf, patchelf_path
 from etpkg._internal.build.wheelfile import write_wheel
 from etpkg._internal.conan import read_package
 from etpkg._internal.facts import Library, PackageFiles, SourceFile, Tree
 from etpkg._internal.plan import metadata
+from etpkg._internal.plan.generate import generated_files
 from etpkg._internal.plan.layout import Plan, plan_wheel
-from etpkg._internal.tags import arch_for_conan, manylinux_platform, unrepaired_platform
+from etpkg._internal.plan.view import wheel_sdk
+from etpkg._internal.tags import (
+    WheelName,
+    arch_for_conan,
+    manylinux_platform,
+    unrepaired_platform,
+)
 from etpkg_fixtures import ensure_toysdk
 
 X86_64 = arch_for_conan("x86_64")
+WHEEL = WheelName("toysdk", "0.3.1", "py3-none-linux_x86_64")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +70,7 @@ def test_read_package_maps_cpp_info(toysdk: Sdk) -> None:
 
 
 def test_symlink_chain_becomes_one_library_with_all_aliases(toysdk: Sdk) -> None:
-    libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)}
+    libs = {lib.file_name: lib for lib in find_libraries(toysdk, X86_64)[0]}
     core = libs["libtoysdk_core.so"]
     assert core.source.path.name == "libtoysdk_core.so.1.2.0" and not core.source.path.is_symlink()
     assert {"libtoysdk_core.so", "libtoysdk_core.so.1", "libtoysdk_core.so.1.2.0"} <= core.aliases
@@ -137,10 +152,15 @@ def test_metadata_license_fallback_and_name_escaping() -> None:
     )
     text = metadata.render_metadata(sdk).decode().lower()
     assert "license: proprietary; see license" in text and "license-expression" not in text
+    assert "\nname: my-sdk\n" in text
     name = metadata.wheel_name(sdk, "linux_x86_64")
     assert name.filename == "my_sdk-1.0-py3-none-linux_x86_64.whl"
-    assert "[cmake.root]\nMySdk = my-sdk" in metadata.render_entry_points(sdk).decode()
-    with pytest.raises(LayoutError, match="not a valid Python version"):
+    # The import name: the normalized name with '_' (etpkg_import_name unset).
+    eps = metadata.render_entry_points(sdk).decode()
+    assert "[cmake.root]\nMySdk = my_sdk\n" in eps and "[cmake.prefix]\nmy_sdk = my_sdk\n" in eps
+    assert "[pkg_config]\nmy_sdk = my_sdk.lib.pkgconfig\n" in eps
+    assert dataclasses.replace(sdk, import_name="mysdk").import_name == "mysdk"
+    with pytest.raises(LayoutError, match="not a PEP 440 version"):
         metadata.wheel_name(
             Sdk(
                 name="a",
@@ -206,13 +226,13 @@ def test_header_conflict_between_include_dirs_is_an_error(toysdk: Sdk, tmp_path:
         cmake_namespace="toysdk",
     )
     with pytest.raises(LayoutError, match=r"two different files for toysdk/include/toysdk/core\.h"):
-        plan_wheel(sdk, probe_package(sdk, X86_64), "linux_x86_64", "0", {})
+        plan_wheel(sdk, probe_package(sdk, X86_64), WHEEL, {})
 
 
 def test_plan_refuses_a_generated_file_clashing_with_a_shipped_one(toysdk: Sdk) -> None:
     with pytest.raises(LayoutError, match=r"toysdk/include/toysdk/core\.h"):
         files = probe_package(toysdk, X86_64)
-        plan_wheel(toysdk, files, "linux_x86_64", "0", {"toysdk/include/toysdk/core.h": b"x"})
+        plan_wheel(toysdk, files, WHEEL, {"toysdk/include/toysdk/core.h": b"x"})
     plan = Plan()
     plan.add("a", b"same", "one")
     plan.add("a", b"same", "two")  # identical content is not a conflict
@@ -271,9 +291,11 @@ def test_planning_is_pure_given_probed_facts() -> None:
         cmake_file_name="X",
         cmake_namespace="x",
     )
-    plan, name = plan_wheel(
-        sdk, PackageFiles((core, plugin), (header,), ()), "linux_x86_64", "9", {}
-    )
+    files = PackageFiles((core, plugin), (header,), ())
+    view = wheel_sdk(sdk, files)
+    name = metadata.wheel_name(view, "linux_x86_64")
+    generated = generated_files(view, name, "9", shipped_python=set())
+    plan = plan_wheel(view, files, name, generated)
     assert name.filename == "x-2.1-py3-none-linux_x86_64.whl"
     assert plan.files["x/lib/libx_core.so"] == core.source
     assert plan.files["x/include/x/x.h"].digest == "d3"  # type: ignore[union-attr]
@@ -307,3 +329,82 @@ def test_tag_policy() -> None:
         manylinux_platform("}", "w.whl")
     with pytest.raises(PackageError, match="unsupported Conan arch 'sparc'"):
         arch_for_conan("sparc")
+
+
+def test_an_archive_is_checked_member_by_member(tmp_path: Path) -> None:
+    src = tmp_path / "a.c"
+    src.write_text("int a_value(void) { return 1; }\n")
+    subprocess.run(["cc", "-c", str(src), "-o", str(tmp_path / "a.o")], check=True)
+    archive = tmp_path / "liba.a"
+    subprocess.run(["ar", "rcs", str(archive), str(tmp_path / "a.o")], check=True)
+    assert check_static_library(archive, X86_64) == 1
+    assert [name for name, _ in archive_members(archive)] == ["a.o"]
+    with pytest.raises(ElfError, match="built for EM_X86_64"):
+        check_static_library(archive, arch_for_conan("armv8"))
+    text = tmp_path / "libtext.a"
+    text.write_text("not an archive\n")
+    with pytest.raises(ElfError, match="not an ar archive"):
+        check_static_library(text, X86_64)
+    (tmp_path / "t.txt").write_text("x")
+    subprocess.run(["ar", "rcs", str(tmp_path / "libbad.a"), str(tmp_path / "t.txt")], check=True)
+    with pytest.raises(ElfError, match=r"member t\.txt is not an ELF object"):
+        check_static_library(tmp_path / "libbad.a", X86_64)
+
+
+def test_grafted_copies_map_back_to_the_sonames_auditwheel_named(tmp_path: Path) -> None:
+    """auditwheel names a copy after the file it copied, <base>-<hash>.<rest>."""
+    libs = tmp_path / "pkg.libs"
+    libs.mkdir()
+    shutil.copyfile(
+        next(Path("/usr/lib/x86_64-linux-gnu").glob("libbz2.so.1.0*")),
+        libs / "libbz2-e4f501c8.so.1.0.4",
+    )
+    external = {"libbz2.so.1.0": Path("/lib/x86_64-linux-gnu/libbz2.so.1.0.4")}
+    assert grafts(tmp_path, "pkg.libs", external) == {
+        "libbz2.so.1.0": "pkg.libs/libbz2-e4f501c8.so.1.0.4"
+    }
+    with pytest.raises(ToolError, match="which its analysis did not name"):
+        grafts(tmp_path, "pkg.libs", {})
+
+
+def test_debian_packages_give_headers_owners_and_copyright_files(toysdk: Sdk) -> None:
+    # (toysdk's bzip2 recipe installs libbz2-dev through Conan's system requirements.)
+    assert ("bzlib.h", Path("/usr/include/bzlib.h")) in system.headers("libbz2-dev")
+    # Debian 12 knows this library by its /lib name; the file is found under /usr/lib too.
+    real = next(Path("/usr/lib/x86_64-linux-gnu").glob("libbz2.so.1.0.*"))
+    assert system.owner(real) == "libbz2-1.0"
+    copyright_file = system.copyright_file("libbz2-1.0")
+    assert copyright_file is not None and "bzip2" in copyright_file.read_text().lower()
+    assert system.headers("no-such-package-etpkg") == []
+    assert system.owner(Path("/nonexistent/libx.so")) is None
+
+
+def test_import_names_and_languages_are_checked() -> None:
+    from etpkg._internal.conan import _import_name, _languages
+
+    class Info:
+        def __init__(self, value: object) -> None:
+            self.value = value
+
+        def get_property(self, name: str) -> object:
+            return self.value
+
+    assert _import_name(Info(None), "geo-kit") == "geo_kit"
+    assert _import_name(Info("geokit"), "geo-kit") == "geokit"
+    with pytest.raises(LayoutError, match=r"'class' .* is not a Python identifier"):
+        _import_name(Info("class"), "x")
+    with pytest.raises(LayoutError, match="the default for '9lives'"):
+        _import_name(Info(None), "9lives")
+
+    class Comp:
+        languages: object = None
+
+    class Recipe:
+        languages = "C"
+
+    assert _languages(Comp(), Recipe(), "c") == ("C",)
+    assert _languages(Comp(), object(), "c") == ("C++",)  # neither says: C++
+    wrong = Comp()
+    wrong.languages = ["Fortran"]
+    with pytest.raises(LayoutError, match=r"languages \['Fortran'\]"):
+        _languages(wrong, Recipe(), "component f")

@@ -67,6 +67,14 @@ def test_layout(toysdk_wheel: Path) -> None:
         f"{PKG}/lib/pkgconfig/__init__.py",
         f"{PKG}/lib/cmake/toysdk/toysdk-config.cmake",
         f"{PKG}/lib/cmake/toysdk/toysdk-config-version.cmake",
+        f"{PKG}/lib/cmake/toysdk/runpath.ldopts",
+        f"{PKG}/lib/cmake/toysdk/runpath-module.ldopts",
+        # Debian's libbz2-dev header: toysdk/extra.h includes it, so consumers need it.
+        f"{PKG}/include/bzlib.h",
+        f"{PKG}/lib/pkgconfig/toysdk.pc",  # the package's own .pc (PkgConfigDeps' name)
+        "toysdk-0.3.1.dist-info/licenses/LICENSE",
+        "toysdk-0.3.1.dist-info/licenses/libbz2-1.0/copyright",  # the grafted libbz2's
+        "toysdk-0.3.1.dist-info/licenses/libbz2-dev/copyright",  # bzlib.h's
         "toysdk-0.3.1.dist-info/METADATA",
         "toysdk-0.3.1.dist-info/WHEEL",
         "toysdk-0.3.1.dist-info/RECORD",
@@ -282,6 +290,8 @@ BAD_PACKAGE_ERRORS = {
     "notelf": ("libbad.so", "not an ELF file"),
     "wrongarch": ("libbad.so", "EM_AARCH64", "x86_64"),
     "abspath": ("badsdk_abspath/lib/libbad.so", "build-machine path"),
+    "objects": ("component badsdk_objects: cpp_info.objects", "cannot be carried into a wheel"),
+    "dollarflag": ("exelinkflags", "'-Wl,-rpath,$ORIGIN/../lib' holds a '$'"),
 }
 
 

@@ -127,7 +127,9 @@ def _targeted_cases() -> list[rp.Case]:
         rp.Case("magic", valid[:4] + b"XXXX" + valid[8:], ("InvalidProgram", "bad magic")),
         rp.Case("empty", b"", ("InvalidProgram", "too short")),
         rp.Case(
-            "version2", rp.program(version=2), ("UnsupportedVersion", "version 2", "version 1")
+            "version3",
+            rp.program(version=3),
+            ("UnsupportedVersion", "version 3", "versions 1 to 2"),
         ),
         rp.Case("version0", rp.program(version=0), ("UnsupportedVersion", "version 0")),
         rp.Case(

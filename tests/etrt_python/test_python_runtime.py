@@ -394,7 +394,7 @@ def test_cli_run_summarizes_and_writes_outputs(venv: WheelVenv, models_run: Any)
     [
         (["garbage.etrt"], "InvalidProgram"),
         (["nothing-here.etrt"], "no such program"),
-        (["mlp_portable.etrt", "--input", "cnn_input.npy"], "expected sizes"),
+        (["mlp_portable.etrt", "--input", "cnn_input.npy"], "expected shape"),
         (["mlp_portable.etrt", "--input", "a.npy", "--input", "b.npy"], "cannot read input"),
         (["mlp_portable.etrt", "--method", "nope"], "NotFound"),
     ],

@@ -4,8 +4,9 @@
 
 writes OUT_DIR/program/*, OUT_DIR/data_map/*, OUT_DIR/xnnpack/* (small models exported plain,
 with backend="xnnpack-all" and with external constants: programs, .ptd files and the delegate
-blobs cut out of the delegated programs) and OUT_DIR/etrt.dict (the schemas' file identifiers,
-backend id and every operator name the kernel library registers). Models are tiny so that
+blobs cut out of the delegated programs; and a program with state and dynamic shapes) and
+OUT_DIR/etrt.dict (the schemas' file identifiers, backend id and every operator name the kernel
+library registers). Models are tiny so that
 mutations stay fast.
 """
 
@@ -71,6 +72,32 @@ class Attention(nn.Module):
         return torch.nn.functional.gelu(y.transpose(1, 2).reshape(1, 4, 8)) + x
 
 
+class Cache(nn.Module):
+    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
+    sequence dimension in [1, 7] with size arithmetic on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(8, 4))
+        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, positions, self.proj(x))
+        self.steps.add_(1)
+        mask = torch.arange(8)[None, :] <= positions[:, None]
+        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
+        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps
+
+
+def _dynamic_seeds(out: Path) -> None:
+    seq = torch.export.Dim("seq", min=1, max=7)
+    program = etrt.export(
+        Cache().eval(), (torch.randn(3, 4), torch.arange(3)), dynamic_shapes=({0: seq}, {0: seq})
+    )
+    (out / "program" / "cache-dynamic.etrt").write_bytes(program.to_bytes())
+
+
 MODELS = {
     "mlp": (Mlp, (torch.randn(2, 8),)),
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
@@ -94,7 +121,7 @@ def _dictionary() -> str:
     for schema in sorted((ROOT / "schema").glob("*.fbs")):
         words |= set(re.findall(r'file_identifier "([^"]+)"', schema.read_text()))
     register = (ROOT / "src" / "kernels" / "register.cpp").read_text()
-    words |= set(re.findall(r'"(aten::[A-Za-z0-9_.]+)"', register))
+    words |= set(re.findall(r'"((?:aten|etrt_prim)::[A-Za-z0-9_.]+)"', register))
     lines = [f'"{w}"' for w in sorted(words)]
     # Sizes and offsets the loaders bound: 0, 1, -1, 64, 2^31, 2^32, 2^36, 2^40, 2^62 as int64.
     for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62):
@@ -126,6 +153,7 @@ def main(out: Path) -> None:
                 (out / "data_map" / f"{name}.ptd").write_bytes(bytes(program.data_map))
             for i, blob in enumerate(_blobs(program)):
                 (out / "xnnpack" / f"{name}-{i}.xnnpack").write_bytes(blob)
+    _dynamic_seeds(out)
     (out / "etrt.dict").write_text(_dictionary())
 
 

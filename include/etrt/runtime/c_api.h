@@ -109,13 +109,22 @@ ETRT_C_EXPORT etrt_status etrt_method_output_kind(etrt_method* method, size_t i,
  * method. */
 ETRT_C_EXPORT etrt_status etrt_method_input_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                                  const int64_t** sizes);
-/* Planned dtype and sizes of tensor output i. */
+/* Planned dtype and sizes of tensor output i (the upper bound of a dynamic one). */
 ETRT_C_EXPORT etrt_status etrt_method_output_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                                   const int64_t** sizes);
+/* The sizes tensor input i accepts, dimension by dimension: *min_sizes and *max_sizes have
+ * *ndim entries each (valid as long as the method) and equal the planned sizes unless the
+ * input is dynamic (*dynamic = 1). */
+ETRT_C_EXPORT etrt_status etrt_method_input_bounds(etrt_method* method, size_t i, int32_t* dynamic, size_t* ndim,
+                                                   const int64_t** min_sizes, const int64_t** max_sizes);
+/* *dynamic = 1 when tensor output i has a dynamic shape: its sizes after execute() (from
+ * etrt_method_output_tensor) are at most the planned ones. */
+ETRT_C_EXPORT etrt_status etrt_method_output_dynamic(etrt_method* method, size_t i, int32_t* dynamic);
 
 /* Binds tensor input i to caller memory, without copying: `data` must be contiguous, aligned
- * to the element size, match the expected dtype and sizes, and stay valid until execute()
- * returns (or the input is set again). `sizes` is read during the call only. */
+ * to the element size, match the expected dtype and sizes (a dynamic input: any sizes within its
+ * bounds), and stay valid until execute() returns (or the input is set again). `sizes` is read
+ * during the call only. */
 ETRT_C_EXPORT etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype,
                                                        size_t ndim, const int64_t* sizes);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_int(etrt_method* method, size_t i, int64_t value);
@@ -123,6 +132,13 @@ ETRT_C_EXPORT etrt_status etrt_method_set_input_double(etrt_method* method, size
 ETRT_C_EXPORT etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t value);
 
 ETRT_C_EXPORT etrt_status etrt_method_execute(etrt_method* method);
+
+/* State the program mutates (a KV cache, a counter) lives in the method and persists from one
+ * execute() to the next. *out is the number of State tensors. */
+ETRT_C_EXPORT etrt_status etrt_method_num_states(etrt_method* method, size_t* out);
+/* Puts every State tensor back to its initial value, as when the method was loaded. Holds the
+ * method like execute(): fails with ETRT_STATUS_INVALID_STATE while another thread is in it. */
+ETRT_C_EXPORT etrt_status etrt_method_reset_state(etrt_method* method);
 
 /* Reports every later execute() to `tracer`, an etrt::EventTracer* (for example
  * etrt_etdump_tracer() of libetrt_etdump.so); NULL detaches. The tracer must outlive the

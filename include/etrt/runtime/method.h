@@ -27,11 +27,17 @@ namespace detail {
 struct MethodState;
 }
 
-// Shape and type a method expects for (or produces in) a tensor slot.
+// Shape and type a method expects for (or produces in) a tensor slot. A dynamic tensor's sizes
+// are an upper bound: an input accepts any sizes in [min_sizes, max_sizes], dimension by
+// dimension, and an output reports its actual sizes after execute(). For a static tensor,
+// min_sizes and max_sizes equal sizes.
 struct TensorInfo {
   ScalarType dtype;
   Span<const int64_t> sizes;  // valid as long as the Method
-  size_t nbytes;
+  size_t nbytes;              // of `sizes`: what the method planned for
+  bool dynamic = false;
+  Span<const int64_t> min_sizes;
+  Span<const int64_t> max_sizes;
 };
 
 class ETRT_EXPORT Method {
@@ -72,16 +78,24 @@ class ETRT_EXPORT Method {
   // with InvalidState, without waiting, while another thread uses the method.
   Result<Reservation> reserve() noexcept;
 
-  // Binds input i. A tensor must match the expected dtype and sizes exactly, be contiguous
-  // and aligned to its element size; its memory is used as is (no copy) and must stay valid
-  // through execute().
+  // Binds input i. A tensor must match the expected dtype and sizes (any sizes within the
+  // bounds for a dynamic input: an error names the input and the dimension otherwise), be
+  // contiguous and aligned to its element size; its memory is used as is (no copy) and must
+  // stay valid through execute().
   Error set_input(size_t i, const Tensor& tensor) noexcept;
   // Binds a scalar input (Int, Double or Bool, as the program expects) or a tensor.
   Error set_input(size_t i, const Value& value) noexcept;
 
   // Runs every instruction in order, stopping at the first failure; the Error names the
-  // operator and the instruction index.
+  // operator and the instruction index. State the program mutates (State tensors: a KV cache,
+  // a counter) persists from one execute() to the next.
   Error execute() noexcept;
+
+  // Number of State tensors: buffers the program mutates, owned by this Method.
+  size_t num_states() const noexcept;
+  // Puts every State tensor back to its initial value, as when the method was loaded. Fails
+  // with InvalidState, without waiting, while another thread uses the method.
+  Error reset_state() noexcept;
 
   // Reports every later execute() to `tracer` (nullptr detaches). The tracer must outlive the
   // method or be detached first.

@@ -24,8 +24,9 @@ struct ProgramData;
 
 class ETRT_EXPORT Program {
  public:
-  // The only format version this runtime reads.
-  static constexpr uint32_t kVersion = 1;
+  // The format versions this runtime reads: 2 adds dynamic shapes, state and symbolic sizes.
+  static constexpr uint32_t kMinVersion = 1;
+  static constexpr uint32_t kVersion = 2;
 
   // Loads and verifies the whole program. The loader must outlive the Program and every
   // Method loaded from it (an mmap loader's memory backs the constants).

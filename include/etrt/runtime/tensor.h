@@ -72,6 +72,10 @@ class ETRT_EXPORT Tensor {
   // output. Views of such a tensor inherit the mark.
   bool is_read_only() const noexcept { return read_only_; }
   void set_read_only(bool read_only) noexcept { read_only_ = read_only; }
+  // A dynamic tensor's sizes are set at run time, each at most the size the program planned
+  // (its memory's capacity): the kernel producing it gives it the sizes it computes.
+  bool is_dynamic() const noexcept { return dynamic_; }
+  void set_dynamic(bool dynamic) noexcept { dynamic_ = dynamic; }
   // For kernels producing views: new shape and strides over the same or another buffer.
   Error set_sizes_and_strides(Span<const int64_t> sizes, Span<const int64_t> strides) noexcept;
   // Contiguous strides for `sizes`.
@@ -81,6 +85,7 @@ class ETRT_EXPORT Tensor {
   void* data_ = nullptr;
   ScalarType dtype_ = ScalarType::Float;
   bool read_only_ = false;  // in the padding after dtype_: the layout is unchanged
+  bool dynamic_ = false;    // likewise
   int dim_ = 0;
   int64_t sizes_[kMaxDims] = {};
   int64_t strides_[kMaxDims] = {};

@@ -1,5 +1,5 @@
-"""Command line: `etpkg wheelify [REF|DIR] [-o DIR] [-r REMOTE [-u]] [-v]`,
-`etpkg verify WHEEL [...]`."""
+"""Command line: `etpkg wheelify [REF|DIR] [--output-dir DIR] [-pr PROFILE] [-s SETTING]
+[-o OPTION] [-r REMOTE [-u]] [-v]`, `etpkg verify WHEEL [...]`."""
 
 from __future__ import annotations
 
@@ -45,11 +45,37 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: .); the package must be in the Conan cache",
     )
     wheelify.add_argument(
-        "-o",
+        "-of",
         "--output-dir",
+        "--output-folder",
+        dest="output_dir",
         type=Path,
-        default=Path("dist"),
         help="directory for the wheel (default: dist)",
+    )
+    # The binary to wheelify, chosen as `conan install` chooses it (host context).
+    wheelify.add_argument(
+        "-pr",
+        "--profile",
+        action="append",
+        default=[],
+        help="Conan profile (repeatable; default: the default profile)",
+    )
+    wheelify.add_argument(
+        "-s",
+        "--settings",
+        action="append",
+        default=[],
+        metavar="SETTING",
+        help='Conan setting, e.g. -s build_type=Debug (repeatable)',
+    )
+    wheelify.add_argument(
+        "-o",
+        "--options",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help='Conan option, e.g. -o "*:shared=True" (repeatable); a value without "=" '
+        "names the output directory instead (what -o meant before it took options)",
     )
     wheelify.add_argument(
         "-r",
@@ -76,11 +102,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _wheelify(args: argparse.Namespace) -> int:
+    from etpkg._internal.conan import Selection
     from etpkg._internal.wheelify import wheelify
 
     if args.update and args.remote is None:
         args.parser.error("--update needs --remote")
-    print(wheelify(args.package, args.output_dir, remote=args.remote, update=args.update))
+    # A Conan option always holds '='; a value without one is an output dir (the old -o).
+    dirs = [o for o in args.options if "=" not in o]
+    options = [o for o in args.options if "=" in o]
+    if len(dirs) + (args.output_dir is not None) > 1:
+        args.parser.error("give the output directory once (--output-dir)")
+    out = args.output_dir or (Path(dirs[0]) if dirs else Path("dist"))
+    selection = Selection(tuple(args.profile), tuple(args.settings), tuple(options))
+    print(wheelify(args.package, out, remote=args.remote, update=args.update, selection=selection))
     return 0
 
 

@@ -1,31 +1,88 @@
 """Reading a built Conan package from the local cache (Conan's Python API) into an Sdk.
 
 The source side of the pipeline: the only module that talks to Conan. The etpkg_* properties
-it reads are declared in properties.py.
+it reads are declared in properties.py. Which binary is read is chosen like `conan install`
+does: profiles (default: the default profile), then -s settings and -o options on top
+(Selection).
+
+What reaches the SDK's consumers from the packages it requires is what Conan propagates to a
+consumer of the package: the package is resolved as a requirement of a virtual consumer, and
+each dependency's `headers` and `libs` traits as that consumer sees them decide (a private
+shared library reaches it at run time only; a static library's dependencies are linked too).
 """
 
 from __future__ import annotations
 
 import contextlib
+import keyword
 import logging
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from etpkg._internal import properties
-from etpkg._internal.errors import PackageError
-from etpkg._internal.model import Component, Sdk
+from etpkg._internal.errors import LayoutError, PackageError
+from etpkg._internal.model import (
+    CXX,
+    LANGUAGES,
+    SHARED,
+    STATIC,
+    Component,
+    Dependency,
+    Sdk,
+    default_import_name,
+)
 
 log = logging.getLogger(__name__)
+
+# cpp_info fields etpkg cannot carry into a wheel; each is refused by name when set.
+_UNSUPPORTED_FIELDS = {
+    "objects": "object files to link (ship them in an archive instead)",
+    "frameworks": "Apple frameworks",
+    "frameworkdirs": "Apple framework directories",
+    "builddirs": "CMake module directories (ship CMake code as cmake_build_modules)",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which binary of the package: what `conan install` takes as -pr, -s and -o (host)."""
+
+    profiles: tuple[str, ...] = ()  # default: the default profile
+    settings: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value"
+    options: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value", e.g. "*:shared=True"
+
+    def describe(self) -> str:
+        parts = [f"-pr {p}" for p in self.profiles]
+        parts += [f"-s {s}" for s in self.settings] + [f"-o {o}" for o in self.options]
+        return " ".join(parts) if parts else "the default profile"
+
+
+DEFAULT_SELECTION = Selection()
+
+
+@dataclass(frozen=True)
+class RuntimePackage:
+    """A package the SDK requires (at run time or not) that has files: where auditwheel looks
+    for the shared libraries it grafts that the OS does not provide, and their licences."""
+
+    name: str
+    package_folder: Path
+    lib_dirs: tuple[Path, ...]
 
 
 @dataclass(frozen=True)
 class ConanPackage:
     sdk: Sdk
-    arch: str  # the Conan `arch` setting the binary was built for
+    arch: str | None  # the Conan `arch` setting the binary was built for; None: no settings
     conan_home: Path
+    required: tuple[RuntimePackage, ...] = field(default_factory=tuple)
+
+    @property
+    def ld_paths(self) -> tuple[Path, ...]:
+        return tuple(d for p in self.required for d in p.lib_dirs)
 
 
 @contextlib.contextmanager
@@ -69,8 +126,26 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def read_package(spec: str) -> ConanPackage:
-    """Finds the package in the cache (built for the default profile) and describes it."""
+def profiles(api: Any, selection: Selection) -> tuple[Any, Any]:
+    """The host profile the selection gives (and the default build profile)."""
+    from conan.errors import ConanException
+
+    try:
+        host = api.profiles.get_profile(
+            list(selection.profiles) or [api.profiles.get_default_host()],
+            settings=list(selection.settings),
+            options=list(selection.options),
+        )
+        build = api.profiles.get_profile([api.profiles.get_default_build()])
+    except ConanException as exc:
+        raise PackageError(
+            f"cannot load the profile ({selection.describe()}): {_first_line(exc)}"
+        ) from exc
+    return host, build
+
+
+def read_package(spec: str, selection: Selection = DEFAULT_SELECTION) -> ConanPackage:
+    """Finds the package's binary for the selection in the cache and describes it."""
     from conan.api.conan_api import ConanAPI
     from conan.errors import ConanException
 
@@ -81,9 +156,8 @@ def read_package(spec: str) -> ConanPackage:
             raise PackageError(f"cannot open the Conan home: {_first_line(exc)}") from exc
         home = Path(api.home_folder)
         ref, source_dir = _reference_from_spec(api, spec)
+        profile_host, profile_build = profiles(api, selection)
         try:
-            profile_host = api.profiles.get_profile([api.profiles.get_default_host()])
-            profile_build = api.profiles.get_profile([api.profiles.get_default_build()])
             graph = api.graph.load_graph_requires(
                 [ref], None, profile_host, profile_build, lockfile=None, remotes=[], update=None
             )
@@ -108,8 +182,8 @@ def read_package(spec: str) -> ConanPackage:
         missing = [str(n.ref) for n in graph.nodes if n.ref is not None and n.binary == "Missing"]
         if missing:
             raise PackageError(
-                f"no binary of {', '.join(missing)} for the default profile in the Conan cache "
-                f"{home}; run `conan create .` first"
+                f"no binary of {', '.join(missing)} for {selection.describe()} in the Conan "
+                f"cache {home}; run `conan create` with the same settings and options first"
             )
         try:
             api.install.install_binaries(graph, remotes=[])  # runs package_info()
@@ -126,9 +200,73 @@ def read_package(spec: str) -> ConanPackage:
             forbidden.append(Path(api.cache.export_path(node.ref)))
         if source_dir is not None:
             forbidden.append(source_dir)
-        sdk = _to_sdk(conanfile, tuple(dict.fromkeys(forbidden)))
+        system_requires = {
+            str(n.ref.name): dict(getattr(n.conanfile, "system_requires", {}) or {})
+            for n in graph.nodes
+            if n.ref is not None
+        }
+        deps = _dependencies(graph.root.conanfile, name, system_requires)
+        sdk = _to_sdk(conanfile, tuple(dict.fromkeys(forbidden)), deps)
         log.info("read %s from %s", ref, conanfile.package_folder)
-        return ConanPackage(sdk=sdk, arch=str(conanfile.settings.get_safe("arch")), conan_home=home)
+        arch = conanfile.settings.get_safe("arch")
+        return ConanPackage(
+            sdk=sdk,
+            arch=str(arch) if arch is not None else None,
+            conan_home=home,
+            required=_required(conanfile),
+        )
+
+
+def _required(conanfile: Any) -> tuple[RuntimePackage, ...]:
+    found: list[RuntimePackage] = []
+    for _, dep in conanfile.dependencies.host.items():
+        if dep.package_folder is None:
+            continue
+        dirs = [Path(d) for d in dep.cpp_info.aggregated_components().libdirs or []]
+        found.append(
+            RuntimePackage(
+                str(dep.ref.name),
+                Path(dep.package_folder),
+                tuple(dict.fromkeys(d for d in dirs if d.is_dir())),
+            )
+        )
+    return tuple(found)
+
+
+def _dependencies(
+    consumer: Any, own_name: str, system_requires: dict[str, dict[str, Any]]
+) -> tuple[Dependency, ...]:
+    """What reaches a consumer of the package from the packages it requires."""
+    deps: list[Dependency] = []
+    for require, dep in consumer.dependencies.host.items():
+        dep_name = str(dep.ref.name)
+        if dep_name == own_name or not (require.headers or require.libs):
+            continue
+        info = dep.cpp_info.aggregated_components()
+        folder = Path(dep.package_folder) if dep.package_folder else None
+        include_dirs = tuple(Path(d) for d in info.includedirs or [] if Path(d).is_dir())
+        lib_dirs = tuple(Path(d) for d in info.libdirs or [] if Path(d).is_dir())
+        inside = tuple(d for d in include_dirs if folder is not None and d.is_relative_to(folder))
+        system = not info.libs and not inside
+        apt = system_requires.get(dep_name, {}).get("apt-get", {}).get("install", [])
+        deps.append(
+            Dependency(
+                name=dep_name,
+                version=str(dep.ref.version),
+                headers=bool(require.headers),
+                libs=bool(require.libs),
+                system=system,
+                package_folder=folder,
+                include_dirs=include_dirs,
+                lib_dirs=lib_dirs,
+                libs_names=tuple(info.libs or ()),
+                system_libs=tuple(info.system_libs or ()),
+                apt_packages=tuple(str(p) for p in apt),
+                license=_license(dep.license),
+                requires=tuple(str(d.ref.name) for _, d in dep.dependencies.direct_host.items()),
+            )
+        )
+    return tuple(deps)
 
 
 def _relative(package_folder: Path, dirs: list[str], what: str) -> tuple[str, ...]:
@@ -154,14 +292,62 @@ def _namespace(root_target: str | None, components: tuple[Component, ...], name:
     return name
 
 
-def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
+def _languages(comp: Any, recipe: Any, where: str) -> tuple[str, ...]:
+    """Conan's own: the component's cpp_info.languages, else the recipe's; C++ when neither
+    says (a recipe without `languages` has C++ settings)."""
+    value = getattr(comp, "languages", None) or getattr(recipe, "languages", None) or [CXX]
+    if isinstance(value, str):
+        value = [value]
+    langs = tuple(str(v) for v in value)
+    unknown = [lang for lang in langs if lang not in LANGUAGES]
+    if unknown:
+        raise LayoutError(f"{where}: languages {unknown} (etpkg ships C and C++ SDKs only)")
+    return tuple(lang for lang in LANGUAGES if lang in langs)
+
+
+def _linkage(comp: Any, package_type: str, where: str) -> str:
+    """STATIC or SHARED from the component's type or the package type; "" when neither says
+    (the probe then takes what is on disk)."""
+    kind = str(getattr(comp, "type", None) or package_type or "")
+    if kind in ("static-library",):
+        return STATIC
+    if kind in ("shared-library",):
+        return SHARED
+    if kind == "header-library" and comp.libs:
+        raise LayoutError(f"{where}: a header-library lists libs {list(comp.libs)}")
+    return ""
+
+
+def _check_supported(comp: Any, where: str) -> None:
+    for attr, meaning in _UNSUPPORTED_FIELDS.items():
+        if getattr(comp, attr, None):
+            raise LayoutError(
+                f"{where}: cpp_info.{attr} ({meaning}) cannot be carried into a wheel: "
+                f"{list(getattr(comp, attr))}"
+            )
+
+
+def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency, ...]) -> Sdk:
     name = str(conanfile.ref.name) if conanfile.ref else str(conanfile.name)
     package_folder = Path(conanfile.package_folder)
     info = conanfile.cpp_info
+    package_type = str(conanfile.package_type or "")
+    if package_type == "application":
+        raise LayoutError(
+            f"{name} is an application (package_type); etpkg ships SDKs (libraries and headers)"
+        )
+    root_pc = info.get_property("pkg_config_name") or name
     components: list[Component] = []
     sorted_components = info.get_sorted_components() if info.has_components else {}
     if not sorted_components:
         sorted_components = {name: info}
+    bin_dirs: list[str] = []
+    res_dirs: list[str] = []
+    for comp_name, comp in sorted_components.items():
+        where = f"component {comp_name}"
+        _check_supported(comp, where)
+        bin_dirs += _relative(package_folder, comp.bindirs or [], f"{where}: bin dir")
+        res_dirs += _relative(package_folder, comp.resdirs or [], f"{where}: res dir")
     for comp_name, comp in sorted_components.items():
         requires: list[str] = []
         external: list[str] = []
@@ -173,8 +359,14 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
                 requires.append(sub)
             else:
                 external.append(req)
+        if comp is info and not info.requires:
+            # A package without components requires every direct dependency (Conan's rule).
+            external = [f"{d.name}::{d.name}" for d in deps]
         where = f"component {comp_name}"
         target = comp.get_property("cmake_target_name") or f"{name}::{comp_name}"
+        pc = comp.get_property("pkg_config_name") or (
+            root_pc if comp is info else f"{root_pc}-{comp_name}"
+        )
         components.append(
             Component(
                 name=comp_name,
@@ -189,13 +381,22 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
                 lib_dirs=_relative(package_folder, comp.libdirs or [], f"{where}: lib dir"),
                 system_libs=tuple(comp.system_libs or ()),
                 registration_only=bool(comp.get_property(properties.REGISTRATION_ONLY.name)),
-                pkg_config_name=comp.get_property("pkg_config_name"),
+                pkg_config_name=pc,
+                languages=_languages(comp, conanfile, where),
+                linkage=_linkage(comp, package_type, where),
+                cflags=tuple(comp.cflags or ()),
+                cxxflags=tuple(comp.cxxflags or ()),
+                sharedlinkflags=tuple(comp.sharedlinkflags or ()),
+                exelinkflags=tuple(comp.exelinkflags or ()),
             )
         )
     comps = tuple(components)
     python_packages = _str_list(info, properties.PYTHON_PACKAGES)
     python_requires = _str_list(info, properties.PYTHON_REQUIRES)
     cxx = info.get_property(properties.CXX_STANDARD.name)
+    build_modules = _relative(
+        package_folder, list(_str_list(info, "cmake_build_modules")), "cmake_build_modules entry"
+    )
     return Sdk(
         name=name,
         version=str(conanfile.version),
@@ -210,19 +411,39 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...]) -> Sdk:
         python_packages=python_packages,
         python_requires=python_requires,
         forbidden_paths=forbidden,
+        import_name=_import_name(info, name),
+        cmake_target=info.get_property("cmake_target_name") or f"{name}::{name}",
+        pkg_config_name=root_pc,
+        build_modules=build_modules,
+        bin_dirs=tuple(dict.fromkeys(bin_dirs)),
+        res_dirs=tuple(dict.fromkeys(res_dirs)),
+        dependencies=deps,
     )
 
 
-def _str_list(info: Any, prop: properties.Property) -> tuple[str, ...]:
+def _import_name(info: Any, name: str) -> str:
+    value = info.get_property(properties.IMPORT_NAME.name)
+    import_name = str(value) if value else default_import_name(name)
+    if not import_name.isidentifier() or keyword.iskeyword(import_name):
+        source = properties.IMPORT_NAME.name if value else f"the default for {name!r}"
+        raise LayoutError(
+            f"import name {import_name!r} ({source}) is not a Python identifier; set "
+            f"{properties.IMPORT_NAME.name} to one"
+        )
+    return import_name
+
+
+def _str_list(info: Any, prop: properties.Property | str) -> tuple[str, ...]:
     """A root property given as one string or a list of strings."""
-    value = info.get_property(prop.name)
+    name = prop if isinstance(prop, str) else prop.name
+    value = info.get_property(name)
     if not value:
         return ()
     if isinstance(value, str):
         return (value,)
     if isinstance(value, (list, tuple)):
         return tuple(str(v) for v in value)
-    raise PackageError(f"property {prop.name} must be a string or a list of strings, not {value!r}")
+    raise PackageError(f"property {name} must be a string or a list of strings, not {value!r}")
 
 
 def _license(value: object) -> str | None:
@@ -231,3 +452,4 @@ def _license(value: object) -> str | None:
     if isinstance(value, (list, tuple)):
         return " AND ".join(str(v) for v in value)
     return str(value)
+

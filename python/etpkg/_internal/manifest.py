@@ -1,7 +1,10 @@
 """The SDK summary a wheel carries in its CMake config (`# etpkg-sdk: {json}`), both ways.
 
-wheelify writes it from the Sdk; verify parses it back into the same Sdk model, laid out as
-the wheel holds it (package_folder = Path(name), headers in include/, libraries in lib/).
+wheelify writes it from the wheel's Sdk; verify parses it back into the same Sdk model, laid
+out as the wheel holds it (package_folder = Path(import_name), headers in include/, libraries
+in lib/). It holds everything verify needs to know what a consumer should get (names, files,
+languages, pkg-config names, system libraries), so verify reads no other generated file to
+learn it.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from etpkg._internal.errors import WheelError
-from etpkg._internal.model import Component, Sdk
-from etpkg._internal.naming import library_name
+from etpkg._internal.errors import LayoutError, WheelError
+from etpkg._internal.model import LANGUAGES, SHARED, STATIC, Component, Sdk
+from etpkg._internal.naming import is_static_file, library_name
 
 MARKER = "# etpkg-sdk: "
 _LINE = re.compile(r"^# etpkg-sdk: (.*)$", re.M)
@@ -23,9 +26,15 @@ def to_json(sdk: Sdk) -> str:
     data = {
         "name": sdk.name,
         "version": sdk.version,
+        "import_name": sdk.import_name,
         "cmake_file_name": sdk.cmake_file_name,
+        "cmake_target": sdk.cmake_target,
+        "cmake_namespace": sdk.cmake_namespace,
+        "pkg_config_name": sdk.pkg_config_name,
         "variable_prefix": sdk.variable_prefix,
         "cxx_standard": sdk.cxx_standard,
+        "executables": list(sdk.executables),
+        "res_dirs": list(sdk.res_dirs),
         "components": [
             {
                 "name": c.name,
@@ -34,6 +43,11 @@ def to_json(sdk: Sdk) -> str:
                 "requires": list(c.requires),
                 "defines": list(c.defines),
                 "registration_only": c.registration_only,
+                "pkg_config_name": c.pkg_config_name,
+                "system_libs": list(c.system_libs),
+                "languages": list(c.languages),
+                "headers": bool(c.include_dirs),
+                "dependency_files": list(c.dependency_files),
             }
             for c in sdk.components
         ],
@@ -62,6 +76,46 @@ def _string(data: dict[str, Any], key: str, what: str) -> str:
     return value
 
 
+def _list(data: dict[str, Any], key: str, what: str) -> tuple[str, ...]:
+    if key not in data:
+        raise WheelError(f"{what} lacks the key {key!r}")
+    return _strings(data[key], f"{what}: {key}")
+
+
+def _component(c: Any, what: str) -> Component:
+    if not isinstance(c, dict):
+        raise WheelError(f"{what} is not a JSON object")
+    files = _list(c, "files", what)
+    try:
+        libs = tuple(library_name(f) for f in files)
+    except ValueError as exc:
+        raise WheelError(f"{what}: {exc}") from exc
+    kinds = {is_static_file(f) for f in files}
+    if len(kinds) > 1:
+        raise WheelError(f"{what}: mixes shared libraries and archives: {list(files)}")
+    if not isinstance(c.get("registration_only"), bool):
+        raise WheelError(f"{what}: registration_only is not true or false")
+    if not isinstance(c.get("headers"), bool):
+        raise WheelError(f"{what}: headers is not true or false")
+    languages = _list(c, "languages", what)
+    if not languages or not set(languages) <= set(LANGUAGES):
+        raise WheelError(f"{what}: languages {list(languages)} (expected C and/or C++)")
+    return Component(
+        name=_string(c, "name", what),
+        target=_string(c, "target", what),
+        libs=libs,
+        requires=_list(c, "requires", what),
+        defines=_list(c, "defines", what),
+        include_dirs=("include",) if c["headers"] else (),
+        system_libs=_list(c, "system_libs", what),
+        registration_only=c["registration_only"],
+        pkg_config_name=_string(c, "pkg_config_name", what),
+        languages=languages,
+        linkage=STATIC if kinds == {True} else SHARED,
+        dependency_files=_list(c, "dependency_files", what),
+    )
+
+
 def from_json(text: str, where: str) -> Sdk:
     """Parses a manifest into an Sdk; anything malformed is a WheelError naming `where`."""
     try:
@@ -77,47 +131,33 @@ def from_json(text: str, where: str) -> Sdk:
     cxx = data.get("cxx_standard")
     if cxx is not None and not isinstance(cxx, str):
         raise WheelError(f"{what}: cxx_standard is not a string")
-    comps: list[Component] = []
-    for i, c in enumerate(data["components"]):
-        cwhat = f"{what}, component {i}"
-        if not isinstance(c, dict):
-            raise WheelError(f"{cwhat} is not a JSON object")
-        files = _strings(c.get("files"), f"{cwhat}: files")
-        try:
-            libs = tuple(library_name(f) for f in files)
-        except ValueError as exc:
-            raise WheelError(f"{cwhat}: {exc}") from exc
-        for key in ("requires", "defines"):
-            if key not in c:
-                raise WheelError(f"{cwhat} lacks the key {key!r}")
-        if not isinstance(c.get("registration_only"), bool):
-            raise WheelError(f"{cwhat}: registration_only is not true or false")
-        comps.append(
-            Component(
-                name=_string(c, "name", cwhat),
-                target=_string(c, "target", cwhat),
-                libs=libs,
-                requires=_strings(c["requires"], f"{cwhat}: requires"),
-                defines=_strings(c["defines"], f"{cwhat}: defines"),
-                registration_only=c["registration_only"],
-            )
-        )
+    comps = [_component(c, f"{what}, component {i}") for i, c in enumerate(data["components"])]
     names = {c.name for c in comps}
     for comp in comps:
         unknown = [r for r in comp.requires if r not in names]
         if unknown:
             raise WheelError(f"{what}: component {comp.name} requires unknown {unknown}")
-    cmake_file_name = _string(data, "cmake_file_name", what)
-    first = comps[0].target if comps else name
+    if not comps:
+        raise WheelError(f"{what} lists no component")
+    import_name = _string(data, "import_name", what)
     sdk = Sdk(
         name=name,
         version=_string(data, "version", what),
-        package_folder=Path(name),
+        package_folder=Path(import_name),
         components=tuple(comps),
-        cmake_file_name=cmake_file_name,
-        cmake_namespace=first.split("::", 1)[0] if "::" in first else name,
+        cmake_file_name=_string(data, "cmake_file_name", what),
+        cmake_namespace=_string(data, "cmake_namespace", what),
         cxx_standard=cxx,
+        import_name=import_name,
+        cmake_target=_string(data, "cmake_target", what),
+        pkg_config_name=_string(data, "pkg_config_name", what),
+        executables=_list(data, "executables", what),
+        res_dirs=_list(data, "res_dirs", what),
     )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
+    try:
+        sdk.wheel_version  # noqa: B018
+    except LayoutError as exc:
+        raise WheelError(f"{what}: {exc}") from exc
     return sdk

@@ -4,6 +4,10 @@ Everything downstream of Conan (wheel layout, CMake config, pkg-config files, ch
 reads only these types, so a source other than Conan could fill them in. `verify` parses the
 manifest a wheel carries back into the same types (see manifest.py). Paths are relative to the
 package root unless a field says otherwise.
+
+Flags (cflags, cxxflags, link flags) that name a file of the package hold it as
+`${prefix}/<path in the package>` once planned (see plan/relocate.py): pkg-config's own
+variable, which the CMake config and the Python helper define the same way.
 """
 
 from __future__ import annotations
@@ -13,44 +17,99 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.naming import library_file
 
+C = "C"
+CXX = "C++"
+LANGUAGES = (C, CXX)
+SHARED = "shared"
+STATIC = "static"
+
 
 @dataclass(frozen=True)
 class Component:
-    """One library of the SDK, exported as one imported target."""
+    """One library of the SDK (or a header-only part of it), exported as one imported target."""
 
     name: str  # component name, e.g. "kernels_optimized"
     target: str  # CMake target, e.g. "etrt::kernels_optimized"
-    libs: tuple[str, ...]  # library names as given to the linker, e.g. ("etrt_kernels_optimized",)
+    libs: tuple[str, ...]  # library names as given to the linker; () for a header-only component
     requires: tuple[str, ...] = ()  # names of other components of this SDK
     external_requires: tuple[str, ...] = ()  # "<dep>::<component>" of other Conan packages
     defines: tuple[str, ...] = ()
     include_dirs: tuple[str, ...] = ("include",)
     lib_dirs: tuple[str, ...] = ("lib",)
-    system_libs: tuple[str, ...] = ()  # e.g. ("dl", "pthread")
+    system_libs: tuple[str, ...] = ()  # e.g. ("dl", "pthread"), linked as -l<name>
     # Registers itself from a static initializer and exports nothing a caller references:
-    # consumers must link it with --no-as-needed or the linker drops it.
+    # consumers must link it with --no-as-needed (an archive: --whole-archive) or the linker
+    # drops it.
     registration_only: bool = False
     pkg_config_name: str | None = None
+    languages: tuple[str, ...] = (CXX,)  # what consumers compile against it: "C", "C++"
+    linkage: str = SHARED  # SHARED or STATIC; meaningless for a header-only component
+    cflags: tuple[str, ...] = ()  # compile flags for C consumers
+    cxxflags: tuple[str, ...] = ()  # compile flags for C++ consumers
+    sharedlinkflags: tuple[str, ...] = ()  # link flags for consumers that are shared libraries
+    exelinkflags: tuple[str, ...] = ()  # link flags for consumers that are executables
+    # Libraries of other packages consumers link with this component, by wheel-relative path
+    # (a grafted <dist>.libs/libx-1a2b3c4d.so.1, an archive shipped in <pkg>/lib/).
+    dependency_files: tuple[str, ...] = ()
+
+    @property
+    def header_only(self) -> bool:
+        return not self.libs
+
+    @property
+    def static(self) -> bool:
+        return bool(self.libs) and self.linkage == STATIC
 
     @property
     def files(self) -> tuple[str, ...]:
         """The component's library files in the wheel's <pkg>/lib, e.g. ("libetrt.so",)."""
-        return tuple(library_file(lib) for lib in self.libs)
+        return tuple(library_file(lib, static=self.static) for lib in self.libs)
+
+    @property
+    def cxx(self) -> bool:
+        return CXX in self.languages
+
+    @property
+    def c_only(self) -> bool:
+        return CXX not in self.languages
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """Another package the SDK requires whose headers or libraries reach its consumers (what
+    Conan propagates to a consumer of the SDK: the requirement's headers and libs traits)."""
+
+    name: str  # Conan name, e.g. "bzip2"
+    version: str
+    headers: bool  # consumers compile against its headers: shipped under <pkg>/include
+    libs: bool  # consumers link its libraries
+    system: bool  # a wrapper of the OS's package: nothing of it is in its package folder
+    package_folder: Path | None  # the built Conan package (build machine; never written out)
+    include_dirs: tuple[Path, ...] = ()  # absolute
+    lib_dirs: tuple[Path, ...] = ()  # absolute
+    libs_names: tuple[str, ...] = ()  # libraries consumers link (-l names)
+    system_libs: tuple[str, ...] = ()
+    # Debian packages its recipe installs (Conan's system requirements): a system package's
+    # headers and licence come from there.
+    apt_packages: tuple[str, ...] = ()
+    license: str | None = None
+    requires: tuple[str, ...] = ()  # names of the packages it requires itself
 
 
 @dataclass(frozen=True)
 class Sdk:
     """A whole SDK: what one Conan package describes in package_info()."""
 
-    name: str  # distribution and import name, e.g. "etrt"
-    version: str  # full build version, e.g. "0.1.0"
+    name: str  # the Conan package name, e.g. "etrt" or "geo-kit"
+    version: str  # the Conan version as the recipe writes it, e.g. "1.2.3-rc1"
     # Where the files are: the built Conan package (absolute, never written into outputs), or
-    # for an Sdk read back from a wheel's manifest the wheel-relative package dir, Path(name).
+    # for an Sdk read back from a wheel's manifest the wheel-relative package dir.
     package_folder: Path
     components: tuple[Component, ...]  # in dependency order: a component follows what it requires
     cmake_file_name: str  # find_package(<cmake_file_name>)
@@ -65,19 +124,80 @@ class Sdk:
     python_requires: tuple[str, ...] = ()
     # Build-machine directories (Conan cache, build folders) whose paths must not be shipped.
     forbidden_paths: tuple[Path, ...] = field(default_factory=tuple)
+    # The Python import name, i.e. the wheel's top-level package dir (etpkg_import_name).
+    import_name: str = ""
+    cmake_target: str = ""  # the package-wide target; default <name>::<name>
+    # The aggregate .pc requiring every component's; default the package name, "none": none.
+    pkg_config_name: str = ""
+    build_modules: tuple[str, ...] = ()  # cmake_build_modules, package-relative
+    bin_dirs: tuple[str, ...] = ()  # executables consumers run, shipped in <pkg>/bin
+    res_dirs: tuple[str, ...] = ()  # data files, shipped at the same package-relative path
+    executables: tuple[str, ...] = ()  # file names in <pkg>/bin, once probed
+    dependencies: tuple[Dependency, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.import_name:
+            object.__setattr__(self, "import_name", default_import_name(self.name))
+        if not self.cmake_target:
+            object.__setattr__(self, "cmake_target", f"{self.name}::{self.name}")
+        if not self.pkg_config_name:
+            object.__setattr__(self, "pkg_config_name", self.name)
+
+    @property
+    def distribution(self) -> str:
+        """The PEP 503 normalized distribution name, e.g. "geo-kit"."""
+        return canonicalize_name(self.name)
+
+    @property
+    def wheel_version(self) -> str:
+        """The version in PEP 440 normal form: the wheel's, the .pc files', BUILD_VERSION."""
+        try:
+            return str(Version(self.version))
+        except InvalidVersion as exc:
+            raise LayoutError(
+                f"version {self.version!r} of {self.name} is not a PEP 440 version"
+            ) from exc
 
     @property
     def cmake_version(self) -> str:
         """The numeric release part of the version, the only form CMake compares."""
-        try:
-            return ".".join(str(n) for n in Version(self.version).release)
-        except InvalidVersion as exc:
-            raise LayoutError(f"version {self.version!r} is not a valid version") from exc
+        return ".".join(str(n) for n in Version(self.wheel_version).release)
 
     @property
     def variable_prefix(self) -> str:
         """Prefix of the config's result variables: ETRT for find_package(etrt)."""
         return re.sub(r"[^A-Za-z0-9_]", "_", self.cmake_file_name).upper()
+
+    @property
+    def header_only(self) -> bool:
+        """Nothing binary at all: a py3-none-any wheel."""
+        return all(c.header_only for c in self.components) and not self.executables
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        found = {lang for c in self.components for lang in c.languages}
+        return tuple(lang for lang in LANGUAGES if lang in found)
+
+    @property
+    def cmake_languages(self) -> tuple[str, ...]:
+        """The CMake languages a consumer project enables for this SDK: C and/or CXX."""
+        return tuple("CXX" if lang == CXX else lang for lang in self.languages)
+
+    @property
+    def aggregate_target(self) -> str | None:
+        """The package-wide target when it is not one of the components' own."""
+        if self.cmake_target in {c.target for c in self.components}:
+            return None
+        return self.cmake_target
+
+    @property
+    def aggregate_pkg_config(self) -> str | None:
+        """The package-wide .pc name when there is one beside the components'."""
+        if self.pkg_config_name == "none":
+            return None
+        if self.pkg_config_name in {c.pkg_config_name for c in self.components}:
+            return None
+        return self.pkg_config_name
 
     def component(self, name: str) -> Component:
         for comp in self.components:
@@ -99,3 +219,13 @@ class Sdk:
     def files(self, names: Iterable[str]) -> set[str]:
         """The library files of these components (not of what they require)."""
         return {f for n in names for f in self.component(n).files}
+
+    def shared_files(self, names: Iterable[str]) -> set[str]:
+        """The shared library files of these components: what an app linking them needs."""
+        return {f for n in names if not self.component(n).static for f in self.component(n).files}
+
+
+def default_import_name(name: str) -> str:
+    """The import name etpkg gives a package when etpkg_import_name is unset: the PEP 503
+    normalized name with '-' as '_' ("geo-kit" and "Geo.Kit" -> "geo_kit")."""
+    return canonicalize_name(name).replace("-", "_")

@@ -1,7 +1,8 @@
 """The etpkg-specific properties a Conan recipe sets in package_info(), each declared once.
 
-Everything else etpkg reads is Conan's own vocabulary (cpp_info, cmake_file_name,
-cmake_target_name, pkg_config_name). conan.py reads these through their declarations.
+Everything else etpkg reads is Conan's own vocabulary (cpp_info with its languages,
+cmake_file_name, cmake_target_name, pkg_config_name, cmake_build_modules, the recipe's
+languages and package_type). conan.py reads these through their declarations.
 """
 
 from __future__ import annotations
@@ -20,7 +21,15 @@ CXX_STANDARD = Property(
     "etpkg_cxx_standard",
     "package",
     'C++ standard consumers must compile with, e.g. "17": the config\'s <NAME>_CXX_STANDARD, '
-    "a cxx_std_<N> compile feature on every target, -std=c++<N> in the .pc files.",
+    "a cxx_std_<N> compile feature on every C++ component's target, -std=c++<N> in the .pc "
+    "files of components consumed from C++ only (a component's languages, Conan's own).",
+)
+IMPORT_NAME = Property(
+    "etpkg_import_name",
+    "package",
+    "The Python import name of the wheel's package (its top-level directory, python -m "
+    "<name>). Default: the PEP 503 normalized package name with '-' as '_' (geo-kit -> "
+    "geo_kit). The distribution name is always the normalized package name.",
 )
 PYTHON_PACKAGES = Property(
     "etpkg_python_packages",
@@ -39,7 +48,7 @@ REGISTRATION_ONLY = Property(
     "component",
     "The component's libraries register themselves from static initializers and export "
     "nothing a consumer references: consumers link them with a scoped --no-as-needed "
-    "(see naming.py) or the linker drops them.",
+    "(archives: --whole-archive; see naming.py) or the linker drops them.",
 )
 
-ALL = (CXX_STANDARD, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)
+ALL = (CXX_STANDARD, IMPORT_NAME, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)

@@ -14,7 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from etpkg._internal.conan import _first_line, _quiet_conan, _reference_from_spec
+from etpkg._internal.conan import (
+    DEFAULT_SELECTION,
+    Selection,
+    _first_line,
+    _quiet_conan,
+    _reference_from_spec,
+    profiles,
+)
 from etpkg._internal.errors import PackageError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -47,10 +54,12 @@ def _explain(exc: BaseException, remote: Any, ref: str) -> str:
     return f"cannot fetch {ref} from Conan remote {name!r} ({url}): {_first_line(exc)}"
 
 
-def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
-    """Installs spec's binary for the default profile, with its dependencies, from the remote
-    into the Conan cache; `update` checks the remote for newer revisions even when the cache
-    has the package. Returns the reference."""
+def fetch_package(
+    spec: str, remote_name: str, *, update: bool = False, selection: Selection = DEFAULT_SELECTION
+) -> str:
+    """Installs spec's binary for the selection (default: the default profile), with its
+    dependencies, from the remote into the Conan cache; `update` checks the remote for newer
+    revisions even when the cache has the package. Returns the reference."""
     from conan.api.conan_api import ConanAPI
     from conan.api.output import ConanOutput
     from conan.errors import ConanException
@@ -77,11 +86,7 @@ def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
             raise RemoteError(f"Conan remote {remote_name!r} is disabled in {home}")
         ref, _ = _reference_from_spec(api, spec)
         updates = ["*"] if update else None
-        try:
-            profile_host = api.profiles.get_profile([api.profiles.get_default_host()])
-            profile_build = api.profiles.get_profile([api.profiles.get_default_build()])
-        except ConanException as exc:
-            raise PackageError(f"cannot load the default profile: {_first_line(exc)}") from exc
+        profile_host, profile_build = profiles(api, selection)
         try:
             graph = api.graph.load_graph_requires(
                 [ref],
@@ -102,7 +107,7 @@ def fetch_package(spec: str, remote_name: str, *, update: bool = False) -> str:
         if missing:
             raise RemoteError(
                 f"Conan remote {remote_name!r} ({remote.url}) has no binary of "
-                f"{', '.join(missing)} for the default profile; upload one built with it"
+                f"{', '.join(missing)} for {selection.describe()}; upload one built with it"
             )
         try:
             api.install.install_binaries(graph, remotes=[remote])

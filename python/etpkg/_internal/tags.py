@@ -4,11 +4,19 @@ The wheels etpkg writes hold native libraries and pure-Python code that works on
 (no extension module built against one CPython ABI): python tag py3, ABI tag none. The platform
 is first `linux_<arch>` (from the Conan arch), then the lowest manylinux policy auditwheel's
 own analysis finds the wheel (external libraries included) meets; auditwheel repair writes it.
+
+- A header-only package (no settings, no binaries) gives `py3-none-any`.
+- Static archives bind their glibc symbols when the consumer links, against the headers they
+  were compiled with (which may redirect to newer symbols): auditwheel cannot analyze them,
+  so a wheel holding archives needs at least the build machine's glibc,
+  `manylinux_<glibc>_<arch>` (or what auditwheel finds for its ELF files, if stricter).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass
 
 from packaging.utils import canonicalize_name, canonicalize_version
@@ -40,7 +48,7 @@ _ARCHES = (
 )
 
 
-def arch_for_conan(conan_arch: str) -> Arch:
+def arch_for_conan(conan_arch: str | None) -> Arch:
     for arch in _ARCHES:
         if arch.conan == conan_arch:
             return arch
@@ -48,9 +56,34 @@ def arch_for_conan(conan_arch: str) -> Arch:
     raise PackageError(f"unsupported Conan arch {conan_arch!r} (supported: {known})")
 
 
-def unrepaired_platform(arch: Arch) -> str:
-    """The platform tag of the wheel before auditwheel repair."""
-    return f"linux_{arch.wheel}"
+ANY = "any"
+
+
+def unrepaired_platform(arch: Arch | None) -> str:
+    """The platform tag of the wheel before auditwheel repair ("any": no arch at all)."""
+    return ANY if arch is None else f"linux_{arch.wheel}"
+
+
+_MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_(\w+)")
+
+
+def glibc_platform(arch: Arch, glibc: str | None = None) -> str:
+    """manylinux_<X>_<Y>_<arch> for this machine's glibc (or `glibc`, e.g. "2.36")."""
+    version = glibc or (os.confstr("CS_GNU_LIBC_VERSION") or "glibc 2.17").split()[-1]
+    major, minor = version.split(".")[:2]
+    return f"manylinux_{int(major)}_{int(minor)}_{arch.wheel}"
+
+
+def strictest(*platforms: str) -> str:
+    """The manylinux platform with the newest glibc among these."""
+
+    def key(tag: str) -> tuple[int, int]:
+        match = _MANYLINUX.fullmatch(tag)
+        if match is None:
+            raise ToolError(f"not a manylinux platform tag: {tag}")
+        return int(match.group(1)), int(match.group(2))
+
+    return max(platforms, key=key)
 
 
 def manylinux_platform(show_json: str, wheel_file: str) -> str:

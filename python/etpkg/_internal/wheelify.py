@@ -2,7 +2,11 @@
 
 The pipeline, in order: read (conan) -> probe (build.probe) -> plan (plan.*, pure) -> stage
 (build.stage: files + patchelf) -> zip (build.wheelfile) -> repair (build.repair: auditwheel)
--> check (build.checks) -> publish (build.publish: atomic).
+-> render again with what was grafted (plan.view, plan.generate) -> check (build.checks) ->
+publish (build.publish: atomic).
+
+A header-only package has nothing to repair: its wheel is py3-none-any. A wheel whose only
+binaries are archives gets the build machine's glibc as its platform (tags.py) and no repair.
 """
 
 from __future__ import annotations
@@ -14,60 +18,103 @@ from pathlib import Path
 
 from etpkg._internal import tags
 from etpkg._internal.build import checks, repair
+from etpkg._internal.build.licenses import grafted_licenses
 from etpkg._internal.build.probe import probe_package
 from etpkg._internal.build.publish import publish
-from etpkg._internal.build.stage import stage
+from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
-from etpkg._internal.conan import read_package
-from etpkg._internal.plan.cmake import render_cmake_package
-from etpkg._internal.plan.layout import plan_wheel, wheel_sdk
-from etpkg._internal.plan.pkgconfig import render_pkg_config
+from etpkg._internal.conan import DEFAULT_SELECTION, Selection, read_package
+from etpkg._internal.plan import metadata
+from etpkg._internal.plan.cmake import libs_dir_name
+from etpkg._internal.plan.generate import generated_files
+from etpkg._internal.plan.layout import LICENSES, plan_wheel, shipped_python
+from etpkg._internal.plan.view import static_archives, wheel_sdk
 from etpkg._internal.remote import fetch_package
 from etpkg._internal.version import VERSION
 
 log = logging.getLogger(__name__)
 
 
-def wheelify(spec: str, out_dir: Path, *, remote: str | None = None, update: bool = False) -> Path:
-    """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir;
-    with `remote`, first installs it from that Conan remote into the cache (remote.py).
+def wheelify(
+    spec: str,
+    out_dir: Path,
+    *,
+    remote: str | None = None,
+    update: bool = False,
+    selection: Selection = DEFAULT_SELECTION,
+) -> Path:
+    """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
+    for the binary `selection` picks; with `remote`, first installs it from that Conan remote
+    into the cache (remote.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     """
     start = time.monotonic()
     if remote is not None:
-        spec = fetch_package(spec, remote, update=update)
-    package = read_package(spec)
+        spec = fetch_package(spec, remote, update=update, selection=selection)
+    package = read_package(spec, selection)
     sdk = package.sdk
-    arch = tags.arch_for_conan(package.arch)
+    arch = tags.arch_for_conan(package.arch) if package.arch is not None else None
     files = probe_package(sdk, arch)
-    view = wheel_sdk(sdk)
-    generated = {**render_cmake_package(view), **render_pkg_config(view)}
-    plan, name = plan_wheel(sdk, files, tags.unrepaired_platform(arch), VERSION, generated)
+    view = wheel_sdk(sdk, files)
+    binary = not view.header_only
+    name = metadata.wheel_name(view, tags.unrepaired_platform(arch if binary else None))
+    python_files = shipped_python(files)
+    plan = plan_wheel(
+        view,
+        files,
+        name,
+        generated_files(view, name, VERSION, shipped_python=python_files),
+    )
     forbidden = [*sdk.forbidden_paths, package.conan_home]
+    archives = list(static_archives(files))
 
     with tempfile.TemporaryDirectory(prefix="etpkg-") as tmp_name:
         tmp = Path(tmp_name)
         tree = tmp / "tree"
         stage(plan, tree)
-        unrepaired = tmp / "unrepaired" / name.filename
-        unrepaired.parent.mkdir()
-        write_wheel(tree, unrepaired, name.dist_info)
+        final_tree, platform = tree, tags.ANY
+        external: dict[str, Path] = {}
+        if binary and arch is not None:
+            platform = tags.glibc_platform(arch) if archives else tags.ANY
+            if plan.patches:  # ELF files: auditwheel's analysis and repair
+                unrepaired = tmp / "unrepaired" / name.filename
+                unrepaired.parent.mkdir()
+                write_wheel(tree, unrepaired, name.dist_info)
+                analysis = repair.analyze(unrepaired, package.ld_paths)
+                platform = tags.strictest(analysis.platform, *([platform] if archives else []))
+                external = analysis.external
+                (tmp / "repaired").mkdir()
+                repaired = repair.repair(unrepaired, platform, tmp / "repaired", package.ld_paths)
+                final_tree = tmp / "final"
+                unpack_wheel(repaired, final_tree)
+                repair.restore_runpaths(final_tree)
+        final_name = metadata.wheel_name(view, platform)
 
-        platform = repair.choose_platform(unrepaired)
-        (tmp / "repaired").mkdir()
-        repaired = repair.repair(unrepaired, platform, tmp / "repaired")
-        final_tree = tmp / "final"
-        unpack_wheel(repaired, final_tree)
-        repair.restore_runpaths(final_tree)
+        # Now what was grafted is known: what consumers link, and the licences it brings.
+        grafted = repair.grafts(final_tree, libs_dir_name(view), external)
+        final_view = wheel_sdk(sdk, files, grafted)
+        graft_licenses = grafted_licenses(grafted, external, package.required)
+        licence_files = {f"{name.dist_info}/{LICENSES}/{rel}": src for rel, src in graft_licenses}
+        write_files(final_tree, licence_files)
+        write_files(
+            final_tree,
+            generated_files(
+                final_view,
+                final_name,
+                VERSION,
+                shipped_python=python_files,
+                license_files=[*plan.licenses, *(rel for rel, _ in graft_licenses)],
+            ),
+        )
 
-        libraries = [patch.path for patch in plan.patches]
-        checks.raise_problems(checks.runpath_problems(final_tree, libraries))
+        elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
+        checks.raise_problems(checks.runpath_problems(final_tree, elf_files))
         checks.raise_problems(checks.forbidden_path_problems(final_tree, forbidden))
 
-        final = tmp / "out" / repaired.name
+        final = tmp / "out" / final_name.filename
         final.parent.mkdir()
-        write_wheel(final_tree, final, name.dist_info)
+        write_wheel(final_tree, final, final_name.dist_info)
         dest = publish(final, out_dir)
     log.info("wrote %s in %.2f s", dest, time.monotonic() - start)
     return dest

@@ -22,6 +22,7 @@ class StorageKind(object):
     Input = 2
     View = 3
     External = 4
+    State = 5
 
 
 class ValueUnion(object):
@@ -156,7 +157,75 @@ class Tensor(object):
             return self._tab.String(o + self._tab.Pos)
         return None
 
-def TensorStart(builder): builder.StartObject(7)
+    # Tensor
+    def Dynamic(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+    # Tensor
+    def MinSizes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # Tensor
+    def MinSizesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int64Flags, o)
+        return 0
+
+    # Tensor
+    def MinSizesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def MinSizesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        return o == 0
+
+    # Tensor
+    def MaxSizes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int64Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 8))
+        return 0
+
+    # Tensor
+    def MaxSizesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int64Flags, o)
+        return 0
+
+    # Tensor
+    def MaxSizesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def MaxSizesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        return o == 0
+
+    # Tensor
+    def ZeroInitial(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(24))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def TensorStart(builder): builder.StartObject(11)
 def TensorAddScalarType(builder, scalarType): builder.PrependInt8Slot(0, scalarType, 0)
 def TensorAddSizes(builder, sizes): builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(sizes), 0)
 def TensorStartSizesVector(builder, numElems): return builder.StartVector(8, numElems, 8)
@@ -166,6 +235,12 @@ def TensorAddStorage(builder, storage): builder.PrependInt8Slot(3, storage, 0)
 def TensorAddConstantSegment(builder, constantSegment): builder.PrependUint32Slot(4, constantSegment, 0)
 def TensorAddMemOffset(builder, memOffset): builder.PrependUint64Slot(5, memOffset, 0)
 def TensorAddExternalKey(builder, externalKey): builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(externalKey), 0)
+def TensorAddDynamic(builder, dynamic): builder.PrependBoolSlot(7, dynamic, 0)
+def TensorAddMinSizes(builder, minSizes): builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(minSizes), 0)
+def TensorStartMinSizesVector(builder, numElems): return builder.StartVector(8, numElems, 8)
+def TensorAddMaxSizes(builder, maxSizes): builder.PrependUOffsetTRelativeSlot(9, flatbuffers.number_types.UOffsetTFlags.py_type(maxSizes), 0)
+def TensorStartMaxSizesVector(builder, numElems): return builder.StartVector(8, numElems, 8)
+def TensorAddZeroInitial(builder, zeroInitial): builder.PrependBoolSlot(10, zeroInitial, 0)
 def TensorEnd(builder): return builder.EndObject()
 
 
@@ -380,9 +455,38 @@ class IntList(object):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
         return o == 0
 
-def IntListStart(builder): builder.StartObject(1)
+    # IntList
+    def ItemValues(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # IntList
+    def ItemValuesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # IntList
+    def ItemValuesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # IntList
+    def ItemValuesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+def IntListStart(builder): builder.StartObject(2)
 def IntListAddItems(builder, items): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(items), 0)
 def IntListStartItemsVector(builder, numElems): return builder.StartVector(8, numElems, 8)
+def IntListAddItemValues(builder, itemValues): builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(itemValues), 0)
+def IntListStartItemValuesVector(builder, numElems): return builder.StartVector(4, numElems, 4)
 def IntListEnd(builder): return builder.EndObject()
 
 

@@ -25,6 +25,7 @@ from ..ir import (
     TensorValue,
     tensor_indices,
 )
+from ..memory_plan import storage_root
 from .blob import build_blob
 from .match import PlanView
 from .nodes import Layout
@@ -71,6 +72,14 @@ def _order(view: PlanView, parts: list[Partition]) -> list[Instruction]:
             producer = view.producer.get(v)
             if producer is not None and unit_of[producer] != u:
                 deps[u].add(unit_of[producer])
+    # State is written in place: the calls touching one state's memory keep their order.
+    last_touch: dict[int, int] = {}
+    for step, instr in enumerate(plan.instructions):
+        for state in _states_touched(plan, instr):
+            u = unit_of[step]
+            if state in last_touch and last_touch[state] != u:
+                deps[u].add(last_touch[state])
+            last_touch[state] = u
     dependents: list[list[int]] = [[] for _ in units]
     for u, ds in enumerate(deps):
         for d in ds:
@@ -91,8 +100,20 @@ def _order(view: PlanView, parts: list[Partition]) -> list[Instruction]:
     return order
 
 
+def _states_touched(plan: ExecutionPlan, instr: Instruction) -> set[int]:
+    """The State tensors whose memory `instr` reads or writes (through views too)."""
+    roots = set()
+    for arg in instr.args:
+        for t in tensor_indices(plan.values, arg):
+            root = plan.values[storage_root(plan, t)]
+            if isinstance(root, TensorValue) and root.storage == StorageKind.STATE:
+                roots.add(storage_root(plan, t))
+    return roots
+
+
 def _drop_dead_kernels(plan: ExecutionPlan) -> None:
-    """Kernel calls are pure: one whose outputs nobody reads can go."""
+    """Kernel calls are pure but for state: one whose outputs nobody reads and that writes no
+    state can go."""
     while True:
         read: set[int] = set(plan.outputs)
         for instr in plan.instructions:
@@ -103,6 +124,7 @@ def _drop_dead_kernels(plan: ExecutionPlan) -> None:
             for i in plan.instructions
             if not isinstance(i, KernelCall)
             or any(t in read for o in i.outputs for t in tensor_indices(plan.values, o))
+            or _states_touched(plan, KernelCall(i.op_index, i.outputs))
         ]
         if len(keep) == len(plan.instructions):
             return
@@ -149,7 +171,8 @@ def delegate_to_xnnpack(
                 t.storage, t.view_of = StorageKind.PLANNED, None
             # A spatial output is stored as XNNPACK computes it (NHWC), so no permute follows
             # the call; etrt's kernels read it channels-last (channels_last.py plans around it).
-            if isinstance(t, TensorValue) and part.layout.get(v) == Layout.SPATIAL:
+            spatial = part.layout.get(v) == Layout.SPATIAL
+            if isinstance(t, TensorValue) and spatial and not t.dynamic:
                 _n, c, h, w = t.sizes
                 if v not in plan.outputs and c > 1 and h * w > 1:
                     t.dim_order = (0, 2, 3, 1)

@@ -73,7 +73,10 @@ class PlanView:
             if isinstance(instr, KernelCall):
                 for out in instr.outputs:
                     for t in tensor_indices(self.values, out):
-                        self.producer.setdefault(t, step)
+                        # State exists before the method runs; its writes keep their order.
+                        v = self.values[t]
+                        if not (isinstance(v, TensorValue) and v.storage == StorageKind.STATE):
+                            self.producer.setdefault(t, step)
             for arg in instr.inputs:
                 for t in tensor_indices(self.values, arg):
                     self.users.setdefault(t, set()).add(step)
@@ -454,6 +457,12 @@ def match(view: PlanView, instr: KernelCall) -> Match | None:
     matcher = MATCHERS.get(view.op(instr))
     if matcher is None:
         return None
+    # Debian's XNNPACK cannot reshape a runtime, and a delegate never holds mutable state.
+    for arg in instr.args:
+        for i in tensor_indices(view.values, arg):
+            t = view.tensor(i)
+            if t is not None and (t.dynamic or t.storage == StorageKind.STATE):
+                return None
     for out in instr.outputs:  # the delegate writes contiguous outputs only
         t = view.tensor(out)
         if t is not None and t.dim_order != tuple(range(len(t.sizes))):

@@ -12,6 +12,7 @@ int main() {
               toysdk::has_plugin("toy_plugin") ? 1 : 0);
 #ifdef TOYSDK_APP_EXTRA
   std::printf("compressed=%zu\n", toysdk::compressed_size("hello hello hello hello"));
+  std::printf("bzip2=%s\n", toysdk::bzip2_version());
 #endif
   return 0;
 }

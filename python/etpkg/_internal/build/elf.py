@@ -1,7 +1,9 @@
-"""Reading the few ELF facts etpkg needs (pyelftools); no writing here (see tools.patchelf)."""
+"""Reading the few ELF facts etpkg needs (pyelftools), in shared objects, executables and the
+objects of ar archives; no writing here (see tools.patchelf)."""
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +74,14 @@ def read_elf(path: Path) -> ElfInfo:
         raise ElfError(f"{path}: not a readable ELF file ({exc})") from exc
 
 
+def _check_arch(path: Path, info: ElfInfo, arch: Arch) -> None:
+    if info.machine != arch.machine or info.elfclass != arch.elfclass:
+        raise ElfError(
+            f"{path}: built for {info.machine} ({info.elfclass}-bit), "
+            f"but the package's arch is {arch.conan} ({arch.machine})"
+        )
+
+
 def check_shared_library(path: Path, arch: Arch) -> ElfInfo:
     """The file must be an ELF shared object built for `arch`."""
     if not is_elf(path):
@@ -79,9 +89,73 @@ def check_shared_library(path: Path, arch: Arch) -> ElfInfo:
     info = read_elf(path)
     if info.elf_type != "ET_DYN":
         raise ElfError(f"{path}: ELF type {info.elf_type}, expected a shared object (ET_DYN)")
-    if info.machine != arch.machine or info.elfclass != arch.elfclass:
-        raise ElfError(
-            f"{path}: built for {info.machine} ({info.elfclass}-bit), "
-            f"but the package's arch is {arch.conan} ({arch.machine})"
-        )
+    _check_arch(path, info, arch)
     return info
+
+
+def check_executable(path: Path, arch: Arch) -> ElfInfo:
+    """An ELF program (ET_EXEC, or ET_DYN for a PIE) built for `arch`."""
+    info = read_elf(path)
+    if info.elf_type not in ("ET_EXEC", "ET_DYN"):
+        raise ElfError(f"{path}: ELF type {info.elf_type}, expected an executable")
+    _check_arch(path, info, arch)
+    return info
+
+
+AR_MAGIC = b"!<arch>\n"
+
+
+def archive_members(path: Path) -> list[tuple[str, bytes]]:
+    """(name, data) of each member of a System V / GNU ar archive, symbol and name tables
+    excluded; a file that is not one is an ElfError."""
+    data = path.read_bytes()
+    if not data.startswith(AR_MAGIC):
+        raise ElfError(f"{path}: not an ar archive (expected a static library)")
+    members: list[tuple[str, bytes]] = []
+    names = b""
+    pos = len(AR_MAGIC)
+    while pos + 60 <= len(data):
+        header = data[pos : pos + 60]
+        raw_name = header[:16].decode("ascii", "replace").rstrip()
+        try:
+            size = int(header[48:58].decode("ascii").strip())
+        except ValueError as exc:
+            raise ElfError(f"{path}: malformed ar member header at offset {pos}") from exc
+        body = data[pos + 60 : pos + 60 + size]
+        pos += 60 + size + (size % 2)
+        if raw_name in ("/", "/SYM64/"):
+            continue
+        if raw_name == "//":
+            names = body
+            continue
+        if raw_name.startswith("/") and raw_name[1:].isdigit():
+            offset = int(raw_name[1:])
+            end = names.find(b"/\n", offset)
+            raw_name = names[offset:end].decode("utf-8", "replace")
+        members.append((raw_name.rstrip("/"), body))
+    return members
+
+
+def check_static_library(path: Path, arch: Arch) -> int:
+    """The file must be an ar archive of ELF relocatable objects built for `arch`; returns
+    how many objects it holds."""
+    objects = 0
+    for name, body in archive_members(path):
+        if not body.startswith(ELF_MAGIC):
+            raise ElfError(f"{path}: member {name} is not an ELF object")
+        try:
+            elf = ELFFile(io.BytesIO(body))
+            info_type, machine, elfclass = str(elf["e_type"]), str(elf["e_machine"]), elf.elfclass
+        except (ELFError, ValueError) as exc:
+            raise ElfError(f"{path}: member {name} is not a readable ELF object ({exc})") from exc
+        if info_type != "ET_REL":
+            raise ElfError(f"{path}: member {name} is {info_type}, expected an object (ET_REL)")
+        if machine != arch.machine or elfclass != arch.elfclass:
+            raise ElfError(
+                f"{path}: member {name} built for {machine} ({elfclass}-bit), "
+                f"but the package's arch is {arch.conan} ({arch.machine})"
+            )
+        objects += 1
+    if not objects:
+        raise ElfError(f"{path}: an archive holding no object")
+    return objects

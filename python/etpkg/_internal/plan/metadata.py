@@ -5,12 +5,12 @@ from __future__ import annotations
 import configparser
 import io
 import re
+from collections.abc import Sequence
 
 from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
 from packaging.metadata import Metadata, RawMetadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
-from packaging.version import Version
 
 from etpkg._internal import properties, tags
 from etpkg._internal.errors import LayoutError
@@ -23,14 +23,15 @@ _EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
 
 
 def wheel_name(sdk: Sdk, platform: str) -> WheelName:
-    return tags.wheel_name(sdk.name, sdk.version, platform)
+    return tags.wheel_name(sdk.name, sdk.wheel_version, platform)
 
 
-def render_metadata(sdk: Sdk) -> bytes:
+def render_metadata(sdk: Sdk, license_files: Sequence[str] = ()) -> bytes:
+    """METADATA 2.4; `license_files` are paths under .dist-info/licenses/ (PEP 639)."""
     raw: RawMetadata = {
         "metadata_version": "2.4",
         "name": sdk.name,
-        "version": str(Version(sdk.version)),
+        "version": sdk.wheel_version,
     }
     summary = " ".join(sdk.description.split())
     if summary:
@@ -40,6 +41,8 @@ def render_metadata(sdk: Sdk) -> bytes:
             raw["license_expression"] = canonicalize_license_expression(sdk.license)
         except InvalidLicenseExpression:
             raw["license"] = sdk.license
+    if license_files:
+        raw["license_files"] = list(license_files)
     if sdk.homepage:
         raw["project_urls"] = {"Homepage": sdk.homepage}
     requires, extras = requirements(sdk)
@@ -74,10 +77,12 @@ def requirements(sdk: Sdk) -> tuple[list[str], list[str]]:
 
 
 def render_wheel(tag: str, generator_version: str) -> bytes:
+    # A wheel with nothing platform-specific (header-only: py3-none-any) is purelib.
+    purelib = "true" if tag.endswith("-any") else "false"
     lines = [
         "Wheel-Version: 1.0",
         f"Generator: {GENERATOR} {generator_version}",
-        "Root-Is-Purelib: false",
+        f"Root-Is-Purelib: {purelib}",
         f"Tag: {tag}",
     ]
     return ("\n".join(lines) + "\n").encode()
@@ -85,12 +90,13 @@ def render_wheel(tag: str, generator_version: str) -> bytes:
 
 def entry_points(sdk: Sdk) -> dict[str, dict[str, str]]:
     """Discovery by scikit-build-core (cmake.root / cmake.prefix) and pkgconf-pypi (pkg_config)."""
+    pkg = sdk.import_name
     return {
         # scikit-build-core sets <name>_ROOT from the entry point's name: the find_package name.
-        "cmake.root": {sdk.cmake_file_name: sdk.name},
+        "cmake.root": {sdk.cmake_file_name: pkg},
         # ...and adds the package dir to CMAKE_PREFIX_PATH; <pkg>/lib/cmake/<name>/ is searched.
-        "cmake.prefix": {sdk.name: sdk.name},
-        "pkg_config": {sdk.name: f"{sdk.name}.lib.pkgconfig"},
+        "cmake.prefix": {pkg: pkg},
+        "pkg_config": {pkg: f"{pkg}.lib.pkgconfig"},
     }
 
 

@@ -1,4 +1,6 @@
-"""pkg-config files of a wheel: <pkg>/lib/pkgconfig/<pkg-config name>.pc, one per component.
+"""pkg-config files of a wheel: <pkg>/lib/pkgconfig/<pkg-config name>.pc, one per component,
+plus the package's own (PkgConfigDeps' names: the package's pkg_config_name, default its name,
+`Requires:` every component's; a component's default is `<package pc name>-<component>`).
 
 Pure. The files are relocatable: prefix is ${pcfiledir}/../.., so they work wherever the wheel
 is installed. A library is named by its exact file, not -lX: a wheel holds no symlinks, so the
@@ -23,15 +25,26 @@ line, so only this file's own order matters: the token always follows -L${libdir
 holding quotes, parentheses or '&' break pkg-config output in every version (for -I and -L
 too); that is not ours to fix.
 
+Languages: Cflags carry the C++ standard (-std=c++N) and cxxflags only for a component
+consumed from C++ alone; a C component's carry its cflags; one for both carries its cflags,
+and its `cxxflags` / `cxx_std` variables hold what C++ consumers add (clang refuses -std=c++N
+for C). Archives: `-l:libX.a` with the link interface (system libraries, the libraries and
+archives of required packages) in Libs, not Libs.private: an archive is the only variant the
+wheel has, so every link needs it and `pkg-config --libs`, Meson's dependency() and CMake's
+pkg_check_modules read Libs only. Libraries of required packages (a grafted
+<dist>.libs/libx-1a2b3c4d.so.1, an archive in lib/) are typed `-L<dir> -l:<file>` pairs too.
+
 No runpath: pkg-config cannot carry $ORIGIN (its output goes through make and shells, which
 mangle '$') and a -rpath holding the wheel's path is one more untyped fragment. A consumer
-adds its own, e.g. `-Wl,-rpath,$(pkg-config --variable=libdir <name>)` for in-place runs
-(Meson adds the libdir of each resolved library to the build-tree runpath itself).
+adds its own for in-place runs, one per -L dir (`pkg-config --libs-only-L`: lib/, and
+<dist>.libs when a grafted library is linked); Meson adds the dir of each resolved library to
+the build-tree runpath itself.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 from etpkg._internal import naming
 from etpkg._internal.errors import LayoutError
@@ -41,11 +54,23 @@ from etpkg._internal.plan.render import render
 _UNSAFE = re.compile(r"""([\s"'\\$#])""")
 # A file name goes unescaped into -l: and into a comma-separated -Wl token.
 _SAFE_FILE = re.compile(r"[A-Za-z0-9._+-]+")
+PREFIX = "${prefix}"
 
 
 def pc_name(sdk: Sdk, comp: Component) -> str:
     """The pkg-config module name of a component (its file is <name>.pc)."""
-    return comp.pkg_config_name or f"{sdk.name}-{comp.name}"
+    return comp.pkg_config_name or f"{sdk.pkg_config_name}-{comp.name}"
+
+
+def pkg_config_modules(sdk: Sdk) -> list[str]:
+    """Every module the wheel ships: each component's, then the package's own if any."""
+    names = [pc_name(sdk, c) for c in sdk.components]
+    aggregate = sdk.aggregate_pkg_config
+    return names + ([aggregate] if aggregate is not None and aggregate not in names else [])
+
+
+def pc_dir(sdk: Sdk) -> str:
+    return f"{sdk.import_name}/lib/pkgconfig"
 
 
 def _escape(flag: str) -> str:
@@ -54,8 +79,12 @@ def _escape(flag: str) -> str:
     return _UNSAFE.sub(r"\\\1", flag)
 
 
-def _library_file(comp: Component, lib: str) -> str:
-    name = naming.library_file(lib)
+def _escape_flag(flag: str) -> str:
+    """A carried flag: escaped, but the ${prefix} it may hold kept a variable reference."""
+    return _escape(flag).replace("\\${prefix}", PREFIX)
+
+
+def _safe_file(comp: Component, name: str) -> str:
     if not _SAFE_FILE.fullmatch(name):
         raise LayoutError(
             f"component {comp.name}: library file {name!r} cannot be named in a pkg-config "
@@ -68,27 +97,91 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def render_component(sdk: Sdk, comp: Component) -> str:
-    cflags = ["-I${includedir}"] + ["-D" + _escape(d) for d in comp.defines]
-    if sdk.cxx_standard:
-        cflags.append(f"-std=c++{sdk.cxx_standard}")
+def _dependency_libs(comp: Component, pkg: str) -> list[str]:
+    """Each library of a required package as a typed -L<dir> -l:<file> pair; the dir is
+    given once, in order."""
+    out: list[str] = []
+    for path in comp.dependency_files:
+        rel = PurePosixPath(path)
+        own_lib = rel.parent == PurePosixPath(pkg, "lib")
+        where = "${libdir}" if own_lib else f"{PREFIX}/../{rel.parent}"
+        flag = f"-L{where}"
+        if flag not in out:
+            out.append(flag)
+        out.append("-l:" + _safe_file(comp, rel.name))
+    return out
+
+
+def _cflags(sdk: Sdk, comp: Component) -> tuple[list[str], dict[str, str]]:
+    cflags = ["-I${includedir}"] if comp.include_dirs else []
+    cflags += ["-D" + _escape(d) for d in comp.defines]
+    variables: dict[str, str] = {}
+    std = [f"-std=c++{sdk.cxx_standard}"] if sdk.cxx_standard else []
+    cxx = [_escape_flag(f) for f in comp.cxxflags] + std
+    if comp.c_only:
+        cflags += [_escape_flag(f) for f in comp.cflags]
+    elif "C" not in comp.languages:
+        cflags += cxx
+    else:  # consumed from C and C++: C++ consumers add these variables themselves
+        cflags += [_escape_flag(f) for f in comp.cflags]
+        if comp.cxxflags:
+            variables["cxxflags"] = " ".join(_escape_flag(f) for f in comp.cxxflags)
+        if sdk.cxx_standard:
+            variables["cxx_std"] = f"-std=c++{sdk.cxx_standard}"
+    return cflags, variables
+
+
+def _libs(sdk: Sdk, comp: Component) -> list[str]:
+    if comp.header_only and not comp.dependency_files and not comp.system_libs:
+        return [_escape_flag(f) for f in comp.exelinkflags + comp.sharedlinkflags]
     # -L first: the retention token must follow a -L/-l fragment (see the module docstring).
     libs = ["-L${libdir}"]
-    files = [_library_file(comp, lib) for lib in comp.libs]
+    files = [_safe_file(comp, f) for f in comp.files]
     if comp.registration_only and files:
-        libs.append(naming.retained_flag(["${libdir}/" + f for f in files]))
+        libs.append(naming.retained_flag(["${libdir}/" + f for f in files], static=comp.static))
     else:
         libs += ["-l:" + f for f in files]
+    libs += [f for f in _dependency_libs(comp, sdk.import_name) if f != "-L${libdir}"]
     libs += ["-l" + _escape(s) for s in comp.system_libs]
+    # PkgConfigDeps writes both kinds; a pkg-config consumer is mostly an executable.
+    libs += [_escape_flag(f) for f in comp.sharedlinkflags + comp.exelinkflags]
+    return libs
+
+
+def _variables(sdk: Sdk) -> dict[str, str]:
+    out = {"libdir": "${prefix}/lib", "includedir": "${prefix}/include"}
+    if sdk.executables:
+        out["bindir"] = "${prefix}/bin"
+    for i, d in enumerate(sdk.res_dirs):
+        out[f"resdir{i or ''}"] = f"${{prefix}}/{d}"
+    return out
+
+
+def render_component(sdk: Sdk, comp: Component) -> str:
+    cflags, extra = _cflags(sdk, comp)
     context = {
+        "variables": {**_variables(sdk), **extra},
         "name": pc_name(sdk, comp),
-        "summary": _one_line(sdk.description) or sdk.name,
-        "component": comp.name,
-        "version": sdk.version,
+        "description": f"{_one_line(sdk.description) or sdk.name} (component {comp.name})",
+        "version": sdk.wheel_version,
         "homepage": sdk.homepage,
         "requires": [pc_name(sdk, sdk.component(r)) for r in comp.requires],
         "cflags": cflags,
-        "libs": libs,
+        "libs": _libs(sdk, comp),
+    }
+    return render("component.pc.j2", context)
+
+
+def render_aggregate(sdk: Sdk, name: str) -> str:
+    context = {
+        "variables": _variables(sdk),
+        "name": name,
+        "description": _one_line(sdk.description) or sdk.name,
+        "version": sdk.wheel_version,
+        "homepage": sdk.homepage,
+        "requires": [pc_name(sdk, c) for c in sdk.components],
+        "cflags": [],
+        "libs": [],
     }
     return render("component.pc.j2", context)
 
@@ -101,8 +194,11 @@ def render_pkg_config(sdk: Sdk) -> dict[str, bytes]:
         missing = [r for r in comp.requires if r not in names]
         if missing:
             raise LayoutError(f"component {comp.name} requires unknown component(s): {missing}")
-        path = f"{sdk.name}/lib/pkgconfig/{pc_name(sdk, comp)}.pc"
+        path = f"{pc_dir(sdk)}/{pc_name(sdk, comp)}.pc"
         if path in files:
             raise LayoutError(f"two components share the pkg-config name {pc_name(sdk, comp)}")
         files[path] = render_component(sdk, comp).encode()
+    aggregate = sdk.aggregate_pkg_config
+    if aggregate is not None and f"{pc_dir(sdk)}/{aggregate}.pc" not in files:
+        files[f"{pc_dir(sdk)}/{aggregate}.pc"] = render_aggregate(sdk, aggregate).encode()
     return dict(sorted(files.items()))

@@ -62,6 +62,7 @@ def verify_command(args: argparse.Namespace) -> int:
             print("      " + "\n      ".join(r.detail.splitlines()[1:30]))
     passed = len(report.results) - len(report.failures)
     print(
-        f"{passed}/{len(report.results)} checks passed for {report.sdk.name} {report.sdk.version}"
+        f"{passed}/{len(report.results)} checks passed for {report.sdk.name} "
+        f"{report.sdk.wheel_version}"
     )
     return 0 if report.ok else 1

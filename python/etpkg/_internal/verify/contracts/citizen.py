@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from etpkg._internal.verify.consumers import entry_source, expect_loaded, render, write
+from etpkg._internal.verify.consumers import (
+    entry_source,
+    expect_loaded,
+    languages,
+    linked_shared,
+    render,
+    source_suffix,
+    write,
+)
 from etpkg._internal.verify.runner import CheckFailed, run
 
 if TYPE_CHECKING:
@@ -31,24 +39,36 @@ def _parse(path: Path) -> tuple[dict[str, str], set[str]]:
 
 
 def check(suite: Suite) -> str:
-    ws, m = suite.ws, suite.m
+    ws, m = suite.ws, suite.sdk
     tool, gen = suite.modern()
     base = ws.root / "citizen"
     components = [c.name for c in m.components]
     targets = [c.target for c in m.components]
     symbols = [s for c in m.components for s in suite.symbols_for(c.name)]
+    source = f"main.{source_suffix(m)}"
     subdirs = ("a", "b")
     for sub in subdirs:
-        write(base / "src" / sub / "main.cpp", entry_source(symbols))
+        write(base / "src" / sub / source, entry_source(symbols))
         write(
             base / "src" / sub / "CMakeLists.txt",
             render(
-                "citizen_subdir.cmake.j2", sdk=m, components=components, targets=targets, sub=sub
+                "citizen_subdir.cmake.j2",
+                sdk=m,
+                components=components,
+                targets=targets,
+                sub=sub,
+                source=source,
             ),
         )
     write(
         base / "src" / "CMakeLists.txt",
-        render("citizen.cmake.j2", sdk=m, components=components, subdirs=subdirs),
+        render(
+            "citizen.cmake.j2",
+            sdk=m,
+            components=components,
+            subdirs=subdirs,
+            languages=languages(m),
+        ),
     )
     ws.configure(tool, gen, base / "src", base / "build")
     ws.build(tool, base / "build")
@@ -74,8 +94,8 @@ def check(suite: Suite) -> str:
     for sub in subdirs:
         expect_loaded(
             run([base / "build" / sub / f"app_{sub}"], env=ws.env(tool)).stdout,
-            m.files(components),
-            ws.lib_dir,
+            linked_shared(m, components),
+            ws.wheel_lib_dirs,
         )
     mine = sorted(k for k in after if k not in before)
     shown = ", ".join(mine[:8])

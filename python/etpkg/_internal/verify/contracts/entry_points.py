@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from etpkg._internal.plan.cmake import config_file_name
+from etpkg._internal.plan.pkgconfig import pkg_config_modules
 from etpkg._internal.verify.runner import CheckFailed, run
 from etpkg._internal.verify.tools import MODERN
 from etpkg._internal.verify.workspace import Workspace
@@ -32,7 +34,8 @@ def resolve(ws: Workspace) -> list[EntryPoint]:
         resources.files("etpkg._internal.verify") / "templates" / "resolve_entry_points.py"
     ).read_text(encoding="utf-8")
     py = ws.venv / "bin" / "python"
-    proc = run([py, "-c", script, ws.sdk.name, *ENTRY_POINT_GROUPS], env=ws.env(ws.tool(MODERN[0])))
+    argv: list[str | Path] = [py, "-c", script, ws.sdk.distribution, *ENTRY_POINT_GROUPS]
+    proc = run(argv, env=ws.env(ws.tool(MODERN[0])))
     return [
         EntryPoint(
             e["group"], e["name"], e["value"], Path(e["dir"]) if e["dir"] else None, e["error"]
@@ -54,7 +57,7 @@ def check(ws: Workspace) -> str:
             "entry points whose module does not import in a venv holding only the wheel "
             "(scikit-build-core and pkgconf import it): " + "; ".join(broken)
         )
-    config = Path("lib") / "cmake" / m.cmake_file_name / f"{m.cmake_file_name}-config.cmake"
+    config = Path("lib") / "cmake" / m.cmake_file_name / config_file_name(m.cmake_file_name)
     lines = []
     for e in eps:
         assert e.directory is not None
@@ -66,11 +69,11 @@ def check(ws: Workspace) -> str:
         if e.group.startswith("cmake.") and not (e.directory / config).is_file():
             raise CheckFailed(f"{e.group} {e.name} -> {e.directory}, which has no {config}")
         if e.group == "pkg_config":
-            pcs = sorted(e.directory.glob("*.pc"))
-            if len(pcs) < len(m.components):
+            pcs = {p.stem for p in e.directory.glob("*.pc")}
+            missing = sorted(set(pkg_config_modules(m)) - pcs)
+            if missing:
                 raise CheckFailed(
-                    f"pkg_config {e.name} -> {e.directory} holds {len(pcs)} .pc files for "
-                    f"{len(m.components)} components"
+                    f"pkg_config {e.name} -> {e.directory}, which lacks {missing} (.pc)"
                 )
         if e.directory.resolve() != ws.pkg_root.resolve() and e.group.startswith("cmake."):
             raise CheckFailed(f"{e.group} {e.name} -> {e.directory}, not {ws.pkg_root}")
@@ -83,7 +86,7 @@ def check_prefix_cli(ws: Workspace) -> str:
     py = ws.venv / "bin" / "python"
     # The consumer's environment: no PYTHONPATH that could shadow the installed package.
     env = ws.env(ws.tool(MODERN[0]))
-    out = run([py, "-m", ws.sdk.name, "--cmake-prefix-path"], env=env).stdout.strip()
+    out = run([py, "-m", ws.sdk.import_name, "--cmake-prefix-path"], env=env).stdout.strip()
     if Path(out).resolve() != ws.pkg_root.resolve():
         raise CheckFailed(f"--cmake-prefix-path printed {out!r}, expected {ws.pkg_root}")
     return out

@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from etpkg._internal.verify.consumers import headers_source, render, write
+from etpkg._internal.verify.consumers import (
+    headers_source,
+    languages,
+    render,
+    source_suffix,
+    write,
+)
 from etpkg._internal.verify.runner import CheckFailed
 
 if TYPE_CHECKING:
@@ -28,11 +34,12 @@ def compile_each(suite: Suite, name: str, headers: Sequence[str]) -> dict[str, b
     """Compiles one translation unit per header against every target; header -> compiled."""
     if not headers:
         return {}
-    ws, m = suite.ws, suite.m
+    ws, m = suite.ws, suite.sdk
     tool, gen = suite.modern()
     base = ws.root / name
+    suffix = source_suffix(m)  # a C-only SDK's headers are compiled as C
     for i, h in enumerate(headers):
-        write(base / "src" / f"h{i}.cpp", headers_source([h]))
+        write(base / "src" / f"h{i}.{suffix}", headers_source([h]))
     write(
         base / "src" / "CMakeLists.txt",
         render(
@@ -41,12 +48,14 @@ def compile_each(suite: Suite, name: str, headers: Sequence[str]) -> dict[str, b
             components=[c.name for c in m.components],
             targets=[c.target for c in m.components],
             count=len(headers),
+            languages=languages(m),
+            suffix=suffix,
         ),
     )
     ws.configure(tool, gen, base / "src", base / "build")
     ws.build(tool, base / "build", "--", "-k", "0", check=False)
     return {
-        h: (base / "build" / "CMakeFiles" / f"h{i}.dir" / f"h{i}.cpp.o").is_file()
+        h: (base / "build" / "CMakeFiles" / f"h{i}.dir" / f"h{i}.{suffix}.o").is_file()
         for i, h in enumerate(headers)
     }
 
@@ -66,4 +75,5 @@ def check(suite: Suite) -> str:
         raise CheckFailed(
             f"exempt headers that now compile (remove them from the exempt list): {now_fine}"
         )
-    return f"{len(regular)} headers compile on their own; {len(exempt)} exempt still fail"
+    as_c = " as C" if source_suffix(suite.sdk) == "c" else ""
+    return f"{len(regular)} headers compile on their own{as_c}; {len(exempt)} exempt still fail"

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from etpkg._internal.verify.consumers import expect_loaded
+from etpkg._internal.verify.consumers import expect_loaded, linked_shared
 from etpkg._internal.verify.runner import CheckFailed, run
 
 if TYPE_CHECKING:
@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
 
 def check(suite: Suite) -> str:
-    ws, m = suite.ws, suite.m
+    ws, m = suite.ws, suite.sdk
     comps = [c.name for c in m.components]
-    all_files = m.files(comps)
+    all_files = linked_shared(m, comps)
     moved_root = ws.root / "moved"
     if moved_root.exists():
         shutil.rmtree(moved_root)
@@ -36,7 +36,8 @@ def check(suite: Suite) -> str:
             flat = moved_root / key / "flat"
             flat.mkdir(parents=True)
             shutil.copy2(tree / "bin" / "app", flat / "app")
-            for lib in (tree / "lib").iterdir():
+            libs = sorted((tree / "lib").iterdir()) if (tree / "lib").is_dir() else []
+            for lib in libs:  # none when the app links only archives
                 shutil.copy2(lib, flat / lib.name)
             apps += [
                 (f"{key} bin/+lib/", tree / "bin" / "app", tree / "lib"),

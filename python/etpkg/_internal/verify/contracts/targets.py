@@ -1,7 +1,8 @@
 """Targets, on every CMake version and generator: the app gets DT_RUNPATH ($ORIGIN,
 $ORIGIN/../lib, the wheel's lib dir in the build tree), the installed app exactly
-$ORIGIN:$ORIGIN/../lib, and LD_LIBRARY_PATH shadows the first library with an instrumented
-copy (a control shows that check can fail)."""
+$ORIGIN:$ORIGIN/../lib, and LD_LIBRARY_PATH shadows the first shared library with an
+instrumented copy (a control shows that check can fail). An SDK of archives and headers only
+links nothing at run time: its app carries no runpath at all."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING
 from etpkg._internal.build.elf import read_elf
 from etpkg._internal.verify.consumers import (
     SHADOW_MARKER,
+    dropped_archives,
     expect_loaded,
+    linked_shared,
     loaded_libraries,
     render,
     targets_project,
@@ -30,7 +33,7 @@ RUNPATH_INSTALLED = ("$ORIGIN", "$ORIGIN/../lib")
 
 def check(suite: Suite, version: str, generator: str) -> str:
     """Build, runpaths, in-place run, LD_LIBRARY_PATH shadowing, cmake --install."""
-    m, ws = suite.m, suite.ws
+    m, ws = suite.sdk, suite.ws
     tool = ws.tool(version)
     comps = [c.name for c in m.components]
     base = suite.matrix_dir(version, generator)
@@ -42,45 +45,60 @@ def check(suite: Suite, version: str, generator: str) -> str:
     info = read_elf(app)
     if info.rpath is not None:
         raise CheckFailed(f"build-tree app has DT_RPATH {info.rpath}")
+    all_files = linked_shared(m, comps)
     runpath = info.runpath or ()
     # CMake itself pads the build-tree runpath of an installable target with a trailing ':'
     # (seen without any package too); install rewrites it, and that result is checked exactly.
-    if (
-        runpath[:2] != RUNPATH_INSTALLED
-        or not set(runpath[2:]) <= {str(ws.lib_dir), ""}
-        or "" in runpath[2:-1]
+    extra = {str(d) for d in ws.wheel_lib_dirs} | {""}
+    if all_files and (
+        runpath[:2] != RUNPATH_INSTALLED or not set(runpath[2:]) <= extra or "" in runpath[2:-1]
     ):
         raise CheckFailed(
             f"build-tree app DT_RUNPATH {':'.join(runpath)}; expected "
-            f"$ORIGIN:$ORIGIN/../lib then only {ws.lib_dir}"
+            f"$ORIGIN:$ORIGIN/../lib then only {ws.lib_dir} (and {ws.grafted_dir})"
         )
-    all_files = m.files(comps)
+    if not all_files and info.runpath is not None:
+        raise CheckFailed(f"the app links no shared library, yet has DT_RUNPATH {runpath}")
     if wheel_needed(app, m) != all_files:
         raise CheckFailed(f"app needs {sorted(wheel_needed(app, m))}, expected {sorted(all_files)}")
-    expect_loaded(run([app], env=ws.env(tool)).stdout, all_files, ws.lib_dir)
+    dropped = dropped_archives(app, m, comps, ws.lib_dir)
+    if dropped:
+        raise CheckFailed(f"the app holds nothing of {dropped} (retention)")
+    expect_loaded(run([app], env=ws.env(tool)).stdout, all_files, ws.wheel_lib_dirs)
     shadowed = shadow(suite, tool, app)
     if inst.exists():
         shutil.rmtree(inst)
     run([tool.cmake, "--install", build, "--prefix", inst], env=ws.env(tool))
     inst_info = read_elf(inst / "bin" / "app")
-    if inst_info.rpath is not None or inst_info.runpath != RUNPATH_INSTALLED:
+    want = RUNPATH_INSTALLED if all_files else None
+    if inst_info.rpath is not None or inst_info.runpath != want:
         raise CheckFailed(
             f"installed app: DT_RPATH={inst_info.rpath} DT_RUNPATH={inst_info.runpath}; "
-            f"expected DT_RUNPATH exactly $ORIGIN:$ORIGIN/../lib"
+            f"expected DT_RUNPATH {'exactly $ORIGIN:$ORIGIN/../lib' if want else 'none'}"
         )
     missing = sorted(f for f in all_files if not (inst / "lib" / f).is_file())
     if missing:
         raise CheckFailed(f"install(IMPORTED_RUNTIME_ARTIFACTS) did not install {missing}")
     expect_loaded(run([inst / "bin" / "app"], env=ws.env(tool)).stdout, all_files, inst / "lib")
+    installed = ":".join(inst_info.runpath or ()) or "none"
     return (
-        f"DT_RUNPATH {':'.join(runpath)}; installed {':'.join(inst_info.runpath or ())}; "
-        f"installed app runs; {shadowed}"
+        f"DT_RUNPATH {':'.join(runpath) or 'none'}; installed {installed}; installed app runs; "
+        f"{shadowed}"
+    )
+
+
+def first_shared(suite: Suite) -> str | None:
+    """The SDK's first shared library file, the one the shadow check instruments."""
+    return next(
+        (f for c in suite.sdk.components if not c.static for f in c.files), None
     )
 
 
 def shadow(suite: Suite, tool: Cmake, app: Path) -> str:
     """LD_LIBRARY_PATH must win over the app's runpath: an instrumented first library loads."""
-    ws, first = suite.ws, suite.m.components[0].files[0]
+    ws, first = suite.ws, first_shared(suite)
+    if first is None:
+        return "no shared library to shadow"
     shadow_dir = ws.root / "shadow"
     if not (shadow_dir / first).is_file():
         shadow_dir.mkdir(parents=True, exist_ok=True)
@@ -98,6 +116,9 @@ def shadow(suite: Suite, tool: Cmake, app: Path) -> str:
         )
         shutil.copy2(ws.lib_dir / first, shadow_dir / first)
         run([find_patchelf(), "--add-needed", "libetpkg_shadow_marker.so", shadow_dir / first])
+        # The copy's $ORIGIN-relative runpath leads nowhere from here: point it at the wheel.
+        where = ":".join(["$ORIGIN", *(str(d) for d in ws.wheel_lib_dirs)])
+        run([find_patchelf(), "--set-rpath", where, shadow_dir / first])
     env = ws.env(tool)
     plain = run([app], env=env).stdout
     if SHADOW_MARKER in plain:
@@ -112,6 +133,8 @@ def shadow(suite: Suite, tool: Cmake, app: Path) -> str:
 
 def check_shadow_control(suite: Suite) -> str:
     """The shadow check can fail: the same app with DT_RPATH ignores LD_LIBRARY_PATH."""
+    if first_shared(suite) is None:
+        return "n/a: the SDK has no shared library (nothing is found at run time)"
     tool, gen = suite.modern()
     app = suite.matrix_dir(tool.version, gen) / "build" / "app"
     if not app.is_file():

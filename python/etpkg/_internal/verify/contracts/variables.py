@@ -1,5 +1,12 @@
 """Variables: the <NAME>_LIBRARIES / _INCLUDE_DIRS / _COMPILE_DEFINITIONS / _CXX_STANDARD route
-on old CMake, consumer pinned to C++14; each variable shown necessary by dropping it."""
+on old CMake, a C++ consumer pinned to C++14.
+
+With every variable the app builds, runs and loads every library (retention included), and
+the app itself shows that each definition reached it with its value and that the standard
+is the package's. Dropping a variable must break what cannot work without it (the libraries:
+undefined references; the include dirs: missing headers); dropping the definitions or the
+standard is only reported, since a header may give a definition a default or need no newer
+standard for what it declares."""
 
 from __future__ import annotations
 
@@ -8,10 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from etpkg._internal.verify.consumers import (
+    dropped_archives,
     entry_source,
     expect_loaded,
     headers_source,
+    languages,
+    linked_shared,
+    printed_defines,
     render,
+    source_suffix,
     wheel_needed,
     write,
 )
@@ -19,35 +31,78 @@ from etpkg._internal.verify.contracts.headers import public_headers
 from etpkg._internal.verify.runner import CheckFailed, run
 
 if TYPE_CHECKING:
+    from etpkg._internal.model import Sdk
     from etpkg._internal.verify.suite import Suite
 
 VARIABLES = ("LIBRARIES", "INCLUDE_DIRS", "COMPILE_DEFINITIONS", "CXX_STANDARD")
-# Where the build must fail without the variable, and what the failure says.
+# What a build without the variable says, where the variable is needed.
 _DROPPED = {
     "LIBRARIES": ("link", r"undefined reference"),
     "INCLUDE_DIRS": ("compile", r"No such file or directory"),
     "COMPILE_DEFINITIONS": ("compile", r"error"),
     "CXX_STANDARD": ("compile", r"error"),
 }
+# __cplusplus of each -std=c++N.
+_CPLUSPLUS = {"11": 201103, "14": 201402, "17": 201703, "20": 202002, "23": 202302}
+
+
+def expected_defines(sdk: Sdk) -> dict[str, str]:
+    """NAME -> the expansion a consumer must see: "NAME=VALUE" gives VALUE, "NAME" gives 1."""
+    out: dict[str, str] = {}
+    for comp in sdk.components:
+        for define in comp.defines:
+            name, sep, value = define.partition("=")
+            out[name] = value if sep else "1"
+    return out
 
 
 def project(suite: Suite, src: Path) -> Path:
-    m = suite.m
+    m = suite.sdk
     symbols = [s for c in m.components for s in suite.symbols_for(c.name)]
     regular = [h for h in public_headers(suite) if h not in suite.exempt_headers]
-    write(src / "main.cpp", entry_source(symbols))
-    write(src / "headers.cpp", headers_source(regular))
-    write(src / "CMakeLists.txt", render("variables.cmake.j2", sdk=m))
+    suffix = source_suffix(m)
+    cxx = suffix == "cpp" and bool(m.cxx_standard)
+    write(
+        src / f"main.{suffix}",
+        entry_source(symbols, defines=list(expected_defines(m)), cxx_standard=cxx),
+    )
+    write(src / f"headers.{suffix}", headers_source(regular))
+    write(
+        src / "CMakeLists.txt",
+        render(
+            "variables.cmake.j2",
+            sdk=m,
+            languages=languages(m),
+            cxx=suffix == "cpp",
+            sources=[f"main.{suffix}", f"headers.{suffix}"],
+        ),
+    )
     return src
 
 
+def _applies(suite: Suite, var: str, has_symbols: bool) -> str | None:
+    """Why dropping var proves nothing for this SDK, or None."""
+    m = suite.sdk
+    if var == "LIBRARIES" and not has_symbols:
+        return "nothing of the package is referenced (header-only or registration-only)"
+    if var == "INCLUDE_DIRS" and not public_headers(suite):
+        return "the package ships no header"
+    if var == "COMPILE_DEFINITIONS" and not expected_defines(m):
+        return "the package declares no definitions"
+    if var == "CXX_STANDARD" and (not m.cxx_standard or source_suffix(m) == "c"):
+        return "no C++ standard applies"
+    return None
+
+
 def check(suite: Suite, version: str) -> str:
-    """Every variable used: builds and runs on both generators; drop one: fails as expected."""
-    ws, m = suite.ws, suite.m
+    """Every variable used: builds and runs on both generators, definitions and standard
+    seen by the app; drop one: libraries and include dirs must fail, the rest is reported."""
+    ws, m = suite.ws, suite.sdk
     tool = ws.tool(version)
     base = ws.root / "variables" / version
     src = project(suite, base / "src")
-    all_files = m.files([c.name for c in m.components])
+    all_files = linked_shared(m, [c.name for c in m.components])
+    defines = expected_defines(m)
     use_all = [f"-DUSE_{v}=ON" for v in VARIABLES]
     lines = []
     for gen in suite.generators:
@@ -59,14 +114,31 @@ def check(suite: Suite, version: str) -> str:
             raise CheckFailed(
                 f"{gen}: app needs {sorted(needed)}, expected {sorted(all_files)} (retention)"
             )
-        expect_loaded(run([build / "app"], env=ws.env(tool)).stdout, all_files, ws.lib_dir)
-        lines.append(f"{gen}: all four -> builds, runs, every library loaded")
+        dropped = dropped_archives(build / "app", m, [c.name for c in m.components], ws.lib_dir)
+        if dropped:
+            raise CheckFailed(f"{gen}: the app holds nothing of {dropped} (retention)")
+        out = run([build / "app"], env=ws.env(tool)).stdout
+        expect_loaded(out, all_files, ws.wheel_lib_dirs)
+        seen = printed_defines(out)
+        wrong = {n: seen.get(n) for n, v in defines.items() if _norm(seen.get(n, "")) != _norm(v)}
+        if wrong:
+            raise CheckFailed(
+                f"{gen}: definitions as the app sees them {wrong}, expected "
+                f"{ {n: defines[n] for n in wrong} }"
+            )
+        standard = re.search(r"^cplusplus=(\d+)$", out, re.M)
+        if standard and m.cxx_standard in _CPLUSPLUS:
+            if int(standard.group(1)) < _CPLUSPLUS[m.cxx_standard]:
+                raise CheckFailed(
+                    f"{gen}: the app compiled with __cplusplus {standard.group(1)}, below "
+                    f"C++{m.cxx_standard}"
+                )
+        lines.append(f"{gen}: all four -> builds, runs, every library loaded, definitions seen")
+    has_symbols = any(suite.symbols_for(c.name) for c in m.components)
     for var in VARIABLES:
-        if var == "COMPILE_DEFINITIONS" and not any(c.defines for c in m.components):
-            lines.append(f"{var}: n/a (the package declares no definitions)")
-            continue
-        if var == "CXX_STANDARD" and not m.cxx_standard:
-            lines.append(f"{var}: n/a (the package declares no C++ standard)")
+        reason = _applies(suite, var, has_symbols)
+        if reason is not None:
+            lines.append(f"{var}: n/a ({reason})")
             continue
         build = base / f"drop-{var}"
         args = [a for a in use_all if a != f"-DUSE_{var}=ON"]
@@ -74,11 +146,17 @@ def check(suite: Suite, version: str) -> str:
         proc = ws.build(tool, build, check=False)
         out = proc.stdout + proc.stderr
         stage, pattern = _DROPPED[var]
-        linked_failed = "undefined reference" in out or "ld returned" in out
+        required = var in ("LIBRARIES", "INCLUDE_DIRS")
         if proc.returncode == 0:
-            raise CheckFailed(f"{version}: dropping {m.variable_prefix}_{var} still builds")
+            if required:
+                raise CheckFailed(f"{version}: dropping {m.variable_prefix}_{var} still builds")
+            lines.append(f"drop {var}: still builds (the headers need no more)")
+            continue
+        linked_failed = "undefined reference" in out or "ld returned" in out
         header_missing = "No such file or directory" in out and var != "INCLUDE_DIRS"
-        if (stage == "link") != linked_failed or not re.search(pattern, out) or header_missing:
+        if required and (
+            (stage == "link") != linked_failed or not re.search(pattern, out) or header_missing
+        ):
             raise CheckFailed(
                 f"{version}: dropping {m.variable_prefix}_{var} failed in an unexpected "
                 f"way:\n{out[-2500:]}"
@@ -87,3 +165,7 @@ def check(suite: Suite, version: str) -> str:
         message = first.split(": ", 1)[-1]  # without the file:line:col prefix
         lines.append(f"drop {var}: {stage} error ({message[:160]})")
     return "; ".join(lines)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())

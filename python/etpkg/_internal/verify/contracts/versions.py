@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def check(suite: Suite) -> str:
-    m = suite.m
+    m = suite.sdk
     parts = [int(p) for p in m.cmake_version.split(".")] + [0, 0]
     major, minor, patch = parts[:3]
     older = f"{major}.{minor - 1}" if minor else (f"{major}.{minor}.{patch - 1}" if patch else None)
@@ -43,10 +43,10 @@ def check(suite: Suite) -> str:
             raise CheckFailed(
                 f"find_package({m.cmake_file_name} {request}) found={found}, expected {want}"
             )
-        if want and (got.group(2) != m.cmake_version or got.group(3) != m.version):
+        if want and (got.group(2) != m.cmake_version or got.group(3) != m.wheel_version):
             raise CheckFailed(
                 f"request {request}: version={got.group(2)} build={got.group(3)}, "
-                f"expected {m.cmake_version} / {m.version}"
+                f"expected {m.cmake_version} / {m.wheel_version}"
             )
         lines.append(f"{request}: {'accepted' if found else 'rejected'}")
     proc = suite.configure_only(

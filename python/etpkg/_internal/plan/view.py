@@ -1,0 +1,196 @@
+"""The Sdk as the wheel lays it out (pure): what every generated file is rendered from.
+
+- Headers in <pkg>/include (the package's and those of required packages that reach
+  consumers), libraries in <pkg>/lib, each component's linkage as found on disk.
+- Flags (cflags, cxxflags, sharedlinkflags, exelinkflags) carried to consumers with every
+  path of the package rewritten as `${prefix}/<path in the wheel's package dir>`; a flag
+  holding any other build-machine path, or a `$` (which no CMake before 3.28 and no shell
+  passes through), is refused by name. A flag that only repeats the retention etpkg writes
+  for a registration-only component is dropped as represented.
+- What consumers link from required packages (model.Component.dependency_files): archives
+  shipped in <pkg>/lib, and the copies of shared libraries auditwheel grafted (`grafts`, known
+  once the wheel is repaired); system libraries auditwheel grafted are linked by path to the
+  copy too, the rest stay -l<name>.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+
+from etpkg._internal import naming
+from etpkg._internal.errors import LayoutError
+from etpkg._internal.facts import PackageFiles
+from etpkg._internal.model import Component, Sdk
+
+PREFIX = "${prefix}"
+# A path inside a flag ends at one of these (an option's value in -Wl,a,b or -Dx=y).
+_PATH_END = re.compile(r"[,;\s\"'=]")
+
+
+def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
+    """(package-relative path, path in the wheel's package dir), longest first: where each
+    shipped file or dir of the package lands."""
+    table: list[tuple[str, str]] = []
+    for lib in files.libraries:
+        for comp in sdk.components:
+            if comp.name != lib.component:
+                continue
+            for d in comp.lib_dirs:
+                for alias in {*lib.aliases, lib.file_name, lib.source.path.name}:
+                    table.append((f"{d}/{alias}", f"lib/{lib.file_name}"))
+    for comp in sdk.components:
+        for d in comp.include_dirs:
+            table.append((d, "include"))
+    for d in sdk.res_dirs:
+        table.append((d, d))
+    for d in sdk.bin_dirs:
+        table.append((d, "bin"))
+    for rel, _ in files.build_modules:
+        table.append((rel, rel))
+    return sorted(set(table), key=lambda item: (-len(item[0]), item))
+
+
+def relocate_flag(
+    flag: str, sdk: Sdk, table: list[tuple[str, str]], where: str
+) -> str:
+    """The flag with each path of the package as ${prefix}/<wheel path>."""
+    roots = sorted({str(sdk.package_folder), str(sdk.package_folder.resolve())}, key=len)
+    out = flag
+    for root in reversed(roots):
+        pieces = out.split(root + "/")
+        rebuilt = pieces[0]
+        for piece in pieces[1:]:
+            end = _PATH_END.search(piece)
+            rel, rest = (piece[: end.start()], piece[end.start() :]) if end else (piece, "")
+            rebuilt += _relocated(rel, table, flag, where) + rest
+        out = rebuilt
+    if "$" in out.replace(PREFIX, ""):
+        raise LayoutError(
+            f"{where}: flag {flag!r} holds a '$', which CMake before 3.28 and shells mangle; "
+            "it cannot be carried to consumers"
+        )
+    for path in sdk.forbidden_paths:
+        if str(path) not in ("", "/") and str(path) in out:
+            raise LayoutError(f"{where}: flag {flag!r} holds the build-machine path {path}")
+    return out
+
+
+def _relocated(rel: str, table: list[tuple[str, str]], flag: str, where: str) -> str:
+    path = PurePosixPath(rel)
+    for src, dest in table:
+        src_path = PurePosixPath(src)
+        if path == src_path or path.is_relative_to(src_path):
+            tail = path.relative_to(src_path)
+            target = PurePosixPath(dest) / tail if str(tail) != "." else PurePosixPath(dest)
+            return f"{PREFIX}/{target}"
+    raise LayoutError(
+        f"{where}: flag {flag!r} names {rel} in the package, which the wheel does not ship"
+    )
+
+
+def _relocated_flags(comp: Component, sdk: Sdk, table: list[tuple[str, str]]) -> Component:
+    retention = naming.retained_flag(
+        [f"{PREFIX}/lib/{f}" for f in comp.files], static=comp.static
+    )
+
+    def carried(kind: str, flags: tuple[str, ...]) -> tuple[str, ...]:
+        where = f"component {comp.name}: {kind}"
+        out = [relocate_flag(f, sdk, table, where) for f in flags]
+        if comp.registration_only and kind.endswith("linkflags"):
+            out = [f for f in out if f != retention]
+        return tuple(out)
+
+    return dataclasses.replace(
+        comp,
+        cflags=carried("cflags", comp.cflags),
+        cxxflags=carried("cxxflags", comp.cxxflags),
+        sharedlinkflags=carried("sharedlinkflags", comp.sharedlinkflags),
+        exelinkflags=carried("exelinkflags", comp.exelinkflags),
+    )
+
+
+def _dependency_names(comp: Component, sdk: Sdk) -> list[str]:
+    """The required packages reaching consumers that this component brings: those it names
+    and, through them, what they require in turn."""
+    by_name = {d.name: d for d in sdk.dependencies}
+    pending = [req.split("::", 1)[0] for req in comp.external_requires]
+    seen: list[str] = []
+    while pending:
+        name = pending.pop(0)
+        if name in seen or name not in by_name:
+            continue
+        seen.append(name)
+        pending.extend(by_name[name].requires)
+    return seen
+
+
+def wheel_sdk(
+    sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = None
+) -> Sdk:
+    """The Sdk as the wheel holds it. `grafts` maps an original SONAME to the wheel path of
+    the copy auditwheel grafted (None before repair: grafted links are left out)."""
+    linkage = dict(files.linkage)
+    table = relocation_table(sdk, files)
+    dep_files = {d.name: d for d in files.dependencies}
+    sonames = dict(files.system_sonames)
+    pkg = sdk.import_name
+    has_headers = bool(files.include_trees) or any(d.headers for d in files.dependencies)
+    comps = []
+    for comp in sdk.components:
+        kind = linkage.get(comp.name, comp.linkage)
+        comp = dataclasses.replace(comp, linkage=kind)
+        deps = [dep_files[n] for n in _dependency_names(comp, sdk) if n in dep_files]
+        linked: list[str] = []
+        system_libs: list[str] = []
+        for dep in deps:
+            linked += [f"{pkg}/lib/{lib.file_name}" for lib in dep.archives]
+            for dep_soname in dep.shared:
+                if grafts is not None:
+                    linked.append(_grafted(grafts, dep_soname, f"{dep.name}'s library"))
+        for lib_name in [*comp.system_libs, *(n for d in deps for n in d.system_libs)]:
+            soname = sonames.get(lib_name)
+            if grafts is not None and soname is not None and soname in grafts:
+                linked.append(grafts[soname])
+            else:
+                system_libs.append(lib_name)
+        comps.append(
+            dataclasses.replace(
+                _relocated_flags(comp, sdk, table),
+                include_dirs=("include",) if comp.include_dirs or deps else (),
+                lib_dirs=("lib",),
+                system_libs=tuple(dict.fromkeys(system_libs)),
+                dependency_files=tuple(dict.fromkeys(linked)),
+            )
+        )
+    if not has_headers:
+        comps = [dataclasses.replace(c, include_dirs=()) for c in comps]
+    return dataclasses.replace(
+        sdk,
+        package_folder=Path(pkg),
+        components=tuple(comps),
+        executables=tuple(e.name for e in files.executables),
+        build_modules=tuple(rel for rel, _ in files.build_modules),
+        res_dirs=tuple(rel for rel, _ in files.res_trees),
+        bin_dirs=("bin",) if files.executables else (),
+    )
+
+
+def _grafted(grafts: Mapping[str, str], soname: str, what: str) -> str:
+    if soname not in grafts:
+        raise LayoutError(
+            f"consumers link {what} {soname}, but no library of the wheel needs it, so "
+            "auditwheel grafted no copy to link (build that package static, or make the "
+            "SDK's libraries link it)"
+        )
+    return grafts[soname]
+
+
+def static_archives(files: PackageFiles) -> Iterable[str]:
+    """File names of every archive the wheel ships (the package's and its dependencies')."""
+    yield from (lib.file_name for lib in files.libraries if lib.static)
+    for dep in files.dependencies:
+        yield from (lib.file_name for lib in dep.archives)
+
