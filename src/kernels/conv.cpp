@@ -263,6 +263,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
     c.in_sw = s.cin;
   }
   const int64_t cin_g = c.cin_g(), rows = s.kh * s.kw * cin_g;
+  c.w_ld = s.cout;
   if (weight_hwio(weight)) {
     c.weight = weight.data_as<const float>();
   } else {
