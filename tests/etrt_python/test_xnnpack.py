@@ -138,6 +138,27 @@ def test_transformer_linear_layers_are_delegated() -> None:
     ruled = etrt.export(model, inputs, backend="xnnpack").info.instruction_ops
     assert ruled.count("aten::addmm") == 1
     assert ruled.count(f"delegate:{BACKEND_ID}") == 3
+
+
+@pytest.mark.slow
+def test_cost_rule_delegates_linears_whose_weights_pass_the_cache(
+    runners: Path, tmp_path: Path
+) -> None:
+    # 768 x 768 weights (2.25 MiB, a ViT-B layer): delegated over 32 rows, kept over 8.
+    torch.manual_seed(0)
+    model = nn.Linear(768, 768).eval()
+    assert (
+        "aten::addmm"
+        in etrt.export(model, (torch.randn(8, 768),), backend="xnnpack").info.instruction_ops
+    )
+    inputs = (torch.randn(32, 768),)
+    program = etrt.export(model, inputs, backend="xnnpack")
+    assert program.info.instruction_ops == [f"delegate:{BACKEND_ID}"]
+    proc = run_program(
+        runners / "etrt_runner_xnnpack", program.save(tmp_path / "fc.etrt"), inputs, tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert max_diff_to_eager(model, inputs, tmp_path / "out.bin") <= 1e-4
     model, inputs = make("transformer", 32)
     assert BACKEND_ID not in str(etrt.export(model, inputs, backend="xnnpack").info.instruction_ops)
 
