@@ -16,7 +16,8 @@ import runtime_build
 import torch
 import torch.nn.functional as F
 import vision
-from etrt.ir import IntListValue, KernelCall, TensorValue
+from etrt.channels_last import MIN_NHWC_DEPTH
+from etrt.ir import IntListValue, IntValue, KernelCall, TensorValue
 from runtime_build import ExportedRun, ToolRunner
 from torch import nn
 
@@ -67,12 +68,18 @@ def test_vision_model_matches_eager(
     assert "aten::_native_batch_norm_legit_no_training" not in ops
     if backend is None:
         assert not run.program.info.plan.delegates
-        # Every convolution runs channels-last, its weights stored for the NHWC kernels.
+        # Every convolution runs channels-last, its weights stored for the NHWC kernels, but
+        # for reductions shorter than MIN_NHWC_DEPTH (MobileNetV3's 8-channel squeeze layers).
         plan = run.program.info.plan
         convs = [i for i in plan.instructions if isinstance(i, KernelCall)
                  and plan.operators[i.op_index] == "aten::convolution"]  # fmt: skip
-        weights = {plan.values[c.args[1]].dim_order for c in convs}  # type: ignore[union-attr]
-        assert weights == {(2, 3, 1, 0)}
+        for conv in convs:
+            weight = plan.values[conv.args[1]]
+            assert isinstance(weight, TensorValue)
+            _, cin_g, kh, kw = weight.sizes
+            depthwise = plan.values[conv.args[8]] != IntValue(1)
+            short = not depthwise and cin_g * kh * kw < MIN_NHWC_DEPTH
+            assert weight.dim_order == ((0, 1, 2, 3) if short else (2, 3, 1, 0)), weight.sizes
         return
     # The cost rule keeps the 3x3 convolutions etrt runs as Winograd (faster than Debian's
     # XNNPACK, docs/xnnpack.md) and what lies between them; everything else is delegated, in a
