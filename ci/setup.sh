@@ -32,6 +32,17 @@ if [ ! -x .venv-servers/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wan
   echo "$want" > "$stamp"
 fi
 
+# etrt's Python dependencies as wheels in a local dir: the release-path test installs etrt
+# from its own package index and these with --find-links, no other index.
+wheelhouse=build/wheelhouse
+pins=$(grep -E '^(numpy|flatbuffers)==' requirements.txt | sort)
+if [ "$(cat "$wheelhouse/.pins" 2>/dev/null)" != "$pins" ]; then
+  rm -rf "$wheelhouse"
+  # shellcheck disable=SC2086  # one argument per pin
+  .venv/bin/python -m pip download -q --only-binary=:all: --no-deps -d "$wheelhouse" $pins
+  echo "$pins" > "$wheelhouse/.pins"
+fi
+
 if [ ! -f "$CONAN_HOME/profiles/default" ]; then
   conan profile detect --name default >/dev/null 2>&1
   # Pin the standard the way the package is built, so test_package and consumers agree.

@@ -123,6 +123,19 @@ def ensure_badsdk(defect: str) -> str:
     return ref
 
 
+def checked_run(argv: list[str | Path], **kw: object) -> subprocess.CompletedProcess[str]:
+    """subprocess.run with text output captured; a non-zero exit fails with the output."""
+    proc = subprocess.run(
+        [str(a) for a in argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        **kw,  # type: ignore[call-overload]
+    )
+    assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
 def run_etpkg(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "etpkg", *(str(a) for a in args)],

@@ -61,6 +61,32 @@ class TransformerBlock(nn.Module):
         return y
 
 
+class MobileBlock(nn.Module):
+    """A small vision block in MobileNetV3's shape: conv, hardswish, depthwise conv, a
+    squeeze-excite gate (global average pool, 1x1 convs, sigmoid), max pool, global average pool,
+    softmax, clamp, linear. Every XNNPACK node type the exporter writes appears in its delegate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.act = nn.Hardswish()
+        self.depthwise = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.squeeze = nn.Conv2d(8, 4, 1)
+        self.excite = nn.Conv2d(4, 8, 1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.act(self.stem(x))
+        y = torch.relu(self.depthwise(y))
+        gate = torch.sigmoid(self.excite(torch.relu(self.squeeze(y.mean((2, 3), keepdim=True)))))
+        y = self.pool(y * gate)
+        # Softmax takes no output bounds, so the clamp after it stays a node of its own.
+        y = torch.clamp(torch.softmax(y.mean((2, 3), keepdim=True).flatten(1), dim=-1), 0.0, 0.5)
+        out: torch.Tensor = self.fc(y)
+        return out
+
+
 class MaskedSoftmax(nn.Module):
     """Softmax whose fully -inf rows give zeros, spelled out in the ops ATen decomposes
     attention's masking into (etrt keeps attention whole, so no model above uses them)."""
@@ -77,13 +103,15 @@ _FACTORIES: dict[str, tuple[Callable[[], nn.Module], Callable[[int], tuple[int, 
     "mlp": (MLP, lambda b: (b, 784)),
     "cnn": (CNN, lambda b: (b, 1, 28, 28)),
     "transformer": (TransformerBlock, lambda b: (b, SEQ_LEN, D_MODEL)),
+    # Not one of MODEL_NAMES (the suites run those three): for the delegate's node types.
+    "mobile": (MobileBlock, lambda b: (b, 3, 16, 16)),
 }
 
 
 def make(name: str, batch: int = 1) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model in eval mode, example inputs) for `name`: same weights and inputs every call."""
     if name not in _FACTORIES:
-        raise KeyError(f"unknown model {name!r}; expected one of {', '.join(MODEL_NAMES)}")
+        raise KeyError(f"unknown model {name!r}; expected one of {', '.join(_FACTORIES)}")
     factory, shape = _FACTORIES[name]
     torch.manual_seed(0)
     model = factory().eval()
@@ -170,3 +198,21 @@ def kv_cache_decoder() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     torch.manual_seed(0)
     model = KVCacheDecoder().eval()
     return model, (torch.tensor([[3, 14, 15, 92, 65]]), torch.arange(5))
+
+
+class StepCache(nn.Module):
+    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
+    sequence dimension in [1, 7] with size arithmetic on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.register_buffer("cache", torch.zeros(8, 4))
+        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, positions, self.proj(x))
+        self.steps.add_(1)
+        mask = torch.arange(8)[None, :] <= positions[:, None]
+        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
+        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps

@@ -26,8 +26,8 @@ class Tools:
     build_dir: Path
 
     @property
-    def load_fuzz(self) -> Path:
-        return self.build_dir / "tools" / "etrt_load_fuzz"
+    def load_check(self) -> Path:
+        return self.build_dir / "tools" / "etrt_load_check"
 
     @property
     def runner(self) -> Path:

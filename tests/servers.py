@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import signal
 import socket
 import subprocess
@@ -248,4 +249,13 @@ def other_machine(home: Path, server_url: str, env: dict[str, str]) -> dict[str,
     )
     conan("remote", "remove", "*", env=out)
     conan("remote", "add", REMOTE, server_url, env=out)
+    return out
+
+
+def pip_env(base: dict[str, str]) -> dict[str, str]:
+    """pip with no configuration of this machine (no config file, no PIP_* variable): the
+    indexes and wheel dirs a command names are the only ones it uses."""
+    out = {k: v for k, v in base.items() if not k.startswith("PIP_")}
+    out["PIP_CONFIG_FILE"] = os.devnull
+    out["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return out

@@ -17,12 +17,14 @@ from etpkg._internal.errors import (
     LayoutError,
     OutputError,
     PackageError,
+    PublishError,
     RemoteError,
     ToolError,
     VerifyError,
     WheelError,
 )
 from etpkg._internal.model import Component, Dependency, Sdk
+from etpkg._internal.publish import Published
 from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.version import VERSION as __version__
 
@@ -36,6 +38,8 @@ __all__ = [
     "LayoutError",
     "OutputError",
     "PackageError",
+    "PublishError",
+    "Published",
     "RemoteError",
     "Report",
     "Sdk",
@@ -43,6 +47,7 @@ __all__ = [
     "VerifyError",
     "WheelError",
     "__version__",
+    "publish",
     "read_package",
     "verify",
     "wheelify",
@@ -130,4 +135,29 @@ def verify(
         exempt_headers=exempt_headers,
         work_dir=Path(work_dir),
         cmake_cache=Path(cmake_cache),
+    )
+
+
+def publish(
+    wheels: Sequence[str | Path],
+    repository: str,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    index_url: str | None = None,
+) -> list[Published]:
+    """Uploads wheels etpkg made to a package index through twine, after checking that each
+    is intact and etpkg's (RECORD, manifest, WHEEL generator, SBOM): one bad wheel uploads
+    nothing. `repository` is an upload URL or a ~/.pypirc name; credentials as twine takes
+    them when not given (TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc, keyring), never prompted.
+    A file the index already serves byte for byte is skipped (Published.skipped); `index_url`
+    is its simple index when not <upload URL>/simple/. Raises PublishError."""
+    from etpkg._internal.publish import publish as run
+
+    return run(
+        [Path(w) for w in wheels],
+        repository,
+        username=username,
+        password=password,
+        index_url=index_url,
     )

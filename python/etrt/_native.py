@@ -141,6 +141,7 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
         _Status,
         [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(_Ptr)],
     ),
+    "etrt_module_set_max_memory_bytes": (_Status, [_Ptr, ctypes.c_uint64]),
     "etrt_module_free": (None, [_Ptr]),
     "etrt_module_num_methods": (_Status, [_Ptr, _SizeP]),
     "etrt_module_method_name": (_Status, [_Ptr, ctypes.c_size_t, ctypes.POINTER(ctypes.c_char_p)]),
@@ -168,6 +169,10 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
             ctypes.c_size_t,
             ctypes.POINTER(ctypes.c_int64),
         ],
+    ),
+    "etrt_method_check_input_tensor": (
+        _Status,
+        [_Ptr, ctypes.c_size_t, ctypes.c_int32, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64)],
     ),
     "etrt_method_set_input_int": (_Status, [_Ptr, ctypes.c_size_t, ctypes.c_int64]),
     "etrt_method_set_input_double": (_Status, [_Ptr, ctypes.c_size_t, ctypes.c_double]),

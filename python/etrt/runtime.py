@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike, fsencode
@@ -162,36 +162,27 @@ def _torch_dtype(tensor: Any, index: int) -> np.dtype[Any]:
         raise EtrtError(f"input {index}: torch {tensor.dtype} has no numpy equivalent") from exc
 
 
-def check_input(spec: IOSpec, dtype: np.dtype[Any], shape: tuple[int, ...], index: int) -> None:
-    """Raises unless a tensor of `dtype` and `shape` fits input `index`: the one place that
-    decides, before anything is copied or converted."""
+InputCheck = Callable[[np.dtype[Any], tuple[int, ...]], None]
+
+
+def check_dtype(spec: IOSpec, dtype: np.dtype[Any], index: int) -> None:
+    """Raises unless `dtype` converts to what input `index` takes (same kind, no loss of kind):
+    the binding's own rule, since only it converts."""
     want = spec.dtype
     assert want is not None
     if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
-        raise EtrtError(f"input {index}: expected {want}, got {dtype} (not safely castable)")
-    # A shape the method cannot take is the runtime's InvalidArgument, found before any copy.
-    if spec.dynamic and spec.min_shape is not None and spec.max_shape is not None:
-        if len(shape) != len(spec.max_shape):
-            raise EtrtRuntimeError(
-                "InvalidArgument",
-                f"input {index}: expected {len(spec.max_shape)} dimensions, got shape "
-                f"{list(shape)}",
-            )
-        for d, (n, lo, hi) in enumerate(zip(shape, spec.min_shape, spec.max_shape, strict=True)):
-            if not lo <= n <= hi:
-                raise EtrtRuntimeError(
-                    "InvalidArgument", f"input {index} dim {d}: size {n} is outside [{lo}, {hi}]"
-                )
-    elif shape != spec.shape:
         raise EtrtRuntimeError(
-            "InvalidArgument",
-            f"input {index}: expected shape {list(spec.shape or ())}, got {list(shape)}",
+            "InvalidArgument", f"input {index}: expected {want}, got {dtype} (not safely castable)"
         )
 
 
-def as_input_array(value: object, spec: IOSpec, index: int) -> npt.NDArray[Any]:
+def as_input_array(
+    value: object, spec: IOSpec, index: int, check: InputCheck
+) -> npt.NDArray[Any]:
     """`value` as an array the runtime can read in place: itself when it already is one.
-    Dtype and shape are checked first, so a wrong input is never copied."""
+    Dtype and shape are checked first, from the metadata alone (`check`, the runtime's own
+    judgement of the target dtype and shape, e.g. `Method.check_input`), so a wrong input is
+    never copied."""
     want = spec.dtype
     assert want is not None
     arr: npt.NDArray[Any]
@@ -199,18 +190,28 @@ def as_input_array(value: object, spec: IOSpec, index: int) -> npt.NDArray[Any]:
         tensor: Any = value
         try:
             tensor = tensor.detach()
-            check_input(spec, _torch_dtype(tensor, index), tuple(tensor.shape), index)
+            check_dtype(spec, _torch_dtype(tensor, index), index)
+            check(want, tuple(tensor.shape))
             arr = tensor.cpu().numpy()  # a view for CPU tensors
         except (TypeError, RuntimeError) as exc:
             raise EtrtError(f"input {index}: cannot read the torch tensor: {exc}") from exc
     else:
         arr = np.asarray(value)
-    check_input(spec, arr.dtype, arr.shape, index)
+    check_dtype(spec, arr.dtype, index)
+    check(want, arr.shape)
     if arr.dtype != want:
         return np.ascontiguousarray(arr, dtype=want)
     if not (arr.flags.c_contiguous and arr.flags.aligned):
         return np.ascontiguousarray(arr)
     return arr
+
+
+def _check_input(handle: int, i: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
+    code = _CODES.get(np.dtype(dtype))
+    if code is None:
+        raise EtrtRuntimeError("InvalidArgument", f"input {i}: etrt has no dtype {dtype}")
+    sizes = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    _check(_lib().etrt_method_check_input_tensor(handle, i, code, len(shape), sizes))
 
 
 def _output_array(
@@ -219,6 +220,8 @@ def _output_array(
     """A numpy-owned copy of a (possibly strided) tensor living in runtime memory."""
     if 0 in shape:
         return np.empty(shape, dtype)
+    if not address:  # the runtime refuses this already; never read address 0
+        raise EtrtRuntimeError("InvalidState", f"output of shape {list(shape)} has no data")
     size = dtype.itemsize
     lo = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
     hi = sum(max(0, (n - 1) * s) for n, s in zip(shape, strides, strict=True))
@@ -267,6 +270,12 @@ class Method:
         with self._lock, self._module._use():
             yield self._handle
 
+    def check_input(self, i: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
+        """Raises EtrtRuntimeError, as set_input would, unless input i takes an array of
+        `dtype` and `shape` as it is (judged by the runtime, from the metadata alone)."""
+        with self._use() as handle:
+            _check_input(handle, i, dtype, shape)
+
     def set_input(self, i: int, value: object) -> None:
         """Binds input i. A matching array is used in place, without a copy: until execute()
         returns, changes to it are what the method reads. The array is kept alive until input i
@@ -277,7 +286,9 @@ class Method:
             spec = self.inputs[i]
             lib = _lib()
             if spec.kind == "tensor":
-                arr = as_input_array(value, spec, i)
+                arr = as_input_array(
+                    value, spec, i, lambda dt, shape: _check_input(handle, i, dt, shape)
+                )
                 sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
                 code = _CODES[arr.dtype]
                 _check(
@@ -397,7 +408,17 @@ class Module:
     Close it (or use `with`) to unmap the file early; outputs already returned stay valid.
     """
 
-    def __init__(self, path: str | PathLike[str], data: str | PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | PathLike[str],
+        data: str | PathLike[str] | None = None,
+        *,
+        max_memory_bytes: int | None = None,
+    ) -> None:
+        """`max_memory_bytes`: the memory budget of each method (its arena, delegate
+        workspaces and kernel scratch; every tensor it declares must fit too). None: the
+        runtime's default, ETRT_MAX_MEMORY_BYTES or 16 GiB. A method needing more fails to
+        load with EtrtRuntimeError code OutOfMemory, before anything is allocated."""
         self._handle: int | None = None
         self.path = Path(path)
         self.data = Path(data) if data is not None else None
@@ -409,9 +430,15 @@ class Module:
         self._closing = False
         self._methods_lock = threading.Lock()  # one Method per name, loaded once
         self._methods: dict[str, Method] = {}
+        if max_memory_bytes is not None and not 0 < max_memory_bytes < 2**64:
+            raise EtrtError(
+                f"max_memory_bytes must be a positive byte count, got {max_memory_bytes}"
+            )
         handle = ctypes.c_void_p()
         _check(_lib().etrt_module_open_with_data(path_arg, data_arg, ctypes.byref(handle)))
         self._handle = handle.value
+        if max_memory_bytes is not None:
+            _check(_lib().etrt_module_set_max_memory_bytes(self._handle, max_memory_bytes))
 
     @contextmanager
     def _use(self) -> Iterator[int]:
@@ -500,9 +527,14 @@ def _c_path(path: str | PathLike[str], what: str) -> bytes:
     return encoded
 
 
-def load(path: str | PathLike[str], data: str | PathLike[str] | None = None) -> Module:
-    """Opens a program (and its named data map): same as etrt.Module(path, data)."""
-    return Module(path, data)
+def load(
+    path: str | PathLike[str],
+    data: str | PathLike[str] | None = None,
+    *,
+    max_memory_bytes: int | None = None,
+) -> Module:
+    """Opens a program (and its named data map): same as etrt.Module(path, data, ...)."""
+    return Module(path, data, max_memory_bytes=max_memory_bytes)
 
 
 __all__ = [

@@ -137,7 +137,11 @@ void op_cat(KernelContext& ctx, Span<Value*> args) {
       return;
     }
     if (!check_has_data(ctx, op, t, "tensors")) return;
-    shape.sizes[d] += t.size(d);
+    if (!checked::add(shape.sizes[d], t.size(d), &shape.sizes[d]) || shape.sizes[d] > checked::kMaxElements) {
+      fail(ctx, op, "the inputs have more than " + std::to_string(checked::kMaxElements) + " rows along dimension " +
+                        std::to_string(d));
+      return;
+    }
   }
   Tensor* out = strided_output_arg(ctx, op, args, 2, first->dtype(), shape.span());
   if (out == nullptr) return;
@@ -160,14 +164,16 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
       !scalar_arg(ctx, op, args, 2, "step", &step)) {
     return;
   }
-  if (step == 0.0 || !std::isfinite(start) || !std::isfinite(end) || (end - start) / step < 0.0) {
+  const double count = std::ceil((end - start) / step);
+  if (step == 0.0 || !std::isfinite(start) || !std::isfinite(end) || !(count >= 0.0) ||
+      count > static_cast<double>(checked::kMaxElements)) {
     fail(ctx, op, "invalid range: start " + std::to_string(start) + ", end " + std::to_string(end) +
                       ", step " + std::to_string(step));
     return;
   }
   ScalarType dtype;
   if (!planned_dtype(ctx, op, args, 7, &dtype)) return;
-  const int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
+  const int64_t n = static_cast<int64_t>(count);  // in [0, kMaxElements]
   const int64_t sizes[1] = {n};
   Tensor* out = output_arg(ctx, op, args, 7, dtype, Span<const int64_t>(sizes, 1));
   if (out == nullptr) return;
@@ -175,14 +181,14 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
   switch (dtype) {
     case ScalarType::Long: {
       int64_t* o = out->data_as<int64_t>();
-      const int64_t s0 = integral ? args[0]->to_int() : static_cast<int64_t>(start);
-      const int64_t st = integral ? args[2]->to_int() : static_cast<int64_t>(step);
-      for (int64_t i = 0; i < n; ++i) o[i] = s0 + st * i;
+      const int64_t s0 = integral ? args[0]->to_int() : checked::to_int<int64_t>(start);
+      const int64_t st = integral ? args[2]->to_int() : checked::to_int<int64_t>(step);
+      for (int64_t i = 0; i < n; ++i) o[i] = checked::wrap_add(s0, checked::wrap_mul(st, i));
       return;
     }
     case ScalarType::Int: {
       int32_t* o = out->data_as<int32_t>();
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<int32_t>(start + step * static_cast<double>(i));
+      for (int64_t i = 0; i < n; ++i) o[i] = checked::to_int<int32_t>(start + step * static_cast<double>(i));
       return;
     }
     case ScalarType::Float: {  // ATen accumulates in double, then rounds each element
@@ -215,6 +221,12 @@ void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     before[nd - 1 - i] = pad[2 * i];
     after[nd - 1 - i] = pad[2 * i + 1];
+    // Bounded like any size, so the sums below stay far inside int64.
+    if (std::abs(static_cast<double>(pad[2 * i])) > static_cast<double>(checked::kMaxElements) ||
+        std::abs(static_cast<double>(pad[2 * i + 1])) > static_cast<double>(checked::kMaxElements)) {
+      fail(ctx, op, "padding " + shape_string(pad) + " is larger than any tensor may be");
+      return;
+    }
   }
   Shape shape = shape_of(*self);
   Tensor src = *self;
@@ -222,8 +234,8 @@ void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
   int64_t src_sizes[kMaxDims];
   for (int d = 0; d < nd; ++d) {
     shape.sizes[d] = self->size(d) + before[d] + after[d];
-    if (shape.sizes[d] < 0) {
-      fail(ctx, op, "padding " + shape_string(pad) + " leaves a negative size for input " +
+    if (shape.sizes[d] < 0 || shape.sizes[d] > checked::kMaxElements) {
+      fail(ctx, op, "padding " + shape_string(pad) + " leaves a negative or too large size for input " +
                         shape_string(self->sizes()));
       return;
     }
@@ -287,8 +299,11 @@ void op_repeat(KernelContext& ctx, Span<Value*> args) {
       fail(ctx, op, "negative entry in 'repeats' " + shape_string(repeats));
       return;
     }
-    shape.sizes[d] = in_sizes[d] * repeats[d];
-    tiles *= repeats[d];
+    if (!checked::mul(in_sizes[d], repeats[d], &shape.sizes[d]) || shape.sizes[d] > checked::kMaxElements ||
+        !checked::mul(tiles, repeats[d], &tiles) || tiles > checked::kMaxElements) {
+      fail(ctx, op, "'repeats' " + shape_string(repeats) + " makes a tensor larger than any may be");
+      return;
+    }
   }
   Tensor* out = output_arg(ctx, op, args, 2, self->dtype(), shape.span());
   if (out == nullptr || out->numel() == 0) return;

@@ -357,7 +357,9 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
   s.pw = padding[spatial - 1];
   s.dh = spatial == 2 ? dilation[0] : 1;
   s.dw = dilation[spatial - 1];
-  if (groups < 1 || s.cin % groups != 0 || s.cout % groups != 0 || weight->size(1) * groups != s.cin) {
+  int64_t grouped_cin = 0;
+  if (groups < 1 || s.cin % groups != 0 || s.cout % groups != 0 || !checked::mul(weight->size(1), groups, &grouped_cin) ||
+      grouped_cin != s.cin) {
     fail(ctx, kOp, "input " + shape_string(input->sizes()) + ", weight " +
                        shape_string(weight->sizes()) + " and groups=" + std::to_string(groups) +
                        " do not agree");

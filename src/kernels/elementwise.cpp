@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "light.h"
 #include "util.h"
@@ -54,6 +55,15 @@ inline T min_nan(T a, T b) { return (a != a || a < b) ? a : b; }
 
 template <typename T>
 inline T apply(BinOp op, T a, T b, T alpha) {
+  if constexpr (std::is_integral_v<T>) {  // wraps, as ATen's integer kernels do
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case BinOp::Add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(alpha) * static_cast<U>(b));
+      case BinOp::Sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(alpha) * static_cast<U>(b));
+      case BinOp::Mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      default: break;  // Div never reaches integers (true division is floating)
+    }
+  }
   switch (op) {
     case BinOp::Add: return a + alpha * b;
     case BinOp::Sub: return a - alpha * b;
@@ -182,12 +192,11 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
     case ScalarType::Double: binary_loop<double>(loop, bop, alpha); return;
     case ScalarType::Long:
       if (bop == BinOp::Div) break;  // true division of integers gives a float result
-      binary_loop<int64_t>(loop, bop, has_alpha && args[2]->is_int() ? args[2]->to_int()
-                                                                      : static_cast<int64_t>(alpha));
+      binary_loop<int64_t>(loop, bop, has_alpha ? args[2]->scalar_to_int() : 1);
       return;
     case ScalarType::Int:
       if (bop == BinOp::Div) break;
-      binary_loop<int32_t>(loop, bop, static_cast<int32_t>(alpha));
+      binary_loop<int32_t>(loop, bop, static_cast<int32_t>(has_alpha ? args[2]->scalar_to_int() : 1));
       return;
     default:
       if (integral_type(dtype) && bop != BinOp::Div) {  // Bool, Byte, Char: through int64
@@ -215,10 +224,19 @@ enum class UnOp {
   Hardswish, Hardsigmoid, Silu,
 };
 
+// The highest category among an op's Scalar arguments, for ATen's result type.
+enum class ScalarKind : uint8_t { None, Bool, Int, Double };
+
+inline ScalarKind scalar_kind(const Value& v) {
+  return v.is_double() ? ScalarKind::Double : v.is_int() ? ScalarKind::Int : v.is_bool() ? ScalarKind::Bool : ScalarKind::None;
+}
+
 // An op's scalars: Scale and LeakyRelu use s; Clamp clamps to [s, t]; Pow raises to s.
 struct UnArgs {
   float s = 0.0f;
   float t = 0.0f;
+  ScalarKind kind = ScalarKind::None;
+  double exact = 0.0;  // Pow's exponent and Scale's factor as given (s is rounded to float)
 };
 
 // One element. Shared by the contiguous (vectorised in the clones), strided and transposed loops.
@@ -361,16 +379,55 @@ bool unary_try_transposed(const Loop<2>& loop, UnOp uop, UnArgs u) {
   return true;
 }
 
+// ATen's result dtype of `uop` on a non-Float input: relu, abs and neg keep it (and refuse
+// Bool); clamp, pow and scaling keep it unless a Double scalar makes it Float (or an Int
+// scalar makes Bool Long); the transcendental ops give Float for integers; GELU and leaky ReLU
+// take floating inputs only. False when ATen refuses the dtype.
+bool unary_result(UnOp uop, ScalarType in, ScalarKind kind, ScalarType* out) {
+  if (!integral_type(in)) {
+    *out = in;
+    return true;
+  }
+  switch (uop) {
+    case UnOp::GeluErf: case UnOp::GeluTanh: case UnOp::LeakyRelu: return false;
+    case UnOp::Relu: case UnOp::Abs: case UnOp::Neg:
+      *out = in;
+      return in != ScalarType::Bool;
+    case UnOp::Sigmoid: case UnOp::Tanh: case UnOp::Exp: case UnOp::Rsqrt: case UnOp::Sqrt: case UnOp::Log:
+      *out = ScalarType::Float;
+      return true;
+    case UnOp::Clamp: case UnOp::Pow: case UnOp::Scale:
+      *out = kind == ScalarKind::Double                           ? ScalarType::Float
+             : kind == ScalarKind::Int && in == ScalarType::Bool ? ScalarType::Long
+                                                                   : in;
+      return true;
+  }
+  return false;
+}
+
 // Integer and Bool inputs: integer results (relu, abs, neg, clamp, pow, scaling) stay exact in
-// int64; floating results (sigmoid of an int, ...) are computed on the float value.
+// int64 and wrap like ATen's; floating results (sigmoid of an int, ...) are computed on the
+// float value.
 void unary_other_dtype(KernelContext& ctx, const char* op, Span<Value*> args, const Tensor& self,
                        size_t out_index, UnOp uop, UnArgs u) {
   ScalarType dt;
-  if (!check_has_data(ctx, op, self, "self") || !planned_dtype(ctx, op, args, out_index, &dt)) return;
+  if (!check_has_data(ctx, op, self, "self")) return;
+  if (!unary_result(uop, self.dtype(), u.kind, &dt)) {
+    fail(ctx, op, std::string("not defined for ") + to_string(self.dtype()) + " input");
+    return;
+  }
   Tensor* out = strided_output_arg(ctx, op, args, out_index, dt, self.sizes());
   if (out == nullptr) return;
   const ScalarType in = self.dtype();
-  const bool ints = integral_type(dt) && integral_type(in);
+  const bool ints = integral_type(dt);
+  if (ints && uop == UnOp::Pow && u.exact < 0.0) {
+    fail(ctx, op, "integers to negative integer powers are not allowed");
+    return;
+  }
+  const uint64_t exponent = static_cast<uint64_t>(checked::to_int<int64_t>(u.exact));
+  // Clamp bounds for integers: ceil(min), floor(max), as ATen converts them.
+  const int64_t lo = checked::to_int<int64_t>(std::ceil(static_cast<double>(u.s)));
+  const int64_t hi = checked::to_int<int64_t>(std::floor(static_cast<double>(u.t)));
   const Tensor* ops[2] = {out, &self};
   run_loop(make_loop(self.sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
@@ -384,21 +441,16 @@ void unary_other_dtype(KernelContext& ctx, const char* op, Span<Value*> args, co
       int64_t x = load_int64(a, in);
       switch (uop) {
         case UnOp::Relu: x = x < 0 ? 0 : x; break;
-        case UnOp::Abs: x = x < 0 ? -x : x; break;
-        case UnOp::Neg: x = -x; break;
+        case UnOp::Abs: x = x < 0 ? checked::wrap_neg(x) : x; break;
+        case UnOp::Neg: x = checked::wrap_neg(x); break;
         case UnOp::Clamp: {
-          if (static_cast<double>(x) < u.s) x = static_cast<int64_t>(std::ceil(u.s));
-          if (static_cast<double>(x) > u.t) x = static_cast<int64_t>(std::floor(u.t));
+          if (static_cast<double>(x) < u.s) x = lo;
+          if (static_cast<double>(x) > u.t) x = hi;
           break;
         }
-        case UnOp::Scale: x = static_cast<int64_t>(static_cast<double>(x) * u.s); break;
-        case UnOp::Pow: {
-          int64_t r = 1;
-          for (int64_t e = static_cast<int64_t>(u.s); e > 0; --e) r *= x;
-          x = r;
-          break;
-        }
-        default: x = static_cast<int64_t>(apply_unary(uop, static_cast<float>(x), u)); break;
+        case UnOp::Scale: x = checked::wrap_mul(x, checked::to_int<int64_t>(u.exact)); break;
+        case UnOp::Pow: x = checked::wrap_pow(x, exponent); break;
+        default: x = checked::to_int<int64_t>(apply_unary(uop, static_cast<float>(x), u)); break;
       }
       store_scalar(o, dt, static_cast<double>(x), x, true);
     }
@@ -637,6 +689,7 @@ void op_clamp(KernelContext& ctx, Span<Value*> args) {
       !optional_bound(ctx, op, args, 2, "max", kInfinity, &u.t)) {
     return;
   }
+  u.kind = std::max(scalar_kind(*args[1]), scalar_kind(*args[2]));
   unary_op(ctx, args, op, 4, UnOp::Clamp, u);
 }
 
@@ -646,6 +699,14 @@ void op_hardtanh(KernelContext& ctx, Span<Value*> args) {
   UnArgs u;
   if (!optional_bound(ctx, op, args, 1, "min_val", -1.0f, &u.s) ||
       !optional_bound(ctx, op, args, 2, "max_val", 1.0f, &u.t)) {
+    return;
+  }
+  // Unlike clamp, hardtanh keeps its input's dtype whatever the bounds' type (ATen: int64 in,
+  // int64 out, even with the default float bounds).
+  u.kind = ScalarKind::Int;
+  if (args[0]->is_tensor() && (args[0]->to_tensor().dtype() == ScalarType::Bool ||
+                               args[0]->to_tensor().dtype() == ScalarType::Byte)) {
+    fail(ctx, op, std::string("not defined for ") + to_string(args[0]->to_tensor().dtype()) + " input");
     return;
   }
   unary_op(ctx, args, op, 4, UnOp::Clamp, u);
@@ -664,7 +725,7 @@ void op_pow_tensor_scalar(KernelContext& ctx, Span<Value*> args) {
   if (!check_nargs(ctx, op, args, 3)) return;
   double e = 0.0;
   if (!scalar_arg(ctx, op, args, 1, "exponent", &e)) return;
-  unary_op(ctx, args, op, 3, UnOp::Pow, {static_cast<float>(e), 0.0f});
+  unary_op(ctx, args, op, 3, UnOp::Pow, {static_cast<float>(e), 0.0f, scalar_kind(*args[1]), e});
 }
 
 void op_sigmoid(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::sigmoid", 2, UnOp::Sigmoid); }
@@ -719,23 +780,9 @@ void op_mul_scalar(KernelContext& ctx, Span<Value*> args) {
   if (self == nullptr) return;
   double s = 0.0;
   if (!scalar_arg(ctx, op, args, 1, "other", &s)) return;
-  if (self->dtype() == ScalarType::Float) {
-    unary_f32(ctx, op, args, *self, 2, UnOp::Scale, {static_cast<float>(s), 0.0f});
-    return;
-  }
-  if (self->dtype() == ScalarType::Long && args[1]->is_int()) {
-    Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Long, self->sizes());
-    if (out == nullptr || !check_has_data(ctx, op, *self, "self")) return;
-    const int64_t k = args[1]->to_int();
-    const Tensor* ops[2] = {out, self};
-    run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t v;
-        std::memcpy(&v, p[1] + i * st[1], 8);
-        v *= k;
-        std::memcpy(p[0] + i * st[0], &v, 8);
-      }
-    });
+  const UnArgs u{static_cast<float>(s), 0.0f, scalar_kind(*args[1]), s};
+  if (self->dtype() == ScalarType::Float || integral_type(self->dtype())) {
+    unary_f32(ctx, op, args, *self, 2, UnOp::Scale, u);
     return;
   }
   fail(ctx, op, std::string("unsupported dtype ") + to_string(self->dtype()));

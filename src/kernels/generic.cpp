@@ -88,15 +88,10 @@ struct BinaryFns {
 // Integer division by zero has no value; ATen raises, etrt gives 0 rather than crash.
 int64_t floor_div_i(int64_t a, int64_t b) {
   if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0ULL - static_cast<uint64_t>(a));
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  const int64_t q = checked::wrap_div(a, b);
+  return (checked::wrap_rem(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
-int64_t trunc_div_i(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return static_cast<int64_t>(0ULL - static_cast<uint64_t>(a));
-  return a / b;
-}
+int64_t trunc_div_i(int64_t a, int64_t b) { return b == 0 ? 0 : checked::wrap_div(a, b); }
 // ATen's floor division of floating values (c10::div_floor_floating).
 double floor_div_d(double a, double b) {
   if (b == 0.0) return a / b;
@@ -111,15 +106,15 @@ double floor_div_d(double a, double b) {
 double trunc_div_d(double a, double b) { return std::trunc(a / b); }
 double true_div_d(double a, double b) { return a / b; }
 double fmod_d(double a, double b) { return std::fmod(a, b); }
-int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? 0 : (b == -1 ? 0 : a % b); }
+int64_t fmod_i(int64_t a, int64_t b) { return b == 0 ? 0 : checked::wrap_rem(a, b); }
 double remainder_d(double a, double b) {
   double m = std::fmod(a, b);
   if (m != 0.0 && ((b < 0) != (m < 0))) m += b;
   return m;
 }
 int64_t remainder_i(int64_t a, int64_t b) {
-  if (b == 0 || b == -1) return 0;
-  int64_t m = a % b;
+  if (b == 0) return 0;
+  int64_t m = checked::wrap_rem(a, b);
   if (m != 0 && ((b < 0) != (m < 0))) m += b;
   return m;
 }
@@ -127,13 +122,7 @@ double atan2_d(double a, double b) { return std::atan2(a, b); }
 double pow_d(double a, double b) { return std::pow(a, b); }
 int64_t pow_i(int64_t a, int64_t b) {
   if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-  uint64_t r = 1, base = static_cast<uint64_t>(a);  // wraps as ATen's integer pow does
-  while (b > 0) {
-    if (b & 1) r *= base;
-    base *= base;
-    b >>= 1;
-  }
-  return static_cast<int64_t>(r);
+  return checked::wrap_pow(a, static_cast<uint64_t>(b));  // wraps as ATen's integer pow does
 }
 int64_t and_i(int64_t a, int64_t b) { return a & b; }
 int64_t or_i(int64_t a, int64_t b) { return a | b; }
@@ -235,8 +224,12 @@ void fold(const Tensor& self, const Shape& keep, A* acc, Red r) {
         v = load_int64(x, in);
       }
       switch (r) {
-        case Red::Sum: *a += v; break;
-        case Red::Prod: *a *= v; break;
+        case Red::Sum:
+          if constexpr (std::is_same<A, double>::value) *a += v; else *a = checked::wrap_add(*a, v);
+          break;
+        case Red::Prod:
+          if constexpr (std::is_same<A, double>::value) *a *= v; else *a = checked::wrap_mul(*a, v);
+          break;
         case Red::Min: if (v < *a || v != v) *a = (*a != *a) ? *a : v; break;
         case Red::Max: if (v > *a || v != v) *a = (*a != *a) ? *a : v; break;
         case Red::Any: *a = (*a != 0 || v != 0) ? 1 : 0; break;
@@ -699,7 +692,7 @@ void op_cumsum(KernelContext& ctx, Span<Value*> args) {
         const int64_t e = (a * r.len + l) * r.inner + i;
         const char* x = r.data + e * static_cast<int64_t>(es);
         if (ints) {
-          si += load_int64(x, in);
+          si = checked::wrap_add(si, load_int64(x, in));
           store_i(o + e * static_cast<int64_t>(oes), dt, si);
         } else {
           // float results accumulate in float, as ATen does, so long sums round alike
@@ -849,12 +842,12 @@ void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind)
       for (int64_t c = 0; c < n; ++c) {
         uint64_t acc = 0;  // wraps on overflow instead of undefined behaviour
         for (int64_t q = 0; q < k; ++q) acc += static_cast<uint64_t>(at(*a, bi, r, q)) * static_cast<uint64_t>(at(*b, bi, q, c));
-        int64_t v = static_cast<int64_t>(acc) * alpha;
+        int64_t v = checked::wrap_mul(static_cast<int64_t>(acc), alpha);
         if (bias != nullptr) {
           int64_t bc[2] = {bias->dim() == 2 ? (bias->size(0) == 1 ? 0 : r) : 0, 0};
           const int64_t col = bias->dim() == 0 ? 0 : (bias->size(bias->dim() - 1) == 1 ? 0 : c);
           const int64_t off = (bias->dim() == 2 ? bc[0] * bias->stride(0) : 0) + (bias->dim() >= 1 ? col * bias->stride(bias->dim() - 1) : 0);
-          v += beta * load_int64(static_cast<const char*>(bias->data()) + off * ae, t);
+          v = checked::wrap_add(v, checked::wrap_mul(beta, load_int64(static_cast<const char*>(bias->data()) + off * ae, t)));
         }
         store_i(po + ((bi * m + r) * n + c) * ae, t, v);
       }

@@ -130,8 +130,8 @@ void combine(char* o, ScalarType t, const char* v, ScalarType vt, Reduce r, bool
     const int64_t a = load_int64(o, t), b = load_int64(v, vt);
     int64_t x = a;
     switch (r) {
-      case Reduce::Sum: case Reduce::Mean: x = a + b; break;
-      case Reduce::Prod: x = a * b; break;
+      case Reduce::Sum: case Reduce::Mean: x = checked::wrap_add(a, b); break;
+      case Reduce::Prod: x = checked::wrap_mul(a, b); break;
       case Reduce::Max: x = std::max(a, b); break;
       case Reduce::Min: x = std::min(a, b); break;
       default: break;
@@ -254,7 +254,12 @@ void pad_impl(KernelContext& ctx, Span<Value*> args, const char* op, int k, bool
   for (int j = 0; j < k; ++j) {  // padding lists the last dimension first
     const int d = nd - 1 - j;
     before[d] = pad[2 * j];
-    shape.sizes[d] += pad[2 * j] + pad[2 * j + 1];
+    if (!checked::add(shape.sizes[d], pad[2 * j], &shape.sizes[d]) ||
+        !checked::add(shape.sizes[d], pad[2 * j + 1], &shape.sizes[d]) || shape.sizes[d] > checked::kMaxElements ||
+        pad[2 * j] < -checked::kMaxElements || pad[2 * j + 1] < -checked::kMaxElements) {
+      fail(ctx, op, "padding " + shape_string(pad) + " is larger than any tensor may be");
+      return;
+    }
     if (reflect && (pad[2 * j] >= self->size(d) || pad[2 * j + 1] >= self->size(d))) {
       fail(ctx, op, "padding must be smaller than the padded dimension");
       return;
@@ -281,24 +286,6 @@ bool floating_input(KernelContext& ctx, const char* op, const Tensor& t, const c
     return false;
   }
   return check_has_data(ctx, op, t, name);
-}
-
-// A planned output of the op's own dtype whose shape the exporter took from torch (checked for
-// rank only): for layers whose output size formula has many cases (ceil_mode, ...).
-Tensor* shaped_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, ScalarType dtype, int rank,
-                      const char* name = "out") {
-  Tensor* out = tensor_arg(ctx, op, args, i, name);
-  if (out == nullptr) return nullptr;
-  if (out->is_dynamic()) {  // the exporter keeps these ops' outputs static
-    fail(ctx, op, std::string("output '") + name + "' cannot have a dynamic shape");
-    return nullptr;
-  }
-  if (out->dim() != rank || out->dtype() != dtype || !out->is_contiguous() || (out->data() == nullptr && out->numel() > 0)) {
-    fail(ctx, op, std::string("output '") + name + "' must be a contiguous " + to_string(dtype) + " tensor of " +
-                      std::to_string(rank) + " dimensions");
-    return nullptr;
-  }
-  return out;
 }
 
 bool triple(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name, int64_t fallback,
@@ -334,19 +321,52 @@ bool volume(KernelContext& ctx, const char* op, const Tensor& t, Volume* v) {
   return true;
 }
 
+// The output of a 3-d window op: `self`'s leading dimensions, then (od, oh, ow). The kernels
+// index it as planes x od x oh x ow, so the planned shape must be exactly that.
+Tensor* volume_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const Tensor& self,
+                      const int64_t (&spatial)[3], ScalarType dtype, const char* name = "out") {
+  Shape shape = shape_of(self);
+  for (int j = 0; j < 3; ++j) shape.sizes[shape.dim - 3 + j] = spatial[j];
+  return output_arg(ctx, op, args, i, dtype, shape.span(), name);
+}
+
+// Output extents of a 3-d window (ATen's pooling_output_shape per dimension, through the
+// shared checked helper), with ATen's rule that padding is at most half the kernel. False after
+// failing the call.
+bool window3(KernelContext& ctx, const char* op, const Volume& v, const int64_t (&k)[3], const int64_t (&s)[3],
+             const int64_t (&p)[3], const int64_t (&dl)[3], bool ceil, int64_t (&out)[3]) {
+  const int64_t in[3] = {v.d, v.h, v.w};
+  for (int j = 0; j < 3; ++j) {
+    if (!checked::window(in[j], k[j], p[j], p[j], s[j], dl[j], ceil, &out[j]) || p[j] > k[j] / 2 || out[j] < 1) {
+      fail(ctx, op, "kernel_size, stride, padding and dilation do not fit the input (kernel " +
+                        shape_string(Span<const int64_t>(k, 3)) + ", stride " + shape_string(Span<const int64_t>(s, 3)) +
+                        ", padding " + shape_string(Span<const int64_t>(p, 3)) + ")");
+      return false;
+    }
+  }
+  return true;
+}
+
 inline double vol_at(const Volume& v, const float* x, int64_t p, int64_t z, int64_t y, int64_t xx) {
   return x[((p * v.d + z) * v.h + y) * v.w + xx];
 }
 
-int64_t grid_nearest(double x) { return static_cast<int64_t>(std::nearbyint(x)); }
+int64_t grid_nearest(double x) { return checked::to_int<int64_t>(std::nearbyint(x)); }
+
+// A sampling coordinate (from the grid's data) as an index a few taps may step from: NaN and
+// values far outside any image land outside it, where the taps read padding.
+inline int64_t tap_index(double v) {
+  if (!(v > -8.0)) return -8;
+  return v < 1e15 ? static_cast<int64_t>(v) : int64_t{1} << 50;
+}
 
 double reflect_coord(double x, double lo, double hi) {
   if (lo == hi) return 0.0;
   const double span = hi - lo;
   x = std::fabs(x - lo);
   const double extra = std::fmod(x, span);
-  const int flips = static_cast<int>(std::floor(x / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  const bool even = std::fmod(std::floor(x / span), 2.0) == 0.0;  // no cast: x / span may be huge
+  return even ? extra + lo : span - extra + lo;
 }
 
 // grid_sample's unnormalisation and padding of one coordinate.
@@ -687,13 +707,18 @@ void op_slice_scatter(KernelContext& ctx, Span<Value*> args) {
     sizes[d] = out->size(d);
     strides[d] = out->stride(d);
   }
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
+  sizes[dim] = end == start ? 0 : (end - start - 1) / step + 1;
+  // One element or none: the stride does not matter (and step may be huge).
+  if (sizes[dim] > 1 && !checked::mul(strides[dim], step, &strides[dim])) {
+    fail(ctx, op, "step " + std::to_string(step) + " overflows the stride");
+    return;
+  }
   const Span<const int64_t> vs(sizes, static_cast<size_t>(out->dim()));
   if (!same_sizes(vs, src->sizes())) {
     fail(ctx, op, "'src' has shape " + shape_string(src->sizes()) + ", expected " + shape_string(vs));
     return;
   }
+  if (src->numel() == 0) return;  // nothing to write (and `start` may lie past an empty output)
   char* base = static_cast<char*>(out->data()) + start * out->stride(static_cast<int>(dim)) * static_cast<int64_t>(out->element_size());
   Tensor view;
   if (!strided_view(ctx, op, base, out->dtype(), vs, Span<const int64_t>(strides, static_cast<size_t>(out->dim())), &view)) return;
@@ -773,6 +798,8 @@ void op_diagonal(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int64_t n1 = self->size(static_cast<int>(d1)), n2 = self->size(static_cast<int>(d2));
+  // Offsets beyond either size select nothing; clamped first, so nothing below overflows.
+  offset = std::min(std::max(offset, -n1), n2);
   const int64_t len = std::max<int64_t>(0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
   int64_t sizes[kMaxDims], strides[kMaxDims];
   int k = 0;
@@ -813,13 +840,13 @@ void op_as_strided(KernelContext& ctx, Span<Value*> args) {
     fail(ctx, op, "needs a contiguous input");
     return;
   }
-  int64_t last = offset;
-  for (size_t d = 0; d < size.size(); ++d) {
-    if (size[d] == 0) last = -1;
-    if (last >= 0) last += (size[d] - 1) * stride[d];
-  }
-  if (offset < 0 || last >= self->numel()) {
-    fail(ctx, op, "the strided view reaches past the input's " + std::to_string(self->numel()) + " elements");
+  // One past the last element the view reads (checked: sizes and strides come from the file).
+  int64_t extent = 0, end = 0;
+  if (offset < 0 || !checked::extent(size.data(), stride.data(), static_cast<int>(size.size()), &extent) ||
+      (extent > 0 && (!checked::add(offset, extent, &end) || end > self->numel()))) {
+    fail(ctx, op, "the strided view (size " + shape_string(size) + ", stride " + shape_string(stride) + ", offset " +
+                      std::to_string(offset) + ") reaches outside the input's " + std::to_string(self->numel()) +
+                      " elements");
     return;
   }
   Tensor* out = output_arg(ctx, op, args, 4, self->dtype(), size);
@@ -913,18 +940,25 @@ void op_avg_pool3d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::avg_pool3d";
   if (!check_nargs(ctx, op, args, 8)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  int64_t k[3], s[3], p[3];
-  bool include_pad = true;
+  int64_t k[3], s[3], p[3], spatial[3];
+  const int64_t dl[3] = {1, 1, 1};
+  bool include_pad = true, ceil_mode = false;
   int64_t divisor = 0;
   Volume v;
   if (self == nullptr || !floating_input(ctx, op, *self, "self") || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
       !triple(ctx, op, args, 1, "kernel_size", 1, k) || !triple(ctx, op, args, 2, "stride", 0, s) ||
-      !triple(ctx, op, args, 3, "padding", 0, p) || !bool_arg(ctx, op, args, 5, "count_include_pad", &include_pad) ||
+      !triple(ctx, op, args, 3, "padding", 0, p) || !bool_arg(ctx, op, args, 4, "ceil_mode", &ceil_mode) ||
+      !bool_arg(ctx, op, args, 5, "count_include_pad", &include_pad) ||
       !optional_int_arg(ctx, op, args, 6, "divisor_override", 0, &divisor) || !volume(ctx, op, *self, &v)) {
     return;
   }
   if (s[0] == 0) std::copy(k, k + 3, s);
-  Tensor* out = shaped_output(ctx, op, args, 7, ScalarType::Float, self->dim());
+  if (!args[6]->is_none() && divisor == 0) {
+    fail(ctx, op, "divisor_override must be non-zero");
+    return;
+  }
+  if (!window3(ctx, op, v, k, s, p, dl, ceil_mode, spatial)) return;
+  Tensor* out = volume_output(ctx, op, args, 7, *self, spatial, ScalarType::Float);
   if (out == nullptr) return;
   const float* x = contiguous_f32(ctx, op, *self);
   if (x == nullptr) return;
@@ -957,17 +991,19 @@ void op_max_pool3d_with_indices(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::max_pool3d_with_indices";
   if (!check_nargs(ctx, op, args, 8)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
-  int64_t k[3], s[3], p[3], dl[3];
+  int64_t k[3], s[3], p[3], dl[3], spatial[3];
+  bool ceil_mode = false;
   Volume v;
   if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) || !check_has_data(ctx, op, *self, "self") ||
       !triple(ctx, op, args, 1, "kernel_size", 1, k) || !triple(ctx, op, args, 2, "stride", 0, s) ||
       !triple(ctx, op, args, 3, "padding", 0, p) || !triple(ctx, op, args, 4, "dilation", 1, dl) ||
-      !volume(ctx, op, *self, &v)) {
+      !bool_arg(ctx, op, args, 5, "ceil_mode", &ceil_mode) || !volume(ctx, op, *self, &v)) {
     return;
   }
   if (s[0] == 0) std::copy(k, k + 3, s);
-  Tensor* out = shaped_output(ctx, op, args, 6, ScalarType::Float, self->dim());
-  Tensor* ind = out ? shaped_output(ctx, op, args, 7, ScalarType::Long, self->dim(), "indices") : nullptr;
+  if (!window3(ctx, op, v, k, s, p, dl, ceil_mode, spatial)) return;
+  Tensor* out = volume_output(ctx, op, args, 6, *self, spatial, ScalarType::Float);
+  Tensor* ind = out ? volume_output(ctx, op, args, 7, *self, spatial, ScalarType::Long, "indices") : nullptr;
   if (ind == nullptr) return;
   const float* x = contiguous_f32(ctx, op, *self);
   if (x == nullptr) return;
@@ -1014,11 +1050,20 @@ void op_adaptive_avg_pool3d(KernelContext& ctx, Span<Value*> args) {
   if (!check_nargs(ctx, op, args, 3)) return;
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   Volume v;
+  int64_t spatial[3];
   if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) || !check_has_data(ctx, op, *self, "self") ||
-      !volume(ctx, op, *self, &v)) {
+      !volume(ctx, op, *self, &v) || !triple(ctx, op, args, 1, "output_size", 1, spatial)) {
     return;
   }
-  Tensor* out = shaped_output(ctx, op, args, 2, ScalarType::Float, self->dim());
+  const int64_t extent[3] = {v.d, v.h, v.w};
+  for (int j = 0; j < 3; ++j) {
+    int64_t span = 0;  // the window bounds multiply an output index by the input extent
+    if (spatial[j] < 1 || spatial[j] > checked::kMaxElements || !checked::mul(spatial[j] + 1, extent[j], &span)) {
+      fail(ctx, op, "invalid output_size " + shape_string(Span<const int64_t>(spatial, 3)));
+      return;
+    }
+  }
+  Tensor* out = volume_output(ctx, op, args, 2, *self, spatial, ScalarType::Float);
   if (out == nullptr) return;
   const float* x = contiguous_f32(ctx, op, *self);
   if (x == nullptr) return;
@@ -1158,7 +1203,7 @@ void op_embedding_bag(KernelContext& ctx, Span<Value*> args) {
   if (out == nullptr) return;
   Tensor* outs[3];
   for (int i = 0; i < 3; ++i) {
-    outs[i] = tensor_arg(ctx, op, args, 10 + static_cast<size_t>(i), "aux");
+    outs[i] = writable_output(ctx, op, args, 10 + static_cast<size_t>(i), "aux");
     if (outs[i] == nullptr || outs[i]->dtype() != indices->dtype() || !outs[i]->is_contiguous()) {
       if (outs[i] != nullptr) fail(ctx, op, "auxiliary outputs must be contiguous and typed as 'indices'");
       return;
@@ -1238,16 +1283,22 @@ void op_col2im(KernelContext& ctx, Span<Value*> args) {
   }
   const bool batched = self->dim() == 3;
   const int64_t n = batched ? self->size(0) : 1, ck = self->size(batched ? 1 : 0), L = self->size(batched ? 2 : 1);
-  const int64_t kk = ks[0] * ks[1];
-  if (kk <= 0 || ck % kk != 0) {
+  const int64_t H = osz[0], W = osz[1];
+  // The sliding blocks over the (padded) output: ATen's formula, through the checked helper.
+  int64_t bh = 0, bw = 0, blocks = 0;
+  if (!checked::window(H, ks[0], pd[0], pd[0], sd[0], dl[0], false, &bh) ||
+      !checked::window(W, ks[1], pd[1], pd[1], sd[1], dl[1], false, &bw) || !checked::mul(bh, bw, &blocks)) {
+    fail(ctx, op, "kernel_size, dilation, padding and stride do not fit output_size " + shape_string(osz));
+    return;
+  }
+  const int64_t kk = ks[0] * ks[1];  // each at most checked::kMaxWindow
+  if (ck % kk != 0) {
     fail(ctx, op, "the input's second dimension is not a multiple of the kernel size");
     return;
   }
-  const int64_t c = ck / kk, H = osz[0], W = osz[1];
-  const int64_t bh = (H + 2 * pd[0] - dl[0] * (ks[0] - 1) - 1) / sd[0] + 1;
-  const int64_t bw = (W + 2 * pd[1] - dl[1] * (ks[1] - 1) - 1) / sd[1] + 1;
-  if (bh * bw != L) {
-    fail(ctx, op, "the input has " + std::to_string(L) + " blocks, expected " + std::to_string(bh * bw));
+  const int64_t c = ck / kk;
+  if (blocks != L) {
+    fail(ctx, op, "the input has " + std::to_string(L) + " blocks, expected " + std::to_string(blocks));
     return;
   }
   int64_t shape[4] = {n, c, H, W};
@@ -1330,14 +1381,14 @@ void op_grid_sampler_2d(KernelContext& ctx, Span<Value*> args) {
             const double wy[4] = {cubic2(ty + 1, a), cubic1(ty, a), cubic1(1 - ty, a), cubic2(2 - ty, a)};
             for (int p = 0; p < 4; ++p)
               for (int q = 0; q < 4; ++q)
-                r += wy[p] * wx[q] * tap(n, c, static_cast<int64_t>(fy) - 1 + p, static_cast<int64_t>(fx) - 1 + q);
+                r += wy[p] * wx[q] * tap(n, c, tap_index(fy) - 1 + p, tap_index(fx) - 1 + q);
           } else {
             const double gx = grid_coord(gp[0], W, pm, align), gy = grid_coord(gp[1], H, pm, align);
             if (interp == 1) {
               r = at(n, c, grid_nearest(gy), grid_nearest(gx));
             } else {
               const double fx = std::floor(gx), fy = std::floor(gy), tx = gx - fx, ty = gy - fy;
-              const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+              const int64_t x0 = tap_index(fx), y0 = tap_index(fy);
               r = at(n, c, y0, x0) * (1 - tx) * (1 - ty) + at(n, c, y0, x0 + 1) * tx * (1 - ty) +
                   at(n, c, y0 + 1, x0) * (1 - tx) * ty + at(n, c, y0 + 1, x0 + 1) * tx * ty;
             }

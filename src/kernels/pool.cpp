@@ -27,6 +27,9 @@ struct PoolShape {
   int64_t in_sn, in_sc, in_sh, in_sw;  // input strides (n, c, h, w)
 };
 
+// Work of `outputs` windows of `taps` each, saturated (each factor fits; the product may not).
+int64_t window_cost(int64_t outputs, int64_t taps) { return checked::mul_sat(outputs, taps); }
+
 // ATen's pooling_output_shape, through the shared checked window helper: -1 for parameters
 // out of range or a window larger than the padded input.
 int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil) {
@@ -282,7 +285,7 @@ void max_pool(KernelContext& ctx, Span<Value*> args, const char* op, bool with_i
     const int64_t c = s.channels, rows = s.planes * s.oh;
     const int64_t isn = ix != nullptr ? indices->stride(0) : 0, isc = ix != nullptr ? indices->stride(1) : 0;
     const int64_t ish = ix != nullptr ? indices->stride(2) : 0, isw = ix != nullptr ? indices->stride(3) : 0;
-    parallel_chunks(rows, s.ow * c * s.kh * s.kw, [&](int64_t b, int64_t e) {
+    parallel_chunks(rows, window_cost(s.ow * c, s.kh * s.kw), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         const int64_t n = r / s.oh, y = r % s.oh;
         for (int64_t x = 0; x < s.ow; ++x) {
@@ -303,7 +306,7 @@ void max_pool(KernelContext& ctx, Span<Value*> args, const char* op, bool with_i
     }
   }
   int64_t* idx_base = ix != nullptr ? ix : scratch;
-  parallel_chunks(s.planes * s.channels, plane_out * s.kh * s.kw, [&](int64_t b, int64_t e) {
+  parallel_chunks(s.planes * s.channels, window_cost(plane_out, s.kh * s.kw), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / s.channels, c = p % s.channels;
       pool_plane(s, in + n * s.in_sn + c * s.in_sc, o + p * plane_out, idx_base + p * plane_out);
@@ -385,7 +388,7 @@ void op_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
   int64_t divisor_override = 0;
   if (!optional_int_arg(ctx, op, args, 6, "divisor_override", 0, &divisor_override)) return;
   if (k[0] <= 0 || k[1] <= 0 || st[0] <= 0 || st[1] <= 0 || pad[0] < 0 || pad[1] < 0 ||
-      pad[0] * 2 > k[0] || pad[1] * 2 > k[1] || (!args[6]->is_none() && divisor_override == 0)) {
+      pad[0] > k[0] / 2 || pad[1] > k[1] / 2 || (!args[6]->is_none() && divisor_override == 0)) {
     fail(ctx, op, "invalid window: kernel " + shape_string(Span<const int64_t>(k, 2)) + ", stride " +
                       shape_string(Span<const int64_t>(st, 2)) + ", padding " +
                       shape_string(Span<const int64_t>(pad, 2)));
@@ -400,7 +403,7 @@ void op_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
   const Shape shape = pooled_shape(p, oh, ow);
   Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, shape.span());
   if (out == nullptr || out->numel() == 0) return;
-  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow * k[0] * k[1],
+  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, window_cost(oh * ow, k[0] * k[1]),
              [&](const float* x, float* o) {
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t xo = 0; xo < ow; ++xo) {
@@ -436,6 +439,11 @@ void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int64_t oh = size[0], ow = size[1];
+  int64_t span = 0;  // the window bounds multiply an output index by the input extent
+  if (!checked::mul(oh + 1, p.h, &span) || !checked::mul(ow + 1, p.w, &span)) {
+    fail(ctx, op, "output_size " + shape_string(Span<const int64_t>(size, 2)) + " is too large for the input");
+    return;
+  }
   const Shape shape = pooled_shape(p, oh, ow);
   Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Float, shape.span());
   if (out == nullptr || out->numel() == 0) return;
@@ -487,6 +495,11 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
       return false;
     }
   }
+  const bool empty_out = p.n == 0 || p.c == 0 || *oh <= 0 || *ow <= 0;
+  if ((p.h == 0 || p.w == 0) && !empty_out) {  // nothing to sample from (ATen refuses it too)
+    fail(ctx, op, "cannot resample an empty input to a non-empty output");
+    return false;
+  }
   scale[0] = static_cast<double>(p.h) / static_cast<double>(*oh > 0 ? *oh : 1);
   scale[1] = static_cast<double>(p.w) / static_cast<double>(*ow > 0 ? *ow : 1);
   if (!args[scales_i]->is_none()) {
@@ -522,8 +535,8 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
   if (out == nullptr || out->numel() == 0) return;
   // ATen: src = min(floor(dst * scale), in - 1), with the scale as a float.
   auto src = [](int64_t dst, double s, int64_t in) {
-    const int64_t i = static_cast<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
-    return i < in - 1 ? i : in - 1;
+    const int64_t i = checked::to_int<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
+    return i < 0 ? 0 : i < in - 1 ? i : in - 1;  // a scale from the file may be anything
   };
   for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow, [&](const float* x, float* o) {
     for (int64_t y = 0; y < oh; ++y) {
@@ -558,9 +571,9 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
   }
   auto source = [&](int64_t dst, float r, int64_t in, int64_t* i0, int64_t* step, float* l1) {
     float s = align ? r * static_cast<float>(dst) : r * (static_cast<float>(dst) + 0.5f) - 0.5f;
-    if (!align && s < 0.0f) s = 0.0f;
-    *i0 = static_cast<int64_t>(s);
-    if (*i0 > in - 1) *i0 = in - 1;
+    if (!(s >= 0.0f)) s = 0.0f;  // negative, or NaN from a scale in the file
+    *i0 = checked::to_int<int64_t>(s);
+    if (*i0 > in - 1 || *i0 < 0) *i0 = in - 1;
     *step = *i0 < in - 1 ? 1 : 0;
     *l1 = s - static_cast<float>(*i0);
     if (*l1 < 0.0f) *l1 = 0.0f;

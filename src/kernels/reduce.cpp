@@ -706,8 +706,9 @@ void op_native_group_norm(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 6, "group", &groups) || !scalar_arg(ctx, op, args, 7, "eps", &eps)) {
     return;
   }
-  if (groups <= 0 || c % groups != 0 || n * c * hw != input->numel() || input->dim() < 2 ||
-      input->size(0) != n || input->size(1) != c) {
+  int64_t nc = 0, total = 0;
+  if (groups <= 0 || input->dim() < 2 || input->size(0) != n || input->size(1) != c || c % groups != 0 ||
+      !checked::mul(n, c, &nc) || !checked::mul(nc, hw, &total) || total != input->numel()) {
     fail(ctx, op, "input " + shape_string(input->sizes()) + " does not match N=" + std::to_string(n) + ", C=" +
                       std::to_string(c) + ", HxW=" + std::to_string(hw) + " in " + std::to_string(groups) +
                       " groups");

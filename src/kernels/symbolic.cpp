@@ -42,17 +42,6 @@ double floor_mod(double a, double b) {
   return r;
 }
 
-bool int_pow(int64_t base, int64_t exp, int64_t* out) {
-  int64_t result = 1;
-  while (exp > 0) {
-    if ((exp & 1) != 0 && !checked::mul(result, base, &result)) return false;
-    exp >>= 1;
-    if (exp > 0 && !checked::mul(base, base, &base)) return false;
-  }
-  *out = result;
-  return true;
-}
-
 void arith(KernelContext& ctx, Span<Value*> args, const char* op, Arith kind) {
   if (!scalar_operands(ctx, op, args, 2)) return;
   const Value& a = *args[0];
@@ -63,7 +52,7 @@ void arith(KernelContext& ctx, Span<Value*> args, const char* op, Arith kind) {
     bool ok = true;
     switch (kind) {
       case Arith::Add: ok = checked::add(x, y, &r); break;
-      case Arith::Sub: ok = !__builtin_sub_overflow(x, y, &r); break;
+      case Arith::Sub: ok = checked::sub(x, y, &r); break;
       case Arith::Mul: ok = checked::mul(x, y, &r); break;
       case Arith::FloorDiv:
       case Arith::Mod:
@@ -84,7 +73,7 @@ void arith(KernelContext& ctx, Span<Value*> args, const char* op, Arith kind) {
           if (r != 0 && ((r < 0) != (y < 0))) r += y;
         }
         break;
-      case Arith::Pow: ok = int_pow(x, y, &r); break;
+      case Arith::Pow: ok = checked::pow(x, y, &r); break;
       case Arith::Max: r = x > y ? x : y; break;
       case Arith::Min: r = x < y ? x : y; break;
     }

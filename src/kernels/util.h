@@ -169,6 +169,26 @@ inline bool same_sizes(Span<const int64_t> a, Span<const int64_t> b) {
   return true;
 }
 
+// The one gate of every output a kernel writes (the helpers below and any kernel fetching an
+// output itself come through it): a tensor, not read-only memory (a constant, or a view of
+// one), with memory behind it unless empty. nullptr after failing the call.
+inline Tensor* writable_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name) {
+  if (!args[i]->is_tensor()) {
+    fail(ctx, op, std::string("output '") + name + "' must be a tensor, got " + to_string(args[i]->tag()));
+    return nullptr;
+  }
+  Tensor* out = &args[i]->to_tensor();
+  if (out->is_read_only()) {
+    fail(ctx, op, std::string("output '") + name + "' is read-only memory (a constant)");
+    return nullptr;
+  }
+  if (out->data() == nullptr && out->numel() > 0) {
+    fail(ctx, op, std::string("output '") + name + "' has no memory");
+    return nullptr;
+  }
+  return out;
+}
+
 // A dynamic output's planned sizes are its capacity (the runtime restores them before the
 // kernel runs): it takes `sizes`, each at most the planned one, laid out in the planned
 // dimension order. False after failing the call.
@@ -225,15 +245,7 @@ inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> a
     fail(ctx, op, std::string("output '") + name + "' must be contiguous");
     return nullptr;
   }
-  if (out->is_read_only()) {
-    fail(ctx, op, std::string("output '") + name + "' is read-only memory (a constant)");
-    return nullptr;
-  }
-  if (out->data() == nullptr && out->numel() > 0) {
-    fail(ctx, op, std::string("output '") + name + "' has no memory");
-    return nullptr;
-  }
-  return out;
+  return writable_output(ctx, op, args, i, name);
 }
 
 using layout::channels_last_dense;
@@ -457,7 +469,8 @@ void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
   if (loop.empty) return;
   const int64_t rows = loop.rows();
   const int64_t n = loop.inner_size();
-  if (!parallel || rows * n < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
+  // rows * n is the loop's element count, bounded by its tensors; saturated all the same.
+  if (!parallel || checked::mul_sat(rows, n) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     run_rows(loop, 0, rows, inner);
     return;
   }
@@ -481,7 +494,7 @@ template <typename F>
 void parallel_chunks(int64_t n, int64_t cost_per_item, F&& fn) {
   if (n <= 0) return;
   if (cost_per_item < 1) cost_per_item = 1;
-  if (n * cost_per_item < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
+  if (checked::mul_sat(n, cost_per_item) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     fn(int64_t{0}, n);
     return;
   }
@@ -507,17 +520,20 @@ inline double load_as_double(const void* p, ScalarType t) {
   return 0.0;
 }
 
-// `iv` is used for integer types so int64 values keep every bit.
+// `iv` is used for integer types so int64 values keep every bit. Floating values convert to
+// integers as checked::to_int does (defined for NaN and values out of range).
 inline void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_integral) {
-  auto as_int = [&]() -> int64_t { return is_integral ? iv : static_cast<int64_t>(dv); };
+  auto narrow = [&]() -> int32_t {  // int64 keeps its low bits, as a C cast does on x86
+    return is_integral ? static_cast<int32_t>(static_cast<uint32_t>(iv)) : checked::to_int<int32_t>(dv);
+  };
   switch (t) {
     case ScalarType::Float: { float v = static_cast<float>(is_integral ? static_cast<double>(iv) : dv); std::memcpy(p, &v, 4); break; }
     case ScalarType::Double: { double v = is_integral ? static_cast<double>(iv) : dv; std::memcpy(p, &v, 8); break; }
-    case ScalarType::Long: { int64_t v = as_int(); std::memcpy(p, &v, 8); break; }
-    case ScalarType::Int: { int32_t v = static_cast<int32_t>(as_int()); std::memcpy(p, &v, 4); break; }
+    case ScalarType::Long: { int64_t v = is_integral ? iv : checked::to_int<int64_t>(dv); std::memcpy(p, &v, 8); break; }
+    case ScalarType::Int: { int32_t v = narrow(); std::memcpy(p, &v, 4); break; }
     case ScalarType::Bool: *static_cast<uint8_t*>(p) = (is_integral ? iv != 0 : dv != 0.0) ? 1 : 0; break;
-    case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(as_int()); break;
-    case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(as_int()); break;
+    case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(narrow()); break;
+    case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(narrow()); break;
   }
 }
 

@@ -219,6 +219,16 @@ etrt_status etrt_module_open_with_data(const char* path, const char* data_path, 
   });
 }
 
+etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes) {
+  if (module == nullptr) return null_argument("module");
+  return on_module(module, [&]() -> etrt_status {
+    etrt::LoadOptions options;
+    options.max_memory_bytes = bytes;
+    module->module.set_load_options(options);
+    return ETRT_STATUS_OK;
+  });
+}
+
 void etrt_module_free(etrt_module* module) {
   if (module == nullptr) return;
   {
@@ -366,6 +376,21 @@ etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* da
   });
 }
 
+etrt_status etrt_method_check_input_tensor(etrt_method* method, size_t i, int32_t dtype, size_t ndim,
+                                           const int64_t* sizes) {
+  if (method == nullptr) return null_argument("method");
+  if (ndim > 0 && sizes == nullptr) return null_argument("sizes");
+  return on_module(method->module, [&]() -> etrt_status {
+    auto type = static_cast<etrt::ScalarType>(dtype);
+    if (dtype < INT8_MIN || dtype > INT8_MAX || !etrt::is_valid(type)) {
+      return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
+                              "input " + std::to_string(i) + ": unknown dtype code " + std::to_string(dtype)));
+    }
+    etrt::Error err = method->method->check_input(i, type, etrt::Span<const int64_t>(sizes, ndim));
+    return err.ok() ? ETRT_STATUS_OK : fail(err);
+  });
+}
+
 etrt_status etrt_method_set_input_int(etrt_method* method, size_t i, int64_t value) {
   return set_scalar(method, i, value);
 }
@@ -414,6 +439,10 @@ etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dt
     etrt_status s = output_of_kind(method, i, ETRT_KIND_TENSOR, &v);
     if (s != ETRT_STATUS_OK) return s;
     const etrt::Tensor& t = v->to_tensor();
+    if (t.data() == nullptr && t.numel() > 0) {  // a view output before execute() has run
+      return fail(etrt::Error(etrt::ErrorCode::InvalidState,
+                              "output " + std::to_string(i) + " has no data yet: execute the method first"));
+    }
     if (dtype != nullptr) *dtype = static_cast<int32_t>(t.dtype());
     if (ndim != nullptr) *ndim = static_cast<size_t>(t.dim());
     if (sizes != nullptr) *sizes = t.sizes().data();

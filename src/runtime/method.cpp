@@ -65,6 +65,23 @@ const flatbuffers::Vector<int32_t>* instruction_args(const fb::Instruction* inst
 
 }  // namespace
 
+// Where an empty tensor's data points when it has no memory of its own: never read, but a
+// kernel may offset it (a null pointer plus an offset is undefined, even unread).
+void* empty_data() {
+  alignas(64) static uint8_t none[64];
+  return none;
+}
+
+namespace {
+
+// What a method may not hold beyond LoadOptions::max_memory_bytes, as one message.
+Error over_budget(const std::string& where, const std::string& what, uint64_t bytes, uint64_t budget) {
+  return Error(ErrorCode::OutOfMemory, where + what + " needs " + str(bytes) + " bytes, more than the " + str(budget) +
+                                           "-byte memory budget (LoadOptions::max_memory_bytes, ETRT_MAX_MEMORY_BYTES)");
+}
+
+}  // namespace
+
 RunContext::~RunContext() {
   for (void* p : overflow_) std::free(p);
   std::free(scratch_);
@@ -74,6 +91,8 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) return nullptr;
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   if (nbytes == 0) nbytes = 1;
+  // Within the method's budget: what this instruction took so far plus this request.
+  if (alignment > limit_ || nbytes > limit_ - alignment || used_ > limit_ - alignment - nbytes) return nullptr;
   if (overflow_.empty() && scratch_ != nullptr) {
     uintptr_t base = reinterpret_cast<uintptr_t>(scratch_);
     uintptr_t start = (base + used_ + alignment - 1) & ~(uintptr_t{alignment} - 1);
@@ -84,7 +103,6 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
     }
   }
   // Does not fit: serve from the heap this once and remember how much was needed.
-  if (nbytes > SIZE_MAX / 2 - used_ - alignment) return nullptr;
   size_t rounded = (nbytes + alignment - 1) / alignment * alignment;
   void* p = nullptr;
   if (posix_memalign(&p, alignment, rounded) != 0) return nullptr;
@@ -101,7 +119,7 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
 void RunContext::grow() noexcept {
   for (void* p : overflow_) std::free(p);
   overflow_.clear();
-  size_t want = (std::max(used_, capacity_ * 2) + 63) / 64 * 64;
+  size_t want = std::min((std::max(used_, capacity_ * 2) + 63) / 64 * 64, limit_ / 64 * 64);
   std::free(scratch_);
   scratch_ = nullptr;
   capacity_ = 0;
@@ -187,7 +205,8 @@ static Error resolve_external(const fb::ExecutionPlan& plan, const NamedDataMap*
 Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const ProgramData> program,
                                                          const fb::ExecutionPlan& plan,
                                                          MemoryAllocator* allocator,
-                                                         const NamedDataMap* data_map) noexcept try {
+                                                         const NamedDataMap* data_map,
+                                                         uint64_t budget) noexcept try {
   auto s = std::make_unique<MethodState>();
   s->program = std::move(program);
   s->plan = &plan;
@@ -243,11 +262,15 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
     s->owned_allocator = std::make_unique<MallocAllocator>();
     allocator = s->owned_allocator.get();
   }
+  if (plan.arena_size() > budget) return over_budget(where, "the arena", plan.arena_size(), budget);
+  uint64_t remaining = budget - plan.arena_size();
   if (plan.arena_size() > 0) {
     s->arena = static_cast<uint8_t*>(allocator->allocate(static_cast<size_t>(plan.arena_size()), 64));
     if (s->arena == nullptr) {
       return Error(ErrorCode::OutOfMemory, where + "cannot allocate the " + str(plan.arena_size()) + "-byte arena");
     }
+    // Zeroed: memory an instruction reads before any writes it is zeros, not stale heap bytes.
+    std::memset(s->arena, 0, static_cast<size_t>(plan.arena_size()));
   }
 
   // Values. Pools are sized up front so the spans pointing into them stay valid.
@@ -329,9 +352,13 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
         const fb::Tensor* t = v->val_as_Tensor();
         TensorLayout layout;
         ETRT_RETURN_IF_ERROR(compute_layout(*t, &layout));
+        // Views and inputs too: a kernel's work follows the sizes it is given, memory or not.
+        // (Constants are bounded by the file that holds them.)
+        const bool in_file = t->storage() == fb::StorageKind::Constant || t->storage() == fb::StorageKind::External;
+        if (!in_file && layout.nbytes > budget) return over_budget(where, "value " + str(i), layout.nbytes, budget);
         void* data = nullptr;
         if (t->storage() == fb::StorageKind::Planned || t->storage() == fb::StorageKind::State) {
-          data = s->arena == nullptr ? nullptr : s->arena + t->mem_offset();
+          data = s->arena == nullptr ? empty_data() : s->arena + t->mem_offset();
         } else if (t->storage() == fb::StorageKind::Constant) {
           data = const_cast<uint8_t*>(s->program->segment_data(t->constant_segment()));
         } else if (t->storage() == fb::StorageKind::External) {
@@ -441,14 +468,24 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
     }
     Span<const uint8_t> blob(s->program->segment_data(fd->segment()),
                              static_cast<size_t>(s->program->segment_size(fd->segment())));
-    Result<void*> handle = s->delegates[d].backend->init(blob, Span<const CompileSpec>(specs.data(), specs.size()));
+    BackendInitContext context;
+    context.max_memory_bytes = remaining;
+    Result<void*> handle =
+        s->delegates[d].backend->init(blob, Span<const CompileSpec>(specs.data(), specs.size()), context);
     if (!handle.ok()) {
       return Error(handle.error().code(), where + "delegate " + str(d) + " ('" + printable(fd->id()->string_view()) +
                                               "') failed to initialize: " + handle.error().message());
     }
     s->delegates[d].handle = *handle;
     s->delegates[d].initialized = true;
+    if (context.memory_bytes > remaining) {
+      return over_budget(where, "delegate " + str(d) + " ('" + printable(fd->id()->string_view()) + "')",
+                         context.memory_bytes, remaining);
+    }
+    remaining -= context.memory_bytes;
   }
+  // Kernels' scratch memory gets what is left.
+  s->context.set_limit(static_cast<size_t>(std::min<uint64_t>(remaining, SIZE_MAX)));
   return s;
 } catch (const std::bad_alloc&) {
   return Error(ErrorCode::OutOfMemory, "out of memory while loading a method");
@@ -505,47 +542,59 @@ Result<TensorInfo> Method::output_tensor_info(size_t i) const noexcept {
   return detail::info_of(v.to_tensor(), state_->output_bounds[i]);
 }
 
-Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
-  MethodState& s = *state_;
-  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
+Error Method::check_input(size_t i, ScalarType dtype, Span<const int64_t> sizes) const noexcept try {
+  const MethodState& s = *state_;
   std::string where = "input " + std::to_string(i);
   if (i >= s.inputs.size()) {
     return Error(ErrorCode::InvalidArgument,
                  where + " out of range: method '" + s.name + "' has " + std::to_string(s.inputs.size()) + " inputs");
   }
-  Value& v = s.values[s.inputs[i]];
+  const Value& v = s.values[s.inputs[i]];
   if (!v.is_tensor()) {
     return Error(ErrorCode::InvalidArgument, where + " expects " + to_string(v.tag()) + ", got a tensor");
   }
   const Tensor& planned = s.input_planned[i];
-  if (tensor.dtype() != planned.dtype()) {
+  if (dtype != planned.dtype()) {
     return Error(ErrorCode::InvalidArgument, where + ": expected dtype " + std::string(to_string(planned.dtype())) +
-                                                 ", got " + to_string(tensor.dtype()));
+                                                 ", got " + to_string(dtype));
   }
   const detail::SizeBounds& bounds = s.input_bounds[i];
+  const int ndim = static_cast<int>(sizes.size());
   if (bounds.dynamic) {
-    if (tensor.dim() != planned.dim()) {
+    if (ndim != planned.dim()) {
       return Error(ErrorCode::InvalidArgument, where + ": expected " + std::to_string(planned.dim()) +
-                                                   " dimensions, got " + std::to_string(tensor.dim()) + " (sizes " +
-                                                   detail::sizes_to_string(tensor.sizes()) + ")");
+                                                   " dimensions, got " + std::to_string(ndim) + " (sizes " +
+                                                   detail::sizes_to_string(sizes) + ")");
     }
     for (int d = 0; d < planned.dim(); ++d) {
       const size_t k = static_cast<size_t>(d);
-      if (tensor.size(d) < bounds.min[k] || tensor.size(d) > bounds.max[k]) {
+      if (sizes[k] < bounds.min[k] || sizes[k] > bounds.max[k]) {
         return Error(ErrorCode::InvalidArgument, where + " dim " + std::to_string(d) + ": size " +
-                                                     std::to_string(tensor.size(d)) + " is outside [" +
+                                                     std::to_string(sizes[k]) + " is outside [" +
                                                      std::to_string(bounds.min[k]) + ", " +
                                                      std::to_string(bounds.max[k]) + "]");
       }
     }
   } else {
-    bool same = tensor.dim() == planned.dim();
-    for (int d = 0; same && d < planned.dim(); ++d) same = tensor.size(d) == planned.size(d);
+    bool same = ndim == planned.dim();
+    for (int d = 0; same && d < planned.dim(); ++d) same = sizes[static_cast<size_t>(d)] == planned.size(d);
     if (!same) {
       return Error(ErrorCode::InvalidArgument, where + ": expected sizes " + detail::sizes_to_string(planned.sizes()) +
-                                                   ", got " + detail::sizes_to_string(tensor.sizes()));
+                                                   ", got " + detail::sizes_to_string(sizes));
     }
   }
+  return Error();
+} catch (const std::bad_alloc&) {
+  return Error(ErrorCode::OutOfMemory, "out of memory checking an input");
+}
+
+Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
+  MethodState& s = *state_;
+  ETRT_ASSIGN_OR_RETURN(Reservation held, reserve());
+  ETRT_RETURN_IF_ERROR(check_input(i, tensor.dtype(), tensor.sizes()));
+  std::string where = "input " + std::to_string(i);
+  Value& v = s.values[s.inputs[i]];
+  const Tensor& planned = s.input_planned[i];
   if (!tensor.is_contiguous()) return Error(ErrorCode::InvalidArgument, where + " must be contiguous");
   if (tensor.nbytes() > 0) {
     if (tensor.data() == nullptr) return Error(ErrorCode::InvalidArgument, where + " has no data");
@@ -554,8 +603,8 @@ Error Method::set_input(size_t i, const Tensor& tensor) noexcept {
     }
   }
   Tensor bound = planned;
-  if (bounds.dynamic) ETRT_RETURN_IF_ERROR(bound.set_sizes_contiguous(tensor.sizes()));
-  bound.set_data(tensor.data());
+  if (s.input_bounds[i].dynamic) ETRT_RETURN_IF_ERROR(bound.set_sizes_contiguous(tensor.sizes()));
+  bound.set_data(tensor.data() == nullptr ? detail::empty_data() : tensor.data());
   v.to_tensor() = bound;
   s.input_set[i] = true;
   return Error();
@@ -660,10 +709,23 @@ Error Method::execute() noexcept {
   }
   // Read once: another thread may attach or detach a tracer meanwhile.
   EventTracer* tracer = s.tracer.load(std::memory_order_acquire);
-  if (tracer == nullptr) return detail::run_instructions<false>(s, nullptr);
-  tracer->begin_run(s.name);
-  Error e = detail::run_instructions<true>(s, tracer);
-  tracer->end_run(s.name, e.ok());
+  Error e;
+  if (tracer == nullptr) {
+    e = detail::run_instructions<false>(s, nullptr);
+  } else {
+    tracer->begin_run(s.name);
+    e = detail::run_instructions<true>(s, tracer);
+    tracer->end_run(s.name, e.ok());
+  }
+  if (!e.ok()) return e;
+  // Every output must point at memory by now; a view no kernel set would hand out none.
+  for (size_t i = 0; i < s.outputs.size(); ++i) {
+    const Value& v = s.values[s.outputs[i]];
+    if (v.is_tensor() && v.to_tensor().data() == nullptr && v.to_tensor().numel() > 0) {
+      return Error(ErrorCode::InvalidProgram, "method '" + s.name + "': output " + std::to_string(i) + " (value " +
+                                                  std::to_string(s.outputs[i]) + ") has no memory after execute()");
+    }
+  }
   return e;
 }
 

@@ -31,6 +31,9 @@ class RunContext final : public KernelContext {
   ~RunContext() override;
 
   void* allocate_temp(size_t nbytes, size_t alignment) override;
+  // The most scratch memory one instruction may hold (the method's budget left after its
+  // arena and delegates); requests beyond it get nullptr.
+  void set_limit(size_t bytes) noexcept { limit_ = bytes; }
   void fail(Error error) override;
   const Error& error() const override { return error_; }
 
@@ -51,9 +54,13 @@ class RunContext final : public KernelContext {
   uint8_t* scratch_ = nullptr;
   size_t capacity_ = 0;
   size_t used_ = 0;  // may exceed capacity_ while overflow_ is in use
+  size_t limit_ = 0;
   std::vector<void*> overflow_;
   Error error_;
 };
+
+// A valid address for tensors of no bytes (planned in an empty arena, or bound empty).
+void* empty_data();
 
 struct InstructionState {
   KernelFn fn;  // null for a delegate call
@@ -101,7 +108,8 @@ struct MethodState {
   static Result<std::unique_ptr<MethodState>> create(std::shared_ptr<const ProgramData> program,
                                                      const fb::ExecutionPlan& plan,
                                                      MemoryAllocator* allocator,
-                                                     const NamedDataMap* data_map) noexcept;
+                                                     const NamedDataMap* data_map,
+                                                     uint64_t budget) noexcept;
   ~MethodState();
   // Every State tensor back to its initial value.
   void reset_states() noexcept;

@@ -22,6 +22,7 @@ struct Module::Impl {
   Error load_error;
   bool load_attempted = false;
   EventTracer* tracer = nullptr;
+  LoadOptions options;
   // Declared after `program` and `loader`: methods are destroyed first.
   std::map<std::string, std::unique_ptr<Method>, std::less<>> methods;
 };
@@ -123,12 +124,17 @@ Result<Method*> Module::method(const std::string& name) {
   ETRT_RETURN_IF_ERROR(load_locked());
   auto it = impl_->methods.find(name);
   if (it != impl_->methods.end()) return it->second.get();
-  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, impl_->data_map));
+  ETRT_ASSIGN_OR_RETURN(Method method, impl_->program->load_method(name, nullptr, impl_->data_map, impl_->options));
   auto owned = std::make_unique<Method>(std::move(method));
   owned->set_event_tracer(impl_->tracer);
   Method* raw = owned.get();
   impl_->methods.emplace(name, std::move(owned));
   return raw;
+}
+
+void Module::set_load_options(const LoadOptions& options) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->options = options;
 }
 
 Error Module::load_method(const std::string& name) {

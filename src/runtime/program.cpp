@@ -1,6 +1,7 @@
 #include "etrt/runtime/program.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -45,7 +46,8 @@ class PlanVerifier {
     ETRT_RETURN_IF_ERROR(check_operators());
     ETRT_RETURN_IF_ERROR(check_delegates());
     ETRT_RETURN_IF_ERROR(check_instructions());
-    return check_outputs_produced();
+    ETRT_RETURN_IF_ERROR(check_outputs_produced());
+    return check_arena_used();
   }
 
  private:
@@ -123,6 +125,7 @@ class PlanVerifier {
         if (offset % esize != 0) {
           return fail(what + ": mem_offset " + str(offset) + " is not aligned to the element size");
         }
+        planned_end_ = std::max(planned_end_, offset + layout.nbytes);
         break;
       }
       case fb::StorageKind::Constant: {
@@ -363,27 +366,44 @@ class PlanVerifier {
   }
 
   // A method output nothing writes would hand the caller no memory (a view) or bytes no
-  // instruction produced (planned memory).
+  // instruction produced (planned memory). A planned or view value is produced where it first
+  // appears (the program is in execution order; outputs follow inputs in every call), as the
+  // runtime resets it there. Every such output is named at once.
   Error check_outputs_produced() const {
     if (plan_.outputs() == nullptr) return Error();
+    std::string unwritten;
     for (flatbuffers::uoffset_t i = 0; i < plan_.outputs()->size(); ++i) {
       const int32_t index = plan_.outputs()->Get(i);
       const fb::Tensor* t = value(static_cast<size_t>(index))->val_as_Tensor();
       if (t == nullptr || used_.count(index) != 0) continue;
       if (t->storage() == fb::StorageKind::View || t->storage() == fb::StorageKind::Planned) {
-        return fail("output " + str(i) + " (value " + std::to_string(index) +
-                    ") is never written by an instruction and has no data of its own");
+        unwritten += (unwritten.empty() ? "" : ", ") + std::string("output ") + str(i) + " (value " +
+                     std::to_string(index) + ")";
       }
+    }
+    if (unwritten.empty()) return Error();
+    return fail(unwritten + ": never written by an instruction, so there is no data to return");
+  }
+
+  // The arena is allocated whole when the method loads: at most a page beyond what its
+  // planned tensors reach, so a size field alone cannot commit memory.
+  Error check_arena_used() const {
+    if (plan_.arena_size() - planned_end_ > kArenaSlack) {  // planned_end_ <= arena_size: checked per tensor
+      return fail("arena_size " + str(plan_.arena_size()) + " is larger than its planned tensors need (" +
+                  str(planned_end_) + " bytes)");
     }
     return Error();
   }
 
+  static constexpr uint64_t kArenaSlack = 4096;
+
   const ProgramData& program_;
   const fb::ExecutionPlan& plan_;
   std::string where_;
+  uint64_t planned_end_ = 0;  // one past the last byte any planned tensor uses
   size_t num_values_ = 0;
   bool has_input_storage_ = false;
-  std::unordered_set<int32_t> used_;  // values some instruction takes as an argument
+  std::unordered_set<int32_t> used_;  // values some instruction takes as an argument (or a list item of one)
 };
 
 Error check_segments(const ProgramData& data) {
@@ -564,8 +584,47 @@ std::string_view Program::method_name(size_t i) const noexcept {
 
 std::vector<std::string> Program::method_names() const { return data_->method_names; }
 
+namespace detail {
+namespace {
+
+// ETRT_MAX_MEMORY_BYTES parsed: 0 with a message for anything but digits and one unit.
+uint64_t parse_byte_count(const std::string& text) {
+  uint64_t n = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (!checked::mul(n, uint64_t{10}, &n) || !checked::add(n, static_cast<uint64_t>(text[i] - '0'), &n)) return 0;
+  }
+  if (i == 0 || i + 1 < text.size()) return 0;
+  if (i < text.size()) {
+    const size_t unit = std::string("KMGT").find(static_cast<char>(std::toupper(static_cast<unsigned char>(text[i]))));
+    if (unit == std::string::npos) return 0;
+    for (size_t k = 0; k <= unit; ++k) {
+      if (!checked::mul(n, uint64_t{1024}, &n)) return 0;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+}  // namespace detail
+
+Result<uint64_t> default_max_memory_bytes() noexcept {
+  // Read once: the environment of a running process is not a setting to change under it.
+  static const std::string env = [] {
+    const char* v = std::getenv("ETRT_MAX_MEMORY_BYTES");
+    return std::string(v ? v : "");
+  }();
+  if (env.empty()) return kDefaultMaxMemoryBytes;
+  const uint64_t n = detail::parse_byte_count(env);
+  if (n == 0) {
+    return Error(ErrorCode::InvalidArgument, "ETRT_MAX_MEMORY_BYTES='" + detail::printable(env) +
+                                                 "' is not a byte count (digits, then optionally K, M, G or T)");
+  }
+  return n;
+}
+
 Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allocator,
-                                    const NamedDataMap* data_map) const noexcept {
+                                    const NamedDataMap* data_map, const LoadOptions& options) const noexcept {
   const auto& names = data_->method_names;
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) {
@@ -575,8 +634,12 @@ Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allo
   }
   const fb::ExecutionPlan* plan =
       data_->root->execution_plans()->Get(static_cast<flatbuffers::uoffset_t>(it - names.begin()));
+  uint64_t budget = options.max_memory_bytes;
+  if (budget == 0) {
+    ETRT_ASSIGN_OR_RETURN(budget, default_max_memory_bytes());
+  }
   ETRT_ASSIGN_OR_RETURN(std::unique_ptr<detail::MethodState> state,
-                        detail::MethodState::create(data_, *plan, allocator, data_map));
+                        detail::MethodState::create(data_, *plan, allocator, data_map, budget));
   return Method(std::move(state));
 }
 

@@ -1,5 +1,7 @@
 #include "etrt/runtime/value.h"
 
+#include "common/checked.h"
+
 namespace etrt {
 
 const char* to_string(Tag tag) noexcept {
@@ -73,7 +75,7 @@ double Value::scalar_to_double() const noexcept {
 int64_t Value::scalar_to_int() const noexcept {
   switch (tag_) {
     case Tag::Int: return payload_.i;
-    case Tag::Double: return static_cast<int64_t>(payload_.d);
+    case Tag::Double: return checked::to_int<int64_t>(payload_.d);
     case Tag::Bool: return payload_.b ? 1 : 0;
     default: return 0;
   }

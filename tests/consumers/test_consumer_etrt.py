@@ -52,6 +52,7 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Ve
 @pytest.mark.parametrize(
     "name",
     [
+        "SBOM (every file with its SHA-256)",
         "install: python -m <pkg> --cmake-prefix-path",
         "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
         "versions",

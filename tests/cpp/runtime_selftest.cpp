@@ -55,7 +55,8 @@ void test_kernel_registry() {
 class FakeBackend final : public etrt::BackendInterface {
  public:
   bool is_available() const override { return true; }
-  etrt::Result<void*> init(etrt::Span<const uint8_t>, etrt::Span<const etrt::CompileSpec>) override {
+  etrt::Result<void*> init(etrt::Span<const uint8_t>, etrt::Span<const etrt::CompileSpec>,
+                           etrt::BackendInitContext&) override {
     return static_cast<void*>(this);
   }
   etrt::Error execute(void*, etrt::Span<etrt::Value*>) override { return etrt::Error(); }

@@ -322,6 +322,12 @@ void test_unary() {
   Value three = vint(3);
   CHECK_OK(check::call(ctx, "aten::mul.Scalar", {&xl.value, &three, &ol.value}));
   CHECK_EQ(ol.data<int64_t>()[4], ((int64_t{1} << 40) + 4) * 3);
+  // hardtanh keeps an integer input's dtype, its float bounds rounded inwards (ATen).
+  Value lo = Value(-1.5), hi = Value(2.5);
+  CHECK_OK(check::call(ctx, "aten::hardtanh", {&xl.value, &lo, &hi, &ol.value}));
+  CHECK_EQ(ol.data<int64_t>()[0], 2);
+  Buf of = make(ScalarType::Float, {5});
+  CHECK_FAILS(check::call(ctx, "aten::hardtanh", {&xl.value, &lo, &hi, &of.value}), ErrorCode::InvalidArgument);
   // NaN passes through relu as in ATen.
   Buf n = make(ScalarType::Float, {1});
   n.data<float>()[0] = std::nanf("");
@@ -1072,6 +1078,84 @@ void test_channels_last_operands() {
   }, 1e-6, 1e-6);
 }
 
+// Every output a kernel writes goes through one gate: marked read-only (a constant, or a view
+// of one), any output of any multi-output kernel (the loader only checks the last argument)
+// makes the call fail and leaves that output's bytes as they were.
+void test_no_kernel_writes_into_read_only_memory() {
+  struct Case {
+    const char* op;
+    std::vector<Value*> args;
+    std::vector<Buf*> outputs;
+  };
+  Value none, no = vbool(false), yes = vbool(true), eps = vdouble(1e-5), one = vint(1), two = vint(2);
+  Value half = vdouble(0.5), mode_sum = vint(0), minus1 = vint(-1);
+  IntList k2({2, 2}), k3({2, 2, 2}), p2({0, 0}), p3({0, 0, 0}), d2({1, 1}), d3({1, 1, 1}), ns({4});
+  Buf x4 = make(ScalarType::Float, {1, 1, 4, 4}), x5 = make(ScalarType::Float, {1, 1, 2, 4, 4});
+  Buf x2 = make(ScalarType::Float, {2, 4}), xg = make(ScalarType::Float, {2, 4, 3});
+  for (Buf* b : {&x4, &x5, &x2, &xg}) {
+    for (int64_t i = 0; i < b->t().numel(); ++i) b->data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  }
+  Buf rm = make(ScalarType::Float, {4}), rv = make(ScalarType::Float, {4});
+  for (int i = 0; i < 4; ++i) rv.data<float>()[i] = 1.0f;
+  Buf ids = make(ScalarType::Long, {3}), offs = make(ScalarType::Long, {2}), w = make(ScalarType::Float, {5, 4});
+  ids.data<int64_t>()[0] = 1;
+  ids.data<int64_t>()[1] = 4;
+  ids.data<int64_t>()[2] = 2;
+  offs.data<int64_t>()[1] = 2;
+  Value n2 = vint(2), c4 = vint(4), hw3 = vint(3), g2 = vint(2);
+  Buf p_out = make(ScalarType::Float, {1, 1, 2, 2}), p_idx = make(ScalarType::Long, {1, 1, 2, 2});
+  Buf q_out = make(ScalarType::Float, {1, 1, 1, 2, 2}), q_idx = make(ScalarType::Long, {1, 1, 1, 2, 2});
+  Buf ln_out = make(ScalarType::Float, {2, 4}), ln_mean = make(ScalarType::Float, {2, 1}), ln_rstd = make(ScalarType::Float, {2, 1});
+  Buf gn_out = make(ScalarType::Float, {2, 4, 3}), gn_mean = make(ScalarType::Float, {2, 2}), gn_rstd = make(ScalarType::Float, {2, 2});
+  Buf bn_out = make(ScalarType::Float, {2, 4, 3}), bn_m = make(ScalarType::Float, {0}), bn_v = make(ScalarType::Float, {0});
+  Buf mx_v = make(ScalarType::Float, {2}), mx_i = make(ScalarType::Long, {2});
+  Buf mn_v = make(ScalarType::Float, {2}), mn_i = make(ScalarType::Long, {2});
+  Buf s_v = make(ScalarType::Float, {2, 4}), s_i = make(ScalarType::Long, {2, 4});
+  Buf t_v = make(ScalarType::Float, {2, 2}), t_i = make(ScalarType::Long, {2, 2});
+  Buf dr_out = make(ScalarType::Float, {2, 4}), dr_mask = make(ScalarType::Bool, {2, 4});
+  Buf eb_out = make(ScalarType::Float, {2, 4}), eb_a = make(ScalarType::Long, {3}), eb_b = make(ScalarType::Long, {2}),
+      eb_c = make(ScalarType::Long, {2});
+  std::vector<Case> cases = {
+      {"aten::max_pool2d_with_indices", {&x4.value, &k2.value, &k2.value, &p2.value, &d2.value, &no, &p_out.value, &p_idx.value},
+       {&p_out, &p_idx}},
+      {"aten::max_pool3d_with_indices", {&x5.value, &k3.value, &k3.value, &p3.value, &d3.value, &no, &q_out.value, &q_idx.value},
+       {&q_out, &q_idx}},
+      {"aten::native_layer_norm", {&x2.value, &ns.value, &none, &none, &eps, &ln_out.value, &ln_mean.value, &ln_rstd.value},
+       {&ln_out, &ln_mean, &ln_rstd}},
+      {"aten::native_group_norm",
+       {&xg.value, &none, &none, &n2, &c4, &hw3, &g2, &eps, &gn_out.value, &gn_mean.value, &gn_rstd.value},
+       {&gn_out, &gn_mean, &gn_rstd}},
+      {"aten::_native_batch_norm_legit_no_training",
+       {&xg.value, &none, &none, &rm.value, &rv.value, &half, &eps, &bn_out.value, &bn_m.value, &bn_v.value},
+       {&bn_out, &bn_m, &bn_v}},
+      {"aten::max.dim", {&x2.value, &one, &no, &mx_v.value, &mx_i.value}, {&mx_v, &mx_i}},
+      {"aten::min.dim", {&x2.value, &one, &no, &mn_v.value, &mn_i.value}, {&mn_v, &mn_i}},
+      {"aten::sort", {&x2.value, &minus1, &no, &s_v.value, &s_i.value}, {&s_v, &s_i}},
+      {"aten::topk", {&x2.value, &two, &minus1, &yes, &yes, &t_v.value, &t_i.value}, {&t_v, &t_i}},
+      {"aten::native_dropout", {&x2.value, &half, &no, &dr_out.value, &dr_mask.value}, {&dr_out, &dr_mask}},
+      {"aten::_embedding_bag",
+       {&w.value, &ids.value, &offs.value, &no, &mode_sum, &no, &none, &no, &minus1, &eb_out.value, &eb_a.value,
+        &eb_b.value, &eb_c.value},
+       {&eb_out, &eb_a, &eb_b, &eb_c}},
+  };
+  for (Case& c : cases) {
+    CHECK_OK(check::call(ctx, c.op, c.args));
+    for (size_t k = 0; k < c.outputs.size(); ++k) {
+      Buf& out = *c.outputs[k];
+      for (uint64_t& word : out.storage) word = ~word;  // not what the kernel would write
+      const std::vector<uint64_t> before = out.storage;
+      out.t().set_read_only(true);
+      etrt::Error e = check::call(ctx, c.op, c.args);
+      out.t().set_read_only(false);
+      CHECK(e.code() == ErrorCode::InvalidArgument && e.message().find("read-only") != std::string::npos);
+      if (e.ok() || e.message().find("read-only") == std::string::npos) {
+        std::fprintf(stderr, "  %s, output %zu read-only: %s\n", c.op, k, e.to_string().c_str());
+      }
+      CHECK(out.storage == before);
+    }
+  }
+}
+
 int main() {
   test_registration();
   test_math_accuracy();
@@ -1085,5 +1169,6 @@ int main() {
   test_bad_arguments();
   test_attention_mask_pattern();
   test_channels_last_operands();
+  test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }

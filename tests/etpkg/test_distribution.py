@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from etpkg import __version__ as VERSION
-from etpkg_fixtures import REPO_ROOT, ensure_toysdk, env
+from etpkg_fixtures import REPO_ROOT, checked_run, ensure_toysdk, env
 
 CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
 
@@ -29,17 +29,7 @@ def outside_env() -> dict[str, str]:
 
 
 def run(argv: list[str | Path], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [str(a) for a in argv],
-        cwd=cwd,
-        env=outside_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        **kw,  # type: ignore[arg-type]
-    )
-    assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    return proc
+    return checked_run(argv, cwd=cwd, env=outside_env(), **kw)
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +76,8 @@ def test_distribution_holds_etpkg_only(dists: dict[str, Path]) -> None:
         "packaging",
         "wheel",
         "jinja2",
+        "cyclonedx-python-lib",
+        "twine",
     ]
     assert all(">=" in r for r in requires)
     scripts = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/entry_points.txt")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from etpkg import testing
-from etpkg._internal.verify.suite import Suite
+from etpkg._internal.verify.suite import SBOM_CHECK, Suite
 from etpkg_fixtures import REPO_ROOT, env
 
 pytestmark = pytest.mark.slow
@@ -59,6 +59,10 @@ def test_manifest_describes_the_components(suite: Suite) -> None:
     )
     assert [c.target for c in m.components] == ["toysdk::core", "toysdk::plugin", "toysdk::extra"]
     assert [c.name for c in m.components if c.registration_only] == ["plugin"]
+
+
+def test_sbom_lists_every_file_with_its_hash(suite: Suite) -> None:
+    assert "files, each with its SHA-256" in result(suite, SBOM_CHECK).detail
 
 
 def test_prefix_path_cli_points_at_the_installed_package(suite: Suite) -> None:

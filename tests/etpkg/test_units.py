@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from etpkg import Component, ElfError, LayoutError, OutputError, PackageError, Sdk, ToolError
@@ -35,6 +36,7 @@ from etpkg._internal.tags import (
     unrepaired_platform,
 )
 from etpkg_fixtures import ensure_toysdk
+from packaging.metadata import Metadata
 
 X86_64 = arch_for_conan("x86_64")
 WHEEL = WheelName("toysdk", "0.3.1", "py3-none-linux_x86_64")
@@ -140,16 +142,21 @@ def test_write_wheel_ignores_mtimes_and_permissions(tmp_path: Path) -> None:
     assert wa.read_bytes() == wb.read_bytes()
 
 
+def my_sdk(**fields: Any) -> Sdk:
+    """A package with no components: what METADATA and the wheel's names need."""
+    base: dict[str, Any] = {
+        "name": "my-sdk",
+        "version": "1.0",
+        "package_folder": Path("/x"),
+        "components": (),
+        "cmake_file_name": "MySdk",
+        "cmake_namespace": "my",
+    }
+    return Sdk(**{**base, **fields})
+
+
 def test_metadata_license_fallback_and_name_escaping() -> None:
-    sdk = Sdk(
-        name="my-sdk",
-        version="1.0",
-        package_folder=Path("/x"),
-        components=(),
-        cmake_file_name="MySdk",
-        cmake_namespace="my",
-        license="Proprietary; see LICENSE",
-    )
+    sdk = my_sdk(license="Proprietary; see LICENSE")
     text = metadata.render_metadata(sdk).decode().lower()
     assert "license: proprietary; see license" in text and "license-expression" not in text
     assert "\nname: my-sdk\n" in text
@@ -172,6 +179,35 @@ def test_metadata_license_fallback_and_name_escaping() -> None:
             ),
             "linux_x86_64",
         )
+
+
+def test_metadata_field_names_are_spelled_as_the_spec_writes_them() -> None:
+    # twine finds METADATA by the bytes b"Metadata-Version"; lower-case names fail its upload.
+    sdk = my_sdk(
+        license="Apache-2.0",
+        homepage="https://example.invalid/sdk",
+        python_requires=("numpy>=1.23", "torch; extra == 'export'"),
+    )
+    data = metadata.render_metadata(sdk, ["LICENSE"])
+    names = [ln.split(":", 1)[0] for ln in data.decode().splitlines() if ln]
+    assert names == [
+        "Metadata-Version",
+        "Name",
+        "Version",
+        "License-Expression",
+        "License-File",
+        "Requires-Dist",
+        "Requires-Dist",
+        "Project-URL",
+        "Provides-Extra",
+    ]
+    parsed = Metadata.from_email(data)
+    assert (parsed.name, str(parsed.version), parsed.license_expression) == (
+        "my-sdk",
+        "1.0",
+        "Apache-2.0",
+    )
+    assert parsed.license_files == ["LICENSE"] and parsed.provides_extra == ["export"]
 
 
 def test_python_requires_become_requires_dist_and_provides_extra() -> None:

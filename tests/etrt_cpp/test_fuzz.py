@@ -8,6 +8,7 @@ leak fails."""
 
 from __future__ import annotations
 
+import importlib
 import re
 import subprocess
 
@@ -34,6 +35,11 @@ def test_seeds_from_real_exports_load_and_execute(fuzzers: Fuzzers) -> None:
                 # No data map beside it: the method refuses to load and names the keys.
                 assert any("no named data map given" in line for line in lines), (name, lines)
                 continue
+            if name.startswith("opset-") and any("is out of bounds" in line for line in lines):
+                # An index input filled by the harness, not torch's sample: the kernel refuses
+                # it, after everything before it loaded and ran.
+                assert lines[:2] == ["load: ok", "load_method: ok"], (name, lines)
+                continue
             assert lines and all(
                 line.endswith(": ok") or "method 'fixed'" in line for line in lines
             ), (
@@ -44,14 +50,17 @@ def test_seeds_from_real_exports_load_and_execute(fuzzers: Fuzzers) -> None:
 
 
 def test_regression_inputs_replay_cleanly(fuzzers: Fuzzers) -> None:
-    replayed = 0
     for target in TARGETS:
         directory = REPO_ROOT / "tools" / "fuzz" / "regressions" / target
-        files = sorted(directory.iterdir()) if directory.is_dir() else []
-        if files:
-            fuzzers.replay(target, files)
-            replayed += len(files)
-    assert replayed > 0
+        files = sorted(directory.iterdir())
+        assert files, f"{directory} holds no regression inputs"
+        stages = fuzzers.replay(target, files)
+        # The crafted ones are hostile by construction: refused somewhere, never run through.
+        # A crash fuzzing found may be a valid input that runs once fixed; it must replay cleanly.
+        for name, lines in stages.items():
+            assert lines, (name, lines)
+            if name.startswith("crafted-"):
+                assert not all(line.endswith(": ok") for line in lines), (name, lines)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -69,19 +78,32 @@ def test_fuzzer_finds_nothing_in_bounded_run(fuzzers: Fuzzers, target: str) -> N
         errors="replace",
         timeout=FUZZ_SECONDS + 120,
     )
-    tail = proc.stderr[-6000:]
-    for marker in (
-        "ERROR: AddressSanitizer",
-        "ERROR: LeakSanitizer",
-        "runtime error:",
-        "ERROR: libFuzzer",
-        "deadly signal",
-        "timeout",
-    ):
-        assert marker not in proc.stderr, tail
-    assert proc.returncode == 0, tail
+    found = [
+        marker
+        for marker in (
+            "ERROR: AddressSanitizer",
+            "ERROR: LeakSanitizer",
+            "runtime error:",
+            "ERROR: libFuzzer",
+            "deadly signal",
+            "timeout",
+        )
+        if marker in proc.stderr
+    ]
+    artifacts = re.findall(r"Test unit written to (\S+)", proc.stderr)
+    # The report, not the tail: a flood of allocator warnings must not hide what happened.
+    reports = [
+        line for line in proc.stderr.splitlines() if re.search(r"ERROR|SUMMARY|runtime error", line)
+    ]
+    assert not found and proc.returncode == 0, (
+        f"{target}: {found or ['exit ' + str(proc.returncode)]} in a {FUZZ_SECONDS} s run;"
+        f" inputs kept: {artifacts} (minimize and keep with tools/fuzz/keep.sh)\n"
+        + "\n".join(reports[:20])
+        + "\n"
+        + proc.stderr[-3000:]
+    )
     runs = re.search(r"stat::number_of_executed_units: (\d+)", proc.stderr)
-    assert runs is not None and int(runs.group(1)) > 2000, tail
+    assert runs is not None and int(runs.group(1)) > 2000, proc.stderr[-3000:]
 
 
 def test_build_script_installs_from_debian_and_names_its_packages() -> None:
@@ -95,3 +117,18 @@ def test_dictionary_comes_from_the_schemas_and_kernels(fuzzers: Fuzzers) -> None
     words = (fuzzers.build_dir / "seeds" / "etrt.dict").read_text().splitlines()
     for word in ('"ETRT"', '"ETDM"', '"EXNN"', '"XnnpackBackend"', '"aten::convolution"'):
         assert word in words
+    # Format version 1 as a uint32, the last ValueUnion tag (11) and NodeUnion tag (10) as
+    # bytes, StorageKind External (4).
+    for word in ('"\\x01\\x00\\x00\\x00"', '"\\x0b"', '"\\x0a"', '"\\x04"'):
+        assert word in words, word
+
+
+def test_seeds_hold_every_delegate_node_type(fuzzers: Fuzzers) -> None:
+    xfb = importlib.import_module("etrt.xnnpack._schema.xnnpack_delegate_generated")
+    types = set()
+    for path in fuzzers.seeds("xnnpack").iterdir():
+        g = xfb.Graph.GetRootAs(path.read_bytes(), 0)
+        types |= {g.Nodes(i).NodeType() for i in range(g.NodesLength())}
+    names = {v: k for k, v in vars(xfb.NodeUnion).items() if not k.startswith("_")}
+    missing = set(names) - types - {xfb.NodeUnion.NONE}
+    assert not missing, sorted(names[t] for t in missing)

@@ -33,7 +33,7 @@ ERROR_CODES = {
 @pytest.fixture(scope="module")
 def asan_tools() -> Tools:
     return build_tools(
-        "asan", ["etrt_load_fuzz", "etrt_runtime_selftest"], sanitize="address,undefined"
+        "asan", ["etrt_load_check", "etrt_runtime_selftest"], sanitize="address,undefined"
     )
 
 
@@ -47,7 +47,7 @@ def run_driver(
         path.write_bytes(case.data)
         paths.append(str(path))
     result = subprocess.run(
-        [str(tools.load_fuzz), *args, *paths],
+        [str(tools.load_check), *args, *paths],
         capture_output=True,
         text=True,
         errors="replace",
@@ -294,7 +294,7 @@ def test_missing_operators_are_listed_in_one_error(asan_tools: Tools, tmp_path: 
 
 def test_registering_an_operator_twice_fails_clearly(asan_tools: Tools) -> None:
     result = subprocess.run(
-        [str(asan_tools.load_fuzz), "--test-kernels", "--test-kernels", "unused.etrt"],
+        [str(asan_tools.load_check), "--test-kernels", "--test-kernels", "unused.etrt"],
         capture_output=True,
         text=True,
         timeout=60,

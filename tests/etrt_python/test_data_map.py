@@ -151,7 +151,7 @@ def test_malformed_data_maps_are_errors_never_crashes(tmp_path: Path) -> None:
     truncations = len(range(0, len(data), 7))
     assert rejected >= truncations, (rejected, truncations)
     # The C++ loader under ASan and UBSan, with every loader kind.
-    tools = build_tools("asan", ["etrt_load_fuzz"], sanitize="address,undefined")
+    tools = build_tools("asan", ["etrt_load_check"], sanitize="address,undefined")
     paths = []
     for i, case in enumerate(cases):
         path = tmp_path / f"{i:04d}.ptd"
@@ -160,7 +160,7 @@ def test_malformed_data_maps_are_errors_never_crashes(tmp_path: Path) -> None:
     (tmp_path / "good.ptd").write_bytes(data)
     for loader in ("mmap", "file", "buffer"):
         r = subprocess.run(
-            [str(tools.load_fuzz), "--data-map", "--loader", loader, str(tmp_path / "good.ptd"),
+            [str(tools.load_check), "--data-map", "--loader", loader, str(tmp_path / "good.ptd"),
              *paths],
             capture_output=True, text=True, errors="replace", timeout=600, env=sanitizer_env(),
         )  # fmt: skip

@@ -184,11 +184,15 @@ def test_size_outside_the_bounds_names_input_and_dimension(
     path = program.save(tmp_path / "t.etrt")
     method = etrt.load(path).method()
     assert str(method.inputs[0]) == "float32[2, 2..32, 64]"
-    with pytest.raises(etrt.EtrtError, match=r"^input 0 dim 1: size 33 is outside \[2, 32\]$"):
+    # Refused by the runtime's own check before any copy: its code and its words.
+    refused = r"^InvalidArgument: input 0 dim 1: size 33 is outside \[2, 32\]$"
+    with pytest.raises(etrt.EtrtRuntimeError, match=refused) as info:
         method(torch.randn(2, 33, models.D_MODEL))
-    with pytest.raises(etrt.EtrtError, match=r"^input 0 dim 0: size 3 is outside \[2, 2\]$"):
+    assert info.value.code == "InvalidArgument"
+    refused = r"^InvalidArgument: input 0 dim 0: size 3 is outside \[2, 2\]$"
+    with pytest.raises(etrt.EtrtRuntimeError, match=refused):
         method(torch.randn(3, 8, models.D_MODEL))
-    with pytest.raises(etrt.EtrtError, match="input 0: expected 3 dimensions"):
+    with pytest.raises(etrt.EtrtRuntimeError, match="input 0: expected 3 dimensions, got 2"):
         method(torch.randn(2, 8))
     # The runtime's own check (C++ Method::set_input), through etrt_runner: one error line.
     proc = _runner(tools, path, "--shape", "0=2x1x64")
@@ -360,7 +364,7 @@ def test_malformed_bounds_are_rejected_at_load(
 def test_malformed_bounds_never_crash_under_sanitizers(
     dynamic_program: bytes, tmp_path: Path
 ) -> None:
-    asan = runtime_build.build_tools("asan", ["etrt_load_fuzz"], sanitize="address,undefined")
+    asan = runtime_build.build_tools("asan", ["etrt_load_check"], sanitize="address,undefined")
     files = []
     for case, (changes, _) in MALFORMED.items():
         files.append(tmp_path / f"{case}.etrt")
@@ -375,7 +379,7 @@ def test_malformed_bounds_never_crash_under_sanitizers(
     plan.values[const] = replace(plan.values[const], dynamic=True)  # type: ignore[type-var]
     files[-1].write_bytes(serialize(program))
     proc = subprocess.run(
-        [str(asan.load_fuzz), *map(str, files)], capture_output=True, text=True, timeout=300,
+        [str(asan.load_check), *map(str, files)], capture_output=True, text=True, timeout=300,
         env=runtime_build.sanitizer_env(),
     )  # fmt: skip
     assert proc.returncode == 0 and "Sanitizer" not in proc.stderr, proc.stderr

@@ -275,7 +275,8 @@ def test_matching_numpy_input_is_read_in_place(venv: WheelVenv, models_run: Any)
             method.execute()
             return float(np.max(np.abs(method.output(0) - expected)))
 
-        same = etrt.runtime.as_input_array(x, spec, 0)
+        check = lambda dt, shape: method.check_input(0, dt, shape)
+        same = etrt.runtime.as_input_array(x, spec, 0, check)
         print(json.dumps({
             "in_place": bind_then_fill(np.zeros(x.shape, np.float32)),
             "copied": bind_then_fill(np.zeros(x.shape, np.float64)),
@@ -363,6 +364,88 @@ def test_bad_programs_and_inputs_raise_etrt_error_with_runtime_message(
     assert got["count"] is not None and "takes 1 inputs, got 0" in got["count"][2]
 
 
+def test_a_method_beyond_the_memory_budget_is_refused_before_it_allocates(
+    venv: WheelVenv, models_run: Any
+) -> None:
+    code = """
+        import json, sys
+        import numpy as np
+        import etrt
+        x = np.load("mlp_input.npy")
+        out = {}
+        try:
+            etrt.load("mlp_portable.etrt", max_memory_bytes=4096).forward(x)
+            out["small"] = None
+        except etrt.EtrtError as e:
+            out["small"] = [getattr(e, "code", ""), str(e)]
+        # The same program within a budget it fits runs.
+        out["fits"] = len(etrt.load("mlp_portable.etrt", max_memory_bytes=1 << 20).forward(x))
+        try:
+            etrt.load("mlp_portable.etrt").forward(x)
+            out["env"] = None
+        except etrt.EtrtError as e:
+            out["env"] = [getattr(e, "code", ""), str(e)]
+        print(json.dumps(out))
+        """
+    path = venv.work / "script_budget.py"
+    path.write_text(textwrap.dedent(code))
+    results = {}
+    for env_value in ("2k", "lots"):
+        proc = venv.run(path, env={**_clean_env(), "ETRT_MAX_MEMORY_BYTES": env_value})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results[env_value] = json.loads(proc.stdout.strip().splitlines()[-1])
+    small = results["2k"]["small"]
+    assert small is not None and small[0] == "OutOfMemory", small
+    assert "more than the 4096-byte memory budget" in small[1], small
+    assert results["2k"]["fits"] == 1
+    # The environment's budget applies when the caller gives none; a bad value is named.
+    env = results["2k"]["env"]
+    assert env[0] == "OutOfMemory" and "2048-byte memory budget" in env[1], env
+    assert results["lots"]["env"] == [
+        "InvalidArgument",
+        "InvalidArgument: ETRT_MAX_MEMORY_BYTES='lots' is not a byte count"
+        " (digits, then optionally K, M, G or T)",
+    ], results["lots"]["env"]
+
+
+def test_c_abi_never_hands_out_an_output_without_memory(venv: WheelVenv) -> None:
+    got = venv.script(
+        "view_output",
+        """
+        import ctypes, json
+        import numpy as np, torch
+        import etrt, etrt.runtime
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return (x + 1).view(-1)  # the output is a view: no memory until it runs
+
+        etrt.export(M(), (torch.zeros(2, 3),)).save("view_out.etrt")
+        m = etrt.load("view_out.etrt")
+        method = m.method("forward")
+        lib = etrt.runtime._lib()
+        dtype, ndim = ctypes.c_int32(), ctypes.c_size_t()
+        sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+        data = ctypes.c_void_p()
+        def out_tensor():
+            return lib.etrt_method_output_tensor(
+                method._handle, 0, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes),
+                ctypes.byref(strides), ctypes.byref(data))
+        before = out_tensor()
+        before_msg = lib.etrt_last_error().decode()
+        (y,) = m.forward(np.ones((2, 3), np.float32))
+        after = out_tensor()
+        print(json.dumps({"before": [lib.etrt_status_name(before).decode(), before_msg],
+                          "after": after, "data": bool(data.value), "y": y.tolist()}))
+        """,
+    )
+    assert got["before"] == [
+        "InvalidState",
+        "InvalidState: output 0 has no data yet: execute the method first",
+    ], got["before"]
+    assert got["after"] == 0 and got["data"] and got["y"] == [2.0] * 6, got
+
+
 def test_cli_run_summarizes_and_writes_outputs(venv: WheelVenv, models_run: Any) -> None:
     proc = venv.run("-m", "etrt", "--help")
     assert proc.returncode == 0 and "run" in proc.stdout and "export" in proc.stdout
@@ -394,7 +477,7 @@ def test_cli_run_summarizes_and_writes_outputs(venv: WheelVenv, models_run: Any)
     [
         (["garbage.etrt"], "InvalidProgram"),
         (["nothing-here.etrt"], "no such program"),
-        (["mlp_portable.etrt", "--input", "cnn_input.npy"], "expected shape"),
+        (["mlp_portable.etrt", "--input", "cnn_input.npy"], "expected sizes"),
         (["mlp_portable.etrt", "--input", "a.npy", "--input", "b.npy"], "cannot read input"),
         (["mlp_portable.etrt", "--method", "nope"], "NotFound"),
     ],

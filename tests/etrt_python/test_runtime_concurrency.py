@@ -114,6 +114,8 @@ API = textwrap.dedent(
             fn()
         except EtrtError as exc:
             assert all(w in str(exc) for w in words), str(exc)
+            # Refused inputs are the runtime's own InvalidArgument, whichever layer saw them.
+            assert "input 0" not in str(exc) or getattr(exc, "code", "") == "InvalidArgument", exc
             return
         raise AssertionError(f"accepted; expected an error with {words}")
 
@@ -123,11 +125,11 @@ API = textwrap.dedent(
     refused(lambda: m.method("forward\\x00x"), "NUL", "method name")
     # Tens of GB if copied: the shape (or dtype) must be refused from the metadata alone.
     huge = np.broadcast_to(np.float32(1), (100_000, 100_000))
-    refused(lambda: m.forward(huge), "input 0", "expected shape [2, 784]", "[100000, 100000]")
+    refused(lambda: m.forward(huge), "input 0: expected sizes [2, 784], got [100000, 100000]")
     refused(lambda: m.forward(np.broadcast_to(np.complex64(1), (100_000, 100_000))),
             "input 0", "complex64", "not safely castable")
     refused(lambda: m.forward(torch.ones(1).expand(100_000, 100_000)),
-            "expected shape [2, 784]", "[100000, 100000]")
+            "input 0: expected sizes [2, 784], got [100000, 100000]")
     refused(lambda: m.forward(np.ones((2, 785), np.float32)[:, 1:].T), "[784, 2]")
     # The right shape in another layout or a castable dtype still runs (copied once).
     x = np.random.default_rng(0).standard_normal((2, 784)).astype(np.float32)

@@ -338,8 +338,13 @@ def _blob_span(program: etrt.Program) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_corrupt_blobs_are_rejected_without_crashing(runners: Path, tmp_path: Path) -> None:
-    model, inputs = make("cnn", 1)
+# mobile: a vision block whose delegate holds every node type (hardswish, sigmoid, global
+# average pool, clamp, reshape, softmax besides cnn's convolution, pooling and linear).
+@pytest.mark.parametrize("name", ["cnn", "mobile"])
+def test_corrupt_blobs_are_rejected_without_crashing(
+    runners: Path, tmp_path: Path, name: str
+) -> None:
+    model, inputs = make(name, 1)
     program = etrt.export(model, inputs, backend="xnnpack")
     data = bytearray(program.to_bytes())
     start, end = _blob_span(program)

@@ -30,7 +30,11 @@ cmake -S "$ROOT" -B "$BUILD" -G Ninja \
 ninja -C "$BUILD" -j2 etrt_fuzz_program etrt_fuzz_data_map etrt_fuzz_xnnpack
 
 SEEDS="$BUILD/seeds"
-if [ ! -e "$SEEDS/etrt.dict" ] || [ "$ROOT/tools/fuzz/make_seeds.py" -nt "$SEEDS/etrt.dict" ]; then
+stale=0
+for source in "$ROOT/tools/fuzz/make_seeds.py" "$ROOT/tests/models.py" "$ROOT"/schema/*.fbs "$ROOT/src/kernels/register.cpp"; do
+  [ "$source" -nt "$SEEDS/etrt.dict" ] && stale=1
+done
+if [ ! -e "$SEEDS/etrt.dict" ] || [ "$stale" = 1 ]; then
   rm -rf "$SEEDS.tmp"
   python -W ignore "$ROOT/tools/fuzz/make_seeds.py" "$SEEDS.tmp"
   rm -rf "$SEEDS"

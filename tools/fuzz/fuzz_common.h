@@ -7,19 +7,32 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "common/checked.h"
 #include "etrt/fb/program_generated.h"
+#include "etrt/fb/xnnpack_delegate_generated.h"
 #include "etrt/runtime/runtime.h"
 #include "etrt/runtime/tensor_ptr.h"
 
 namespace etrt_fuzz {
 
-// Elements over all tensors of a method the harness still executes. Larger programs are loaded
-// (every load-time check runs) but not executed: a legal 2^36-element tensor would take minutes
-// and read as a hang. The runtime's own caps (common/checked.h) are tested by regression tests.
+// The memory budget every method and delegate is loaded under: the runtime must refuse
+// anything beyond it (no allocation is attempted), which keeps a run far below libFuzzer's
+// RSS limit. The runtime's own caps are tested by regression inputs.
+constexpr uint64_t kMemoryBudget = uint64_t{64} << 20;
+// Work (inner-loop steps, estimated from the planned shapes) beyond which a method is loaded
+// but not executed: a legal convolution with a 2^20-tap window would take minutes under ASan
+// and read as a hang. Elements over all tensors are bounded the same way.
+constexpr uint64_t kExecuteWork = uint64_t{1} << 24;
 constexpr uint64_t kExecuteElements = uint64_t{1} << 21;
-constexpr uint64_t kExecuteArenaBytes = uint64_t{1} << 26;
+
+inline etrt::LoadOptions load_options() {
+  etrt::LoadOptions options;
+  options.max_memory_bytes = kMemoryBudget;
+  return options;
+}
 
 // The input with its first byte on a 64-byte boundary, as a program file read by mmap would be.
 class AlignedCopy {
@@ -84,23 +97,115 @@ inline void fill(const etrt::Tensor& t, uint32_t seed) {
   }
 }
 
-// Whether a (loaded, so verified) method is small enough to execute.
-inline bool within_budget(const etrt::fb::ExecutionPlan& plan) {
-  if (plan.arena_size() > kExecuteArenaBytes) return false;
-  uint64_t total = 0;
-  if (plan.values() == nullptr) return true;
-  for (const etrt::fb::Value* v : *plan.values()) {
-    const etrt::fb::Tensor* t = v->val_as_Tensor();
-    if (t == nullptr || t->sizes() == nullptr) continue;
-    uint64_t numel = 1;
-    for (int64_t s : *t->sizes()) {
-      numel *= static_cast<uint64_t>(s);  // each tensor is bounded by the loader already
-      if (numel > kExecuteElements) return false;
-    }
-    total += numel;
-    if (total > kExecuteElements) return false;
+namespace xfb = etrt::backends::xnnpack::fb;
+
+using etrt::checked::add_sat;
+using etrt::checked::mul_sat;
+
+// Work of an (initialized, so verified) XNNPACK graph: a windowed node costs its output times
+// its window, a fully connected one its output times the input channels, the rest their sizes.
+inline uint64_t graph_work(const xfb::Graph& g) {
+  auto numel = [&](uint32_t id) {
+    uint64_t n = 1;
+    for (uint64_t d : *g.values()->Get(id)->dims()) n = mul_sat(n, d);
+    return n;
+  };
+  uint64_t work = 0;
+  for (const xfb::XValue* v : *g.values()) {
+    uint64_t n = 1;
+    for (uint64_t d : *v->dims()) n = mul_sat(n, d);
+    work = add_sat(work, n);
   }
-  return true;
+  for (const xfb::Node* node : *g.nodes()) {
+    if (const auto* c = node->node_as_Conv2d()) {
+      work = add_sat(work, mul_sat(numel(c->output()), mul_sat(mul_sat(uint64_t{c->kernel_h()}, uint64_t{c->kernel_w()}), uint64_t{c->group_input_channels()})));
+    } else if (const auto* m = node->node_as_MaxPool2d()) {
+      work = add_sat(work, mul_sat(numel(m->output()), mul_sat(uint64_t{m->pool_h()}, uint64_t{m->pool_w()})));
+    } else if (const auto* f = node->node_as_FullyConnected()) {
+      const auto* dims = g.values()->Get(f->input())->dims();
+      work = add_sat(work, mul_sat(numel(f->output()), dims->Get(dims->size() - 1)));
+    }
+  }
+  return work;
+}
+
+// Elements of a verified tensor value as planned; 0 for anything else.
+inline uint64_t value_numel(const etrt::fb::ExecutionPlan& plan, int32_t index) {
+  const etrt::fb::Tensor* t = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor();
+  if (t == nullptr || t->sizes() == nullptr) return 0;
+  uint64_t n = 1;
+  for (int64_t s : *t->sizes()) n = mul_sat(n, static_cast<uint64_t>(s));
+  return n;
+}
+
+inline int64_t last_size(const etrt::fb::ExecutionPlan& plan, int32_t index) {
+  const etrt::fb::Tensor* t = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor();
+  return t && t->sizes() && t->sizes()->size() > 0 ? t->sizes()->Get(t->sizes()->size() - 1) : 1;
+}
+
+// Product of an IntList argument's items (a window), 1 for anything else.
+inline uint64_t list_product(const etrt::fb::ExecutionPlan& plan, int32_t index) {
+  const etrt::fb::IntList* l = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_IntList();
+  uint64_t n = 1;
+  if (l != nullptr && l->items() != nullptr) {
+    for (int64_t v : *l->items()) n = mul_sat(n, v > 0 ? static_cast<uint64_t>(v) : 1);
+  }
+  return n;
+}
+
+// Estimated work of one kernel call: the elements of its arguments, plus the inner loops of
+// the ops whose cost is not in their sizes (windows, matrix products, attention, sorting).
+inline uint64_t call_work(const etrt::fb::ExecutionPlan& plan, const std::string& op,
+                          const flatbuffers::Vector<int32_t>& args) {
+  uint64_t work = 0;
+  for (int32_t a : args) work = add_sat(work, value_numel(plan, a));
+  if (args.size() == 0) return work;
+  const uint64_t out = value_numel(plan, args.Get(args.size() - 1));
+  auto arg = [&](size_t i) { return i < args.size() ? args.Get(static_cast<flatbuffers::uoffset_t>(i)) : args.Get(0); };
+  if (op == "aten::convolution" || op == "aten::col2im") {
+    // Each output reads weight / out_channels values (col2im: its kernel taps).
+    const uint64_t w = op == "aten::col2im" ? list_product(plan, arg(2)) * 4 : value_numel(plan, arg(1));
+    return add_sat(work, mul_sat(out, w));
+  }
+  if (op.find("pool") != std::string::npos) {
+    return add_sat(work, mul_sat(out > 0 ? out : value_numel(plan, arg(0)), mul_sat(list_product(plan, arg(1)), 4)));
+  }
+  if (op == "aten::mm" || op == "aten::bmm" || op == "aten::addmm" || op == "aten::_cdist_forward" ||
+      op == "aten::_pdist_forward" || op == "aten::grid_sampler_2d") {
+    const uint64_t k = static_cast<uint64_t>(std::max<int64_t>(1, last_size(plan, arg(op == "aten::addmm" ? 1 : 0))));
+    return add_sat(work, mul_sat(mul_sat(out > 0 ? out : 1, k), 4));
+  }
+  if (op == "aten::scaled_dot_product_attention") {
+    const uint64_t keys = value_numel(plan, arg(1)) / static_cast<uint64_t>(std::max<int64_t>(1, last_size(plan, arg(1))));
+    return add_sat(work, mul_sat(value_numel(plan, arg(0)), mul_sat(std::max<uint64_t>(1, keys), uint64_t{4})));
+  }
+  if (op.find("sort") != std::string::npos || op == "aten::topk" || op.find("embedding") != std::string::npos) {
+    return add_sat(work, mul_sat(work, 64));
+  }
+  return work;
+}
+
+// Whether a (loaded, so verified) method of the program in `file` is small enough to execute.
+inline bool within_budget(const uint8_t* file, const etrt::fb::ExecutionPlan& plan) {
+  if (plan.values() == nullptr) return true;
+  uint64_t total = 0;
+  for (flatbuffers::uoffset_t i = 0; i < plan.values()->size(); ++i) {
+    total = add_sat(total, value_numel(plan, static_cast<int32_t>(i)));
+  }
+  if (total > kExecuteElements) return false;
+  if (plan.instructions() == nullptr) return true;
+  const etrt::fb::Program* root = etrt::fb::GetProgram(file);
+  uint64_t work = 0;
+  for (const etrt::fb::Instruction* instr : *plan.instructions()) {
+    if (const auto* k = instr->call_as_KernelCall()) {
+      if (k->args() != nullptr) work = add_sat(work, call_work(plan, plan.operators()->Get(k->op_index())->name()->str(), *k->args()));
+    } else if (const auto* d = instr->call_as_DelegateCall()) {
+      // The method loaded, so its delegate accepted the blob: a verified graph.
+      const auto* seg = root->segments()->Get(plan.delegates()->Get(d->delegate_index())->segment());
+      work = add_sat(work, graph_work(*xfb::GetGraph(file + root->segment_base_offset() + seg->offset())));
+    }
+  }
+  return work <= kExecuteWork;
 }
 
 // Loads each method (with `data_map` for external constants), and executes the ones within
@@ -109,11 +214,11 @@ inline bool within_budget(const etrt::fb::ExecutionPlan& plan) {
 inline void run_program(const etrt::Program& program, const uint8_t* file, const etrt::NamedDataMap* data_map) {
   const etrt::fb::Program* root = etrt::fb::GetProgram(file);
   for (size_t m = 0; m < program.num_methods(); ++m) {
-    auto method = program.load_method(program.method_name(m), nullptr, data_map);
+    auto method = program.load_method(program.method_name(m), nullptr, data_map, load_options());
     report("load_method", method.ok() ? etrt::Error() : method.error());
     if (!method.ok()) continue;
     const etrt::fb::ExecutionPlan* plan = root->execution_plans()->Get(static_cast<flatbuffers::uoffset_t>(m));
-    if (!within_budget(*plan)) continue;
+    if (!within_budget(file, *plan)) continue;
     std::vector<etrt::OwnedTensor> inputs;
     bool ready = true;
     for (size_t i = 0; i < method->num_inputs() && ready; ++i) {
@@ -133,8 +238,28 @@ inline void run_program(const etrt::Program& program, const uint8_t* file, const
       inputs.push_back(std::move(t).get());
     }
     if (!ready) continue;
-    // Twice: the second run starts from the first run's views and scratch memory.
-    for (int run = 0; run < 2; ++run) {
+    // Twice: the second run starts from the first run's views and scratch memory. A method
+    // with dynamic inputs runs a third time from a reset state, each input at its smallest.
+    bool dynamic = false;
+    for (size_t i = 0; i < method->num_inputs(); ++i) {
+      if (method->input_tag(i) != etrt::Tag::Tensor) continue;
+      auto info = method->input_tensor_info(i);
+      dynamic = dynamic || (info.ok() && info->dynamic);
+    }
+    for (int run = 0; run < (dynamic ? 3 : 2); ++run) {
+      if (run == 2) {
+        report("reset_state", method->reset_state());
+        size_t k = 0;
+        for (size_t i = 0; i < method->num_inputs() && ready; ++i) {
+          if (method->input_tag(i) != etrt::Tag::Tensor) continue;
+          auto info = method->input_tensor_info(i);
+          etrt::Tensor& t = inputs[k++].tensor();
+          if (!info.ok() || !info->dynamic) continue;
+          auto small = etrt::Tensor::make(t.data(), t.dtype(), info->min_sizes);
+          ready = small.ok() && method->set_input(i, *small).ok();
+        }
+        if (!ready) break;
+      }
       etrt::Error e = method->execute();
       report("execute", e);
       if (!e.ok()) break;

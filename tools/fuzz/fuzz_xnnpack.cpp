@@ -15,20 +15,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static etrt::BackendInterface* backend = etrt::find_backend("XnnpackBackend");
   if (backend == nullptr || !backend->is_available()) __builtin_trap();  // linked without the delegate
   etrt_fuzz::AlignedCopy blob(data, size);
-  auto handle = backend->init(etrt::Span<const uint8_t>(blob.bytes(), blob.size()), {});
+  etrt::BackendInitContext context;
+  context.max_memory_bytes = etrt_fuzz::kMemoryBudget;
+  auto handle = backend->init(etrt::Span<const uint8_t>(blob.bytes(), blob.size()), {}, context);
   etrt_fuzz::report("init", handle.ok() ? etrt::Error() : handle.error());
   if (!handle.ok()) return 0;
+  if (context.memory_bytes == 0 || context.memory_bytes > etrt_fuzz::kMemoryBudget) __builtin_trap();
 
   // init() accepted the blob, so it is verified: its Input and Output values give the call.
   const xfb::Graph* g = xfb::GetGraph(blob.bytes());
   std::vector<std::optional<etrt::OwnedTensor>> tensors(g->num_inputs() + g->num_outputs());
-  uint64_t total = 0;
-  for (const xfb::XValue* v : *g->values()) {
-    uint64_t numel = 1;
-    for (uint64_t d : *v->dims()) numel *= d;
-    total += numel;
-  }
-  bool ready = total <= etrt_fuzz::kExecuteElements;
+  bool ready = etrt_fuzz::graph_work(*g) <= etrt_fuzz::kExecuteWork;
   for (const xfb::XValue* v : *g->values()) {
     if (!ready) break;
     if (v->kind() != xfb::ValueKind::Input && v->kind() != xfb::ValueKind::Output) continue;

@@ -5,13 +5,16 @@
 writes OUT_DIR/program/*, OUT_DIR/data_map/*, OUT_DIR/xnnpack/* (small models exported plain,
 with backend="xnnpack-all" and with external constants: programs, .ptd files and the delegate
 blobs cut out of the delegated programs; and a program with state and dynamic shapes) and
-OUT_DIR/etrt.dict (the schemas' file identifiers, backend id and every operator name the kernel
-library registers). Models are tiny so that
-mutations stay fast.
+OUT_DIR/etrt.dict (the schemas' file identifiers, format versions, every enum value and union
+tag as the bytes a buffer holds, the backend id, every operator name the kernel library
+registers, and the sizes the loaders bound). Models are tiny so that mutations stay fast; a
+small vision block (tests/models.py) brings every node type the XNNPACK delegate has, and
+torch's OpInfo samples a program for each operator etrt claims.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -21,6 +24,8 @@ import torch
 from torch import nn
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from models import StepCache, make  # noqa: E402
 
 
 class Mlp(nn.Module):
@@ -72,28 +77,12 @@ class Attention(nn.Module):
         return torch.nn.functional.gelu(y.transpose(1, 2).reshape(1, 4, 8)) + x
 
 
-class Cache(nn.Module):
-    """State and dynamic shapes: a cache written at positions (in place), a step counter, a
-    sequence dimension in [1, 7] with size arithmetic on it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.proj = nn.Linear(4, 4)
-        self.register_buffer("cache", torch.zeros(8, 4))
-        self.register_buffer("steps", torch.zeros(1, dtype=torch.int64))
-
-    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        self.cache.index_copy_(0, positions, self.proj(x))
-        self.steps.add_(1)
-        mask = torch.arange(8)[None, :] <= positions[:, None]
-        scores = (x @ self.cache.t()).masked_fill(~mask, -1e9).softmax(-1)
-        return (scores @ self.cache).view(x.shape[0] * 2, 2) + self.steps
-
-
 def _dynamic_seeds(out: Path) -> None:
     seq = torch.export.Dim("seq", min=1, max=7)
     program = etrt.export(
-        Cache().eval(), (torch.randn(3, 4), torch.arange(3)), dynamic_shapes=({0: seq}, {0: seq})
+        StepCache().eval(),
+        (torch.randn(3, 4), torch.arange(3)),
+        dynamic_shapes=({0: seq}, {0: seq}),
     )
     (out / "program" / "cache-dynamic.etrt").write_bytes(program.to_bytes())
 
@@ -103,6 +92,8 @@ MODELS = {
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
     "views": (Views, (torch.randn(4, 3),)),
     "attention": (Attention, (torch.randn(1, 4, 8),)),
+    # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
+    "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
 
 
@@ -116,19 +107,84 @@ def _blobs(program: etrt.Program) -> list[bytes]:
     return out
 
 
+_WIDTH = {
+    "byte": 1,
+    "ubyte": 1,
+    "short": 2,
+    "ushort": 2,
+    "int": 4,
+    "uint": 4,
+    "long": 8,
+    "ulong": 8,
+}
+
+
+def _bytes_word(v: int, width: int) -> str:
+    return '"' + "".join(f"\\x{b:02x}" for b in v.to_bytes(width, "little", signed=v < 0)) + '"'
+
+
+def _schema_words(text: str) -> set[str]:
+    """Every enum value (at its underlying width) and union tag (a ubyte, NONE = 0) of a schema."""
+    words = set()
+    for kind, body in re.findall(r"enum \w+ : (\w+) \{([^}]*)\}", text):
+        for value in re.findall(r"=\s*(-?\d+)", re.sub(r"//[^\n]*", "", body)):
+            words.add(_bytes_word(int(value), _WIDTH[kind]))
+    for body in re.findall(r"union \w+ \{([^}]*)\}", text):
+        members = [m for m in re.sub(r"//[^\n]*", "", body).replace(",", " ").split() if m]
+        words |= {_bytes_word(tag, 1) for tag in range(len(members) + 1)}
+    return words
+
+
 def _dictionary() -> str:
-    words = {"XnnpackBackend", "forward"}
+    names = {"XnnpackBackend", "forward"}
+    numbers: set[str] = set()
     for schema in sorted((ROOT / "schema").glob("*.fbs")):
-        words |= set(re.findall(r'file_identifier "([^"]+)"', schema.read_text()))
+        text = schema.read_text()
+        names |= set(re.findall(r'file_identifier "([^"]+)"', text))
+        numbers |= _schema_words(text)
     register = (ROOT / "src" / "kernels" / "register.cpp").read_text()
-    words |= set(re.findall(r'"((?:aten|etrt_prim)::[A-Za-z0-9_.]+)"', register))
-    lines = [f'"{w}"' for w in sorted(words)]
+    names |= set(re.findall(r'"((?:aten|etrt_prim)::[A-Za-z0-9_.]+)"', register))
+    # Format versions (uint32): the ones the loaders read, and their neighbours.
+    numbers |= {_bytes_word(v, 4) for v in (0, 1, 2, 3)}
     # Sizes and offsets the loaders bound: 0, 1, -1, 64, 2^31, 2^32, 2^36, 2^40, 2^62 as int64.
-    for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62):
-        lines.append(
-            '"' + "".join(f"\\x{b:02x}" for b in v.to_bytes(8, "little", signed=True)) + '"'
-        )
+    numbers |= {_bytes_word(v, 8) for v in (0, 1, -1, 64, 2**31, 2**32, 2**36, 2**40, 2**62)}
+    lines = [f'"{w}"' for w in sorted(names)] + sorted(numbers)
     return "\n".join(lines) + "\n"
+
+
+MAX_SEED_BYTES = 16384  # run.sh's -max_len: a larger seed would reach the fuzzer cut short
+
+
+def _opset_seeds(out: Path) -> int:
+    """A program per operator etrt claims, from torch's own OpInfo samples (the ones
+    tests/etrt_python/test_opinfo.py checks against eager): up to two float32 samples and one
+    int64 sample in one program, so the fuzzer starts with every kernel's arguments right.
+    Returns how many were written."""
+    sys.path.insert(0, str(ROOT / "tests" / "etrt_python"))
+    import test_opinfo as oi  # imported here: torch's OpInfo machinery is slow to import
+
+    written = 0
+    for op in oi.OPS:
+        cases = []
+        for dtype, count in ((torch.float32, 2), (torch.int64, 1)):
+            if dtype not in op.supported_dtypes("cpu"):
+                continue
+            for sample in itertools.islice(oi._samples(op, dtype), count):
+                case = oi._Case(op, sample)
+                if case.eager() is None:
+                    cases.append(case)
+        if not cases:
+            continue
+        tensors = tuple(t for c in cases for t in c.tensors)
+        try:
+            program = etrt.export_program(torch.export.export(oi._Group(cases), tensors))
+        except Exception:  # unexportable or refused: no seed, nothing to fuzz
+            continue
+        data = program.to_bytes()
+        if len(data) <= MAX_SEED_BYTES:
+            (out / "program" / f"opset-{oi._op_id(op)}.etrt").write_bytes(data)
+            written += 1
+    return written
 
 
 def main(out: Path) -> None:
@@ -153,6 +209,7 @@ def main(out: Path) -> None:
                 (out / "data_map" / f"{name}.ptd").write_bytes(bytes(program.data_map))
             for i, blob in enumerate(_blobs(program)):
                 (out / "xnnpack" / f"{name}-{i}.xnnpack").write_bytes(blob)
+    print(f"{_opset_seeds(out)} operator seeds", file=sys.stderr)
     _dynamic_seeds(out)
     (out / "etrt.dict").write_text(_dictionary())
 

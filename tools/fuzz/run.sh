@@ -14,9 +14,15 @@ BUILD="${3:-$ROOT/build/fuzz}"
 shift 3 2>/dev/null || shift $#
 CORPUS="$BUILD/corpus/$TARGET"
 ARTIFACTS="$BUILD/artifacts/$TARGET"
+REGRESSIONS="$ROOT/tools/fuzz/regressions/$TARGET"
+for dir in "$BUILD/seeds/$TARGET" "$REGRESSIONS"; do
+  if [ -z "$(ls -A "$dir" 2>/dev/null)" ]; then
+    echo "run.sh: $dir is missing or empty (seeds: tools/fuzz/build.sh; regressions: tools/fuzz/regressions.py)" >&2
+    exit 2
+  fi
+done
 mkdir -p "$CORPUS" "$ARTIFACTS"
-cp -n "$BUILD/seeds/$TARGET"/* "$CORPUS"/ 2>/dev/null || true
-cp -n "$ROOT/tools/fuzz/regressions/$TARGET"/* "$CORPUS"/ 2>/dev/null || true
+cp -n "$BUILD/seeds/$TARGET"/* "$REGRESSIONS"/* "$CORPUS"/
 # Allocations beyond 1 GiB fail as on a small machine (the runtime must report them, not crash),
 # which also keeps memory below libFuzzer's RSS limit.
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024:abort_on_error=1:handle_abort=1"

@@ -17,13 +17,24 @@ struct CompileSpec {
   Span<const uint8_t> value;
 };
 
+// What the runtime grants a delegate while its method loads.
+struct BackendInitContext {
+  // Bytes the delegate may allocate for its workspace, scratch and copies of its weights
+  // (what is left of the method's LoadOptions::max_memory_bytes). init() fails with
+  // OutOfMemory rather than go beyond.
+  uint64_t max_memory_bytes = UINT64_MAX;
+  // Set by init(): the bytes it holds until destroy(), counted against the method's budget.
+  uint64_t memory_bytes = 0;
+};
+
 class ETRT_EXPORT BackendInterface {
  public:
   virtual ~BackendInterface();
   virtual bool is_available() const = 0;
   // Prepares a delegate blob when a method loads; the handle is passed to execute() and destroy().
   // `processed` stays valid until destroy().
-  virtual Result<void*> init(Span<const uint8_t> processed, Span<const CompileSpec> specs) = 0;
+  virtual Result<void*> init(Span<const uint8_t> processed, Span<const CompileSpec> specs,
+                             BackendInitContext& context) = 0;
   // args: the delegate call's inputs, then its outputs (planned like kernel outputs).
   virtual Error execute(void* handle, Span<Value*> args) = 0;
   virtual void destroy(void* handle) noexcept = 0;

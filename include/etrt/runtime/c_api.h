@@ -89,6 +89,10 @@ ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
 /* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors
    (NULL: none). */
 ETRT_C_EXPORT etrt_status etrt_module_open_with_data(const char* path, const char* data_path, etrt_module** out);
+/* The memory budget (bytes; 0: the default, ETRT_MAX_MEMORY_BYTES or 16 GiB) of every method
+ * loaded from the module after this call: a method needing more fails to load with
+ * ETRT_STATUS_OUT_OF_MEMORY, before anything is allocated. */
+ETRT_C_EXPORT etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes);
 /* Frees the module and every method obtained from it. NULL is allowed. Waits for calls
  * already running on the module or its methods (on other threads) to return; calls arriving
  * meanwhile fail with ETRT_STATUS_INVALID_STATE. No call may start once it has returned. */
@@ -127,6 +131,11 @@ ETRT_C_EXPORT etrt_status etrt_method_output_dynamic(etrt_method* method, size_t
  * during the call only. */
 ETRT_C_EXPORT etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* data, int32_t dtype,
                                                        size_t ndim, const int64_t* sizes);
+/* Whether a tensor of `dtype` and `sizes` fits input i, judged as etrt_method_set_input_tensor
+ * judges it (same status and message), without binding anything: for callers that convert or
+ * copy their data first. A metadata call: it never conflicts with a running execute. */
+ETRT_C_EXPORT etrt_status etrt_method_check_input_tensor(etrt_method* method, size_t i, int32_t dtype, size_t ndim,
+                                                         const int64_t* sizes);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_int(etrt_method* method, size_t i, int64_t value);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_double(etrt_method* method, size_t i, double value);
 ETRT_C_EXPORT etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t value);
@@ -147,7 +156,9 @@ ETRT_C_EXPORT etrt_status etrt_method_set_event_tracer(etrt_method* method, void
 
 /* Tensor output i after execute(): dtype, sizes and strides (in elements, *ndim entries each)
  * and its data. Everything stays valid until the next execute() on this method or until the
- * module is freed; copy the data to keep it. Strides may describe a non-contiguous view. */
+ * module is freed; copy the data to keep it. Strides may describe a non-contiguous view. An
+ * output with elements but no memory yet (a view before the method ran) fails with
+ * ETRT_STATUS_INVALID_STATE: *data is never NULL for a non-empty tensor. */
 ETRT_C_EXPORT etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                                     const int64_t** sizes, const int64_t** strides,
                                                     const void** data);

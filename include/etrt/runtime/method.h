@@ -78,6 +78,10 @@ class ETRT_EXPORT Method {
   // with InvalidState, without waiting, while another thread uses the method.
   Result<Reservation> reserve() noexcept;
 
+  // Whether a tensor of `dtype` and `sizes` fits input i, judged (same code and message) as
+  // set_input judges it, from the metadata alone: for callers that convert or copy first.
+  Error check_input(size_t i, ScalarType dtype, Span<const int64_t> sizes) const noexcept;
+
   // Binds input i. A tensor must match the expected dtype and sizes (any sizes within the
   // bounds for a dynamic input: an error names the input and the dimension otherwise), be
   // contiguous and aligned to its element size; its memory is used as is (no copy) and must

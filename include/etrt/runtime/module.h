@@ -46,6 +46,9 @@ class ETRT_EXPORT Module {
   Error load();
   bool is_loaded() const noexcept;
   Result<std::vector<std::string>> method_names();
+  // The options (the memory budget) of every method loaded after this call; methods loaded
+  // already keep theirs.
+  void set_load_options(const LoadOptions& options);
   // Loads method `name` (once) so the first execute() does not pay for it.
   Error load_method(const std::string& name);
   // The loaded method `name`, loading it first if needed. The pointer stays valid as long as

@@ -22,6 +22,23 @@ namespace detail {
 struct ProgramData;
 }
 
+// What a method may make the runtime commit while it loads and runs: a bound an untrusted
+// program cannot talk its way past.
+struct LoadOptions {
+  // Bytes the method may hold: its planned arena, each delegate's workspace, and the scratch
+  // memory of the kernel running, together. Every planned, view and input tensor it declares
+  // must also fit in it (constants are bounded by their file), which bounds the work of one
+  // kernel by declared sizes. Loading fails
+  // with OutOfMemory, naming the value or delegate, rather than go beyond. 0: the process
+  // default, default_max_memory_bytes().
+  uint64_t max_memory_bytes = 0;
+};
+
+// kDefaultMaxMemoryBytes, or ETRT_MAX_MEMORY_BYTES from the environment (a byte count with an
+// optional K, M, G or T suffix, powers of 1024), read once. An unreadable value gives an Error.
+constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{16} << 30;
+ETRT_EXPORT Result<uint64_t> default_max_memory_bytes() noexcept;
+
 class ETRT_EXPORT Program {
  public:
   // The format versions this runtime reads: 2 adds dynamic shapes, state and symbolic sizes.
@@ -45,10 +62,12 @@ class ETRT_EXPORT Program {
   // Builds a runnable method: the arena is taken from `allocator` (the Method owns a heap
   // allocator when it is null), and every operator, delegate and external tensor is resolved
   // now. Fails with OperatorMissing listing every operator without a registered kernel, and
-  // NotFound listing every External tensor `data_map` lacks (or all of them without a map).
+  // NotFound listing every External tensor `data_map` lacks (or all of them without a map),
+  // and OutOfMemory for a method beyond `options.max_memory_bytes`.
   // The Method keeps the program's data alive on its own; `data_map` must outlive it.
   Result<Method> load_method(std::string_view name, MemoryAllocator* allocator = nullptr,
-                             const NamedDataMap* data_map = nullptr) const noexcept;
+                             const NamedDataMap* data_map = nullptr,
+                             const LoadOptions& options = LoadOptions()) const noexcept;
 
  private:
   explicit Program(std::shared_ptr<const detail::ProgramData> data) noexcept;

@@ -67,7 +67,7 @@ class ETRT_EXPORT Value {
   bool to_bool() const noexcept { return payload_.b; }
   // Int, Double or Bool converted to double.
   double scalar_to_double() const noexcept;
-  // Int or Bool converted to int64 (Double truncates).
+  // Int or Bool converted to int64 (Double truncates; NaN and values out of range give INT64_MIN).
   int64_t scalar_to_int() const noexcept;
   std::string_view to_string() const noexcept { return {payload_.str.data, payload_.str.size}; }
   Span<const int64_t> to_int_list() const noexcept { return {payload_.ints.data, payload_.ints.size}; }

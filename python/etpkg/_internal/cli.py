@@ -1,5 +1,6 @@
 """Command line: `etpkg wheelify [REF|DIR] [--output-dir DIR] [-pr PROFILE] [-s SETTING]
-[-o OPTION] [-r REMOTE [-u]] [-v]`, `etpkg verify WHEEL [...]`."""
+[-o OPTION] [-r REMOTE [-u]] [-v]`, `etpkg verify WHEEL [...]`, `etpkg publish WHEEL... -r
+REPOSITORY [...]`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import NoReturn
 
 from etpkg._internal import process
 from etpkg._internal.errors import EtpkgError
+from etpkg._internal.publish import add_publish_parser
 from etpkg._internal.verify.cli import add_verify_parser
 from etpkg._internal.version import VERSION
 
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
+    add_publish_parser(sub)
     return parser
 
 
@@ -127,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("wheel").setLevel(logging.DEBUG if verbose > 1 else logging.WARNING)
     # urllib3 (under Conan) warns at each retry of a remote; etpkg's error line says the outcome.
     logging.getLogger("urllib3").setLevel(logging.DEBUG if verbose > 1 else logging.ERROR)
+    # twine warns and retries on its own; etpkg publish's line says the outcome.
+    logging.getLogger("twine").setLevel(logging.DEBUG if verbose > 1 else logging.ERROR)
     with _interrupts_unwind() as received:
         try:
             result: int = args.func(args)

@@ -71,6 +71,8 @@ class RuntimePackage:
     name: str
     package_folder: Path
     lib_dirs: tuple[Path, ...]
+    version: str = ""
+    license: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class ConanPackage:
     arch: str | None  # the Conan `arch` setting the binary was built for; None: no settings
     conan_home: Path
     required: tuple[RuntimePackage, ...] = field(default_factory=tuple)
+    # The binary read: name/version#recipe-revision:package-id#package-revision.
+    binary: str = ""
 
     @property
     def ld_paths(self) -> tuple[Path, ...]:
@@ -214,6 +218,7 @@ def read_package(spec: str, selection: Selection = DEFAULT_SELECTION) -> ConanPa
             arch=str(arch) if arch is not None else None,
             conan_home=home,
             required=_required(conanfile),
+            binary=node.pref.repr_notime(),
         )
 
 
@@ -228,6 +233,8 @@ def _required(conanfile: Any) -> tuple[RuntimePackage, ...]:
                 str(dep.ref.name),
                 Path(dep.package_folder),
                 tuple(dict.fromkeys(d for d in dirs if d.is_dir())),
+                version=str(dep.ref.version),
+                license=_license(dep.license),
             )
         )
     return tuple(found)

@@ -38,6 +38,11 @@ class OutputError(EtpkgError):
     """The wheel cannot be written to the output directory."""
 
 
+class PublishError(EtpkgError):
+    """A wheel cannot be published: not an intact etpkg wheel, or the package index cannot be
+    reached, refuses the credentials or already has a different file of that name."""
+
+
 class WheelError(EtpkgError):
     """The wheel given to verify is unreadable or corrupt (zip, RECORD, manifest)."""
 

@@ -31,6 +31,12 @@ def _env_name(remote: str) -> str:
     return re.sub(r"[^A-Z0-9_]", "_", remote.upper())
 
 
+def connection_failure(text: str) -> str:
+    """Why a connection failed, from a requests/urllib3 error's text: "Connection refused"."""
+    cause = re.search(r"\[Errno -?\d+\] ([^\"')]+)|(timed out|Name or service not known)", text)
+    return (cause.group(1) or cause.group(2)).strip() if cause else "no answer"
+
+
 def _explain(exc: BaseException, remote: Any, ref: str) -> str:
     """Conan's error about a remote, as one line that says what to do."""
     text = str(exc)
@@ -46,9 +52,7 @@ def _explain(exc: BaseException, remote: Any, ref: str) -> str:
     if "Forbidden" in text or "Permission denied" in text:
         return f"Conan remote {name!r} ({url}) denies this user access to {ref}"
     if "Unable to connect" in text or "Max retries" in text or "ConnectionError" in text:
-        cause = re.search(r"\[Errno -?\d+\] ([^\"')]+)|(timed out|Name or service not known)", text)
-        why = (cause.group(1) or cause.group(2)).strip() if cause else "no answer"
-        return f"cannot reach Conan remote {name!r} at {url}: {why}"
+        return f"cannot reach Conan remote {name!r} at {url}: {connection_failure(text)}"
     if "Unable to find" in text:
         return f"{ref} is not on Conan remote {name!r} ({url}) (nor in the local cache)"
     return f"cannot fetch {ref} from Conan remote {name!r} ({url}): {_first_line(exc)}"

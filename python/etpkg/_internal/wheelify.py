@@ -2,8 +2,8 @@
 
 The pipeline, in order: read (conan) -> probe (build.probe) -> plan (plan.*, pure) -> stage
 (build.stage: files + patchelf) -> zip (build.wheelfile) -> repair (build.repair: auditwheel)
--> render again with what was grafted (plan.view, plan.generate) -> check (build.checks) ->
-publish (build.publish: atomic).
+-> render again with what was grafted (plan.view, plan.generate) -> SBOM (build.sbom, merging
+auditwheel's) -> check (build.checks) -> publish (build.publish: atomic).
 
 A header-only package has nothing to repair: its wheel is py3-none-any. A wheel whose only
 binaries are archives gets the build machine's glibc as its platform (tags.py) and no repair.
@@ -21,6 +21,7 @@ from etpkg._internal.build import checks, repair
 from etpkg._internal.build.licenses import grafted_licenses
 from etpkg._internal.build.probe import probe_package
 from etpkg._internal.build.publish import publish
+from etpkg._internal.build.sbom import write_sbom
 from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
 from etpkg._internal.conan import DEFAULT_SELECTION, Selection, read_package
@@ -97,15 +98,23 @@ def wheelify(
         graft_licenses = grafted_licenses(grafted, external, package.required)
         licence_files = {f"{name.dist_info}/{LICENSES}/{rel}": src for rel, src in graft_licenses}
         write_files(final_tree, licence_files)
-        write_files(
+        final_generated = generated_files(
+            final_view,
+            final_name,
+            VERSION,
+            shipped_python=python_files,
+            license_files=[*plan.licenses, *(rel for rel, _ in graft_licenses)],
+        )
+        write_files(final_tree, final_generated)
+        write_sbom(
             final_tree,
-            generated_files(
-                final_view,
-                final_name,
-                VERSION,
-                shipped_python=python_files,
-                license_files=[*plan.licenses, *(rel for rel, _ in graft_licenses)],
-            ),
+            final_name,
+            package,
+            {**plan.files, **final_generated},
+            grafted,
+            external,
+            repaired=final_tree != tree,
+            etpkg_version=VERSION,
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]

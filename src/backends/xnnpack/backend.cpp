@@ -29,13 +29,14 @@ class XnnpackBackend final : public BackendInterface {
  public:
   bool is_available() const override { return initialize() == xnn_status_success; }
 
-  Result<void*> init(Span<const uint8_t> processed, Span<const CompileSpec> specs) override {
+  Result<void*> init(Span<const uint8_t> processed, Span<const CompileSpec> specs,
+                     BackendInitContext& context) override {
     (void)specs;  // no options yet
     xnn_status s = initialize();
     if (s != xnn_status_success) {
       return Error(ErrorCode::BackendMissing, std::string("XNNPACK failed to initialize: ") + status_name(s));
     }
-    Result<std::unique_ptr<Delegate>> d = Delegate::create(processed);
+    Result<std::unique_ptr<Delegate>> d = Delegate::create(processed, context.max_memory_bytes, &context.memory_bytes);
     if (!d.ok()) return d.error();
     return static_cast<void*>(std::move(d).get().release());
   }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/checked.h"
 #include "common/layout.h"
 
 namespace etrt {
@@ -117,7 +118,8 @@ RuntimeStats Delegate::stats() noexcept {
   return r;
 }
 
-Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob) noexcept try {
+Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob, uint64_t max_memory_bytes,
+                                                   uint64_t* memory_bytes) noexcept try {
   Result<Graph> graph = parse_graph(blob);
   if (!graph.ok()) return graph.error();
   std::unique_ptr<Delegate> d(new Delegate());
@@ -135,6 +137,13 @@ Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob) noe
     offsets[i] = total;
     if (needs) total += (slot.numel * sizeof(float) + XNN_EXTRA_BYTES + 63) / 64 * 64;
   }
+  const uint64_t needed = checked::add_sat(d->graph_.memory_bytes, total);
+  if (needed > max_memory_bytes) {
+    return Error(ErrorCode::OutOfMemory, "XNNPACK blob: the delegate needs " + std::to_string(needed) +
+                                             " bytes (values, packed weights, indirection and scratch), more than the " +
+                                             std::to_string(max_memory_bytes) + " bytes its method's memory budget leaves");
+  }
+  *memory_bytes = needed;
   void* memory = nullptr;
   if (total > 0 && posix_memalign(&memory, 64, total) != 0) {
     return Error(ErrorCode::OutOfMemory, "cannot allocate " + std::to_string(total) + " bytes of XNNPACK scratch");

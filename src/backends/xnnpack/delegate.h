@@ -27,8 +27,11 @@ struct FreeDeleter {
 
 class Delegate {
  public:
-  // The blob must stay alive (and unchanged) until the delegate is destroyed.
-  static Result<std::unique_ptr<Delegate>> create(Span<const uint8_t> blob) noexcept;
+  // The blob must stay alive (and unchanged) until the delegate is destroyed. Fails with
+  // OutOfMemory, before XNNPACK allocates anything, when the delegate would hold more than
+  // `max_memory_bytes`; sets *memory_bytes to what it holds.
+  static Result<std::unique_ptr<Delegate>> create(Span<const uint8_t> blob, uint64_t max_memory_bytes,
+                                                  uint64_t* memory_bytes) noexcept;
 
   // args: the inputs, then the outputs, as the DelegateCall lists them.
   Error execute(Span<Value*> args) noexcept;

@@ -35,6 +35,10 @@ class Checker {
  public:
   Checker(const fb::Graph& g, std::vector<ValueInfo>& values) : g_(g), values_(values) {}
 
+  // Bytes of the indirection buffers (one pointer per output pixel and window tap) XNNPACK
+  // builds for the windowed nodes checked so far.
+  uint64_t indirection_bytes() const { return indirection_; }
+
   Error check_nodes() {
     if (g_.nodes() == nullptr || g_.nodes()->size() == 0) return invalid("the graph has no nodes");
     for (flatbuffers::uoffset_t i = 0; i < g_.nodes()->size(); ++i) {
@@ -170,7 +174,13 @@ class Checker {
     auto out = write(n.output());
     if (!out.ok()) return out.error();
     size_t dims[4] = {x.dims[0], *oh, *ow, static_cast<size_t>(groups * gout)};
+    add_indirection(x.dims[0], *oh, *ow, n.kernel_h(), n.kernel_w());
     return expect_dims(**out, dims, 4, "output");
+  }
+
+  void add_indirection(uint64_t batch, uint64_t oh, uint64_t ow, uint64_t kh, uint64_t kw) {
+    uint64_t taps = checked::mul_sat(checked::mul_sat(checked::mul_sat(batch, oh), ow), checked::mul_sat(kh, kw));
+    indirection_ = checked::add_sat(indirection_, checked::mul_sat(taps, sizeof(void*)));
   }
 
   Error max_pool2d(const fb::MaxPool2d& n) {
@@ -185,6 +195,7 @@ class Checker {
     auto out = write(n.output());
     if (!out.ok()) return out.error();
     size_t dims[4] = {x.dims[0], *oh, *ow, x.dims[3]};
+    add_indirection(x.dims[0], *oh, *ow, n.pool_h(), n.pool_w());
     return expect_dims(**out, dims, 4, "output");
   }
 
@@ -204,6 +215,7 @@ class Checker {
     auto out = write(n.output());
     if (!out.ok()) return out.error();
     size_t dims[4] = {x.dims[0], *oh, *ow, x.dims[3]};
+    add_indirection(x.dims[0], *oh, *ow, n.pool_h(), n.pool_w());
     return expect_dims(**out, dims, 4, "output");
   }
 
@@ -262,6 +274,7 @@ class Checker {
   const fb::Graph& g_;
   std::vector<ValueInfo>& values_;
   std::string where_;
+  uint64_t indirection_ = 0;
 };
 
 Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_t data_size, ValueInfo* info,
@@ -387,6 +400,7 @@ Result<Graph> parse_graph(Span<const uint8_t> blob) noexcept try {
   }
   Checker checker(*root, values);
   ETRT_RETURN_IF_ERROR(checker.check_nodes());
+  graph.memory_bytes = checked::add_sat(checked::add_sat(workspace, data_size), checker.indirection_bytes());
   // XNNPACK never allocates an internal value nothing reads, and its operators assert on it.
   for (size_t i = 0; i < num_values; ++i) {
     if (values[i].kind == fb::ValueKind::Internal && !values[i].read) {

@@ -31,6 +31,9 @@ struct Graph {
   const uint8_t* data = nullptr;  // the constant data area
   std::vector<Slot> inputs;       // by io_index
   std::vector<Slot> outputs;
+  // What XNNPACK will allocate for it, estimated from above: every non-constant value, a
+  // packed copy of the constants, and the windowed operators' indirection buffers.
+  uint64_t memory_bytes = 0;
 };
 
 // Verifies structure, bounds and every node's shapes; the blob must outlive the result.

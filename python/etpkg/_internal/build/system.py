@@ -1,5 +1,6 @@
 """What the operating system's packages hold (Debian's dpkg): the headers of a Conan system
-package's -dev packages, and the copyright file of a library auditwheel grafts.
+package's -dev packages, the copyright file of a library auditwheel grafts, and each package's
+version and architecture (for the SBOM).
 
 A Conan "system" package (a wrapper recipe whose system_requirements() installs Debian
 packages) has nothing in its package folder: its headers and its licence are those of the
@@ -18,6 +19,7 @@ from etpkg._internal import process
 
 INCLUDE_ROOT = Path("/usr/include")
 DOC_ROOT = Path("/usr/share/doc")
+OS_RELEASE = Path("/etc/os-release")
 
 
 def dpkg_available() -> bool:
@@ -64,6 +66,7 @@ def _variants(path: Path) -> list[Path]:
     return list(dict.fromkeys(out))
 
 
+@functools.cache
 def owner(path: Path) -> str | None:
     """The Debian package that installed this file, or None."""
     if not dpkg_available():
@@ -79,3 +82,29 @@ def copyright_file(package: str) -> Path | None:
     """Debian's /usr/share/doc/<package>/copyright (Policy 12.5), or None."""
     path = DOC_ROOT / package.split(":", 1)[0] / "copyright"
     return path.resolve() if path.is_file() else None
+
+
+@functools.cache
+def package_version(package: str) -> tuple[str, str] | None:
+    """(version, architecture) of the installed Debian package, or None."""
+    if not dpkg_available():
+        return None
+    proc = process.run(["dpkg-query", "-W", "-f=${Version} ${Architecture}", package])
+    parts = proc.stdout.split()
+    if proc.returncode != 0 or len(parts) != 2:
+        return None
+    return parts[0], parts[1]
+
+
+@functools.cache
+def distribution() -> str:
+    """The distribution's purl namespace: os-release's ID ("debian", "ubuntu")."""
+    try:
+        text = OS_RELEASE.read_text(encoding="utf-8")
+    except OSError:
+        return "debian"
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() == "ID" and value.strip().strip("\"'"):
+            return value.strip().strip("\"'").lower()
+    return "debian"

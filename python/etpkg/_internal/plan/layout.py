@@ -25,6 +25,9 @@ from etpkg._internal.tags import WheelName
 LIBRARY_RUNPATH = "$ORIGIN"
 EXECUTABLE_RUNPATH = "$ORIGIN/../lib"
 LICENSES = "licenses"  # PEP 639: <dist>.dist-info/licenses/
+SBOMS = "sboms"  # PEP 770: <dist>.dist-info/sboms/
+SBOM_FILE = "etpkg.cdx.json"  # the SBOM etpkg writes there (plan/sbom.py)
+AUDITWHEEL_SBOM = "auditwheel.cdx.json"  # the one auditwheel writes, merged into it
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,16 @@ from etpkg._internal.tags import WheelName
 GENERATOR = "etpkg"
 # packaging writes markers in this normal form: extra == "name".
 _EXTRA = re.compile(r"""\bextra\s*==\s*['"]([^'"]+)['"]""")
+# The core metadata spec's spellings. packaging writes field names in lower case, which is
+# valid (they are case-insensitive) but twine looks for the bytes b"Metadata-Version".
+_FIELD_NAMES = {
+    "metadata-version": "Metadata-Version",
+    "license-expression": "License-Expression",
+    "license-file": "License-File",
+    "project-url": "Project-URL",
+    "requires-dist": "Requires-Dist",
+    "provides-extra": "Provides-Extra",
+}
 
 
 def wheel_name(sdk: Sdk, platform: str) -> WheelName:
@@ -54,7 +64,13 @@ def render_metadata(sdk: Sdk, license_files: Sequence[str] = ()) -> bytes:
         message = Metadata.from_raw(raw).as_rfc822()
     except Exception as exc:  # packaging raises an ExceptionGroup of InvalidMetadata
         raise LayoutError(f"cannot write METADATA for {sdk.name}: {exc}") from exc
-    return message.as_bytes()
+    lines = [f"{_field_name(key)}: {value}" for key, value in message.items()]
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+def _field_name(key: str) -> str:
+    key = key.lower()
+    return _FIELD_NAMES.get(key, "-".join(part.capitalize() for part in key.split("-")))
 
 
 def requirements(sdk: Sdk) -> tuple[list[str], list[str]]:

@@ -27,6 +27,7 @@ from etpkg._internal.verify.contracts import (
     headers,
     pkgconfig,
     relocation,
+    sbom,
     targets,
     variables,
     versions,
@@ -44,6 +45,8 @@ from etpkg._internal.verify.tools import (
 from etpkg._internal.verify.workspace import Workspace, prepare
 
 log = logging.getLogger(__name__)
+
+SBOM_CHECK = "SBOM (every file with its SHA-256)"
 
 
 @dataclass
@@ -108,6 +111,9 @@ class Suite:
         return self.ws.configure(tool, gen, src, src / "build", check=check)
 
     # One method per contract, so a test can run a single one (see contracts/).
+    def check_sbom(self) -> str:
+        return sbom.check(self)
+
     def check_versions(self) -> str:
         return versions.check(self)
 
@@ -161,6 +167,7 @@ class Suite:
         )
         if quick:
             self.versions, self.generators = (matrix[0][0],), (matrix[0][1],)
+        self.record(SBOM_CHECK, self.check_sbom)
         self.record("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli)
         self.record(
             "discovery entry points (cmake.root, cmake.prefix, pkg_config)",

@@ -1,8 +1,11 @@
-// etrt_load_fuzz: feeds program files to Program::load, load_method and execute (or, with
+// etrt_load_check: feeds program files to Program::load, load_method and execute (or, with
 // --data-map, named data maps to FlatTensorDataMap::load and every lookup), one result line
-// per file, and must never crash (the malformed-input tests run it under ASan/UBSan).
+// per file, and must never crash (the malformed-input tests run it under ASan/UBSan, with each
+// data loader). It links the runtime alone, to check what loading does without the kernel
+// library; the coverage-guided fuzzers that reach the real kernels and the XNNPACK delegate are
+// tools/fuzz/.
 //
-//   etrt_load_fuzz [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...
+//   etrt_load_check [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...
 //
 // Each line: "<file>\t<Ok|ErrorCode>\t<message>". --test-kernels registers small defensive
 // Float kernels for aten::add.Tensor, aten::mul.Tensor and aten::alias (a view), so runs do
@@ -248,7 +251,7 @@ int main(int argc, char** argv) {
     }
   }
   if (files.empty()) {
-    std::fprintf(stderr, "usage: etrt_load_fuzz [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...\n");
+    std::fprintf(stderr, "usage: etrt_load_check [--test-kernels] [--data-map] [--loader mmap|file|buffer] FILE...\n");
     return 1;
   }
   for (const std::string& f : files) {
