@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# Nothing is written into the source tree, not even bytecode of modules imported from it.
+sys.dont_write_bytecode = True
 try:  # the installed etpkg distribution, else the one in this source tree
     from etpkg.testing import prepare
 except ModuleNotFoundError:

@@ -24,6 +24,7 @@ _LAZY = {
     "load": "runtime",
     "registered_backends": "runtime",
     "registered_kernels": "runtime",
+    "set_random_seed": "runtime",
 }
 
 __all__ = [

@@ -25,6 +25,22 @@ VIEW_OPS: frozenset[str] = frozenset(
     }
 )
 
+# Ops that fill their output with independent random draws (any layout will do).
+RANDOM_FILL_OPS: frozenset[str] = frozenset(
+    {
+        "aten::exponential",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randint",
+        "aten::randint.low",
+        "aten::randint_like",
+        "aten::randint_like.low_dtype",
+        "aten::randn",
+        "aten::randn_like",
+        "aten::uniform",
+    }
+)
+
 # Compute ops whose kernels write their output in any dense layout (a permutation of the
 # contiguous strides): the exporter plans these outputs in the layout torch's tracing gave them,
 # which later views may depend on. Every other kernel writes contiguous outputs.
@@ -130,7 +146,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::trunc",
         "aten::where.self",
     }
-)
+) | RANDOM_FILL_OPS
 
 # Every other compute op: its kernel writes a contiguous output (aten::convolution and
 # aten::max_pool2d[_with_indices] also write channels-last ones, which channels_last.py plans).
@@ -141,7 +157,9 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::_cdist_forward",
         "aten::_embedding_bag",
         "aten::_embedding_bag_forward_only",
+        "aten::_local_scalar_dense",
         "aten::_log_softmax",
+        "aten::_native_batch_norm_legit_functional",
         "aten::_native_batch_norm_legit.no_stats",
         "aten::_native_batch_norm_legit_no_training",
         "aten::_pdist_forward",
@@ -187,6 +205,10 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::native_layer_norm",
         "aten::prod",
         "aten::prod.dim_int",
+        "aten::normal.Tensor_float",
+        "aten::normal.float_Tensor",
+        "aten::normal.Tensor_Tensor",
+        "aten::randperm",
         "aten::reflection_pad1d",
         "aten::reflection_pad2d",
         "aten::reflection_pad3d",
@@ -262,9 +284,20 @@ STATIC_SHAPE_OPS: frozenset[str] = frozenset(
     }
 )
 
+# Ops whose result is a Scalar (Tensor.item()), a value later calls take as an argument.
+SCALAR_RESULT_OPS: frozenset[str] = frozenset({"aten::_local_scalar_dense"})
+
+# Kernels that read and write float16 and bfloat16 elements themselves. Every other kernel gets
+# such tensors converted to float32 and its float32 results rounded back (upcast.py), which is
+# how ATen computes half precision on CPU.
+HALF_NATIVE_OPS: frozenset[str] = (
+    VIEW_OPS
+    | frozenset({"aten::_to_copy", "aten::randperm"})
+    | RANDOM_FILL_OPS  # drawn in the output's own precision (rand stays below 1)
+)
+
 # Core ATen ops etrt refuses at export, with the reason the error gives.
 _TRAINING = "a training (backward) op; etrt runs inference programs"
-_RANDOM = "draws random numbers; etrt programs are deterministic (export in eval mode)"
 REFUSED_OPS: dict[str, str] = {
     "aten::_adaptive_avg_pool2d_backward": _TRAINING,
     "aten::avg_pool2d_backward": _TRAINING,
@@ -273,19 +306,27 @@ REFUSED_OPS: dict[str, str] = {
     "aten::max_pool2d_with_indices_backward": _TRAINING,
     "aten::native_group_norm_backward": _TRAINING,
     "aten::native_layer_norm_backward": _TRAINING,
-    "aten::_native_batch_norm_legit": "batch norm in training mode updates its running statistics; "
-    "export the model in eval mode",
-    "aten::rand": _RANDOM,
-    "aten::randn": _RANDOM,
-    "aten::randperm": _RANDOM,
     "aten::_fft_r2c": "its result is complex; etrt has no complex dtypes",
     "aten::_fft_c2r": "its input is complex; etrt has no complex dtypes",
-    "aten::nonzero": "its result's shape depends on the input's values; etrt plans static shapes",
-    "aten::_local_scalar_dense": "reads a tensor's value into Python (.item()); "
-    "etrt programs compute tensors only",
-    "aten::atan2.out": "an out= variant; torch.export's graphs use aten::atan2",
+    "aten::nonzero": "its result's shape depends on the input's values (a data-dependent size, "
+    "neither static nor a bounded dimension); etrt plans every tensor's memory at export",
     "aten::sym_storage_offset": "etrt's tensors carry no storage offset (a view points at its "
     "first element)",
+    "aten::sym_is_contiguous": "a contiguity query of a symbolic shape; torch.export answers it "
+    "while tracing and leaves none in a graph",
+}
+
+# Core ATen ops torch.export never leaves in a graph etrt lowers: run_decompositions() rewrites
+# them into ops etrt has kernels for. tests/etrt_python/test_opset.py exports a use of each and
+# checks what it becomes.
+DECOMPOSED_OPS: dict[str, str] = {
+    "aten::atan2.out": "functionalized into aten::atan2",
+    "aten::avg_pool1d": "decomposed into aten::avg_pool2d over an unsqueezed view",
+    "aten::adaptive_avg_pool1d": "decomposed into aten::_adaptive_avg_pool2d over an unsqueezed "
+    "view",
+    "aten::resize_": "functionalized into aten::as_strided of a copy",
+    "aten::_native_batch_norm_legit": "functionalized into "
+    "aten::_native_batch_norm_legit_functional, whose running statistics are outputs",
 }
 
 
@@ -311,6 +352,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::_embedding_bag",
         "aten::_embedding_bag_forward_only",
         "aten::_log_softmax",
+        "aten::_native_batch_norm_legit_functional",
         "aten::_native_batch_norm_legit.no_stats",
         "aten::_native_batch_norm_legit_no_training",
         "aten::_pdist_forward",
@@ -330,6 +372,62 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::upsample_nearest2d.vec",
     }
 )
+
+
+def decomposition(name: str) -> str | None:
+    """What torch.export rewrites op `name` into, or None when it keeps it."""
+    return DECOMPOSED_OPS.get(name)
+
+
+# The tensor dtypes etrt programs hold, by torch's names.
+FLOAT_DTYPES = ("float32", "float16", "bfloat16")
+INTEGER_DTYPES = ("int64", "int32", "int8", "uint8", "bool")
+ALL_DTYPES = FLOAT_DTYPES + INTEGER_DTYPES
+
+# Ops torch defines for floating-point tensors only (torch itself raises for an integer input),
+# and the random ops that draw floats.
+_FLOAT_DOMAIN_OPS = frozenset(
+    {
+        "aten::elu",
+        "aten::exponential",
+        "aten::gelu",
+        "aten::leaky_relu",
+        "aten::normal.Tensor_Tensor",
+        "aten::normal.Tensor_float",
+        "aten::normal.float_Tensor",
+        "aten::rand",
+        "aten::rand_like",
+        "aten::randn",
+        "aten::randn_like",
+        "aten::round.decimals",
+        "aten::uniform",
+        "aten::var.correction",
+        "aten::var.dim",
+    }
+)
+# Bitwise ops: integer and Bool tensors, as in torch.
+_INTEGER_DOMAIN_OPS = frozenset(
+    {
+        "aten::bitwise_and.Scalar",
+        "aten::bitwise_and.Tensor",
+        "aten::bitwise_not",
+        "aten::bitwise_or.Scalar",
+        "aten::bitwise_or.Tensor",
+        "aten::bitwise_xor.Scalar",
+        "aten::bitwise_xor.Tensor",
+    }
+)
+
+
+def kernel_dtypes(name: str) -> tuple[str, ...]:
+    """The dtypes op `name` runs for (float16 and bfloat16 through float32, upcast.py unless
+    HALF_NATIVE_OPS); the exporter refuses float-only kernels' other dtypes.
+    tests/etrt_python/test_opinfo.py checks each claim against torch's samples."""
+    if name in FLOAT_ONLY_OPS or name in _FLOAT_DOMAIN_OPS:
+        return FLOAT_DTYPES
+    if name in _INTEGER_DOMAIN_OPS:
+        return INTEGER_DTYPES
+    return ALL_DTYPES
 
 
 def refusal(name: str) -> str | None:

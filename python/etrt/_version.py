@@ -14,10 +14,11 @@ def _from_dist_info(site: Path) -> str | None:
         try:
             with open(info / "METADATA", encoding="utf-8") as f:
                 for line in f:
-                    if line.startswith("Version:"):
-                        return line.partition(":")[2].strip()
                     if not line.strip():
                         break  # end of the headers
+                    key, _, value = line.partition(":")
+                    if key.strip().lower() == "version":  # field names are case-insensitive
+                        return value.strip()
         except OSError:
             continue
     return None

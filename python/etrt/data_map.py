@@ -3,6 +3,9 @@
     etrt.data_map.save({"fc.weight": w, "fc.bias": b}, "weights.ptd")
     tensors = etrt.data_map.load("weights.ptd")        # {key: numpy array}, verified
 
+numpy has no bfloat16: torch.bfloat16 tensors are saved as bfloat16, and `load` gives such
+entries as float32 arrays (exact).
+
 A program exported with `external_constants=True` refers to its weights by their parameter
 names and loads them from such a file (`Program.save_data`, `etrt.load(..., data=...)`,
 `etrt_runner --data`). The layout: the FlatBuffer at offset 0, then one 64-byte aligned
@@ -19,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _bfloat16
 from ._flatbuf import Buffer, FlatBufferError
 from .errors import EtrtError
 from .ir import NUMPY_NAMES, ScalarType
@@ -41,29 +45,35 @@ class DataMapFormatError(EtrtError):
 
 def _scalar_type(dtype: np.dtype[Any], key: str) -> ScalarType:
     for st, d in _DTYPES.items():
-        if d == dtype:
+        if d == dtype and st != ScalarType.BFLOAT16:  # uint16 arrays are not bfloat16 bits
             return st
     raise ValueError(f"tensor {key!r} has dtype {dtype}, which a data map cannot hold")
 
 
-def _as_array(value: Any) -> np.ndarray[Any, Any]:
-    """A contiguous little-endian array of `value` (a numpy array or a torch tensor)."""
+def _as_array(value: Any, key: str) -> tuple[np.ndarray[Any, Any], ScalarType]:
+    """A contiguous little-endian array of `value` (a numpy array or a torch tensor), and the
+    type its elements are stored as."""
+    if _bfloat16.is_torch_bfloat16(value):
+        return _bfloat16.torch_bits(value), ScalarType.BFLOAT16
     if hasattr(value, "detach"):  # a torch tensor, without importing torch
         value = value.detach().cpu().contiguous().numpy()
     arr = np.asarray(value)  # not ascontiguousarray: it turns 0-d into 1-d
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
-    return arr.astype(arr.dtype.newbyteorder("<")) if arr.dtype.byteorder == ">" else arr
+    if arr.dtype.byteorder == ">":
+        arr = arr.astype(arr.dtype.newbyteorder("<"))
+    return arr, _scalar_type(arr.dtype, key)
 
 
 def to_bytes(tensors: Mapping[str, Any]) -> bytes:
     """The .ptd bytes for `tensors` (numpy arrays or torch tensors), in the given key order."""
     from ._fb import dm, flatbuffers
 
-    arrays = {key: _as_array(value) for key, value in tensors.items()}
-    for key in arrays:
+    for key in tensors:
         if not isinstance(key, str) or not key:
             raise ValueError(f"data map keys must be non-empty strings, got {key!r}")
+    typed = {key: _as_array(value, key) for key, value in tensors.items()}
+    arrays = {key: arr for key, (arr, _) in typed.items()}
     # Segment offsets are relative to the segment area: each tensor 64-byte aligned.
     offsets, cursor = [], 0
     for arr in arrays.values():
@@ -77,7 +87,7 @@ def to_bytes(tensors: Mapping[str, Any]) -> bytes:
         for i, (key, arr) in enumerate(arrays.items()):
             if arr.ndim > _MAX_DIMS:
                 raise ValueError(f"tensor {key!r} has {arr.ndim} dimensions; at most {_MAX_DIMS}")
-            st = _scalar_type(arr.dtype, key)
+            st = typed[key][1]
             name = builder.CreateString(key)
             sizes = builder.CreateNumpyVector(np.asarray(arr.shape, dtype=np.int64))
             dm.NamedTensorStart(builder)
@@ -154,7 +164,8 @@ def from_bytes(data: bytes) -> dict[str, np.ndarray[Any, Any]]:
             if size < nbytes or start + nbytes > len(data):
                 raise DataMapFormatError(f"tensor {key!r}: its bytes lie outside the file")
             count = nbytes // dtype.itemsize
-            out[key] = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
+            arr = np.frombuffer(data, dtype=dtype, count=count, offset=start).reshape(shape)
+            out[key] = _bfloat16.to_float32(arr) if code == ScalarType.BFLOAT16 else arr
         return out
     except FlatBufferError as exc:
         raise DataMapFormatError(f"malformed data map: {exc}") from exc

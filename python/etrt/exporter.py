@@ -18,6 +18,8 @@ from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
 from .serialize import serialize
+from .upcast import upcast_half_precision
+from .weights import store_permuted_weights
 from .xnnpack import delegate_to_xnnpack
 
 log = logging.getLogger(__name__)
@@ -106,14 +108,17 @@ def export_program(
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
     )
+    upcast_half_precision(lowered.plan)
     fold_batch_norm(lowered.plan, lowered.segments)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):
         delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
-    # What stays with etrt's kernels: fused activations, convolutions channels-last.
+    # What stays with etrt's kernels: fused activations, convolutions channels-last, linear
+    # weights stored transposed.
     fuse_kernel_calls(lowered.plan)
     plan_channels_last(lowered.plan, lowered.segments)
+    store_permuted_weights(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
     plans = [lowered.plan]
     data = serialize(ProgramData(plans, lowered.segments, required_version(plans)))

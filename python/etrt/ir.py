@@ -26,13 +26,17 @@ class ScalarType(enum.IntEnum):
     BYTE = 4
     CHAR = 5
     DOUBLE = 6
+    HALF = 7  # float16
+    BFLOAT16 = 8
 
     @property
     def itemsize(self) -> int:
         return _ITEMSIZE[self]
 
 
-# numpy's name for each type (the runtime binding and the .ptd reader and writer use these).
+# numpy's name for each type's storage (the runtime binding and the .ptd reader and writer use
+# these). numpy has no bfloat16: its elements are stored as their 16 bits, read as uint16 here
+# and handed to numpy users as float32 (which holds every bfloat16 exactly).
 NUMPY_NAMES = {
     ScalarType.FLOAT: "float32",
     ScalarType.LONG: "int64",
@@ -41,6 +45,8 @@ NUMPY_NAMES = {
     ScalarType.BYTE: "uint8",
     ScalarType.CHAR: "int8",
     ScalarType.DOUBLE: "float64",
+    ScalarType.HALF: "float16",
+    ScalarType.BFLOAT16: "uint16",
 }
 
 _ITEMSIZE = {
@@ -51,6 +57,8 @@ _ITEMSIZE = {
     ScalarType.BYTE: 1,
     ScalarType.CHAR: 1,
     ScalarType.DOUBLE: 8,
+    ScalarType.HALF: 2,
+    ScalarType.BFLOAT16: 2,
 }
 
 

@@ -52,6 +52,8 @@ TENSOR_DTYPES: dict[torch.dtype, ScalarType] = {
     torch.bool: ScalarType.BOOL,
     torch.uint8: ScalarType.BYTE,
     torch.int8: ScalarType.CHAR,
+    torch.float16: ScalarType.HALF,
+    torch.bfloat16: ScalarType.BFLOAT16,
 }
 
 # dtype arguments (e.g. full_like's dtype=) may name any etrt scalar type.
@@ -108,6 +110,9 @@ def _refuse(node: Node, name: str, reason: str) -> ExportError:
     return ExportError(f"node {node.name}: etrt does not run {name}: {reason}")
 
 
+_FLOAT_KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _check_arguments(node: Node, name: str) -> None:
     """Arguments etrt's kernels refuse, refused at export instead of when the program runs."""
     if name == "aten::scaled_dot_product_attention":
@@ -132,8 +137,12 @@ def _check_arguments(node: Node, name: str) -> None:
     if name in _ops.FLOAT_ONLY_OPS:
         first = node.args[0] if node.args else None
         val = first.meta.get("val") if isinstance(first, Node) else None
-        if isinstance(val, torch.Tensor) and val.dtype != torch.float32:
-            raise _refuse(node, name, f"its kernel computes float32 only, the input is {val.dtype}")
+        # float16 and bfloat16 run through the float32 kernel (upcast.py)
+        if isinstance(val, torch.Tensor) and val.dtype not in _FLOAT_KERNEL_DTYPES:
+            raise _refuse(
+                node, name, f"its kernel computes floating-point types only (float32, and float16 "
+                f"and bfloat16 through float32), the input is {val.dtype}"
+            )  # fmt: skip
 
 
 def dim_order_of(val: torch.Tensor, bounds: SymbolBounds | None = None) -> tuple[int, ...]:
@@ -278,7 +287,8 @@ class _Lowerer:
             self.external[target] = data
             value = TensorValue(st, sizes, StorageKind.EXTERNAL, external_key=target, name=name)
         else:
-            self.segments.append(data.view(-1).numpy().tobytes() if data.numel() else b"")
+            raw = data.view(-1).view(torch.uint8)  # numpy has no bfloat16: bytes of any dtype
+            self.segments.append(raw.numpy().tobytes() if data.numel() else b"")
             value = TensorValue(
                 st, sizes, StorageKind.CONSTANT, constant_segment=len(self.segments) - 1, name=name
             )
@@ -340,7 +350,9 @@ class _Lowerer:
         if target is operator.getitem:
             self._lower_getitem(node)
             return
-        if target in PRIM_OPS or is_symbolic(node.meta.get("val")):
+        if target in PRIM_OPS or (
+            is_symbolic(node.meta.get("val")) and not _is_scalar_result_op(target)
+        ):
             self._lower_scalar(node)
             return
         if not isinstance(target, torch._ops.OpOverload):
@@ -386,6 +398,11 @@ class _Lowerer:
             outs.append(self.add(TensorListValue(tuple(items))))
             self.node_value[node.name] = outs[0]
             self.node_elements[node.name] = items
+        elif name in _ops.SCALAR_RESULT_OPS:
+            # The kernel writes the Scalar into this value when it runs; exported as None, so no
+            # pass mistakes it for a constant.
+            outs.append(self.add(NullValue()))
+            self.node_value[node.name] = outs[0]
         elif len(returns) == 1:
             if not isinstance(returns[0].type, torch.TensorType):
                 raise ExportError(
@@ -570,7 +587,8 @@ class _Lowerer:
         if isinstance(value, torch.dtype):
             code = DTYPE_CODES.get(value)
             if code is None:
-                raise ExportError(f"{where}: dtype {value} is not supported")
+                allowed = ", ".join(str(d).removeprefix("torch.") for d in DTYPE_CODES)
+                raise ExportError(f"{where} names dtype {value}; etrt supports {allowed}")
             return self.add(IntValue(int(code)))
         if isinstance(value, (torch.layout, torch.device, torch.memory_format)):
             return self.add(NullValue())
@@ -758,6 +776,12 @@ def _dead_nodes(ep: ExportedProgram) -> set[str]:
         if is_assert or (scalar and all(u.name in dead for u in node.users)):
             dead.add(node.name)
     return dead
+
+
+def _is_scalar_result_op(target: object) -> bool:
+    """Tensor.item(): a kernel reading a tensor's value, not arithmetic on sizes, though torch
+    gives its result a symbol (an unbacked one)."""
+    return isinstance(target, torch._ops.OpOverload) and op_name(target) in _ops.SCALAR_RESULT_OPS
 
 
 def _infer_list_kind(items: list[Any]) -> str:

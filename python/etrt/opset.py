@@ -1,8 +1,10 @@
-"""The core ATen opset of the installed torch against etrt: which ops have a kernel, which are
-refused at export and why. `python -m etrt ops --markdown` prints docs/operators.md."""
+"""The core ATen opset of the installed torch against etrt: which ops have a kernel, which
+torch.export decomposes into ops that do, which are refused at export and why.
+`python -m etrt ops --markdown` prints docs/operators.md."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from . import _ops
@@ -12,34 +14,38 @@ from . import _ops
 class OpStatus:
     name: str
     core: bool
-    status: str  # "kernel" or "refused"
+    status: str  # "kernel", "decomposed" or "refused"
     note: str
 
 
-def core_ops() -> list[str]:
-    """Every overload torch tags core (the opset run_decompositions() targets), sorted."""
+@functools.cache
+def core_ops() -> tuple[str, ...]:
+    """Every overload torch tags core (the opset run_decompositions() targets), sorted.
+
+    Read from the whole operator registry: `dir(torch.ops.aten)` lists only the packets looked
+    up so far, so it would depend on what the process imported before."""
     import torch
 
     names = set()
-    for attr in dir(torch.ops.aten):
-        packet = getattr(torch.ops.aten, attr)
-        if not isinstance(packet, torch._ops.OpOverloadPacket):
+    for schema in torch._C._jit_get_all_schemas():
+        if not schema.name.startswith("aten::"):
             continue
-        for overload in packet.overloads():  # type: ignore[no-untyped-call]
-            op = getattr(packet, overload)
-            if torch.Tag.core in op.tags:
-                names.add(op.name())
-    return sorted(names)
+        packet = getattr(torch.ops.aten, schema.name.removeprefix("aten::"), None)
+        op = getattr(packet, schema.overload_name or "default", None) if packet else None
+        if isinstance(op, torch._ops.OpOverload) and torch.Tag.core in op.tags:
+            names.add(op.name())  # type: ignore[no-untyped-call]
+    return tuple(sorted(names))
 
 
 def _kernel_note(name: str) -> str:
     if name in _ops.SYMBOLIC_OPS:
         return "symbolic sizes (int, float and bool values), for dynamic shapes"
-    if name in _ops.FLOAT_ONLY_OPS:
-        return "float32 (other dtypes refused at export)"
+    dtypes = ", ".join(_ops.kernel_dtypes(name))
     if _ops.is_view_op(name):
-        return "every dtype (a view: no copy)"
-    return "float32, int64, int32, int8, uint8, bool"
+        return f"{dtypes} (a view: no copy)"
+    if name in _ops.FLOAT_ONLY_OPS:
+        return f"{dtypes} (other dtypes refused at export)"
+    return dtypes
 
 
 def statuses() -> list[OpStatus]:
@@ -49,6 +55,8 @@ def statuses() -> list[OpStatus]:
     for name in core:
         if _ops.is_supported(name):
             rows.append(OpStatus(name, True, "kernel", _kernel_note(name)))
+        elif (into := _ops.decomposition(name)) is not None:
+            rows.append(OpStatus(name, True, "decomposed", into))
         elif (reason := _ops.refusal(name)) is not None:
             rows.append(OpStatus(name, True, "refused", reason))
         else:
@@ -61,7 +69,8 @@ def statuses() -> list[OpStatus]:
 def markdown() -> str:
     rows = statuses()
     core = [r for r in rows if r.core]
-    counts = {s: sum(r.status == s for r in core) for s in ("kernel", "refused", "missing")}
+    kinds = ("kernel", "decomposed", "refused", "missing")
+    counts = {s: sum(r.status == s for r in core) for s in kinds}
     import torch
 
     lines = [
@@ -72,14 +81,17 @@ def markdown() -> str:
         "current.",
         "",
         f"The core ATen opset has {len(core)} overloads: {counts['kernel']} have an etrt "
-        f"kernel, {counts['refused']} are refused at export with the reason below"
+        f"kernel, {counts['decomposed']} never reach etrt (torch.export rewrites them into ops "
+        f"that have one), {counts['refused']} are refused at export with the reason below"
         + (f", {counts['missing']} are missing" if counts["missing"] else "")
-        + ". float16 and bfloat16 tensors are refused at export: etrt's kernels compute in "
-        "float32 (and in double or int64 where an op needs it).",
+        + ". float16 and bfloat16 are computed as ATen computes them on CPU: in float32, "
+        "rounded once per op (kernels without their own half-precision loops get float32 "
+        "copies of such inputs and their results rounded back). float64 tensors are refused "
+        "at export.",
         "",
         "## Core ATen",
         "",
-        "| operator | status | dtypes or reason |",
+        "| operator | status | dtypes, what it becomes, or reason |",
         "| --- | --- | --- |",
     ]
     lines += [f"| `{r.name}` | {r.status} | {r.note} |" for r in core]

@@ -15,6 +15,10 @@ module is closed. A dynamic input takes any shape within its bounds (`Method.inp
 State a program mutates (a KV cache) lives in the method and persists between calls;
 `Method.reset()` puts it back to its initial value.
 
+bfloat16, which numpy lacks: a bfloat16 input takes a torch.bfloat16 tensor (read in place) or
+floating-point values (rounded to bfloat16 as torch rounds); a bfloat16 output comes back as a
+float32 array holding exactly its values. `IOSpec.element` names the type etrt stores.
+
 Threads: a Module may be shared. Every thread gets the same Method object for a name (it loads
 once), and a Method runs one call at a time: concurrent calls wait for each other, each binding
 its inputs, running and copying its outputs as one unit. close() waits for running calls to
@@ -35,13 +39,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _native
+from . import _bfloat16, _native
 from .errors import EtrtError
-from .ir import NUMPY_NAMES
+from .ir import NUMPY_NAMES, ScalarType
 
-# ETRT_DTYPE_* codes of c_api.h: the program format's scalar type codes.
+# ETRT_DTYPE_* codes of c_api.h: the program format's scalar type codes, and the numpy dtype
+# of their storage (bfloat16: its bits, as uint16).
 _DTYPES: dict[int, np.dtype[Any]] = {int(st): np.dtype(name) for st, name in NUMPY_NAMES.items()}
-_CODES = {dt: code for code, dt in _DTYPES.items()}
+_CODES = {dt: code for code, dt in _DTYPES.items() if code != ScalarType.BFLOAT16}
+_BF16 = int(ScalarType.BFLOAT16)
 # ETRT_KIND_* codes of c_api.h.
 _KINDS = {0: "none", 1: "tensor", 2: "int", 3: "double", 4: "bool", 5: "other"}
 
@@ -63,24 +69,26 @@ class IOSpec:
     `min_shape` and `max_shape` (equal to `shape` for a static one)."""
 
     kind: str  # "tensor", "int", "double", "bool", "none" or "other"
-    dtype: np.dtype[Any] | None = None
+    dtype: np.dtype[Any] | None = None  # what numpy users pass and get (float32 for bfloat16)
     shape: tuple[int, ...] | None = None
     dynamic: bool = False
     min_shape: tuple[int, ...] | None = None
     max_shape: tuple[int, ...] | None = None
+    element: str = ""  # the element type etrt stores: numpy's name, or "bfloat16"
 
     def __str__(self) -> str:
         if self.kind != "tensor":
             return self.kind
+        name = self.element or self.dtype
         if self.dynamic and self.min_shape is not None and self.max_shape is not None:
             dims = [
                 str(lo) if lo == hi else f"{lo}..{hi}"
                 for lo, hi in zip(self.min_shape, self.max_shape, strict=True)
             ]
-            return f"{self.dtype}[{', '.join(dims)}]"
+            return f"{name}[{', '.join(dims)}]"
         if self.dynamic:
-            return f"{self.dtype}{list(self.shape or ())} (at most)"
-        return f"{self.dtype}{list(self.shape or ())}"
+            return f"{name}{list(self.shape or ())} (at most)"
+        return f"{name}{list(self.shape or ())}"
 
 
 def _lib() -> ctypes.CDLL:
@@ -114,6 +122,13 @@ def registered_kernels() -> list[str]:
     ]
 
 
+def set_random_seed(seed: int) -> None:
+    """Restarts the random stream of kernels that draw random numbers (aten::rand, randn,
+    randperm, ...): the same seed gives the same draws, in this process and in C++ (not
+    torch's: torch's generator gives other values). Each process starts from seed 0."""
+    _lib().etrt_set_random_seed(seed & (2**64 - 1))
+
+
 def registered_backends() -> list[str]:
     lib = _lib()
     return [
@@ -128,10 +143,15 @@ def _meta(handle: int, i: int, is_input: bool) -> IOSpec:
     dtype, ndim, sizes = ctypes.c_int32(), ctypes.c_size_t(), ctypes.POINTER(ctypes.c_int64)()
     _check(fn(handle, i, ctypes.byref(dtype), ctypes.byref(ndim), ctypes.byref(sizes)))
     shape = tuple(sizes[d] for d in range(ndim.value))
+    if dtype.value == _BF16:
+        storage, element = np.dtype(np.float32), "bfloat16"
+    else:
+        storage = _DTYPES[dtype.value]
+        element = storage.name
     dynamic = ctypes.c_int32()
     if not is_input:
         _check(lib.etrt_method_output_dynamic(handle, i, ctypes.byref(dynamic)))
-        return IOSpec("tensor", _DTYPES[dtype.value], shape, bool(dynamic.value))
+        return IOSpec("tensor", storage, shape, bool(dynamic.value), element=element)
     lo, hi = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
     _check(
         lib.etrt_method_input_bounds(
@@ -141,11 +161,12 @@ def _meta(handle: int, i: int, is_input: bool) -> IOSpec:
     n = ndim.value
     return IOSpec(
         "tensor",
-        _DTYPES[dtype.value],
+        storage,
         shape,
         bool(dynamic.value),
         tuple(lo[d] for d in range(n)),
         tuple(hi[d] for d in range(n)),
+        element,
     )
 
 
@@ -182,12 +203,22 @@ def as_input_array(
     """`value` as an array the runtime can read in place: itself when it already is one.
     Dtype and shape are checked first, from the metadata alone (`check`, the runtime's own
     judgement of the target dtype and shape, e.g. `Method.check_input`), so a wrong input is
-    never copied."""
+    never copied. For a bfloat16 input, the array of its bits (uint16)."""
     want = spec.dtype
     assert want is not None
     arr: npt.NDArray[Any]
+    if spec.element == "bfloat16":
+        if _bfloat16.is_torch_bfloat16(value):
+            tensor: Any = value
+            check(want, tuple(tensor.shape))
+            return _bfloat16.torch_bits(tensor)
+        source: Any = value
+        arr = source.detach().cpu().numpy() if _is_torch_tensor(source) else np.asarray(source)
+        check_dtype(spec, arr.dtype, index)  # any floating values, rounded to bfloat16
+        check(want, arr.shape)
+        return _bfloat16.from_float(arr)
     if _is_torch_tensor(value):
-        tensor: Any = value
+        tensor = value
         try:
             tensor = tensor.detach()
             check_dtype(spec, _torch_dtype(tensor, index), index)
@@ -206,8 +237,11 @@ def as_input_array(
     return arr
 
 
-def _check_input(handle: int, i: int, dtype: np.dtype[Any], shape: tuple[int, ...]) -> None:
-    code = _CODES.get(np.dtype(dtype))
+def _check_input(
+    handle: int, i: int, dtype: np.dtype[Any], shape: tuple[int, ...], element: str = ""
+) -> None:
+    # a bfloat16 input takes float values the binding rounds: the runtime judges its bits
+    code = _BF16 if element == "bfloat16" else _CODES.get(np.dtype(dtype))
     if code is None:
         raise EtrtRuntimeError("InvalidArgument", f"input {i}: etrt has no dtype {dtype}")
     sizes = (ctypes.c_int64 * max(len(shape), 1))(*shape)
@@ -274,7 +308,10 @@ class Method:
         """Raises EtrtRuntimeError, as set_input would, unless input i takes an array of
         `dtype` and `shape` as it is (judged by the runtime, from the metadata alone)."""
         with self._use() as handle:
-            _check_input(handle, i, dtype, shape)
+            spec = self.inputs[i] if 0 <= i < len(self.inputs) else IOSpec("other")
+            if spec.element == "bfloat16":
+                check_dtype(spec, np.dtype(dtype), i)
+            _check_input(handle, i, dtype, shape, spec.element)
 
     def set_input(self, i: int, value: object) -> None:
         """Binds input i. A matching array is used in place, without a copy: until execute()
@@ -287,10 +324,13 @@ class Method:
             lib = _lib()
             if spec.kind == "tensor":
                 arr = as_input_array(
-                    value, spec, i, lambda dt, shape: _check_input(handle, i, dt, shape)
+                    value,
+                    spec,
+                    i,
+                    lambda dt, shape: _check_input(handle, i, dt, shape, spec.element),
                 )
                 sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-                code = _CODES[arr.dtype]
+                code = _BF16 if spec.element == "bfloat16" else _CODES[arr.dtype]
                 _check(
                     lib.etrt_method_set_input_tensor(
                         handle, i, arr.ctypes.data, code, arr.ndim, sizes
@@ -352,12 +392,13 @@ class Method:
                     )
                 )
                 n = ndim.value
-                return _output_array(
+                arr = _output_array(
                     _DTYPES[dtype.value],
                     tuple(sizes[d] for d in range(n)),
                     tuple(strides[d] for d in range(n)),
                     data.value or 0,
                 )
+                return _bfloat16.to_float32(arr) if dtype.value == _BF16 else arr
             if kind == "int":
                 iv = ctypes.c_int64()
                 _check(lib.etrt_method_output_int(handle, i, ctypes.byref(iv)))
@@ -549,4 +590,5 @@ __all__ = [
     "registered_backends",
     "registered_kernels",
     "runtime_version",
+    "set_random_seed",
 ]

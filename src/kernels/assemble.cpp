@@ -250,15 +250,9 @@ void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
   // Fill with the value, then copy the part of the input that survives.
   const int64_t n = out->numel();
   char* o = static_cast<char*>(out->data());
-  for (int64_t i = 0; i < n; ++i) {
-    switch (self->dtype()) {
-      case ScalarType::Float: { const float f = static_cast<float>(value); std::memcpy(o + i * 4, &f, 4); break; }
-      case ScalarType::Long: { const int64_t k = args[2]->scalar_to_int(); std::memcpy(o + i * 8, &k, 8); break; }
-      case ScalarType::Int: { const int32_t k = static_cast<int32_t>(args[2]->scalar_to_int()); std::memcpy(o + i * 4, &k, 4); break; }
-      case ScalarType::Bool: o[i] = value != 0.0 ? 1 : 0; break;
-      default: fail(ctx, op, std::string("unsupported dtype ") + to_string(self->dtype())); return;
-    }
-  }
+  char fill[8];
+  store_scalar(fill, self->dtype(), value, args[2]->scalar_to_int(), !args[2]->is_double());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(o + static_cast<size_t>(i) * es, fill, es);
   int64_t dst_off = 0;
   bool empty = false;
   for (int d = 0; d < nd; ++d) {

@@ -20,8 +20,6 @@ constexpr int kLanes = 16;  // queries per block
 constexpr int kKeys = 16;   // keys per block (scores of one block stay in registers)
 constexpr int kCols = 16;   // value columns accumulated in registers at once
 
-typedef int32_t I32x16 __attribute__((vector_size(64)));
-
 // Element strides of the per-item operands; the batch offset is added per item.
 struct Geometry {
   int64_t L = 0, S = 0, E = 0, Ev = 0;
@@ -41,34 +39,6 @@ struct Item {
   int64_t i0;  // first query of the block
 };
 
-// x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
-__attribute__((always_inline)) inline void exp16(F32x16& x) {
-  const F32x16 lo = F32x16{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
-  const F32x16 hi = F32x16{} + 88.3762626647949f;
-  const F32x16 magic = F32x16{} + 12582912.0f;
-  F32x16 xc = x < lo ? lo : x;
-  xc = xc > hi ? hi : xc;
-  const F32x16 k = xc * 1.44269504088896341f + magic;
-  I32x16 ni, kb, mb;
-  std::memcpy(&kb, &k, sizeof k);
-  std::memcpy(&mb, &magic, sizeof magic);
-  ni = kb - mb;
-  const F32x16 n = k - magic;
-  F32x16 r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  F32x16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const F32x16 y = p * r * r + r + 1.0f;
-  const I32x16 bits = (ni + 127) << 23;
-  F32x16 scale;
-  std::memcpy(&scale, &bits, sizeof bits);
-  const F32x16 result = y * scale;
-  x = x < lo ? F32x16{} : result;
-}
-
 // acc[c] = acc[c] * alpha + sum_j p[j] * v[j][c] for `cols` columns (kCols when full, so the
 // accumulators stay in registers).
 template <bool Unit>
@@ -83,6 +53,53 @@ __attribute__((always_inline)) inline void accumulate(F32x16* acc, const F32x16&
     for (int64_t c = 0; c < cols; ++c) a[c] += pj * vr[Unit ? c : c * v_col];
   }
   for (int64_t c = 0; c < cols; ++c) acc[c] = a[c];
+}
+
+constexpr int kNoneVisible = 0, kAllVisible = 1, kSomeVisible = 2;
+
+// The mask over queries it.i0.. (nq, in lanes) and keys j0.. (nk): which of them it lets through,
+// and, when that is some, the additive mask per key in mv. Rows of a bool mask over contiguous
+// keys are first read 8 bytes at a time: most blocks of a causal mask are all or nothing.
+__attribute__((always_inline)) inline int mask_block(const Geometry& g, const Item& it, int64_t j0,
+                                                     int64_t nq, int64_t nk, F32x16* mv) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  if (g.mask_bool && g.m_col == 1 && nk == kKeys) {
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t any = 0, all = ones;
+    for (int64_t l = 0; l < nq; ++l) {
+      uint64_t w[2];
+      std::memcpy(w, static_cast<const uint8_t*>(it.mask) + (it.i0 + l) * g.m_row + j0, sizeof w);
+      any |= w[0] | w[1];
+      all &= w[0] & w[1];
+    }
+    if (any == 0) return kNoneVisible;
+    if (all == ones) return kAllVisible;  // bool tensors hold 0 or 1
+  }
+  bool visible = false;
+  for (int64_t j = 0; j < nk; ++j) {
+    F32x16 m = {};
+    if (g.mask_bool) {
+      const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + (j0 + j) * g.m_col;
+      for (int64_t l = 0; l < nq; ++l) {
+        const bool keep = mb[(it.i0 + l) * g.m_row] != 0;
+        visible |= keep;
+        m[l] = keep ? 0.0f : ninf;
+      }
+    } else if (g.m_row == 0) {  // one mask row for every query (padding)
+      const float add = static_cast<const float*>(it.mask)[(j0 + j) * g.m_col];
+      visible |= add != ninf;
+      m = F32x16{} + add;
+    } else {
+      const float* mf = static_cast<const float*>(it.mask) + (j0 + j) * g.m_col;
+      for (int64_t l = 0; l < nq; ++l) {
+        const float add = mf[(it.i0 + l) * g.m_row];
+        visible |= add != ninf;
+        m[l] = add;
+      }
+    }
+    mv[j] = m;
+  }
+  return visible ? kSomeVisible : kNoneVisible;
 }
 
 // One block of up to 16 queries against every key; qt has E vectors and acc Ev. Unit: query, key,
@@ -128,6 +145,15 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     const int64_t nk = s_end - j0 < kKeys ? s_end - j0 : kKeys;
     F32x16 s[kKeys];
     int64_t j = 0;
+    F32x16 mv[kKeys];
+    bool add_mask = g.has_mask;
+    if (g.has_mask) {
+      // A block whose every score the mask hides adds nothing (exp(-inf) = 0): skipped, so a
+      // causal mask given as a tensor costs about what is_causal does.
+      const int seen = mask_block(g, it, j0, nq, nk, mv);
+      if (seen == kNoneVisible) continue;
+      add_mask = seen == kSomeVisible;
+    }
     for (; j + 4 <= nk; j += 4) {  // four keys share each load of a query column
       const float* k0 = it.k + (j0 + j) * g.k_row;
       const float* k1 = k0 + g.k_row;
@@ -156,18 +182,8 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     if (g.causal) {
       for (j = 0; j < nk; ++j) s[j] = (F32x16{} + static_cast<float>(j0 + j)) > lane ? vninf : s[j];
     }
-    if (g.has_mask) {
-      for (j = 0; j < nk; ++j) {
-        F32x16 mv = {};
-        if (g.mask_bool) {
-          const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + (j0 + j) * g.m_col;
-          for (int64_t l = 0; l < nq; ++l) mv[l] = mb[(it.i0 + l) * g.m_row] != 0 ? 0.0f : ninf;
-        } else {
-          const float* mf = static_cast<const float*>(it.mask) + (j0 + j) * g.m_col;
-          for (int64_t l = 0; l < nq; ++l) mv[l] = mf[(it.i0 + l) * g.m_row];
-        }
-        s[j] += mv;
-      }
+    if (add_mask) {
+      for (j = 0; j < nk; ++j) s[j] += mv[j];
     }
     F32x16 bm = s[0];
     for (j = 1; j < nk; ++j) bm = s[j] > bm ? s[j] : bm;

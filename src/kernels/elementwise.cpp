@@ -292,17 +292,55 @@ __attribute__((always_inline)) inline void unary_run(float* o, const float* a, U
   for (int64_t i = 0; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
 }
 
+ETRT_VEC_INLINE void gelu_tanh16(const F32x16& x, F32x16* out) {
+  const F32x16 inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  F32x16 t;
+  tanh16(inner, &t);
+  *out = 0.5f * x * (1.0f + t);
+}
+
+ETRT_VEC_INLINE void sigmoid16(const F32x16& x, F32x16* out) {
+  F32x16 e = -x;
+  exp16(e);
+  *out = 1.0f / (1.0f + e);
+}
+
+ETRT_VEC_INLINE void exp_full16(const F32x16& x, F32x16* out) {
+  *out = x;
+  exp16(*out);
+  for (int j = 0; j < 16; ++j) {  // the top of the range is rare: lane by lane
+    if (x[j] > 88.3762626647949f) (*out)[j] = exp_full_f32(x[j]);
+  }
+}
+
+// Ops whose scalar form GCC does not vectorise: 16 lanes at a time, the tail through
+// apply_unary (the same values: the vector forms compute the scalar ones lane by lane).
+template <UnOp Op>
+__attribute__((always_inline)) inline void unary_run16(float* o, const float* a, UnArgs u, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    F32x16 v, r;
+    std::memcpy(&v, a + i, sizeof v);
+    if constexpr (Op == UnOp::Tanh) tanh_accurate16(v, &r);
+    if constexpr (Op == UnOp::Exp) exp_full16(v, &r);
+    if constexpr (Op == UnOp::GeluTanh) gelu_tanh16(v, &r);
+    if constexpr (Op == UnOp::Sigmoid) sigmoid16(v, &r);
+    std::memcpy(o + i, &r, sizeof r);
+  }
+  for (; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
+}
+
 ETRT_VECTOR_CLONES
 void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
   switch (op) {
     case UnOp::Relu: unary_run<UnOp::Relu>(o, a, u, n); break;
     case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
-    case UnOp::GeluTanh: unary_run<UnOp::GeluTanh>(o, a, u, n); break;
+    case UnOp::GeluTanh: unary_run16<UnOp::GeluTanh>(o, a, u, n); break;
     case UnOp::Scale: unary_run<UnOp::Scale>(o, a, u, n); break;
     case UnOp::Clamp: unary_run<UnOp::Clamp>(o, a, u, n); break;
-    case UnOp::Sigmoid: unary_run<UnOp::Sigmoid>(o, a, u, n); break;
-    case UnOp::Tanh: unary_run<UnOp::Tanh>(o, a, u, n); break;
-    case UnOp::Exp: unary_run<UnOp::Exp>(o, a, u, n); break;
+    case UnOp::Sigmoid: unary_run16<UnOp::Sigmoid>(o, a, u, n); break;
+    case UnOp::Tanh: unary_run16<UnOp::Tanh>(o, a, u, n); break;
+    case UnOp::Exp: unary_run16<UnOp::Exp>(o, a, u, n); break;
     case UnOp::Rsqrt: unary_run<UnOp::Rsqrt>(o, a, u, n); break;
     case UnOp::Abs: unary_run<UnOp::Abs>(o, a, u, n); break;
     case UnOp::LeakyRelu: unary_run<UnOp::LeakyRelu>(o, a, u, n); break;
@@ -918,6 +956,32 @@ void op_scalar_tensor(KernelContext& ctx, Span<Value*> args) {
   if (out != nullptr) fill_scalar(out, *args[0]);
 }
 
+// float32 <-> float16/bfloat16, the conversions around every upcast kernel call. False for
+// other pairs of types.
+ETRT_VECTOR_CLONES
+bool half_float_copy(char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to) {
+  const bool to_half = from == ScalarType::Float && (to == ScalarType::Half || to == ScalarType::BFloat16);
+  const bool from_half = to == ScalarType::Float && (from == ScalarType::Half || from == ScalarType::BFloat16);
+  if (!to_half && !from_half) return false;
+  const bool bf16 = to == ScalarType::BFloat16 || from == ScalarType::BFloat16;
+  for (int64_t i = 0; i < n; ++i) {
+    char* o = p[0] + i * st[0];
+    const char* a = p[1] + i * st[1];
+    if (to_half) {
+      float v;
+      std::memcpy(&v, a, 4);
+      const uint16_t h = bf16 ? float_to_bfloat16(v) : float_to_half(v);
+      std::memcpy(o, &h, 2);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, a, 2);
+      const float v = bf16 ? bfloat16_to_float(h) : half_to_float(h);
+      std::memcpy(o, &v, 4);
+    }
+  }
+  return true;
+}
+
 // Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
 void op_to_copy(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_to_copy";
@@ -943,6 +1007,7 @@ void op_to_copy(KernelContext& ctx, Span<Value*> args) {
       }
       return;
     }
+    if (half_float_copy(p, st, n, from, to)) return;
     for (int64_t i = 0; i < n; ++i) convert(p[0] + i * st[0], to, p[1] + i * st[1], from);
   });
 }

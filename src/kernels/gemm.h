@@ -23,6 +23,9 @@ struct GemmParams {
   int64_t c_rs = 0;
   float alpha = 1.0f;
   float beta = 0.0f;
+  // B is a constant (a layer's weight): read it in place once, with A kept in cache, rather than
+  // copying it into panels on every call.
+  bool b_weight = false;
 };
 
 // Floats of scratch one serial call needs (0 when it packs nothing).

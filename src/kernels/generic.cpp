@@ -856,5 +856,33 @@ void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind)
 void op_max(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::max", Red::Max, -1, -1, 1); }
 void op_min(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::min", Red::Min, -1, -1, 1); }
 
+// self | out: the value of a one-element tensor as a Scalar (Tensor.item()): Bool, Int for
+// integer tensors, Double for floating ones. The output is a value later calls read, not a
+// tensor.
+void op_local_scalar_dense(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_local_scalar_dense";
+  if (!check_nargs(ctx, op, args, 2)) return;
+  // The output slot holds None or a scalar: a program cannot make this overwrite a tensor.
+  if (!args[1]->is_none() && !args[1]->is_scalar()) {
+    fail(ctx, op, std::string("the output must be a scalar value, got ") + to_string(args[1]->tag()));
+    return;
+  }
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self")) return;
+  if (self->numel() != 1) {
+    fail(ctx, op, "a tensor of " + std::to_string(self->numel()) + " elements has no single value");
+    return;
+  }
+  const ScalarType dt = self->dtype();
+  const char* p = static_cast<const char*>(self->data());
+  if (dt == ScalarType::Bool) {
+    *args[1] = Value(*p != 0);
+  } else if (integral_type(dt)) {
+    *args[1] = Value(load_int64(p, dt));
+  } else {
+    *args[1] = Value(load_as_double(p, dt));
+  }
+}
+
 }  // namespace kernels
 }  // namespace etrt

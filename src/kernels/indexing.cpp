@@ -1398,46 +1398,61 @@ void op_grid_sampler_2d(KernelContext& ctx, Span<Value*> args) {
       }
 }
 
-// _native_batch_norm_legit.no_stats: input, weight?, bias?, training, momentum, eps |
-// out, save_mean, save_invstd. Normalises with the batch's own statistics.
-void op_batch_norm_no_stats(KernelContext& ctx, Span<Value*> args) {
-  const char* op = "aten::_native_batch_norm_legit.no_stats";
-  if (!check_nargs(ctx, op, args, 9)) return;
-  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
-  Tensor *weight = nullptr, *bias = nullptr;
-  double eps = 1e-5;
-  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) || !check_has_data(ctx, op, *input, "input") ||
-      !optional_tensor_arg(ctx, op, args, 1, "weight", &weight) || !optional_tensor_arg(ctx, op, args, 2, "bias", &bias) ||
-      !scalar_arg(ctx, op, args, 5, "eps", &eps)) {
-    return;
-  }
-  if (input->dim() < 2) {
-    fail(ctx, op, "expects at least 2 dimensions");
-    return;
-  }
-  const int64_t N = input->size(0), C = input->size(1), S = input->numel() / std::max<int64_t>(N * C, 1);
-  Tensor* out = output_arg(ctx, op, args, 6, ScalarType::Float, input->sizes());
-  Tensor* mean = out ? output_arg(ctx, op, args, 7, ScalarType::Float, Span<const int64_t>(&C, 1), "save_mean") : nullptr;
-  Tensor* rstd = mean ? output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(&C, 1), "save_invstd") : nullptr;
-  if (rstd == nullptr) return;
-  const float* x = contiguous_f32(ctx, op, *input);
-  const float* w = weight && x ? contiguous_f32(ctx, op, *weight) : nullptr;
-  const float* b = bias && x ? contiguous_f32(ctx, op, *bias) : nullptr;
-  if (x == nullptr || (weight && !w) || (bias && !b)) return;
-  float* o = out->data_as<float>();
+namespace {
+
+// Batch norm of a float input [N, C, ...] with weight and bias (each optional). With batch
+// statistics (`training`), writes them to save_mean / save_invstd ([C]) and, when running
+// statistics are given, their momentum updates (the unbiased variance, as ATen) to
+// new_mean / new_var. Without, normalises with the running statistics.
+struct BatchNormArgs {
+  const Tensor* input;
+  Tensor *weight, *bias;
+  Tensor *running_mean, *running_var;
+  bool training;
+  double momentum, eps;
+  Tensor *out, *save_mean, *save_invstd, *new_mean, *new_var;
+};
+
+void batch_norm(KernelContext& ctx, const char* op, const BatchNormArgs& a) {
+  const Tensor& input = *a.input;
+  const int64_t N = input.size(0), C = input.size(1), S = input.numel() / std::max<int64_t>(N * C, 1);
+  const float* x = contiguous_f32(ctx, op, input);
+  const float* w = a.weight && x ? contiguous_f32(ctx, op, *a.weight) : nullptr;
+  const float* b = a.bias && x ? contiguous_f32(ctx, op, *a.bias) : nullptr;
+  const float* rm = a.running_mean && x ? contiguous_f32(ctx, op, *a.running_mean) : nullptr;
+  const float* rv = a.running_var && x ? contiguous_f32(ctx, op, *a.running_var) : nullptr;
+  if (x == nullptr || (a.weight && !w) || (a.bias && !b) || (a.running_mean && !rm) || (a.running_var && !rv)) return;
+  float* o = a.out->data_as<float>();
   for (int64_t c = 0; c < C; ++c) {
-    double s = 0.0, sq = 0.0;
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t i = 0; i < S; ++i) s += x[(n * C + c) * S + i];
-    const double cnt = static_cast<double>(N * S), m = s / cnt;
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t i = 0; i < S; ++i) {
-        const double d = x[(n * C + c) * S + i] - m;
-        sq += d * d;
-      }
-    const double r = 1.0 / std::sqrt(sq / cnt + eps);
-    mean->data_as<float>()[c] = static_cast<float>(m);
-    rstd->data_as<float>()[c] = static_cast<float>(r);
+    double m, var;
+    const double cnt = static_cast<double>(N * S);
+    if (a.training) {
+      double s = 0.0, sq = 0.0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < S; ++i) s += x[(n * C + c) * S + i];
+      m = s / cnt;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < S; ++i) {
+          const double d = x[(n * C + c) * S + i] - m;
+          sq += d * d;
+        }
+      var = sq / cnt;
+    } else {
+      m = rm[c];
+      var = rv[c];
+    }
+    const double r = 1.0 / std::sqrt(var + a.eps);
+    if (a.training) {
+      a.save_mean->data_as<float>()[c] = static_cast<float>(m);
+      a.save_invstd->data_as<float>()[c] = static_cast<float>(r);
+    }
+    if (a.new_mean != nullptr) {
+      const double unbiased = cnt > 1 ? var * cnt / (cnt - 1) : var;
+      a.new_mean->data_as<float>()[c] =
+          static_cast<float>(a.training ? (1 - a.momentum) * rm[c] + a.momentum * m : rm[c]);
+      a.new_var->data_as<float>()[c] =
+          static_cast<float>(a.training ? (1 - a.momentum) * rv[c] + a.momentum * unbiased : rv[c]);
+    }
     const double sc = w ? w[c] : 1.0, sh = b ? b[c] : 0.0;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t i = 0; i < S; ++i) {
@@ -1445,6 +1460,76 @@ void op_batch_norm_no_stats(KernelContext& ctx, Span<Value*> args) {
         o[e] = static_cast<float>((x[e] - m) * r * sc + sh);
       }
   }
+}
+
+// The input, weight? and bias? of a batch-norm call (args 0-2), checked.
+bool batch_norm_inputs(KernelContext& ctx, const char* op, Span<Value*> args, BatchNormArgs* a) {
+  Tensor* input = tensor_arg(ctx, op, args, 0, "input");
+  if (input == nullptr || !check_dtype(ctx, op, *input, "input", ScalarType::Float) ||
+      !check_has_data(ctx, op, *input, "input") || !optional_tensor_arg(ctx, op, args, 1, "weight", &a->weight) ||
+      !optional_tensor_arg(ctx, op, args, 2, "bias", &a->bias)) {
+    return false;
+  }
+  if (input->dim() < 2) {
+    fail(ctx, op, "expects at least 2 dimensions");
+    return false;
+  }
+  const int64_t C = input->size(1);
+  for (const Tensor* t : {a->weight, a->bias}) {  // read for every channel
+    if (t != nullptr && (t->dtype() != ScalarType::Float || t->dim() != 1 || t->size(0) != C)) {
+      fail(ctx, op, "weight and bias must be Float [" + std::to_string(C) + "]");
+      return false;
+    }
+  }
+  a->input = input;
+  return true;
+}
+
+}  // namespace
+
+// _native_batch_norm_legit.no_stats: input, weight?, bias?, training, momentum, eps |
+// out, save_mean, save_invstd. Normalises with the batch's own statistics.
+void op_batch_norm_no_stats(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_native_batch_norm_legit.no_stats";
+  if (!check_nargs(ctx, op, args, 9)) return;
+  BatchNormArgs a{};
+  a.training = true;
+  if (!batch_norm_inputs(ctx, op, args, &a) || !scalar_arg(ctx, op, args, 5, "eps", &a.eps)) return;
+  const int64_t C = a.input->size(1);
+  a.out = output_arg(ctx, op, args, 6, ScalarType::Float, a.input->sizes());
+  a.save_mean = a.out ? output_arg(ctx, op, args, 7, ScalarType::Float, Span<const int64_t>(&C, 1), "save_mean") : nullptr;
+  a.save_invstd = a.save_mean ? output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(&C, 1), "save_invstd") : nullptr;
+  if (a.save_invstd != nullptr) batch_norm(ctx, op, a);
+}
+
+// _native_batch_norm_legit_functional: input, weight?, bias?, running_mean, running_var,
+// training, momentum, eps | out, save_mean, save_invstd, running_mean_out, running_var_out.
+// What torch.export makes of batch norm in training mode: the running statistics' updates are
+// outputs. In eval mode save_mean and save_invstd are empty and the statistics pass through.
+void op_batch_norm_functional(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_native_batch_norm_legit_functional";
+  if (!check_nargs(ctx, op, args, 13)) return;
+  BatchNormArgs a{};
+  a.running_mean = tensor_arg(ctx, op, args, 3, "running_mean");
+  a.running_var = a.running_mean ? tensor_arg(ctx, op, args, 4, "running_var") : nullptr;
+  if (a.running_var == nullptr || !batch_norm_inputs(ctx, op, args, &a) ||
+      !bool_arg(ctx, op, args, 5, "training", &a.training) || !scalar_arg(ctx, op, args, 6, "momentum", &a.momentum) ||
+      !scalar_arg(ctx, op, args, 7, "eps", &a.eps)) {
+    return;
+  }
+  const int64_t C = a.input->size(1), saved = a.training ? C : 0;
+  for (const Tensor* t : {a.running_mean, a.running_var}) {
+    if (t->dtype() != ScalarType::Float || t->dim() != 1 || t->size(0) != C) {
+      fail(ctx, op, "running statistics must be Float [" + std::to_string(C) + "]");
+      return;
+    }
+  }
+  a.out = output_arg(ctx, op, args, 8, ScalarType::Float, a.input->sizes());
+  a.save_mean = a.out ? output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(&saved, 1), "save_mean") : nullptr;
+  a.save_invstd = a.save_mean ? output_arg(ctx, op, args, 10, ScalarType::Float, Span<const int64_t>(&saved, 1), "save_invstd") : nullptr;
+  a.new_mean = a.save_invstd ? output_arg(ctx, op, args, 11, ScalarType::Float, Span<const int64_t>(&C, 1), "running_mean_out") : nullptr;
+  a.new_var = a.new_mean ? output_arg(ctx, op, args, 12, ScalarType::Float, Span<const int64_t>(&C, 1), "running_var_out") : nullptr;
+  if (a.new_var != nullptr) batch_norm(ctx, op, a);
 }
 
 }  // namespace kernels

@@ -179,6 +179,7 @@ void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind)
 // Overloads outside the core opset that torch's decompositions leave in graphs.
 void op_sort_stable(KernelContext& ctx, Span<Value*> args);
 void op_round_decimals(KernelContext& ctx, Span<Value*> args);
+void op_local_scalar_dense(KernelContext& ctx, Span<Value*> args);  // self | out (a Scalar value)
 void op_scatter_reduce(KernelContext& ctx, Span<Value*> args);
 void op_empty_permuted(KernelContext& ctx, Span<Value*> args);
 void op_max(KernelContext& ctx, Span<Value*> args);  // self | out (the whole tensor)
@@ -217,6 +218,23 @@ void op_embedding_bag(KernelContext& ctx, Span<Value*> args);
 void op_col2im(KernelContext& ctx, Span<Value*> args);
 void op_grid_sampler_2d(KernelContext& ctx, Span<Value*> args);
 void op_batch_norm_no_stats(KernelContext& ctx, Span<Value*> args);
+void op_batch_norm_functional(KernelContext& ctx, Span<Value*> args);
+
+// random.cpp: draws from the runtime's random stream (etrt/runtime/random.h)
+void op_rand(KernelContext& ctx, Span<Value*> args);        // size, dtype?, layout?, device?, pin_memory? | out
+void op_randn(KernelContext& ctx, Span<Value*> args);       // as rand
+void op_rand_like(KernelContext& ctx, Span<Value*> args);   // self, dtype?, layout?, device?, pin?, format? | out
+void op_randn_like(KernelContext& ctx, Span<Value*> args);  // as rand_like
+void op_uniform(KernelContext& ctx, Span<Value*> args);     // self, from, to, generator? | out
+void op_exponential(KernelContext& ctx, Span<Value*> args); // self, lambd, generator? | out
+void op_normal_tensor_float(KernelContext& ctx, Span<Value*> args);   // mean, std, generator? | out
+void op_normal_float_tensor(KernelContext& ctx, Span<Value*> args);   // mean, std, generator? | out
+void op_normal_tensor_tensor(KernelContext& ctx, Span<Value*> args);  // mean, std, generator? | out
+void op_randint(KernelContext& ctx, Span<Value*> args);     // high, size, dtype?, ... | out
+void op_randint_low(KernelContext& ctx, Span<Value*> args); // low, high, size, dtype?, ... | out
+void op_randint_like(KernelContext& ctx, Span<Value*> args);            // self, high, dtype?, ... | out
+void op_randint_like_low_dtype(KernelContext& ctx, Span<Value*> args);  // self, low, high, dtype?, ... | out
+void op_randperm(KernelContext& ctx, Span<Value*> args);    // n, dtype?, layout?, device?, pin_memory? | out
 
 }  // namespace kernels
 }  // namespace etrt

@@ -40,6 +40,7 @@ GemmParams params_for(const Tensor& a, const Tensor& b, float* c, int64_t batch_
   p.b = b.data_as<const float>();
   p.b_rs = b.stride(ia);
   p.b_cs = b.stride(ia + 1);
+  p.b_weight = b.is_read_only();  // a constant: the program's weights
   p.c = c;
   p.c_rs = p.n;
   return p;

@@ -372,7 +372,9 @@ void op_any_dim(KernelContext& ctx, Span<Value*> args) {
       oshape.sizes[oshape.dim++] = self->size(i);
     }
   }
-  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Bool, oshape.span());
+  // ATen gives uint8 for a uint8 input, Bool otherwise; either holds 0 or 1.
+  const ScalarType odt = self->dtype() == ScalarType::Byte ? ScalarType::Byte : ScalarType::Bool;
+  Tensor* out = output_arg(ctx, op, args, 3, odt, oshape.span());
   if (out == nullptr) return;
   const int64_t on = out->numel();
   if (on > 0) std::memset(out->data(), 0, static_cast<size_t>(on));

@@ -10,6 +10,7 @@
 #include "common/checked.h"
 #include "common/layout.h"
 #include "etrt/runtime/error.h"
+#include "etrt/runtime/half.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/span.h"
@@ -516,6 +517,8 @@ inline double load_as_double(const void* p, ScalarType t) {
     case ScalarType::Bool: return *static_cast<const uint8_t*>(p) != 0 ? 1.0 : 0.0;
     case ScalarType::Byte: return *static_cast<const uint8_t*>(p);
     case ScalarType::Char: return *static_cast<const int8_t*>(p);
+    case ScalarType::Half: { uint16_t v; std::memcpy(&v, p, 2); return half_to_float(v); }
+    case ScalarType::BFloat16: { uint16_t v; std::memcpy(&v, p, 2); return bfloat16_to_float(v); }
   }
   return 0.0;
 }
@@ -534,6 +537,9 @@ inline void store_scalar(void* p, ScalarType t, double dv, int64_t iv, bool is_i
     case ScalarType::Bool: *static_cast<uint8_t*>(p) = (is_integral ? iv != 0 : dv != 0.0) ? 1 : 0; break;
     case ScalarType::Byte: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(narrow()); break;
     case ScalarType::Char: *static_cast<int8_t*>(p) = static_cast<int8_t>(narrow()); break;
+    // Through float, as ATen rounds: a double is first rounded to float32.
+    case ScalarType::Half: { uint16_t v = float_to_half(static_cast<float>(is_integral ? static_cast<double>(iv) : dv)); std::memcpy(p, &v, 2); break; }
+    case ScalarType::BFloat16: { uint16_t v = float_to_bfloat16(static_cast<float>(is_integral ? static_cast<double>(iv) : dv)); std::memcpy(p, &v, 2); break; }
   }
 }
 

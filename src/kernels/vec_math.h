@@ -111,6 +111,62 @@ inline void gelu_erf_small(const F32x16& x, float* out) {
   std::memcpy(out, &r, sizeof r);
 }
 
+// The scalar functions above, 16 lanes at a time and lane for lane the same (GCC leaves loops
+// over them scalar when it cannot if-convert their selects). Vectors go by reference, results
+// in place or through a pointer: by value they would change the ABI between the clones.
+typedef int32_t I32x16 __attribute__((vector_size(64)));
+#define ETRT_VEC_INLINE __attribute__((always_inline)) inline
+
+// x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
+ETRT_VEC_INLINE void exp16(F32x16& x) {
+  const F32x16 lo = F32x16{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
+  const F32x16 hi = F32x16{} + 88.3762626647949f;
+  const F32x16 magic = F32x16{} + 12582912.0f;
+  F32x16 xc = x < lo ? lo : x;
+  xc = xc > hi ? hi : xc;
+  const F32x16 k = xc * 1.44269504088896341f + magic;
+  I32x16 ni, kb, mb;
+  std::memcpy(&kb, &k, sizeof k);
+  std::memcpy(&mb, &magic, sizeof magic);
+  ni = kb - mb;
+  const F32x16 n = k - magic;
+  F32x16 r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  F32x16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const F32x16 y = p * r * r + r + 1.0f;
+  const I32x16 bits = (ni + 127) << 23;
+  F32x16 scale;
+  std::memcpy(&scale, &bits, sizeof bits);
+  const F32x16 result = y * scale;
+  x = x < lo ? F32x16{} : result;
+}
+
+ETRT_VEC_INLINE void tanh16(const F32x16& x, F32x16* out) {
+  const F32x16 ax = x < 0.0f ? -x : x;
+  F32x16 t = -2.0f * ax;
+  exp16(t);
+  const F32x16 r = (1.0f - t) / (1.0f + t);
+  *out = x < 0.0f ? -r : r;
+}
+
+ETRT_VEC_INLINE void tanh_accurate16(const F32x16& x, F32x16* out) {
+  const F32x16 x2 = x * x;
+  F32x16 p = F32x16{} + 1382.0f / 155925.0f;
+  p = p * x2 - 62.0f / 2835.0f;
+  p = p * x2 + 17.0f / 315.0f;
+  p = p * x2 - 2.0f / 15.0f;
+  p = p * x2 + 1.0f / 3.0f;
+  const F32x16 small = x - x * x2 * p;
+  F32x16 big;
+  tanh16(x, &big);
+  const F32x16 ax = x < 0.0f ? -x : x;
+  *out = ax < 0.3f ? small : big;
+}
+
 // Swaps the off-diagonal B x B blocks of every 2B x 2B block of a 16 x 16 tile (rows t[0..16)).
 template <int B>
 __attribute__((always_inline)) inline void swap_blocks(F32x16* t) {

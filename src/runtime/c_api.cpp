@@ -21,6 +21,9 @@ static_assert(static_cast<int>(etrt::ErrorCode::InvalidProgram) == ETRT_STATUS_I
 static_assert(static_cast<int>(etrt::ScalarType::Double) == ETRT_DTYPE_FLOAT64,
               "C dtype codes follow etrt::ScalarType");
 static_assert(static_cast<int>(etrt::ScalarType::Bool) == ETRT_DTYPE_BOOL, "C dtype codes follow etrt::ScalarType");
+static_assert(static_cast<int>(etrt::ScalarType::Half) == ETRT_DTYPE_FLOAT16, "C dtype codes follow etrt::ScalarType");
+static_assert(static_cast<int>(etrt::ScalarType::BFloat16) == ETRT_DTYPE_BFLOAT16,
+              "C dtype codes follow etrt::ScalarType");
 
 struct etrt_method {
   etrt::Method* method;  // owned by the Module
@@ -200,6 +203,8 @@ size_t etrt_num_registered_kernels(void) { return etrt::num_registered_kernels()
 const char* etrt_registered_kernel_name(size_t i) { return etrt::registered_kernel_name(i); }
 size_t etrt_num_registered_backends(void) { return etrt::num_registered_backends(); }
 const char* etrt_registered_backend_name(size_t i) { return etrt::registered_backend_name(i); }
+
+void etrt_set_random_seed(uint64_t seed) { etrt::set_random_seed(seed); }
 
 etrt_status etrt_module_open(const char* path, etrt_module** out) { return etrt_module_open_with_data(path, nullptr, out); }
 

@@ -13,6 +13,8 @@ size_t element_size(ScalarType type) noexcept {
     case ScalarType::Byte: return 1;
     case ScalarType::Char: return 1;
     case ScalarType::Double: return 8;
+    case ScalarType::Half: return 2;
+    case ScalarType::BFloat16: return 2;
   }
   return 0;
 }
@@ -26,13 +28,15 @@ const char* to_string(ScalarType type) noexcept {
     case ScalarType::Byte: return "Byte";
     case ScalarType::Char: return "Char";
     case ScalarType::Double: return "Double";
+    case ScalarType::Half: return "Half";
+    case ScalarType::BFloat16: return "BFloat16";
   }
   return "Unknown";
 }
 
 bool is_valid(ScalarType type) noexcept {
   auto v = static_cast<int>(type);
-  return v >= 0 && v <= static_cast<int>(ScalarType::Double);
+  return v >= 0 && v <= static_cast<int>(ScalarType::BFloat16);
 }
 
 Tensor::Tensor(void* data, ScalarType dtype, Span<const int64_t> sizes) noexcept : dtype_(dtype) {

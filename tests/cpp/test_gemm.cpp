@@ -79,8 +79,10 @@ double ref_dot(const float* a, int64_t ars, int64_t acs, const float* b, int64_t
 
 double tolerance(int64_t k) { return 1e-5 * (8.0 + static_cast<double>(k)); }
 
-// One product through sgemm_serial; returns the largest error.
-double gemm_case(int64_t m, int64_t n, int64_t k, int amode, int bmode, float alpha, float beta) {
+// One product through sgemm_serial; returns the largest error. `weight`: B is a layer's weight
+// (GemmParams::b_weight), which changes the path some shapes take.
+double gemm_case(int64_t m, int64_t n, int64_t k, int amode, int bmode, float alpha, float beta,
+                 bool weight = false) {
   auto as = layout(m, k, amode), bs = layout(k, n, bmode);
   Buf a({m, k}, as), b({k, n}, bs);
   std::vector<float> c(static_cast<size_t>(m * n)), c0;
@@ -103,6 +105,7 @@ double gemm_case(int64_t m, int64_t n, int64_t k, int amode, int bmode, float al
   p.c_rs = n;
   p.alpha = alpha;
   p.beta = beta;
+  p.b_weight = weight;
   std::vector<float> scratch(etrt::kernels::sgemm_scratch_floats(p) + 16);
   float* aligned = scratch.data();
   while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
@@ -142,6 +145,17 @@ void test_sgemm_matches_reference_on_every_isa() {
                             " k=" + std::to_string(s[2]) + " modes " + std::to_string(amode) +
                             std::to_string(bmode) + " err " + std::to_string(err));
         }
+      }
+    }
+    // Weights read in place while A stays in cache: a transformer's rows against wide, tall and
+    // vocabulary-sized weights, with edges of every tile.
+    const int64_t weight_shapes[][3] = {{128, 2000, 256}, {128, 256, 1024}, {77, 1030, 301}, {40, 70, 3000}};
+    for (const auto& s : weight_shapes) {
+      for (float beta : {0.0f, 0.5f}) {
+        const double err = gemm_case(s[0], s[1], s[2], 0, 0, 1.0f, beta, true);
+        check::record(err <= tolerance(s[2]), __FILE__, __LINE__,
+                      std::string(isa) + " weight m=" + std::to_string(s[0]) + " n=" + std::to_string(s[1]) +
+                          " k=" + std::to_string(s[2]) + " err " + std::to_string(err));
       }
     }
     for (int trial = 0; trial < 150; ++trial) {

@@ -997,6 +997,51 @@ void test_bad_arguments() {
   ctx.set_fail_alloc(false);
 }
 
+// Batch norm reads weight, bias and the running statistics for every channel: any of them
+// shorter than the channels is refused, never read past its end.
+void test_batch_norm_refuses_short_channel_vectors() {
+  Buf x = random_input(ScalarType::Float, {2, 3, 4});
+  Buf c3 = random_input(ScalarType::Float, {3}), c2 = random_input(ScalarType::Float, {2});
+  Buf var = random_input(ScalarType::Float, {3}, 0.5f, 2.0f);
+  Buf out = make(ScalarType::Float, {2, 3, 4}), m = make(ScalarType::Float, {3}), r = make(ScalarType::Float, {3});
+  Buf nm = make(ScalarType::Float, {3}), nv = make(ScalarType::Float, {3});
+  Value yes = vbool(true), momentum = vdouble(0.1), eps = vdouble(1e-5), none;
+  auto no_stats = [&](Value* w, Value* b) {
+    return check::call(ctx, "aten::_native_batch_norm_legit.no_stats",
+                       {&x.value, w, b, &yes, &momentum, &eps, &out.value, &m.value, &r.value});
+  };
+  auto functional = [&](Value* w, Value* mean) {
+    return check::call(ctx, "aten::_native_batch_norm_legit_functional",
+                       {&x.value, w, &c3.value, mean, &var.value, &yes, &momentum, &eps, &out.value, &m.value,
+                        &r.value, &nm.value, &nv.value});
+  };
+  CHECK_OK(no_stats(&c3.value, &c3.value));
+  CHECK_OK(no_stats(&none, &none));
+  CHECK_FAILS(no_stats(&c2.value, &none), ErrorCode::InvalidArgument);
+  CHECK_FAILS(no_stats(&none, &c2.value), ErrorCode::InvalidArgument);
+  CHECK_OK(functional(&c3.value, &c3.value));
+  CHECK_FAILS(functional(&c2.value, &c3.value), ErrorCode::InvalidArgument);
+  CHECK_FAILS(functional(&c3.value, &c2.value), ErrorCode::InvalidArgument);
+}
+
+// Tensor.item() writes its Scalar into a None or scalar slot, never over a tensor.
+void test_item_writes_a_scalar_never_over_a_tensor() {
+  Buf x = make(ScalarType::Float, {1, 1});
+  x.data<float>()[0] = 2.5f;
+  Buf n = make(ScalarType::Long, {1});
+  n.data<int64_t>()[0] = -7;
+  Value out, iout;
+  CHECK_OK(check::call(ctx, "aten::_local_scalar_dense", {&x.value, &out}));
+  CHECK(out.is_double() && out.to_double() == 2.5);
+  CHECK_OK(check::call(ctx, "aten::_local_scalar_dense", {&n.value, &iout}));
+  CHECK(iout.is_int() && iout.to_int() == -7);
+  Buf target = make(ScalarType::Float, {1});
+  CHECK_FAILS(check::call(ctx, "aten::_local_scalar_dense", {&x.value, &target.value}), ErrorCode::InvalidArgument);
+  CHECK(target.value.is_tensor());
+  Buf two = make(ScalarType::Float, {2});
+  CHECK_FAILS(check::call(ctx, "aten::_local_scalar_dense", {&two.value, &out}), ErrorCode::InvalidArgument);
+}
+
 // The exact attention-masking sequence the exporter produces for nn.MultiheadAttention.
 void test_attention_mask_pattern() {
   Sizes s = {1, 4, 16, 16};
@@ -1167,6 +1212,8 @@ int main() {
   test_views();
   test_view_reshape();
   test_bad_arguments();
+  test_batch_norm_refuses_short_channel_vectors();
+  test_item_writes_a_scalar_never_over_a_tensor();
   test_attention_mask_pattern();
   test_channels_last_operands();
   test_no_kernel_writes_into_read_only_memory();

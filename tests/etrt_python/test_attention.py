@@ -87,6 +87,25 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
             torch.where(torch.rand(2, 1, 18, 21) > 0.2, torch.randn(2, 1, 18, 21), -torch.inf),
         ),
     ),
+    # A causal mask given as a tensor (as transformers builds it): blocks of keys it hides from
+    # every query are skipped, blocks it shows to all need no mask, the diagonal ones do.
+    "bool_causal_mask": lambda: (
+        Attention(),
+        (
+            *qkv((1, 2, 40, 16), (1, 2, 40, 16), (1, 2, 40, 16)),
+            torch.ones(40, 40, dtype=torch.bool).tril()[None, None],
+        ),
+    ),
+    # A float padding mask broadcast over the queries, hiding the last block of keys.
+    "float_padding_mask": lambda: (
+        Attention(),
+        (
+            *qkv((2, 2, 20, 16), (2, 2, 48, 16), (2, 2, 48, 16)),
+            torch.where(torch.arange(48) < torch.tensor([[40], [16]]), 0.0, -torch.inf)[
+                :, None, None, :
+            ],
+        ),
+    ),
     "gqa": lambda: (
         Attention(enable_gqa=True),
         qkv((2, 8, 10, 16), (2, 2, 12, 16), (2, 2, 12, 16)),

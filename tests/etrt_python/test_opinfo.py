@@ -3,13 +3,29 @@ each sample is exported through etrt, run by etrt's runtime (in-tree build, in p
 compared with eager PyTorch.
 
 Which OpInfos: those whose ATen name is an operator etrt has a kernel for, plus the functional
-front ends (conv, softmax, interpolate, ...) that decompose into one (ALIASES). Dtypes: float32,
-int64, int32 and bool where the OpInfo supports them (etrt has no float16/bfloat16). Samples:
-the first SAMPLES of each (op, dtype), to keep the suite near three minutes.
+front ends (conv, softmax, interpolate, ...) that decompose into one (ALIASES). Dtypes: every
+dtype an etrt program holds (float32, float16, bfloat16, int64, int32, int8, uint8, bool) the
+OpInfo supports. Samples: the first ETRT_OPINFO_SAMPLES (default 2, about 2800 samples, a few
+minutes) of each (op, dtype); 0 takes them all (the full sweep, for a local run).
 
-Every sample ends as one of: pass; refused (etrt.ExportError at export, with its reason);
-not exportable (torch.export itself cannot export it, or it returns no tensor: not etrt's
-concern, counted apart); or fail. A failure fails the test unless KNOWN lists it with a reason.
+Every sample ends as one of:
+- pass: etrt's outputs match eager's within the output dtype's tolerance;
+- refused: etrt.ExportError at export naming the operator and why ("etrt does not run X:
+  ...", or a dtype etrt programs do not hold). A refusal of a dtype the operator table claims
+  (`_ops.kernel_dtypes`) is a failure;
+- decomposition: etrt differs from eager but matches, within tolerance, torch's own run of
+  the core-ATen program torch.export produced: the difference is torch's decomposition's;
+- precision: a float16/bfloat16 sample where etrt differs from eager but matches the same
+  computation done in float32 and rounded once, which is what etrt promises; eager's kernel
+  computes in the half type itself (grid_sampler_2d, for one);
+- unexportable: torch.export itself cannot export it; skipped: eager raises or the sample
+  returns something other than tensors. Neither is etrt's concern; both are counted;
+- fail: anything else (wrong values, a runtime error, an export error without a reason, an
+  operator without a kernel). A failure fails the test.
+
+The report at the end (printed to the terminal) gives the counts per op and in total, the
+refusals by reason, the ops etrt claims that no sample reached, and the claimed (op, dtype)
+pairs no passing sample exercised.
 """
 
 from __future__ import annotations
@@ -17,16 +33,18 @@ from __future__ import annotations
 import collections
 import functools
 import os
+import re
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import etrt
+import etrt.exporter
 import etrt.runtime
 import numpy as np
 import pytest
-import runtime_build
 import torch
 from etrt import _ops
 from etrt.errors import ExportError
@@ -38,8 +56,21 @@ pytestmark = pytest.mark.slow
 os.environ.setdefault("PYTORCH_TEST_WITH_SLOW", "0")
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 
-DTYPES = (torch.float32, torch.int64, torch.int32, torch.bool)
-SAMPLES = 3
+DTYPES = (
+    torch.float32, torch.float16, torch.bfloat16,
+    torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool,
+)  # fmt: skip
+SAMPLES = int(os.environ.get("ETRT_OPINFO_SAMPLES", "2"))
+
+# (rtol, atol) by output dtype. float32: etrt computes some ops in double, others with its own
+# vectorised math. float16/bfloat16: both sides compute in float32 and round once per op, so
+# results can differ by a unit in the last place, more where a decomposition rounds in between.
+# Integers and Bool must be exact.
+TOLERANCE = {
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (2e-3, 1e-3),
+    torch.bfloat16: (1.6e-2, 1e-2),
+}
 
 # Functional front ends named otherwise than the core op they decompose into.
 ALIASES = {
@@ -55,17 +86,32 @@ ALIASES = {
     "nn.functional.softplus", "nn.functional.mish", "std", "logsumexp", "square", "rsub",
     "zeros_like", "ones_like", "new_zeros", "new_ones", "new_full", "empty_like", "new_empty",
     "tril", "triu", "roll", "take_along_dim", "index_add", "index_copy", "index_fill",
+    "nn.functional.avg_pool1d", "nn.functional.adaptive_avg_pool1d",
 }  # fmt: skip
 
-# Results whose values are undefined (empty tensors): compared by shape and dtype only.
-UNDEFINED_VALUES = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+# Results whose values are undefined (empty tensors) or random (etrt's generator is not
+# torch's; tests/etrt_python/test_random.py checks the distributions): compared by shape and
+# dtype only.
+UNDEFINED_VALUES = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided",
+    "bernoulli", "exponential", "normal", "uniform", "randint", "rand_like", "randn_like",
+    "randint_like", "multinomial",
+}  # fmt: skip
 
 # (values, indices) ops: among equal values the order of indices is unspecified, so indices
 # are checked by gathering the input with them.
 TIE_ORDER_OPS = {"sort", "topk", "msort", "argsort", "max", "min", "kthvalue", "median", "mode"}
 
-# Samples that fail for a reason outside etrt's reach: (op name, dtype) -> reason.
-KNOWN: dict[tuple[str, torch.dtype], str] = {}
+# What an export-time refusal says: the operator and why, a dtype programs cannot hold, or
+# an input the program mutates (an in-place sample: inputs are read-only).
+_REFUSAL = re.compile(
+    r"etrt does not run (?P<op>\S+): (?P<why>.+)|dtype (?P<dtype>torch\.\w+); etrt supports"
+    r"|the program mutates (state|its input)"
+)
+# A refusal of the input's dtype, and the dtype.
+_DTYPE_REFUSAL = re.compile(r"the input is (torch\.\w+)")
+# A refusal for a dtype: the input's, or one etrt programs do not hold.
+_DTYPE_NAMED = re.compile(r"the input is torch\.\w+|dtype torch\.\w+; etrt supports")
 
 
 def _claimed_names() -> set[str]:
@@ -88,6 +134,10 @@ def _op_id(op: Any) -> str:
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
 
 
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 OPS = selected_ops()
 
 
@@ -106,14 +156,13 @@ class _Call(torch.nn.Module):
 
 
 def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
-    """(rtol, atol): float32 results may differ in the last bits (etrt computes some ops in
-    double, others with its own vectorised math); integer and Bool results must be exact."""
-    return (1e-4, 1e-5) if dtype.is_floating_point else (0.0, 0.0)
+    return TOLERANCE.get(dtype, (0.0, 0.0))
 
 
 def _indices_agree(source: torch.Tensor, values: np.ndarray, indices: np.ndarray) -> bool:
     """True when `indices` pick `values` out of `source` along one of its dimensions."""
-    src = source.detach().numpy()
+    src = source.detach().float().numpy() if source.is_floating_point() else source.numpy()
+    values = values.astype(src.dtype)
     if src.ndim == 0:
         return bool(np.all(indices == 0))
     for axis in range(src.ndim):
@@ -126,6 +175,12 @@ def _indices_agree(source: torch.Tensor, values: np.ndarray, indices: np.ndarray
         if np.array_equal(picked, values, equal_nan=picked.dtype.kind == "f"):
             return True
     return False
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """Eager's output as etrt's binding returns it (numpy has no bfloat16: float32)."""
+    t = t.detach()
+    return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
 
 
 def _compare(
@@ -142,7 +197,7 @@ def _compare(
             problem = "indices do not pick the values out of the input"
         return problem
     for i, (g, w) in enumerate(zip(got, want, strict=True)):
-        wn = w.detach().numpy()
+        wn = _numpy(w)
         if g.shape != wn.shape or g.dtype != wn.dtype:
             return f"output {i}: {g.dtype}{list(g.shape)}, eager {wn.dtype}{list(wn.shape)}"
         if name in UNDEFINED_VALUES:
@@ -166,14 +221,16 @@ def _samples(op: Any, dtype: torch.dtype) -> Iterator[Any]:
 class _Case:
     """One sample: its function with fixed non-tensor arguments, its tensors, eager's outputs."""
 
-    def __init__(self, op: Any, sample: Any) -> None:
+    def __init__(self, op: Any, sample: Any, dtype: torch.dtype, index: int) -> None:
         leaves, spec = tree_flatten(((sample.input, *sample.args), dict(sample.kwargs)))
+        self.op, self.dtype, self.index = op, dtype, index
         self.module = _Call(op.op, spec, leaves).eval()
         self.tensors = tuple(x for x in leaves if isinstance(x, torch.Tensor))
         self.source = sample.input if isinstance(sample.input, torch.Tensor) else None
         self.outputs: list[torch.Tensor] = []
+        self.skip_reason = self._eager()
 
-    def eager(self) -> str | None:
+    def _eager(self) -> str | None:
         """Runs eager; None when the sample is a tensor program etrt could run, else why not."""
         with torch.no_grad():
             try:
@@ -188,10 +245,22 @@ class _Case:
         self.outputs = [o.detach().clone() for o in outputs]
         return None
 
+    @property
+    def label(self) -> str:
+        return f"{_dtype_name(self.dtype)} sample {self.index}"
+
+
+@dataclass
+class Outcome:
+    kind: str  # pass, refused, precision, decomposition, unexportable, skipped, fail
+    detail: str = ""
+    # (etrt operator, dtype) pairs the passing program ran: the evidence for the dtype claims
+    ran: set[tuple[str, str]] = field(default_factory=set)
+
 
 class _Group(torch.nn.Module):
     """Several samples in one program: torch's decomposition pass costs ~0.5 s per export,
-    so each op's samples share one."""
+    so samples share one."""
 
     def __init__(self, cases: list[_Case]) -> None:
         super().__init__()
@@ -208,112 +277,200 @@ class _Group(torch.nn.Module):
         return tuple(outs)
 
 
+def _computed_dtype(node: torch.fx.Node) -> torch.dtype | None:
+    """The dtype an ATen call computes in, as the operator table means it: its `self` (or
+    `input`) argument's, else its first tensor argument's, else its first result's."""
+    schema = node.target._schema  # type: ignore[union-attr]
+    by_name = {a.name: i for i, a in enumerate(schema.arguments)}
+    for name in ("self", "input"):
+        if name in by_name:
+            i = by_name[name]
+            arg = node.args[i] if i < len(node.args) else node.kwargs.get(name)
+            if isinstance(arg, torch.fx.Node) and isinstance(arg.meta.get("val"), torch.Tensor):
+                return arg.meta["val"].dtype
+    args = tree_flatten((node.args, node.kwargs))[0]
+    vals = [a.meta.get("val") for a in args if isinstance(a, torch.fx.Node)]
+    vals += tree_flatten(node.meta.get("val"))[0]
+    return next((v.dtype for v in vals if isinstance(v, torch.Tensor)), None)
+
+
+def _ops_run(core: torch.export.ExportedProgram) -> set[tuple[str, str]]:
+    """(operator, dtype it computes in) of every ATen call of the core-ATen program."""
+    ran = set()
+    for node in core.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        dtype = _computed_dtype(node)
+        if dtype is not None:
+            ran.add((node.target.name(), _dtype_name(dtype)))
+    return ran
+
+
+@dataclass
+class _Export:
+    kind: str  # "ok", or an outcome kind
+    detail: str = ""
+    got: list[np.ndarray] = field(default_factory=list)
+    core: torch.export.ExportedProgram | None = None
+
+
+def _refusal_outcome(message: str) -> tuple[str, str]:
+    """An ExportError's outcome: refused when it names the operator and a reason (and does not
+    refuse a dtype the operator claims), else a failure."""
+    m = _REFUSAL.search(message)
+    if m is None:
+        return "fail", f"export: {message}"
+    dtype = _DTYPE_REFUSAL.search(message)
+    if m["op"] and dtype is not None:
+        claimed = _ops.kernel_dtypes(m["op"])
+        if dtype[1].removeprefix("torch.") in claimed:
+            return "fail", f"refuses {dtype[1]}, which the operator table claims: {message}"
+    return "refused", message[m.start() :]
+
+
 def _export_and_run(
-    name: str, module: torch.nn.Module, tensors: tuple[torch.Tensor, ...], workdir: Path
-) -> tuple[str, Any]:
-    """("ok", etrt's outputs) or (outcome, detail) when it does not get that far."""
+    module: torch.nn.Module, tensors: tuple[torch.Tensor, ...], workdir: Path
+) -> _Export:
     try:
         ep = torch.export.export(module, tensors)
     except Exception as exc:
-        return "unexportable", f"torch.export: {type(exc).__name__}"
+        return _Export("unexportable", f"torch.export: {type(exc).__name__}")
+    captured: list[torch.export.ExportedProgram] = []
+    lower = etrt.exporter.lower
+
+    def capture(core: torch.export.ExportedProgram, **kw: Any) -> Any:
+        captured.append(core)
+        return lower(core, **kw)
+
+    etrt.exporter.lower = capture  # type: ignore[assignment]
     try:
         program = etrt.export_program(ep)
     except ExportError as exc:
-        reason = str(exc)
-        if "etrt does not run" in reason or "; etrt supports " in reason:
-            return "refused", reason
-        return "fail", f"export: {reason}"
-    path = workdir / f"{name}.etrt"
+        return _Export(*_refusal_outcome(str(exc)))
+    finally:
+        etrt.exporter.lower = lower
+    path = workdir / "p.etrt"
     program.save(path)
     try:
         with etrt.runtime.load(path) as loaded:
-            return "ok", [np.asarray(g) for g in loaded.forward(*tensors)]
+            got = [np.asarray(g) for g in loaded.forward(*tensors)]
     except Exception as exc:
-        return "fail", f"run: {exc}"
+        return _Export("fail", f"run: {exc}")
+    return _Export("ok", got=got, core=captured[0])
 
 
-def _compare_groups(pairs: list[tuple[Any, _Case]], got: list[np.ndarray]) -> list[tuple[str, str]]:
-    results, at = [], 0
-    for op, case in pairs:
-        n = len(case.outputs)
-        problem = _compare(op.name, got[at : at + n], case.outputs, case.source)
-        at += n
-        results.append(("fail", problem) if problem else ("pass", ""))
-    return results
+def _float32_reference(case: _Case) -> list[torch.Tensor] | None:
+    """A half-precision sample computed in float32, each output rounded once to eager's dtype."""
+    if case.dtype not in (torch.float16, torch.bfloat16):
+        return None
+    wide = tuple(t.float() if t.dtype == case.dtype else t for t in case.tensors)
+    try:
+        with torch.no_grad():
+            outs = tree_flatten(case.module(*wide))[0]
+    except Exception:
+        return None
+    if len(outs) != len(case.outputs) or not all(isinstance(o, torch.Tensor) for o in outs):
+        return None
+    return [o.to(w.dtype) for o, w in zip(outs, case.outputs, strict=True)]
 
 
-def run_cases(op: Any, cases: list[_Case], workdir: Path) -> list[tuple[str, str]]:
-    """(outcome, detail) per case: pass, refused, unexportable or fail. All runnable cases go
-    into one program; on any trouble each case is retried alone, to tell which."""
-    results: list[tuple[str, str] | None] = [None] * len(cases)
-    runnable = []
-    for i, case in enumerate(cases):
-        why = case.eager()
-        if why is None:
-            runnable.append(i)
-        else:
-            results[i] = ("unexportable", why)
-    if len(runnable) > 1:
-        group = _Group([cases[i] for i in runnable])
-        tensors = tuple(t for i in runnable for t in cases[i].tensors)
-        outcome, got = _export_and_run("group", group, tensors, workdir)
-        if outcome == "ok":
-            compared = _compare_groups([(op, cases[i]) for i in runnable], got)
-            if all(r[0] == "pass" for r in compared):
-                for i, r in zip(runnable, compared, strict=True):
-                    results[i] = r
-                runnable = []
-    for i in runnable:
-        outcome, got = _export_and_run("one", cases[i].module, cases[i].tensors, workdir)
-        if outcome == "ok":
-            results[i] = _compare_groups([(op, cases[i])], got)[0]
-        else:
-            results[i] = (outcome, got)
-    return [r if r is not None else ("fail", "no result") for r in results]
+def _judge(
+    case: _Case, got: list[np.ndarray], core: torch.export.ExportedProgram | None
+) -> Outcome:
+    """The outcome of etrt's outputs for a case; without `core` (in a group, to be judged again
+    alone) anything but a match is a failure."""
+    problem = _compare(case.op.name, got, case.outputs, case.source)
+    if problem is None:
+        return Outcome("pass")
+    if core is None:
+        return Outcome("fail", problem)
+    reference = _float32_reference(case)
+    if reference is not None and _compare(case.op.name, got, reference, case.source) is None:
+        why = f"etrt matches the float32 computation rounded to {_dtype_name(case.dtype)}"
+        return Outcome("precision", f"{problem}; {why}")
+    try:  # does etrt run torch's own core-ATen program faithfully?
+        with torch.no_grad():
+            decomposed = tree_flatten(core.module()(*case.tensors))[0]
+    except Exception:
+        decomposed = None
+    if decomposed is not None and _compare(case.op.name, got, decomposed, case.source) is None:
+        return Outcome("decomposition", f"{problem}; etrt matches torch's decomposed program")
+    return Outcome("fail", problem)
 
 
-def cases_of(op: Any) -> tuple[list[_Case], list[tuple[torch.dtype, int]]]:
-    cases, labels = [], []
+def _alone(case: _Case, workdir: Path) -> Outcome:
+    export = _export_and_run(case.module, case.tensors, workdir)
+    if export.kind != "ok" or export.core is None:
+        return Outcome(export.kind, export.detail)
+    outcome = _judge(case, export.got, export.core)
+    if outcome.kind == "pass":
+        outcome.ran = _ops_run(export.core)
+    return outcome
+
+
+def _by(key: Any) -> Any:
+    def split(cases: list[_Case]) -> list[list[_Case]]:
+        groups: dict[Any, list[_Case]] = {}
+        for c in cases:
+            groups.setdefault(key(c), []).append(c)
+        return list(groups.values())
+
+    return split
+
+
+BY_OP, BY_DTYPE = _by(lambda c: _op_id(c.op)), _by(lambda c: c.dtype)
+
+
+def resolve(cases: list[_Case], workdir: Path, splits: tuple[Any, ...]) -> dict[int, Outcome]:
+    """An outcome per case (by id). The runnable cases go into one program (torch's export and
+    decomposition cost about a second per program on a busy machine, more for big ones); a case
+    that does not pass there is redone alone. When the program cannot be exported, the group is
+    split by `splits` in turn (op, then dtype), then into single cases; except that a refusal
+    of a dtype by one op's samples of one dtype holds for each of them."""
+    out = {id(c): Outcome("skipped", c.skip_reason) for c in cases if c.skip_reason is not None}
+    runnable = [c for c in cases if c.skip_reason is None]
+    if len(runnable) <= 1:
+        return out | {id(c): _alone(c, workdir) for c in runnable}
+    tensors = tuple(t for c in runnable for t in c.tensors)
+    export = _export_and_run(_Group(runnable), tensors, workdir)
+    if export.kind == "ok" and export.core is not None:
+        ran, at = _ops_run(export.core), 0
+        for c in runnable:
+            n = len(c.outputs)
+            outcome = _judge(c, export.got[at : at + n], None)
+            at += n
+            if outcome.kind == "pass":
+                outcome.ran = ran
+            out[id(c)] = outcome if outcome.kind == "pass" else _alone(c, workdir)
+        return out
+    one_group = len({(_op_id(c.op), c.dtype) for c in runnable}) == 1
+    if one_group and export.kind == "refused" and _DTYPE_NAMED.search(export.detail):
+        return out | {id(c): Outcome("refused", export.detail) for c in runnable}
+    parts = splits[0](runnable) if splits else [[c] for c in runnable]
+    if len(parts) == 1 and splits:
+        return out | resolve(runnable, workdir, splits[1:])
+    for part in parts:
+        out |= resolve(part, workdir, splits[1:] if splits else ())
+    return out
+
+
+def cases_of(op: Any) -> list[_Case]:
+    cases = []
     for dtype in DTYPES:
         if dtype not in op.supported_dtypes("cpu"):
             continue
         for k, sample in enumerate(_samples(op, dtype)):
-            if k >= SAMPLES:
+            if SAMPLES and k >= SAMPLES:
                 break
-            cases.append(_Case(op, sample))
-            labels.append((dtype, k))
-    return cases, labels
+            cases.append(_Case(op, sample, dtype, k))
+    return cases
 
 
-OpResults = tuple[list[tuple[torch.dtype, int]], list[tuple[str, str]]]
-
-
-def run_chunk(ops: list[Any], workdir: Path) -> dict[str, OpResults]:
-    """Every sample of several ops in one program (torch's decomposition pass costs about a
-    second per export on a busy machine); ops with any non-passing sample are redone alone."""
+def run_chunk(ops: list[Any], workdir: Path) -> dict[str, list[tuple[_Case, Outcome]]]:
+    """Every sample of several ops, resolved together (see resolve)."""
     per_op = {_op_id(op): cases_of(op) for op in ops}
-    pairs = []
-    for op in ops:
-        for case in per_op[_op_id(op)][0]:
-            if case.eager() is None:
-                pairs.append((op, case))
-    done: dict[str, OpResults] = {}
-    if pairs:
-        group = _Group([c for _, c in pairs])
-        tensors = tuple(t for _, c in pairs for t in c.tensors)
-        outcome, got = _export_and_run("chunk", group, tensors, workdir)
-        if outcome == "ok":
-            compared = _compare_groups(pairs, got)
-            for op in ops:
-                cases, labels = per_op[_op_id(op)]
-                mine = [r for (o, _), r in zip(pairs, compared, strict=True) if o is op]
-                if len(mine) == len(cases) and all(r[0] == "pass" for r in mine):
-                    done[_op_id(op)] = (labels, mine)
-    for op in ops:
-        if _op_id(op) not in done:
-            cases, labels = per_op[_op_id(op)]
-            done[_op_id(op)] = (labels, run_cases(op, cases, workdir))
-    return done
+    outcomes = resolve([c for cs in per_op.values() for c in cs], workdir, (BY_OP, BY_DTYPE))
+    return {name: [(c, outcomes[id(c)]) for c in cs] for name, cs in per_op.items()}
 
 
 def _cache_cia_op_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -328,47 +485,90 @@ def _cache_cia_op_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, "_collect_all_valid_cia_ops", lambda: set(collect()))
 
 
+CHUNK = 8  # ops per program
+
+
+@dataclass
+class Sweep:
+    """Outcomes by op id, filled a chunk of OPS at a time as the tests ask for them."""
+
+    results: dict[str, list[tuple[_Case, Outcome]]] = field(default_factory=dict)
+
+    def of(self, op: Any) -> list[tuple[_Case, Outcome]]:
+        if _op_id(op) not in self.results:
+            at = OPS.index(op)
+            chunk = OPS[at - at % CHUNK : at - at % CHUNK + CHUNK]
+            with tempfile.TemporaryDirectory() as tmp:
+                self.results.update(run_chunk(chunk, Path(tmp)))
+        return self.results[_op_id(op)]
+
+
 @pytest.fixture(scope="module")
-def runtime_lib() -> Iterator[None]:
-    """etrt's runtime from the in-tree release build, loaded into this process."""
-    build = runtime_build.build_tools(
-        "runtime", ["etrt", "etrt_kernels_optimized", "etrt_threadpool"]
-    )
-    os.environ["ETRT_LIBRARY_DIR"] = str(build.build_dir)
+def sweep(inprocess_runtime: Path) -> Iterator[Sweep]:
     with pytest.MonkeyPatch.context() as monkeypatch:
         _cache_cia_op_lookup(monkeypatch)
-        yield
+        yield Sweep()
 
 
-TOTALS: collections.Counter[str] = collections.Counter()
-CHUNK = 6  # ops per program
-
-
-@pytest.fixture(scope="module")
-def sweep(runtime_lib: None) -> Iterator[dict[str, OpResults]]:
-    """Results by op id, filled a chunk of OPS at a time as the tests ask for them."""
-    results: dict[str, OpResults] = {}
-    yield results
-    print(f"\nOpInfo samples in total: {dict(TOTALS)}")
+def _summary(outcomes: list[Outcome]) -> str:
+    counts = collections.Counter(o.kind for o in outcomes)
+    passed = counts.pop("pass", 0)
+    rest = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    return f"pass {passed}/{len(outcomes)}" + (f", {rest}" if rest else "")
 
 
 @pytest.mark.parametrize("op", OPS, ids=_op_id)
-def test_opinfo_samples_match_eager(op: Any, sweep: dict[str, OpResults]) -> None:
-    if _op_id(op) not in sweep:
-        at = OPS.index(op)
-        chunk = OPS[at - at % CHUNK : at - at % CHUNK + CHUNK]
-        with tempfile.TemporaryDirectory() as tmp:
-            sweep.update(run_chunk(chunk, Path(tmp)))
-    labels, results = sweep[_op_id(op)]
-    counts: collections.Counter[str] = collections.Counter()
-    failures = []
-    for (dtype, k), (outcome, detail) in zip(labels, results, strict=True):
-        if outcome == "fail" and (op.name, dtype) in KNOWN:
-            outcome, detail = "refused", KNOWN[(op.name, dtype)]
-        counts[outcome] += 1
-        if outcome == "fail":
-            failures.append(f"{str(dtype).removeprefix('torch.')} sample {k}: {detail}")
-    TOTALS.update(counts)
-    summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    print(f"{_op_id(op)}: {summary}")
+def test_opinfo_samples_match_eager(op: Any, sweep: Sweep) -> None:
+    results = sweep.of(op)
+    failures = [f"{c.label}: {o.detail}" for c, o in results if o.kind == "fail"]
+    print(f"{_op_id(op)}: {_summary([o for _, o in results])}")
     assert not failures, "\n".join(failures)
+
+
+def _report(sweep: Sweep) -> list[str]:
+    everything = [(op_id, c, o) for op_id, rs in sweep.results.items() for c, o in rs]
+    lines = [f"OpInfo samples, {SAMPLES or 'all'} per (op, dtype): {len(sweep.results)} OpInfos"]
+    lines += [f"  {op_id}: {_summary([o for _, o in rs])}" for op_id, rs in sweep.results.items()]
+    lines.append(f"in total: {_summary([o for _, _, o in everything])}")
+    for kind in ("refused", "precision", "decomposition", "unexportable", "skipped"):
+        reasons = collections.Counter(
+            re.sub(r"node \w+: ", "", o.detail)[:160] for _, _, o in everything if o.kind == kind
+        )
+        if reasons:
+            lines.append(f"{kind}, by reason:")
+            lines += [f"  {n:5d}  {why}" for why, n in reasons.most_common()]
+    ran = set().union(*(o.ran for _, _, o in everything if o.kind == "pass"))
+    reached = {name for name, _ in ran}
+    unreached = sorted(_ops.SUPPORTED_OPS - reached)
+    lines.append(f"ops etrt claims that no passing sample ran ({len(unreached)}): {unreached}")
+    untested = sorted(
+        f"{name}[{dt}]"
+        for name in _ops.SUPPORTED_OPS & reached
+        for dt in _ops.kernel_dtypes(name)
+        if (name, dt) not in ran
+    )
+    lines.append(f"claimed (op, dtype) pairs no passing sample ran ({len(untested)}): {untested}")
+    return lines
+
+
+def test_opinfo_report(sweep: Sweep, request: pytest.FixtureRequest) -> None:
+    """Runs last: the whole sweep's figures, on the terminal even when output is captured."""
+    for op in OPS:
+        sweep.of(op)
+    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
+    lines = _report(sweep)
+    for line in lines:
+        if terminal is not None:
+            terminal.write_line(line)
+        else:
+            print(line)
+    ran = set().union(*(o.ran for rs in sweep.results.values() for _, o in rs))
+    assert {name for name, _ in ran} & _ops.SUPPORTED_OPS, "no sample reached an etrt kernel"
+    # The operator table claims at least what the samples ran (float64 only ever appears as a
+    # refused dtype, so it is not among them).
+    unclaimed = sorted(
+        f"{name}[{dt}]"
+        for name, dt in ran
+        if name in _ops.SUPPORTED_OPS and dt not in _ops.kernel_dtypes(name)
+    )
+    assert not unclaimed, f"ops ran, and passed, with dtypes the operator table omits: {unclaimed}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -570,3 +571,65 @@ def test_cli_flags_build_a_plain_compiler_app(venv: WheelVenv, models_run: Any) 
     expected = np.load(venv.work / "mlp_expected.npy")
     got = np.fromfile(outputs, dtype=np.float32).reshape(expected.shape)
     assert float(np.max(np.abs(got - expected))) <= 1e-5
+
+
+def test_quick_start_works_from_the_wheel_alone(venv: WheelVenv) -> None:
+    # The README's quick start, in a directory holding nothing of the repository, with only the
+    # installed wheel (and torch, for the exporter) importable.
+    proc = venv.run("-m", "etrt", "export", "etrt.examples:mlp", "-o", "quick start.etrt")
+    assert proc.returncode == 0, proc.stderr
+    proc = venv.run("-m", "etrt", "run", "quick start.etrt")
+    assert proc.returncode == 0, proc.stderr
+    assert "output 0: float32 [1, 10]" in proc.stdout
+    got = venv.script(
+        "where", 'import json, etrt.examples; print(json.dumps({"f": etrt.examples.__file__}))'
+    )
+    assert Path(got["f"]).is_relative_to(venv.pkg)
+
+
+def test_installed_wheel_imports_cheaply_and_knows_its_version(
+    venv: WheelVenv, etrt_wheel: Path
+) -> None:
+    from test_user_path import import_cost_ms
+
+    ms, log = import_cost_ms(str(venv.python), _clean_env(), venv.work)
+    for heavy in ("importlib.metadata", "torch", "numpy"):
+        assert not re.search(rf"\| +{re.escape(heavy)}$", log, re.M), f"import etrt loads {heavy}"
+    assert ms <= 50, f"import etrt from the wheel took {ms:.1f} ms"
+    got = venv.script("version", 'import json, etrt; print(json.dumps({"v": etrt.__version__}))')
+    assert got["v"] == etrt_wheel.name.split("-")[1]  # the wheel's METADATA, not VERSION
+
+
+CMAKE_CACHE_REL = Path("build") / "cmake-venvs"  # the consumer suites' CMake venvs
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file under `root`, but the venvs and the CMake cache handed out."""
+    skip = {".git", ".venv", ".venv-servers"}
+    state = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not (rel == Path(".") and d in skip) and rel / d != CMAKE_CACHE_REL
+        ]
+        for name in filenames:
+            st = (Path(dirpath) / name).lstat()
+            state[str(rel / name)] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def test_configure_benchmark_runs_from_the_installed_wheel_and_writes_nothing_here(
+    venv: WheelVenv, etrt_wheel: Path
+) -> None:
+    before = _tree_state(REPO_ROOT)
+    proc = venv.run(
+        REPO_ROOT / "benchmarks" / "configure.py", "--wheel", etrt_wheel, "--runs", "1",
+        "--cmake-cache", REPO_ROOT / CMAKE_CACHE_REL,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"ratio \d+\.\d+ \(target <= 1\.15\)", proc.stdout), proc.stdout
+    after = _tree_state(REPO_ROOT)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"configure.py wrote into the repository: {changed[:10]}"

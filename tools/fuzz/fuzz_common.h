@@ -93,6 +93,13 @@ inline void fill(const etrt::Tensor& t, uint32_t seed) {
       case etrt::ScalarType::Bool: p[i] = static_cast<uint8_t>(i & 1); break;
       case etrt::ScalarType::Byte:
       case etrt::ScalarType::Char: p[i] = static_cast<uint8_t>(next() % 3); break;
+      case etrt::ScalarType::Half:
+      case etrt::ScalarType::BFloat16: {
+        float v = static_cast<float>(next() % 41) / 10.0f - 2.0f;
+        uint16_t h = t.dtype() == etrt::ScalarType::Half ? etrt::float_to_half(v) : etrt::float_to_bfloat16(v);
+        std::memcpy(p + i * 2, &h, 2);
+        break;
+      }
     }
   }
 }

@@ -55,6 +55,8 @@ typedef int32_t etrt_status;
 #define ETRT_DTYPE_UINT8 4
 #define ETRT_DTYPE_INT8 5
 #define ETRT_DTYPE_FLOAT64 6
+#define ETRT_DTYPE_FLOAT16 7  /* IEEE binary16, 2 bytes */
+#define ETRT_DTYPE_BFLOAT16 8 /* the upper 2 bytes of a float32 */
 
 /* What a method input or output holds. */
 #define ETRT_KIND_NONE 0
@@ -83,6 +85,9 @@ ETRT_C_EXPORT size_t etrt_num_registered_kernels(void);
 ETRT_C_EXPORT const char* etrt_registered_kernel_name(size_t i);
 ETRT_C_EXPORT size_t etrt_num_registered_backends(void);
 ETRT_C_EXPORT const char* etrt_registered_backend_name(size_t i);
+
+/* Restarts the random stream kernels such as aten::rand draw from (etrt/runtime/random.h). */
+ETRT_C_EXPORT void etrt_set_random_seed(uint64_t seed);
 
 /* Maps and verifies the program at `path`. On failure *out is NULL. */
 ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);

@@ -19,6 +19,8 @@ enum class ScalarType : int8_t {
   Byte = 4,    // uint8
   Char = 5,    // int8
   Double = 6,  // float64
+  Half = 7,    // float16 (IEEE binary16), stored as its 16 bits
+  BFloat16 = 8,  // bfloat16 (the upper 16 bits of a float32)
 };
 
 ETRT_EXPORT size_t element_size(ScalarType type) noexcept;

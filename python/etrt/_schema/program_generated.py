@@ -14,6 +14,8 @@ class ScalarType(object):
     Byte = 4
     Char = 5
     Double = 6
+    Half = 7
+    BFloat16 = 8
 
 
 class StorageKind(object):
