@@ -169,9 +169,9 @@ def _opset_seeds(out: Path) -> int:
         for dtype, count in ((torch.float32, 2), (torch.int64, 1)):
             if dtype not in op.supported_dtypes("cpu"):
                 continue
-            for sample in itertools.islice(oi._samples(op, dtype), count):
-                case = oi._Case(op, sample)
-                if case.eager() is None:
+            for index, sample in enumerate(itertools.islice(oi._samples(op, dtype), count)):
+                case = oi._Case(op, sample, dtype, index)
+                if case.skip_reason is None:
                     cases.append(case)
         if not cases:
             continue
