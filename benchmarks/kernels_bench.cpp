@@ -69,7 +69,10 @@ struct OwnedLong {
   }
 };
 
+const char* g_only = nullptr;  // argv[1]: run only the cases whose label starts with it
+
 void run(const char* label, const char* op, std::vector<etrt::Value*> args, double flops) {
+  if (g_only != nullptr && std::strncmp(label, g_only, std::strlen(g_only)) != 0) return;
   etrt::KernelFn fn = etrt::find_kernel(op);
   if (fn == nullptr) {
     std::printf("%s missing-kernel 0\n", label);
@@ -145,15 +148,21 @@ void attention_bmms() {
   }
 }
 
-void conv(const char* label, int64_t batch, int64_t cin, int64_t cout, int64_t hw, int64_t kk, int64_t pad) {
-  Owned input({batch, cin, hw, hw}), weight({cout, cin, kk, kk}), bias({cout});
-  const int64_t o = hw + 2 * pad - kk + 1;
-  Owned out({batch, cout, o, o});
-  std::vector<int64_t> ones = {1, 1}, pads = {pad, pad}, zeros = {0, 0};
-  etrt::Value s = etrt::Value::int_list(ones), p = etrt::Value::int_list(pads), d = etrt::Value::int_list(ones);
-  etrt::Value tr(false), op = etrt::Value::int_list(zeros), g(int64_t{1});
+void conv(const char* label, int64_t batch, int64_t cin, int64_t cout, int64_t hw, int64_t kk, int64_t pad,
+          int64_t stride = 1, int64_t groups = 1, bool nhwc = false) {
+  const int64_t o = (hw + 2 * pad - kk) / stride + 1, cin_g = cin / groups;
+  // Channels-last activations and [kh][kw][cin_g][cout] weights: how the exporter lays out a CNN.
+  auto cl = [](int64_t c, int64_t h) { return std::vector<int64_t>{h * h * c, 1, h * c, c}; };
+  Owned input({batch, cin, hw, hw}, nhwc ? cl(cin, hw) : std::vector<int64_t>{});
+  Owned weight({cout, cin_g, kk, kk},
+               nhwc ? std::vector<int64_t>{1, cout, kk * cin_g * cout, cin_g * cout} : std::vector<int64_t>{});
+  Owned bias({cout});
+  Owned out({batch, cout, o, o}, nhwc ? cl(cout, o) : std::vector<int64_t>{});
+  std::vector<int64_t> strides = {stride, stride}, ones = {1, 1}, pads = {pad, pad}, zeros = {0, 0};
+  etrt::Value s = etrt::Value::int_list(strides), p = etrt::Value::int_list(pads), d = etrt::Value::int_list(ones);
+  etrt::Value tr(false), op = etrt::Value::int_list(zeros), g(groups);
   run(label, "aten::convolution", {&input.v, &weight.v, &bias.v, &s, &p, &d, &tr, &op, &g, &out.v},
-      2.0 * batch * cout * o * o * cin * kk * kk);
+      2.0 * batch * cout * o * o * cin_g * kk * kk);
 }
 
 void pool(const char* label, int64_t batch, int64_t c, int64_t hw) {
@@ -168,7 +177,8 @@ void pool(const char* label, int64_t batch, int64_t c, int64_t hw) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_only = argv[1];
   linear("linear_1x784x256", 1, 784, 256);
   linear("linear_32x784x256", 32, 784, 256);
   linear("linear_1x256x10", 1, 256, 10);
@@ -185,6 +195,19 @@ int main() {
   conv("conv_1x1x16_28_3x3", 1, 1, 16, 28, 3, 1);
   conv("conv_32x1x16_28_3x3", 32, 1, 16, 28, 3, 1);
   conv("conv_8x16x32_14_3x3", 8, 16, 32, 14, 3, 1);
+  // Channels-last, the layers of ResNet18, MobileNetV3-small and EfficientNet-B0 at batch 1.
+  conv("nhwc_resnet_stem", 1, 3, 64, 224, 7, 3, 2, 1, true);
+  conv("nhwc_resnet_l1_3x3", 1, 64, 64, 56, 3, 1, 1, 1, true);
+  conv("nhwc_resnet_l2_3x3", 1, 128, 128, 28, 3, 1, 1, 1, true);
+  conv("nhwc_resnet_l3_3x3", 1, 256, 256, 14, 3, 1, 1, 1, true);
+  conv("nhwc_resnet_l4_3x3", 1, 512, 512, 7, 3, 1, 1, 1, true);
+  conv("nhwc_resnet_l4_down", 1, 256, 512, 14, 3, 1, 2, 1, true);
+  conv("nhwc_pointwise_96x576_7", 1, 96, 576, 7, 1, 0, 1, 1, true);
+  conv("nhwc_pointwise_16x72_56", 1, 16, 72, 56, 1, 0, 1, 1, true);
+  conv("nhwc_pointwise_144x24_56", 1, 144, 24, 56, 1, 0, 1, 1, true);
+  conv("nhwc_dw3x3_72_56", 1, 72, 72, 56, 3, 1, 1, 72, true);
+  conv("nhwc_dw5x5s2_144_56", 1, 144, 144, 56, 5, 2, 2, 144, true);
+  conv("nhwc_dw3x3_32_112", 1, 32, 32, 112, 3, 1, 1, 32, true);
   pool("maxpool_1x16x28", 1, 16, 28);
   pool("maxpool_32x16x28", 32, 16, 28);
   return 0;

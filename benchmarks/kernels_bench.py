@@ -53,8 +53,9 @@ def build_bench(build_dir: Path) -> Path:
     return exe
 
 
-def run_etrt(exe: Path) -> dict[str, Timing]:
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+def run_etrt(exe: Path, only: str = "") -> dict[str, Timing]:
+    cmd = [str(exe), only] if only else [str(exe)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     results: dict[str, Timing] = {}
     for line in out.splitlines():
         name, micros, gflops = line.split(maxsplit=2)
@@ -116,12 +117,16 @@ def torch_cases() -> dict[str, tuple[Callable[[], object], float]]:
         v = rand(16, 128, 16).permute(1, 0, 2)
         cases["bmm_av_128x16x16x16"] = (lambda: torch.bmm(a, v), 2.0 * 128 * 16 * 16 * 16)
 
-    def conv(name: str, batch: int, cin: int, cout: int, hw: int, kk: int, pad: int) -> None:
-        x, w, b = rand(batch, cin, hw, hw), rand(cout, cin, kk, kk), rand(cout)
-        o = hw + 2 * pad - kk + 1
+    def conv(
+        name: str, batch: int, cin: int, cout: int, hw: int, kk: int, pad: int,
+        stride: int = 1, groups: int = 1,
+    ) -> None:  # fmt: skip
+        # Eager's own layout (NCHW), whatever layout etrt's case uses.
+        x, w, b = rand(batch, cin, hw, hw), rand(cout, cin // groups, kk, kk), rand(cout)
+        o = (hw + 2 * pad - kk) // stride + 1
         cases[name] = (
-            lambda: F.conv2d(x, w, b, padding=pad),
-            2.0 * batch * cout * o * o * cin * kk * kk,
+            lambda: F.conv2d(x, w, b, stride=stride, padding=pad, groups=groups),
+            2.0 * batch * cout * o * o * (cin // groups) * kk * kk,
         )
 
     def pool(name: str, batch: int, c: int, hw: int) -> None:
@@ -144,6 +149,18 @@ def torch_cases() -> dict[str, tuple[Callable[[], object], float]]:
     conv("conv_1x1x16_28_3x3", 1, 1, 16, 28, 3, 1)
     conv("conv_32x1x16_28_3x3", 32, 1, 16, 28, 3, 1)
     conv("conv_8x16x32_14_3x3", 8, 16, 32, 14, 3, 1)
+    conv("nhwc_resnet_stem", 1, 3, 64, 224, 7, 3, 2)
+    conv("nhwc_resnet_l1_3x3", 1, 64, 64, 56, 3, 1)
+    conv("nhwc_resnet_l2_3x3", 1, 128, 128, 28, 3, 1)
+    conv("nhwc_resnet_l3_3x3", 1, 256, 256, 14, 3, 1)
+    conv("nhwc_resnet_l4_3x3", 1, 512, 512, 7, 3, 1)
+    conv("nhwc_resnet_l4_down", 1, 256, 512, 14, 3, 1, 2)
+    conv("nhwc_pointwise_96x576_7", 1, 96, 576, 7, 1, 0)
+    conv("nhwc_pointwise_16x72_56", 1, 16, 72, 56, 1, 0)
+    conv("nhwc_pointwise_144x24_56", 1, 144, 24, 56, 1, 0)
+    conv("nhwc_dw3x3_72_56", 1, 72, 72, 56, 3, 1, 1, 72)
+    conv("nhwc_dw5x5s2_144_56", 1, 144, 144, 56, 5, 2, 2, 144)
+    conv("nhwc_dw3x3_32_112", 1, 32, 32, 112, 3, 1, 1, 32)
     pool("maxpool_1x16x28", 1, 16, 28)
     pool("maxpool_32x16x28", 32, 16, 28)
     return cases
@@ -157,6 +174,16 @@ def main() -> int:
         default=ROOT / "build" / "kernels-heavy",
         help="CMake build tree holding libetrt.so and libetrt_kernels_optimized.so",
     )
+    parser.add_argument(
+        "--only", default="", help="run only the cases whose name starts with this prefix"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="time etrt and torch in turn this many times per case, keep each one's best "
+        "(a busy machine)",
+    )
     args = parser.parse_args()
     if not (args.build_dir / "libetrt_kernels_optimized.so").exists():
         print(
@@ -165,12 +192,18 @@ def main() -> int:
         )
         return 2
     torch.set_num_threads(1)
-    etrt = run_etrt(build_bench(args.build_dir))
+    exe = build_bench(args.build_dir)
     columns = ("etrt us", "torch us", "etrt GF/s", "torch GF/s", "ratio")
     print(f"{'case':<24}" + "".join(f"{c:>11}" for c in columns))
     for name, (fn, flops) in torch_cases().items():
-        t = best_micros(fn)
-        e = etrt.get(name)
+        if not name.startswith(args.only):
+            continue
+        e, t = None, float("inf")
+        for _ in range(max(1, args.rounds)):  # in turn, so both see the same load
+            got = run_etrt(exe, name).get(name)
+            if got is not None and (e is None or got.micros < e.micros):
+                e = got
+            t = min(t, best_micros(fn))
         if e is None:
             print(f"{name:<24}{'-':>11}{t:>11.2f}")
             continue

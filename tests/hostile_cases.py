@@ -332,8 +332,7 @@ EXPECTED_PROGRAM = {
     " tensors and inputs can have a dynamic shape",
     "int_list_item_not_an_int": "int list item refers to value 12, which is not an Int",
     "int_list_item_count": "value 48: int list has 2 items but 1 item values",
-    "symbolic_size_overflow": "instruction 16 (etrt_prim::mul) failed: etrt_prim::mul: integer"
-    " overflow",
+    "symbolic_size_overflow": "(etrt_prim::mul) failed: etrt_prim::mul: integer overflow",
     "symbolic_view_beyond_plan": "aten::view: the view has shape [28, 1] but was planned as"
     " [14, 2]",
     "dynamic_output_beyond_capacity": "aten::addmm: output 'out' has shape [7, 4], beyond the"

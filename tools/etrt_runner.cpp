@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "etrt/runtime/runtime.h"
+#if defined(ETRT_RUNNER_XNNPACK)  // the builds that link etrt::backend_xnnpack
+#include "etrt/backends/xnnpack.h"
+#endif
 
 namespace {
 
@@ -106,12 +109,18 @@ int run(const Options& opt) {
     if (!err.ok()) return fail(err);
   }
   // Loading a method is where delegates do their one-time work (XNNPACK packs its weights).
+#if defined(ETRT_RUNNER_XNNPACK)
+  const etrt::backends::xnnpack::RuntimeStats before_load = etrt::backends::xnnpack::runtime_stats();
+#endif
   auto load_start = std::chrono::steady_clock::now();
   etrt::Module module(opt.program, opt.data);
   auto method_or = module.method(opt.method);
   if (!method_or.ok()) return fail(method_or.error());
   etrt::Method& method = **method_or;
   const double load_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - load_start).count();
+#if defined(ETRT_RUNNER_XNNPACK)
+  const etrt::backends::xnnpack::RuntimeStats after_load = etrt::backends::xnnpack::runtime_stats();
+#endif
 
   std::vector<char> input_bytes;
   if (!opt.inputs.empty()) {
@@ -185,6 +194,15 @@ int run(const Options& opt) {
     std::printf("%s: %ld runs, median_us=%.2f min_us=%.2f max_us=%.2f load_us=%.2f\n", opt.method.c_str(),
                 opt.repeat, run_us[run_us.size() / 2], run_us.front(), run_us.back(), load_us);
   }
+#if defined(ETRT_RUNNER_XNNPACK)
+  // XNNPACK runtimes created (weights packed) while loading, and how many the runs added (none
+  // unless the thread pool changed).
+  const etrt::backends::xnnpack::RuntimeStats after_runs = etrt::backends::xnnpack::runtime_stats();
+  std::printf("xnnpack: pack_runtimes=%llu pack_us=%.2f runs_repacked=%llu\n",
+              static_cast<unsigned long long>(after_load.runtimes_created - before_load.runtimes_created),
+              static_cast<double>(after_load.create_nanoseconds - before_load.create_nanoseconds) / 1e3,
+              static_cast<unsigned long long>(after_runs.runtimes_created - after_load.runtimes_created));
+#endif
   if (!opt.outputs.empty()) {
     std::FILE* f = std::fopen(opt.outputs.c_str(), "wb");
     if (f == nullptr) {

@@ -64,6 +64,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::bitwise_or.Tensor",
         "aten::bitwise_xor.Scalar",
         "aten::bitwise_xor.Tensor",
+        "aten::cat",
         "aten::ceil",
         "aten::clamp",
         "aten::clamp.Tensor",
@@ -95,6 +96,8 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::gelu",
         "aten::gt.Scalar",
         "aten::gt.Tensor",
+        "aten::hardsigmoid",
+        "aten::hardswish",
         "aten::hardtanh",
         "aten::isinf",
         "aten::isnan",
@@ -132,6 +135,7 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
         "aten::scaled_dot_product_attention",
         "aten::sigmoid",
         "aten::sign",
+        "aten::silu",
         "aten::sin",
         "aten::sinh",
         "aten::sqrt",
@@ -144,7 +148,8 @@ ANY_LAYOUT_OPS: frozenset[str] = frozenset(
     }
 ) | RANDOM_FILL_OPS
 
-# Every other compute op: its kernel writes a contiguous output.
+# Every other compute op: its kernel writes a contiguous output (aten::convolution and
+# aten::max_pool2d[_with_indices] also write channels-last ones, which channels_last.py plans).
 COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
     {
         "aten::_adaptive_avg_pool2d",
@@ -172,7 +177,6 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::avg_pool2d",
         "aten::avg_pool3d",
         "aten::bmm",
-        "aten::cat",
         "aten::col2im",
         "aten::constant_pad_nd",
         "aten::convolution",
@@ -188,6 +192,7 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::masked_scatter",
         "aten::max",
         "aten::max.dim",
+        "aten::max_pool2d",
         "aten::max_pool2d_with_indices",
         "aten::max_pool3d_with_indices",
         "aten::mean",
@@ -357,6 +362,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::col2im",
         "aten::convolution",
         "aten::grid_sampler_2d",
+        "aten::max_pool2d",
         "aten::max_pool2d_with_indices",
         "aten::max_pool3d_with_indices",
         "aten::native_group_norm",

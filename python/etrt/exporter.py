@@ -8,9 +8,11 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 
+from .channels_last import plan_channels_last
 from .data_map import to_bytes
 from .errors import ExportError
 from .fold import fold_batch_norm
+from .fuse import fuse_kernel_calls
 from .ir import ProgramData, required_version
 from .lower import lower
 from .memory_plan import plan_memory
@@ -112,6 +114,10 @@ def export_program(
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):
         delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
+    # What stays with etrt's kernels: fused activations, convolutions channels-last, linear
+    # weights stored transposed.
+    fuse_kernel_calls(lowered.plan)
+    plan_channels_last(lowered.plan, lowered.segments)
     store_permuted_weights(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
     plans = [lowered.plan]

@@ -11,54 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import (
-    BoolValue,
-    DoubleValue,
-    ExecutionPlan,
-    KernelCall,
-    NullValue,
-    ScalarType,
-    StorageKind,
-    TensorValue,
-    tensor_indices,
-)
+from .ir import BoolValue, DoubleValue, ExecutionPlan, KernelCall, NullValue
+from .plan_graph import PlanGraph, add_constant, constant_array, drop_unread_constants
 
 BATCH_NORM = "aten::_native_batch_norm_legit_no_training"
 CONVOLUTION = "aten::convolution"
 
 
-def _constant(plan: ExecutionPlan, segments: list[bytes], index: int) -> np.ndarray | None:
-    v = plan.values[index]
-    if not isinstance(v, TensorValue) or v.storage != StorageKind.CONSTANT:
-        return None
-    if v.scalar_type != ScalarType.FLOAT or v.dim_order != tuple(range(len(v.sizes))):
-        return None
-    data = np.frombuffer(segments[v.constant_segment], dtype="<f4")
-    return data.reshape(v.sizes).astype(np.float64) if data.size == v.numel else None
-
-
-def _add_constant(plan: ExecutionPlan, segments: list[bytes], array: np.ndarray) -> int:
-    segments.append(np.ascontiguousarray(array, dtype="<f4").tobytes())
-    plan.values.append(
-        TensorValue(ScalarType.FLOAT, tuple(array.shape), StorageKind.CONSTANT,
-                    constant_segment=len(segments) - 1)
-    )  # fmt: skip
-    return len(plan.values) - 1
-
-
 def fold_batch_norm(plan: ExecutionPlan, segments: list[bytes]) -> int:
     """Folds every foldable batch norm into its convolution (mutates both); returns how many."""
-    producer: dict[int, int] = {}
-    readers: dict[int, int] = {}
-    for step, instr in enumerate(plan.instructions):
-        if isinstance(instr, KernelCall):
-            for out in instr.outputs:
-                producer[out] = step
-        for a in instr.inputs:
-            for t in tensor_indices(plan.values, a):
-                readers[t] = readers.get(t, 0) + 1
-    for t in plan.outputs:
-        readers[t] = readers.get(t, 0) + 1
+    graph = PlanGraph(plan)
     dropped: set[int] = set()
     folded = 0
     for step, bn in enumerate(plan.instructions):
@@ -66,16 +28,16 @@ def fold_batch_norm(plan: ExecutionPlan, segments: list[bytes]) -> int:
             continue
         x, gamma, beta, mean, var, _momentum, eps = bn.inputs
         out, *stats = bn.outputs
-        conv_step = producer.get(x)
-        if conv_step is None or readers.get(x) != 1 or any(readers.get(s) for s in stats):
+        conv_step = graph.producer.get(x)
+        if conv_step is None or graph.uses(x) != 1 or any(graph.uses(s) for s in stats):
             continue
         conv = plan.instructions[conv_step]
         assert isinstance(conv, KernelCall)
         if plan.operators[conv.op_index] != CONVOLUTION:
             continue
         w_index, b_index = conv.inputs[1], conv.inputs[2]
-        w = _constant(plan, segments, w_index)
-        mu, sigma2 = _constant(plan, segments, mean), _constant(plan, segments, var)
+        w = constant_array(plan, segments, w_index)
+        mu, sigma2 = constant_array(plan, segments, mean), constant_array(plan, segments, var)
         e = plan.values[eps]
         if w is None or mu is None or sigma2 is None or not isinstance(e, DoubleValue):
             continue
@@ -87,7 +49,7 @@ def fold_batch_norm(plan: ExecutionPlan, segments: list[bytes]) -> int:
             if isinstance(plan.values[index], NullValue):
                 params.append(np.full(channels, default))
                 continue
-            array = _constant(plan, segments, index)
+            array = constant_array(plan, segments, index)
             if array is None or array.shape != (channels,):
                 break
             params.append(array)
@@ -95,8 +57,8 @@ def fold_batch_norm(plan: ExecutionPlan, segments: list[bytes]) -> int:
             continue
         g, b, bias = params
         scale = g / np.sqrt(sigma2 + e.val)
-        new_w = _add_constant(plan, segments, w * scale.reshape(-1, *([1] * (w.ndim - 1))))
-        new_b = _add_constant(plan, segments, (bias - mu) * scale + b)
+        new_w = add_constant(plan, segments, w * scale.reshape(-1, *([1] * (w.ndim - 1))))
+        new_b = add_constant(plan, segments, (bias - mu) * scale + b)
         args = list(conv.args)
         args[1], args[2], args[-1] = new_w, new_b, out
         plan.instructions[conv_step] = KernelCall(
@@ -106,23 +68,10 @@ def fold_batch_norm(plan: ExecutionPlan, segments: list[bytes]) -> int:
         plan.values[x] = NullValue()  # the convolution's old output: nobody reads it now
         folded += 1
     plan.instructions = [i for s, i in enumerate(plan.instructions) if s not in dropped]
-    _drop_unread_constants(plan, segments)
+    drop_unread_constants(plan, segments)
     return folded
 
 
 def _transposed(plan: ExecutionPlan, conv: KernelCall) -> bool:
     flag = plan.values[conv.inputs[6]]
     return not isinstance(flag, BoolValue) or flag.val
-
-
-def _drop_unread_constants(plan: ExecutionPlan, segments: list[bytes]) -> None:
-    """Constants no instruction reads any more (the unfolded weights): no data left behind."""
-    read: set[int] = set(plan.outputs)
-    for instr in plan.instructions:
-        for a in instr.args:
-            read.add(a)
-            read.update(tensor_indices(plan.values, a))
-    for i, v in enumerate(plan.values):
-        if isinstance(v, TensorValue) and v.storage == StorageKind.CONSTANT and i not in read:
-            segments[v.constant_segment] = b""
-            plan.values[i] = NullValue()

@@ -143,7 +143,7 @@ void op_cat(KernelContext& ctx, Span<Value*> args) {
       return;
     }
   }
-  Tensor* out = output_arg(ctx, op, args, 2, first->dtype(), shape.span());
+  Tensor* out = strided_output_arg(ctx, op, args, 2, first->dtype(), shape.span());
   if (out == nullptr) return;
   const size_t es = out->element_size();
   char* base = static_cast<char*>(out->data());

@@ -1,8 +1,12 @@
-// aten::convolution (1-D and 2-D, groups, stride, padding, dilation, bias) as im2col + SGEMM.
-// Per image and group: out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
+// aten::convolution (1-D and 2-D, groups, stride, padding, dilation, bias).
+// A contiguous (NCHW) output: im2col + SGEMM, per image and group
+// out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
+// A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
 #include <algorithm>
+#include <cstring>
 #include <string>
 
+#include "conv_nhwc.h"
 #include "gemm.h"
 #include "heavy.h"
 #include "util.h"
@@ -205,6 +209,95 @@ void fail_oom(KernelContext& ctx) {
   ctx.fail(Error(ErrorCode::OutOfMemory, std::string(kOp) + ": out of scratch memory"));
 }
 
+// A weight [O, I, KH, KW] stored as [KH][KW][I][O]: what the NHWC kernels read in place.
+bool weight_hwio(const Tensor& w) {
+  const int64_t o = w.size(0), i = w.size(1), kw = w.size(3);
+  const int64_t want[4] = {1, o, kw * i * o, i * o};
+  for (int d = 0; d < 4; ++d) {
+    if (w.size(d) != 1 && w.stride(d) != want[d]) return false;
+  }
+  return true;
+}
+
+// The NHWC path: input gathered channels-last unless it already is, weights read in place when
+// stored [KH][KW][I][O] (else repacked), bias and a row of zeros in scratch.
+void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, const Tensor& weight,
+               const Tensor* bias, Tensor& out) {
+  NhwcConv c;
+  c.batch = s.batch;
+  c.h = s.h;
+  c.w = s.w;
+  c.cin = s.cin;
+  c.oh = s.oh;
+  c.ow = s.ow;
+  c.cout = s.cout;
+  c.kh = s.kh;
+  c.kw = s.kw;
+  c.sh = s.sh;
+  c.sw = s.sw;
+  c.ph = s.ph;
+  c.pw = s.pw;
+  c.dh = s.dh;
+  c.dw = s.dw;
+  c.depthwise = s.groups > 1;
+  const float* in = input.data_as<const float>();
+  if (s.in_sc == 1 || s.cin == 1) {
+    c.in = in;
+    c.in_sn = s.in_sn;
+    c.in_sh = s.in_sh;
+    c.in_sw = s.in_sw;
+  } else {
+    const int64_t plane = s.h * s.w;
+    float* g = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.batch * plane * s.cin) * sizeof(float), 64));
+    if (g == nullptr) return fail_oom(ctx);
+    for (int64_t n = 0; n < s.batch; ++n)
+      for (int64_t y = 0; y < s.h; ++y)
+        for (int64_t x = 0; x < s.w; ++x) {
+          const float* src = in + n * s.in_sn + y * s.in_sh + x * s.in_sw;
+          float* dst = g + ((n * s.h + y) * s.w + x) * s.cin;
+          for (int64_t ch = 0; ch < s.cin; ++ch) dst[ch] = src[ch * s.in_sc];
+        }
+    c.in = g;
+    c.in_sn = plane * s.cin;
+    c.in_sh = s.w * s.cin;
+    c.in_sw = s.cin;
+  }
+  const int64_t cin_g = c.cin_g(), rows = s.kh * s.kw * cin_g;
+  c.w_ld = s.cout;
+  if (weight_hwio(weight)) {
+    c.weight = weight.data_as<const float>();
+  } else {
+    float* wp = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(rows * s.cout) * sizeof(float), 64));
+    if (wp == nullptr) return fail_oom(ctx);
+    const float* src = weight.data_as<const float>();
+    for (int64_t i = 0; i < s.kh; ++i)
+      for (int64_t j = 0; j < s.kw; ++j)
+        for (int64_t ch = 0; ch < cin_g; ++ch)
+          for (int64_t o = 0; o < s.cout; ++o) {
+            wp[((i * s.kw + j) * cin_g + ch) * s.cout + o] =
+                src[o * weight.stride(0) + ch * weight.stride(1) + i * weight.stride(2) + j * weight.stride(3)];
+          }
+    c.weight = wp;
+  }
+  if (bias != nullptr) {
+    if (bias->stride(0) == 1 || s.cout == 1) {
+      c.bias = bias->data_as<const float>();
+    } else {
+      float* b = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.cout) * sizeof(float), 64));
+      if (b == nullptr) return fail_oom(ctx);
+      for (int64_t o = 0; o < s.cout; ++o) b[o] = bias->data_as<const float>()[o * bias->stride(0)];
+      c.bias = b;
+    }
+  }
+  float* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.cin + 16) * sizeof(float), 64));
+  if (zeros == nullptr) return fail_oom(ctx);
+  std::memset(zeros, 0, static_cast<size_t>(s.cin + 16) * sizeof(float));
+  c.zeros = zeros;
+  c.out = out.data_as<float>();
+  c.out_ps = s.cout;
+  if (!nhwc_convolution(ctx, c)) fail_oom(ctx);
+}
+
 }  // namespace
 
 void op_convolution(KernelContext& ctx, Span<Value*> args) {
@@ -294,9 +387,21 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
   }
   int64_t out_sizes[4] = {s.batch, s.cout, s.oh, s.ow};
   if (spatial == 1) out_sizes[2] = s.ow;
-  Tensor* out = output_arg(ctx, kOp, args, 9, ScalarType::Float,
-                           Span<const int64_t>(out_sizes, static_cast<size_t>(input->dim())));
+  Tensor* out = strided_output_arg(ctx, kOp, args, 9, ScalarType::Float,
+                                   Span<const int64_t>(out_sizes, static_cast<size_t>(input->dim())));
   if (out == nullptr || out->numel() == 0) return;
+  // Channels-last output (or one that is both layouts, with weights stored for the NHWC path).
+  const bool depthwise = groups > 1 && groups == s.cin && s.cout == s.cin;
+  if (spatial == 2 && (groups == 1 || depthwise) && channels_last_dense(*out) &&
+      (!out->is_contiguous() || weight_hwio(*weight))) {
+    conv_nhwc(ctx, s, *input, *weight, bias, *out);
+    return;
+  }
+  if (!out->is_contiguous()) {
+    fail(ctx, kOp, "output must be contiguous, or channels-last for a 2-D convolution with groups 1 or one "
+                   "group per channel");
+    return;
+  }
   // The column matrix (plus a row for a folded bias) is a tensor of its own: bounded like one.
   int64_t col_elements = 0;
   if (!checked::mul(s.kdim() + 1, s.pixels(), &col_elements) || col_elements > checked::kMaxElements) {

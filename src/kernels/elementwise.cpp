@@ -219,7 +219,10 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
 // ---------------------------------------------------------------------------------------------
 // Float unary
 
-enum class UnOp { Relu, GeluErf, GeluTanh, Scale, Clamp, Sigmoid, Tanh, Exp, Rsqrt, Abs, LeakyRelu, Pow, Neg, Sqrt, Log };
+enum class UnOp {
+  Relu, GeluErf, GeluTanh, Scale, Clamp, Sigmoid, Tanh, Exp, Rsqrt, Abs, LeakyRelu, Pow, Neg, Sqrt, Log,
+  Hardswish, Hardsigmoid, Silu,
+};
 
 // The highest category among an op's Scalar arguments, for ATen's result type.
 enum class ScalarKind : uint8_t { None, Bool, Int, Double };
@@ -257,6 +260,11 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
     case UnOp::Neg: return -x;
     case UnOp::Sqrt: return __builtin_sqrtf(x);
     case UnOp::Log: return __builtin_logf(x);
+    // The steps (and so the roundings) of their decompositions: x * clamp(x + 3, 0, 6) / 6,
+    // clamp(x + 3, 0, 6) / 6 and x * sigmoid(x).
+    case UnOp::Hardswish: return x * apply_unary(UnOp::Clamp, x + 3.0f, {0.0f, 6.0f}) / 6.0f;
+    case UnOp::Hardsigmoid: return apply_unary(UnOp::Clamp, x + 3.0f, {0.0f, 6.0f}) / 6.0f;
+    case UnOp::Silu: return x * (1.0f / (1.0f + exp_f32(-x)));
   }
   return x;
 }
@@ -340,6 +348,9 @@ void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
     case UnOp::Neg: unary_run<UnOp::Neg>(o, a, u, n); break;
     case UnOp::Sqrt: unary_run<UnOp::Sqrt>(o, a, u, n); break;
     case UnOp::Log: unary_run<UnOp::Log>(o, a, u, n); break;
+    case UnOp::Hardswish: unary_run<UnOp::Hardswish>(o, a, u, n); break;
+    case UnOp::Hardsigmoid: unary_run<UnOp::Hardsigmoid>(o, a, u, n); break;
+    case UnOp::Silu: unary_run<UnOp::Silu>(o, a, u, n); break;
   }
 }
 
@@ -756,6 +767,11 @@ void op_pow_tensor_scalar(KernelContext& ctx, Span<Value*> args) {
 }
 
 void op_sigmoid(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::sigmoid", 2, UnOp::Sigmoid); }
+void op_hardswish(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::hardswish", 2, UnOp::Hardswish); }
+void op_hardsigmoid(KernelContext& ctx, Span<Value*> args) {
+  unary_op(ctx, args, "aten::hardsigmoid", 2, UnOp::Hardsigmoid);
+}
+void op_silu(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::silu", 2, UnOp::Silu); }
 void op_tanh(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::tanh", 2, UnOp::Tanh); }
 void op_exp(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::exp", 2, UnOp::Exp); }
 void op_rsqrt(KernelContext& ctx, Span<Value*> args) { unary_op(ctx, args, "aten::rsqrt", 2, UnOp::Rsqrt); }

@@ -13,49 +13,9 @@
 namespace etrt {
 namespace kernels {
 
-// Each block below is compiled for one instruction set; every header is included above so that
-// no shared inline function picks up a wider target than the baseline.
-// Clang (the fuzz build) spells a target region as an attribute applied to every function in it.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx2,fma")
-#endif
-#pragma GCC diagnostic push
-// GCC 12's AVX-512 headers trip this warning on their own placeholder values.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#define ETRT_GEMM_NS isa_avx512
-#define ETRT_GEMM_LEVEL 2
-#include "gemm_isa.inc"
-#undef ETRT_GEMM_NS
-#undef ETRT_GEMM_LEVEL
-#pragma GCC diagnostic pop
-#if defined(__clang__)
-#pragma clang attribute pop
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-#define ETRT_GEMM_NS isa_avx2
-#define ETRT_GEMM_LEVEL 1
-#include "gemm_isa.inc"
-#undef ETRT_GEMM_NS
-#undef ETRT_GEMM_LEVEL
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#define ETRT_GEMM_NS isa_sse2
-#define ETRT_GEMM_LEVEL 0
-#include "gemm_isa.inc"
-#undef ETRT_GEMM_NS
-#undef ETRT_GEMM_LEVEL
+#define ETRT_ISA_FILE "gemm_isa.inc"
+#include "isa_clones.inc"
+#undef ETRT_ISA_FILE
 
 namespace {
 

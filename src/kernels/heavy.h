@@ -20,6 +20,8 @@ void op_convolution(KernelContext& ctx, Span<Value*> args);
 // aten::max_pool2d_with_indices: self, kernel_size[], stride[], padding[], dilation[],
 // ceil_mode | out, indices
 void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args);
+// aten::max_pool2d: the same arguments | out (the values only)
+void op_max_pool2d(KernelContext& ctx, Span<Value*> args);
 // aten::avg_pool2d: self, kernel_size[], stride[], padding[], ceil_mode, count_include_pad,
 // divisor_override? | out
 void op_avg_pool2d(KernelContext& ctx, Span<Value*> args);

@@ -28,6 +28,9 @@ void op_hardtanh(KernelContext& ctx, Span<Value*> args);      // self, min_val, 
 void op_leaky_relu(KernelContext& ctx, Span<Value*> args);    // self, negative_slope | out
 void op_pow_tensor_scalar(KernelContext& ctx, Span<Value*> args);  // self, exponent | out
 void op_sigmoid(KernelContext& ctx, Span<Value*> args);       // self | out
+void op_hardswish(KernelContext& ctx, Span<Value*> args);     // self | out
+void op_hardsigmoid(KernelContext& ctx, Span<Value*> args);   // self | out
+void op_silu(KernelContext& ctx, Span<Value*> args);          // self | out
 void op_tanh(KernelContext& ctx, Span<Value*> args);          // self | out
 void op_exp(KernelContext& ctx, Span<Value*> args);           // self | out
 void op_rsqrt(KernelContext& ctx, Span<Value*> args);         // self | out

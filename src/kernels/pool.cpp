@@ -159,36 +159,79 @@ void pool_plane(const PoolShape& s, const float* in, float* out, int64_t* idx) {
   }
 }
 
-}  // namespace
+// Channels-last output: one output pixel, every channel at once (vectorised along the channels of
+// a channels-last input), ATen's scan order and NaN rule. Indices (when wanted) go through their
+// own channel stride.
+ETRT_VECTOR_CLONES
+void pool_nhwc_pixel(const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx,
+                     int64_t idx_sc) {
+  int64_t h0 = y * s.sh - s.ph;
+  const int64_t h1 = std::min(h0 + (s.kh - 1) * s.dh + 1, s.h);
+  while (h0 < 0) h0 += s.dh;
+  int64_t w0 = x * s.sw - s.pw;
+  const int64_t w1 = std::min(w0 + (s.kw - 1) * s.dw + 1, s.w);
+  while (w0 < 0) w0 += s.dw;
+  const int64_t c_end = s.channels;
+  for (int64_t c = 0; c < c_end; ++c) out[c] = -std::numeric_limits<float>::infinity();
+  if (idx != nullptr) {
+    for (int64_t c = 0; c < c_end; ++c) idx[c * idx_sc] = h0 * s.w + w0;
+  }
+  for (int64_t ih = h0; ih < h1; ih += s.dh) {
+    for (int64_t iw = w0; iw < w1; iw += s.dw) {
+      const float* r = img + ih * s.in_sh + iw * s.in_sw;
+      if (idx == nullptr && s.in_sc == 1) {
+        for (int64_t c = 0; c < c_end; ++c) {
+          const float v = r[c];
+          out[c] = (v > out[c] || v != v) ? v : out[c];
+        }
+        continue;
+      }
+      const int64_t pos = ih * s.w + iw;
+      for (int64_t c = 0; c < c_end; ++c) {
+        const float v = r[c * s.in_sc];
+        if (idx == nullptr) {
+          out[c] = (v > out[c] || v != v) ? v : out[c];
+          continue;
+        }
+        const bool take = v > out[c] || v != v;
+        out[c] = take ? v : out[c];
+        idx[c * idx_sc] = take ? pos : idx[c * idx_sc];
+      }
+    }
+  }
+}
 
-void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) {
-  if (!check_nargs(ctx, kOp, args, 8)) return;
-  const Tensor* self = tensor_arg(ctx, kOp, args, 0, "self");
-  if (self == nullptr || !check_dtype(ctx, kOp, *self, "self", ScalarType::Float) ||
-      !check_has_data(ctx, kOp, *self, "self")) {
+// max_pool2d_with_indices (self, kernel_size, stride, padding, dilation, ceil_mode | out,
+// indices) and max_pool2d (the same arguments | out): the values only, for graphs that never
+// read the indices (the exporter rewrites them so). Contiguous or channels-last outputs.
+void max_pool(KernelContext& ctx, Span<Value*> args, const char* op, bool with_indices) {
+  if (!check_nargs(ctx, op, args, with_indices ? 8 : 7)) return;
+  const Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, op, *self, "self")) {
     return;
   }
   if (self->dim() != 3 && self->dim() != 4) {
-    fail(ctx, kOp, "input must be 3-D or 4-D, got " + shape_string(self->sizes()));
+    fail(ctx, op, "input must be 3-D or 4-D, got " + shape_string(self->sizes()));
     return;
   }
   int64_t none[2] = {0, 0};
   int64_t kernel[2], stride[2], padding[2], dilation[2];
   bool ceil_mode = false;
-  if (!pool_list(ctx, args, 1, "kernel_size", false, none, kernel) ||
-      !pool_list(ctx, args, 2, "stride", true, kernel, stride) ||
-      !pool_list(ctx, args, 3, "padding", false, none, padding) ||
-      !pool_list(ctx, args, 4, "dilation", false, none, dilation) ||
-      !bool_arg(ctx, kOp, args, 5, "ceil_mode", &ceil_mode)) {
+  if (!pool_list(ctx, args, 1, "kernel_size", false, none, kernel, op) ||
+      !pool_list(ctx, args, 2, "stride", true, kernel, stride, op) ||
+      !pool_list(ctx, args, 3, "padding", false, none, padding, op) ||
+      !pool_list(ctx, args, 4, "dilation", false, none, dilation, op) ||
+      !bool_arg(ctx, op, args, 5, "ceil_mode", &ceil_mode)) {
     return;
   }
   for (int d = 0; d < 2; ++d) {
     if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || padding[d] < 0) {
-      fail(ctx, kOp, "kernel_size, stride and dilation must be positive and padding non-negative");
+      fail(ctx, op, "kernel_size, stride and dilation must be positive and padding non-negative");
       return;
     }
     if (padding[d] > kernel[d] / 2) {
-      fail(ctx, kOp, "padding should be at most half of the kernel size");
+      fail(ctx, op, "padding should be at most half of the kernel size");
       return;
     }
   }
@@ -213,7 +256,7 @@ void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) {
   s.oh = pooled_size(s.h, s.kh, s.ph, s.sh, s.dh, ceil_mode);
   s.ow = pooled_size(s.w, s.kw, s.pw, s.sw, s.dw, ceil_mode);
   if (s.oh < 1 || s.ow < 1) {
-    fail(ctx, kOp, "output size is empty for input " + shape_string(self->sizes()));
+    fail(ctx, op, "output size is empty for input " + shape_string(self->sizes()));
     return;
   }
   int64_t sizes[4];
@@ -223,22 +266,59 @@ void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) {
   sizes[nd++] = s.oh;
   sizes[nd++] = s.ow;
   const Span<const int64_t> out_sizes(sizes, static_cast<size_t>(nd));
-  Tensor* out = output_arg(ctx, kOp, args, 6, ScalarType::Float, out_sizes, "out");
+  Tensor* out = strided_output_arg(ctx, op, args, 6, ScalarType::Float, out_sizes);
   if (out == nullptr) return;
-  Tensor* indices = output_arg(ctx, kOp, args, 7, ScalarType::Long, out_sizes, "indices");
-  if (indices == nullptr) return;
-
+  Tensor* indices = nullptr;
+  if (with_indices) {
+    indices = strided_output_arg(ctx, op, args, 7, ScalarType::Long, out_sizes);
+    if (indices == nullptr) return;
+  }
+  const bool nhwc = channels_last_dense(*out) && !out->is_contiguous();
+  if (!nhwc && (!out->is_contiguous() || (indices != nullptr && !indices->is_contiguous()))) {
+    fail(ctx, op, "outputs must be contiguous or channels-last");
+    return;
+  }
   const float* in = self->data_as<const float>();
   float* o = out->data_as<float>();
-  int64_t* ix = indices->data_as<int64_t>();
+  int64_t* ix = indices != nullptr ? indices->data_as<int64_t>() : nullptr;
+  if (nhwc) {
+    const int64_t c = s.channels, rows = s.planes * s.oh;
+    const int64_t isn = ix != nullptr ? indices->stride(0) : 0, isc = ix != nullptr ? indices->stride(1) : 0;
+    const int64_t ish = ix != nullptr ? indices->stride(2) : 0, isw = ix != nullptr ? indices->stride(3) : 0;
+    parallel_chunks(rows, window_cost(s.ow * c, s.kh * s.kw), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t n = r / s.oh, y = r % s.oh;
+        for (int64_t x = 0; x < s.ow; ++x) {
+          pool_nhwc_pixel(s, in + n * s.in_sn, y, x, o + (r * s.ow + x) * c,
+                          ix != nullptr ? ix + n * isn + y * ish + x * isw : nullptr, isc);
+        }
+      }
+    });
+    return;
+  }
+  int64_t* scratch = nullptr;
   const int64_t plane_out = s.oh * s.ow;
+  if (ix == nullptr) {  // the plane kernels track indices; they land in scratch
+    scratch = static_cast<int64_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel()) * sizeof(int64_t), 64));
+    if (scratch == nullptr) {
+      ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+      return;
+    }
+  }
+  int64_t* idx_base = ix != nullptr ? ix : scratch;
   parallel_chunks(s.planes * s.channels, window_cost(plane_out, s.kh * s.kw), [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / s.channels, c = p % s.channels;
-      pool_plane(s, in + n * s.in_sn + c * s.in_sc, o + p * plane_out, ix + p * plane_out);
+      pool_plane(s, in + n * s.in_sn + c * s.in_sc, o + p * plane_out, idx_base + p * plane_out);
     }
   });
 }
+
+}  // namespace
+
+void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args) { max_pool(ctx, args, kOp, true); }
+
+void op_max_pool2d(KernelContext& ctx, Span<Value*> args) { max_pool(ctx, args, "aten::max_pool2d", false); }
 
 namespace {
 

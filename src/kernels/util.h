@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/checked.h"
+#include "common/layout.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/half.h"
 #include "etrt/runtime/kernel.h"
@@ -248,6 +249,8 @@ inline Tensor* planned_output(KernelContext& ctx, const char* op, Span<Value*> a
   return writable_output(ctx, op, args, i, name);
 }
 
+using layout::channels_last_dense;
+
 inline Tensor* output_arg(KernelContext& ctx, const char* op, Span<Value*> args, size_t i,
                           ScalarType dtype, Span<const int64_t> sizes, const char* name = "out") {
   return planned_output(ctx, op, args, i, dtype, sizes, false, name);
@@ -379,9 +382,33 @@ Loop<N> make_loop(Span<const int64_t> shape, const Tensor* const (&ops)[N]) {
       st[k][i] = (ti >= 0 && t.size(ti) != 1) ? t.stride(ti) * es : 0;
     }
   }
+  // Walk memory in order: dimensions sorted by the output's strides, largest first (a stable
+  // insertion sort; ties keep their logical order). A reduction's output has zero strides, so it
+  // follows its input's instead. Every element is still visited once, and a reduction sums each
+  // output's inputs in the same order when its input is contiguous; channels-last operands then
+  // become one contiguous run instead of a channel-stride gather.
+  int key = 0;
+  if (N > 1) {
+    for (int i = 0; i < nd; ++i) {
+      if (shape[i] != 1 && st[0][i] == 0) key = 1;
+    }
+  }
+  int perm[kMaxDims];
+  for (int i = 0; i < nd; ++i) {
+    int j = i;
+    const int64_t s = st[key][i] < 0 ? -st[key][i] : st[key][i];
+    while (j > 0) {
+      const int64_t t = st[key][perm[j - 1]];
+      if ((t < 0 ? -t : t) >= s) break;
+      perm[j] = perm[j - 1];
+      --j;
+    }
+    perm[j] = i;
+  }
   // Drop size-1 dimensions, then merge neighbours that are contiguous for every operand.
   int d = 0;
-  for (int i = 0; i < nd; ++i) {
+  for (int ii = 0; ii < nd; ++ii) {
+    const int i = perm[ii];
     if (shape[i] == 0) loop.empty = true;
     if (shape[i] == 1) continue;
     if (d > 0) {

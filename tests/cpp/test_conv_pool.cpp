@@ -9,6 +9,12 @@
 #include <vector>
 
 #include "check.h"
+// The kernel library hides its internals: compile the convolution (and the GEMM, whose choice of
+// instruction set it follows) into this test to run it with every instruction set. The other
+// tests call the library's own copy through the registry.
+#include "kernels/conv.cpp"       // NOLINT(bugprone-suspicious-include)
+#include "kernels/conv_nhwc.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "kernels/gemm.cpp"       // NOLINT(bugprone-suspicious-include)
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
@@ -62,10 +68,43 @@ struct Buf {
 // Strides of an NCHW-shaped tensor stored channels-last (NHWC).
 std::vector<int64_t> channels_last(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
+// A random window over a random input: kernel up to max_k, stride up to 3, dilation up to 2,
+// padding up to half the kernel, and an input the window fits.
+struct Window {
+  int64_t kh, kw, sh, sw, dh, dw, ph, pw, h, w;
+};
+Window random_window(int64_t max_k) {
+  Window g{};
+  g.kh = rand_int(1, max_k);
+  g.kw = rand_int(1, max_k);
+  g.sh = rand_int(1, 3);
+  g.sw = rand_int(1, 3);
+  g.dh = rand_int(1, 2);
+  g.dw = rand_int(1, 2);
+  g.ph = rand_int(0, g.kh / 2);
+  g.pw = rand_int(0, g.kw / 2);
+  g.h = (g.kh - 1) * g.dh + rand_int(1, 10);
+  g.w = (g.kw - 1) * g.dw + rand_int(1, 10);
+  return g;
+}
+
+// Copies a window into a convolution or pooling case.
+template <typename Case>
+void set_window(Case* c, const Window& g) {
+  c->kh = g.kh, c->kw = g.kw, c->sh = g.sh, c->sw = g.sw, c->dh = g.dh, c->dw = g.dw;
+  c->ph = g.ph, c->pw = g.pw, c->h = g.h, c->w = g.w;
+}
+
 struct ConvCase {
   int64_t n, cin, cout, groups, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
   bool bias, one_d, strided_input, strided_weight;
+  bool nhwc_out = false;     // output channels-last: the NHWC kernels
+  bool hwio_weight = false;  // weight stored [kh][kw][cin_g][cout], as the exporter stores it
+  bool local = false;        // this test's copy of the kernel (any forced instruction set)
 };
+
+// Strides of a [cout, cin_g, kh, kw] weight stored [kh][kw][cin_g][cout].
+std::vector<int64_t> hwio(int64_t cout, int64_t cin_g, int64_t kw) { return {1, cout, kw * cin_g * cout, cin_g * cout}; }
 
 void run_conv_case(const ConvCase& c, const std::string& label) {
   check::TestContext ctx;
@@ -77,9 +116,11 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   // Everything is built 4-D; the 1-D case views it without the height dimension.
   Buf<float> input({c.n, c.cin, h, c.w}, c.strided_input ? channels_last(c.cin, h, c.w) : std::vector<int64_t>{});
   Buf<float> weight({c.cout, cin_g, kh, c.kw},
-                    c.strided_weight ? channels_last(cin_g, kh, c.kw) : std::vector<int64_t>{});
+                    c.hwio_weight      ? hwio(c.cout, cin_g, c.kw)
+                    : c.strided_weight ? channels_last(cin_g, kh, c.kw)
+                                       : std::vector<int64_t>{});
   Buf<float> bias({c.cout});
-  Buf<float> out({c.n, c.cout, oh, ow});
+  Buf<float> out({c.n, c.cout, oh, ow}, c.nhwc_out ? channels_last(c.cout, oh, ow) : std::vector<int64_t>{});
   std::vector<int64_t> stride, padding, dilation, opad;
   Value in_v = input.v, w_v = weight.v, out_v = out.v;
   if (c.one_d) {
@@ -104,9 +145,15 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   Value none;
   Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation);
   Value vt(false), vo = Value::int_list(opad), vg(c.groups);
-  CHECK_OK(check::call(ctx, "aten::convolution",
-                       {&in_v, &w_v, c.bias ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out_v}));
-  double worst = 0.0;
+  std::vector<Value*> args = {&in_v, &w_v, c.bias ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out_v};
+  if (c.local) {
+    ctx.reset();
+    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+    CHECK_OK(ctx.error());
+  } else {
+    CHECK_OK(check::call(ctx, "aten::convolution", args));
+  }
+  double worst = 0.0, scale = 1.0;
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t o = 0; o < c.cout; ++o)
       for (int64_t y = 0; y < oh; ++y)
@@ -121,8 +168,11 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
                 s += static_cast<double>(input.at({n, g * cin_g + ci, iy, ix})) * weight.at({o, ci, i, j});
               }
           worst = std::fmax(worst, std::fabs(s - out.at({n, o, y, x})));
+          scale = std::fmax(scale, std::fabs(s));
         }
-  check::record(worst <= 1e-4, __FILE__, __LINE__, label + " err " + std::to_string(worst));
+  // Relative to the largest output (at least 1): Winograd's transforms round a little more.
+  check::record(worst <= 1e-5 * scale, __FILE__, __LINE__,
+                label + " err " + std::to_string(worst) + " of " + std::to_string(scale));
 }
 
 void test_convolution_matches_reference() {
@@ -161,6 +211,101 @@ void test_convolution_matches_reference() {
   }
 }
 
+// The NHWC kernels: channels-last outputs, weights stored as the exporter stores them (or not),
+// inputs NCHW or channels-last, for every instruction set; tails of pixels and channels, padding,
+// the unfolded first-layer path and output-channel blocking of large weights.
+void test_channels_last_convolution_matches_reference() {
+  const char* isas[] = {"avx512", "avx2", "sse2"};
+  for (const char* name : isas) {
+    if (!etrt::kernels::sgemm_force_isa(name)) continue;
+    const std::string isa = std::string(" [") + name + "]";
+    auto nhwc = [](ConvCase c) {
+      c.nhwc_out = true;
+      c.local = true;
+      return c;
+    };
+    // A first layer (3 channels, unfolded per tile): ResNet's 7x7/2 and MobileNet's 3x3/2.
+    run_conv_case(nhwc({1, 3, 16, 1, 23, 21, 7, 7, 2, 2, 3, 3, 1, 1, true, false, false, false, true, true}),
+                  "stem 7x7" + isa);
+    run_conv_case(nhwc({2, 3, 16, 1, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "stem 3x3" + isa);
+    // 3x3 over channels-last input, a strided 1x1 (ResNet's downsample), pointwise with tails.
+    run_conv_case(nhwc({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "3x3" + isa);
+    run_conv_case(nhwc({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true}),
+                  "1x1 stride 2" + isa);
+    run_conv_case(nhwc({3, 17, 70, 1, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "pointwise tails" + isa);
+    // Weights over 512 KiB: blocks of output channels.
+    run_conv_case(nhwc({1, 128, 160, 1, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "blocked weights" + isa);
+    // Winograd F(4x4, 3x3): partial tiles at the bottom and right, padding 0, 1 and 2, channel
+    // counts that are not whole vectors.
+    run_conv_case(nhwc({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "winograd pad 1" + isa);
+    run_conv_case(nhwc({4, 16, 16, 1, 12, 14, 3, 3, 1, 1, 0, 0, 1, 1, false, false, true, false, true, true}),
+                  "winograd pad 0" + isa);
+    run_conv_case(nhwc({2, 24, 40, 1, 14, 14, 3, 3, 1, 1, 2, 2, 1, 1, true, false, false, false, true, true}),
+                  "winograd pad 2 nchw input" + isa);
+    run_conv_case(nhwc({4, 20, 17, 1, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, false}),
+                  "winograd tails repacked weights" + isa);
+    // Depthwise 3x3 and 5x5/2 with a channel tail (72 = 4.5 vectors of 16).
+    run_conv_case(nhwc({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3" + isa);
+    run_conv_case(nhwc({1, 72, 72, 72, 13, 11, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 5x5/2" + isa);
+    // One output pixel: the output is both layouts; weights stored for the NHWC path pick it.
+    run_conv_case({2, 20, 36, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
+                  "1x1 pixel" + isa);
+    for (int trial = 0; trial < 30; ++trial) {
+      ConvCase c{};
+      const bool dw = trial % 3 == 0;
+      c.cin = rand_int(1, 40);
+      c.groups = dw ? c.cin : 1;
+      c.cout = dw ? c.cin : rand_int(1, 70);
+      c.n = rand_int(1, 3);
+      set_window(&c, random_window(5));
+      c.bias = trial % 2 == 0;
+      c.strided_input = trial % 4 != 1;
+      c.hwio_weight = trial % 5 != 2;
+      c.strided_weight = !c.hwio_weight && trial % 2 == 1;
+      c.nhwc_out = true;
+      c.local = true;
+      run_conv_case(c, "channels-last trial " + std::to_string(trial) + isa);
+    }
+  }
+  // And the library's own copy, through the registry.
+  run_conv_case({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "3x3 registry");
+  run_conv_case({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true},
+                "depthwise registry");
+}
+
+// Which 3x3 convolutions take Winograd: stride 1, groups 1, 16 channels or more, 32 output tiles
+// of 4x4 or more (ResNet18's first two stages at batch 1, three at batch 4).
+void test_winograd_takes_the_shapes_it_pays_on() {
+  auto conv = [](int64_t batch, int64_t c, int64_t hw, int64_t stride, int64_t groups) {
+    etrt::kernels::NhwcConv n;
+    n.batch = batch;
+    n.h = n.w = hw;
+    n.cin = n.cout = c;
+    n.kh = n.kw = 3;
+    n.sh = n.sw = stride;
+    n.ph = n.pw = 1;
+    n.oh = n.ow = (hw + 2 - 3) / stride + 1;
+    n.depthwise = groups > 1;
+    n.w_ld = c;
+    return n;
+  };
+  CHECK(etrt::kernels::nhwc_winograd_fits(conv(1, 64, 56, 1, 1)));
+  CHECK(etrt::kernels::nhwc_winograd_fits(conv(1, 128, 28, 1, 1)));   // 49 tiles
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 256, 14, 1, 1)));  // 16 tiles
+  CHECK(etrt::kernels::nhwc_winograd_fits(conv(4, 256, 14, 1, 1)));
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(4, 512, 7, 1, 1)));
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 64, 56, 2, 1)));
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 64, 56, 1, 64)));
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 8, 56, 1, 1)));
+}
+
 void test_convolution_rejects_bad_arguments() {
   check::TestContext ctx;
   Buf<float> input({1, 2, 5, 5}), weight({3, 2, 3, 3}), out({1, 3, 3, 3}), bad_out({1, 3, 4, 4});
@@ -187,7 +332,9 @@ void test_convolution_rejects_bad_arguments() {
 struct PoolCase {
   int64_t n, c, h, w, kh, kw, sh, sw, ph, pw, dh, dw;
   bool ceil, batched, strided, nans, empty_stride;
-  bool relu = false;  // negatives set to 0: many ties, as after a ReLU
+  bool relu = false;         // negatives set to 0: many ties, as after a ReLU
+  bool nhwc_out = false;     // values (and indices) channels-last
+  bool values_only = false;  // aten::max_pool2d: no indices
 };
 
 int64_t pooled(int64_t in, int64_t k, int64_t p, int64_t s, int64_t d, bool ceil) {
@@ -209,8 +356,9 @@ void run_pool_case(const PoolCase& c, const std::string& label) {
     for (size_t i = 0; i < input.data.size(); i += 7) input.data[i] = std::nanf("");
     for (size_t i = 3; i < input.data.size(); i += 11) input.data[i] = -std::numeric_limits<float>::infinity();
   }
-  Buf<float> out({c.n, c.c, oh, ow});
-  Buf<int64_t> idx({c.n, c.c, oh, ow});
+  const std::vector<int64_t> out_strides = c.nhwc_out ? channels_last(c.c, oh, ow) : std::vector<int64_t>{};
+  Buf<float> out({c.n, c.c, oh, ow}, out_strides);
+  Buf<int64_t> idx({c.n, c.c, oh, ow}, out_strides);
   Value in_v = input.v, out_v = out.v, idx_v = idx.v;
   if (!c.batched) {  // [C, H, W]: drop the batch dimension (n == 1)
     auto drop_n = [](const Tensor& t) {
@@ -226,7 +374,11 @@ void run_pool_case(const PoolCase& c, const std::string& label) {
   if (c.empty_stride) s.clear();
   Value vk = Value::int_list(k), vs = Value::int_list(s), vp = Value::int_list(p), vd = Value::int_list(d);
   Value vc(c.ceil);
-  CHECK_OK(check::call(ctx, "aten::max_pool2d_with_indices", {&in_v, &vk, &vs, &vp, &vd, &vc, &out_v, &idx_v}));
+  if (c.values_only) {
+    CHECK_OK(check::call(ctx, "aten::max_pool2d", {&in_v, &vk, &vs, &vp, &vd, &vc, &out_v}));
+  } else {
+    CHECK_OK(check::call(ctx, "aten::max_pool2d_with_indices", {&in_v, &vk, &vs, &vp, &vd, &vc, &out_v, &idx_v}));
+  }
   int bad = 0;
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t ch = 0; ch < c.c; ++ch)
@@ -247,7 +399,7 @@ void run_pool_case(const PoolCase& c, const std::string& label) {
             }
           const float got = out.at({n, ch, y, x});
           const bool same = (std::isnan(m) && std::isnan(got)) || got == m;
-          if (!same || idx.at({n, ch, y, x}) != mi) ++bad;
+          if (!same || (!c.values_only && idx.at({n, ch, y, x}) != mi)) ++bad;
         }
   check::record(bad == 0, __FILE__, __LINE__, label + ": " + std::to_string(bad) + " wrong outputs");
 }
@@ -265,16 +417,7 @@ void test_max_pool_matches_reference() {
     PoolCase c{};
     c.n = rand_int(1, 2);
     c.c = rand_int(1, 3);
-    c.kh = rand_int(1, 4);
-    c.kw = rand_int(1, 4);
-    c.sh = rand_int(1, 3);
-    c.sw = rand_int(1, 3);
-    c.dh = rand_int(1, 2);
-    c.dw = rand_int(1, 2);
-    c.ph = rand_int(0, c.kh / 2);
-    c.pw = rand_int(0, c.kw / 2);
-    c.h = (c.kh - 1) * c.dh + rand_int(1, 10);
-    c.w = (c.kw - 1) * c.dw + rand_int(1, 10);
+    set_window(&c, random_window(4));
     c.ceil = trial % 2 == 1;
     c.batched = trial % 5 != 0;
     if (!c.batched) c.n = 1;
@@ -283,6 +426,30 @@ void test_max_pool_matches_reference() {
     c.empty_stride = false;
     run_pool_case(c, "pool trial " + std::to_string(trial));
   }
+}
+
+// Channels-last outputs (vectorised along the channels) and the values-only overload, over
+// channels-last and NCHW inputs: ResNet's 3x3/2 padded, SqueezeNet's ceil-mode 3x3/2, NaNs, ties.
+void test_channels_last_max_pool_matches_reference() {
+  auto nhwc = [](PoolCase c, bool values_only) {
+    c.nhwc_out = true;
+    c.values_only = values_only;
+    return c;
+  };
+  for (bool values_only : {false, true}) {
+    const std::string tag = values_only ? " values" : " indices";
+    run_pool_case(nhwc({2, 40, 13, 11, 3, 3, 2, 2, 1, 1, 1, 1, false, true, true, false, false}, values_only),
+                  "3x3/2 padded" + tag);
+    run_pool_case(nhwc({1, 24, 13, 13, 3, 3, 2, 2, 0, 0, 1, 1, true, true, true, true, false}, values_only),
+                  "3x3/2 ceil nan" + tag);
+    run_pool_case(nhwc({1, 17, 9, 8, 2, 2, 2, 2, 0, 0, 1, 1, false, true, true, false, false, true}, values_only),
+                  "2x2 ties" + tag);
+    run_pool_case(nhwc({2, 5, 9, 7, 3, 2, 1, 2, 1, 1, 2, 1, true, true, false, true, false}, values_only),
+                  "nchw input dilated" + tag);
+  }
+  // NCHW outputs without indices.
+  run_pool_case({1, 6, 12, 10, 3, 3, 2, 2, 1, 1, 1, 1, false, true, false, true, false, false, false, true},
+                "values only nchw");
 }
 
 void test_max_pool_rejects_bad_arguments() {
@@ -333,8 +500,11 @@ void test_split_work_matches_reference() {
 
 int main() {
   test_convolution_matches_reference();
+  test_channels_last_convolution_matches_reference();
+  test_winograd_takes_the_shapes_it_pays_on();
   test_convolution_rejects_bad_arguments();
   test_max_pool_matches_reference();
+  test_channels_last_max_pool_matches_reference();
   test_max_pool_rejects_bad_arguments();
   test_split_work_matches_reference();
   return check::finish();

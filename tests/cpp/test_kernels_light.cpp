@@ -301,6 +301,15 @@ void test_unary() {
     CHECK_OK(check::call(ctx, "aten::gelu", {&x.value, &tanh_s, &out.value}));
     expect_all("gelu tanh", out.t(), [&](const Sizes& i) { return ref_gelu_tanh(at(i)); }, 1.5e-6, 0);
 
+    // The decomposed activations' steps, in float: x * clamp(x + 3, 0, 6) / 6 and the gate.
+    auto hard = [&](const Sizes& i) { return std::min(std::max(static_cast<float>(at(i)) + 3.0f, 0.0f), 6.0f); };
+    CHECK_OK(check::call(ctx, "aten::hardswish", {&x.value, &out.value}));
+    expect_all("hardswish", out.t(), [&](const Sizes& i) { return static_cast<float>(at(i)) * hard(i) / 6.0f; }, 0, 0);
+    CHECK_OK(check::call(ctx, "aten::hardsigmoid", {&x.value, &out.value}));
+    expect_all("hardsigmoid", out.t(), [&](const Sizes& i) { return hard(i) / 6.0f; }, 0, 0);
+    CHECK_OK(check::call(ctx, "aten::silu", {&x.value, &out.value}));
+    expect_all("silu", out.t(), [&](const Sizes& i) { return at(i) / (1.0 + std::exp(-at(i))); }, 1e-6, 1e-6);
+
     Value k = vdouble(0.125 * static_cast<double>(iter - 20));
     CHECK_OK(check::call(ctx, "aten::mul.Scalar", {&x.value, &k, &out.value}));
     expect_all("mul.Scalar", out.t(),
@@ -1071,6 +1080,60 @@ void test_attention_mask_pattern() {
 
 }  // namespace
 
+// Channels-last (NHWC) operands, as the exporter lays out a CNN's activations: elementwise ops
+// with a broadcast [N, C, 1, 1] gate, a channel concatenation and the spatial mean write and read
+// them as one contiguous run (loops follow memory order), with the same results as NCHW.
+void test_channels_last_operands() {
+  const int64_t n = 2, c = 19, h = 5, w = 7;
+  auto nhwc = [](int64_t cc) { return Sizes{h * w * cc, 1, w * cc, cc}; };
+  Buf x = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(c));
+  Buf y = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(c));
+  Buf gate = make(ScalarType::Float, {n, c, 1, 1});
+  fill_random(x);
+  fill_random(y);
+  fill_random(gate);
+  auto at = [](const Buf& b, const Sizes& i) { return get(b.t(), broadcast_offset(b.t(), i)); };
+  Buf sum = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(c));
+  Value one = vint(1);
+  CHECK_OK(check::call(ctx, "aten::add.Tensor", {&x.value, &y.value, &one, &sum.value}));
+  expect_all("nhwc add", sum.t(), [&](const Sizes& i) {
+    return static_cast<float>(at(x, i)) + static_cast<float>(at(y, i));
+  }, 0, 0);
+  Buf gated = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(c));
+  CHECK_OK(check::call(ctx, "aten::mul.Tensor", {&x.value, &gate.value, &gated.value}));
+  expect_all("nhwc mul by gate", gated.t(), [&](const Sizes& i) {
+    return static_cast<float>(at(x, i)) * static_cast<float>(at(gate, i));
+  }, 0, 0);
+  Buf act = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(c));
+  CHECK_OK(check::call(ctx, "aten::hardswish", {&x.value, &act.value}));
+  expect_all("nhwc hardswish", act.t(), [&](const Sizes& i) {
+    const float v = static_cast<float>(at(x, i));
+    return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
+  }, 0, 0);
+  // cat(x, y) along channels into an NHWC result of 2c channels.
+  Buf both = make_strided(ScalarType::Float, {n, 2 * c, h, w}, nhwc(2 * c));
+  Value* items[2] = {&x.value, &y.value};
+  Value list = Value::tensor_list(Span<Value* const>(items, 2));
+  CHECK_OK(check::call(ctx, "aten::cat", {&list, &one, &both.value}));
+  expect_all("nhwc cat", both.t(), [&](const Sizes& i) {
+    Sizes j = i;
+    if (j[1] < c) return at(x, j);
+    j[1] -= c;
+    return at(y, j);
+  }, 0, 0);
+  // Mean over H and W (keepdim) of an NHWC input.
+  Buf mean = make(ScalarType::Float, {n, c, 1, 1});
+  IntList hw({2, 3});
+  Value keep = vbool(true), none;
+  CHECK_OK(check::call(ctx, "aten::mean.dim", {&x.value, &hw.value, &keep, &none, &mean.value}));
+  expect_all("nhwc mean", mean.t(), [&](const Sizes& i) {
+    double s = 0.0;
+    for (int64_t a = 0; a < h; ++a)
+      for (int64_t b = 0; b < w; ++b) s += at(x, {i[0], i[1], a, b});
+    return s / static_cast<double>(h * w);
+  }, 1e-6, 1e-6);
+}
+
 // Every output a kernel writes goes through one gate: marked read-only (a constant, or a view
 // of one), any output of any multi-output kernel (the loader only checks the last argument)
 // makes the call fail and leaves that output's bytes as they were.
@@ -1163,6 +1226,7 @@ int main() {
   test_batch_norm_refuses_short_channel_vectors();
   test_item_writes_a_scalar_never_over_a_tensor();
   test_attention_mask_pattern();
+  test_channels_last_operands();
   test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }

@@ -44,10 +44,11 @@ BATCHES = (1, 32)
 # What run_decompositions() yields in torch 2.13 (the kernel library must cover these).
 EXPECTED_OPS = {
     "mlp": {"aten::addmm", "aten::permute", "aten::relu"},
+    # Its pooling's indices are never read: the exporter calls the values-only overload.
     "cnn": {
         "aten::addmm",
         "aten::convolution",
-        "aten::max_pool2d_with_indices",
+        "aten::max_pool2d",
         "aten::permute",
         "aten::relu",
         "aten::view",
@@ -291,9 +292,11 @@ def test_program_header_and_arguments(exported_program: ExportFn) -> None:
         and out.storage == StorageKind.PLANNED
         and out.sizes == (1, 16, 28, 28)
     )
-    pool = _find(info, "aten::max_pool2d_with_indices")
+    # max_pool2d_with_indices, whose indices nothing reads: the values-only overload.
+    assert "aten::max_pool2d_with_indices" not in info.plan.operators
+    pool = _find(info, "aten::max_pool2d")
     pargs = [values[a] for a in pool.args]
-    # self, kernel_size, stride, then defaults: padding, dilation, ceil_mode | out, indices
+    # self, kernel_size, stride, then defaults: padding, dilation, ceil_mode | out
     assert pargs[1:6] == [
         IntListValue((2, 2)),
         IntListValue((2, 2)),
@@ -301,9 +304,8 @@ def test_program_header_and_arguments(exported_program: ExportFn) -> None:
         IntListValue((1, 1)),
         BoolValue(False),
     ]
-    assert len(pargs) == 8
-    indices = pargs[7]
-    assert isinstance(indices, TensorValue) and indices.scalar_type == ScalarType.LONG
+    assert len(pargs) == 7
+    assert isinstance(pargs[6], TensorValue) and pargs[6].scalar_type == ScalarType.FLOAT
     view = _find(info, "aten::view")
     vout = values[view.args[-1]]
     assert isinstance(vout, TensorValue) and vout.storage == StorageKind.VIEW

@@ -138,6 +138,27 @@ def test_transformer_linear_layers_are_delegated() -> None:
     ruled = etrt.export(model, inputs, backend="xnnpack").info.instruction_ops
     assert ruled.count("aten::addmm") == 1
     assert ruled.count(f"delegate:{BACKEND_ID}") == 3
+
+
+@pytest.mark.slow
+def test_cost_rule_delegates_linears_whose_weights_pass_the_cache(
+    runners: Path, tmp_path: Path
+) -> None:
+    # 768 x 768 weights (2.25 MiB, a ViT-B layer): delegated over 32 rows, kept over 8.
+    torch.manual_seed(0)
+    model = nn.Linear(768, 768).eval()
+    assert (
+        "aten::addmm"
+        in etrt.export(model, (torch.randn(8, 768),), backend="xnnpack").info.instruction_ops
+    )
+    inputs = (torch.randn(32, 768),)
+    program = etrt.export(model, inputs, backend="xnnpack")
+    assert program.info.instruction_ops == [f"delegate:{BACKEND_ID}"]
+    proc = run_program(
+        runners / "etrt_runner_xnnpack", program.save(tmp_path / "fc.etrt"), inputs, tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert max_diff_to_eager(model, inputs, tmp_path / "out.bin") <= 1e-4
     model, inputs = make("transformer", 32)
     assert BACKEND_ID not in str(etrt.export(model, inputs, backend="xnnpack").info.instruction_ops)
 
@@ -287,7 +308,8 @@ def test_thread_count_changes_after_load_are_safe(
     thread_switch: Path, tmp_path: Path, name: str
 ) -> None:
     model, inputs = make(name, 4)
-    path = etrt.export(model, inputs, backend="xnnpack-all").save(tmp_path / f"{name}.etrt")
+    program = etrt.export(model, inputs, backend="xnnpack-all")
+    path = program.save(tmp_path / f"{name}.etrt")
     in_path = write_inputs(inputs, tmp_path / "inputs.bin")
     out = tmp_path / "out.bin"
     proc = subprocess.run(
@@ -296,7 +318,14 @@ def test_thread_count_changes_after_load_are_safe(
         env={**os.environ, "ETRT_NUM_THREADS": "2"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "threads 3: max diff 0" in proc.stdout
+    # Weights are packed when the method loads (one XNNPACK runtime per delegate call), never
+    # by a run on the same pool; a new thread count repacks each delegate once, the same count
+    # not at all (the app checks every step; these lines are what it saw).
+    delegates = len(program.info.plan.delegates)
+    assert f"runtimes created at load: {delegates}\n" in proc.stdout
+    assert "runs on the same pool repacked nothing" in proc.stdout
+    assert "threads 2: max diff 0, runtimes created 0\n" in proc.stdout
+    assert f"threads 3: max diff 0, runtimes created {delegates}\n" in proc.stdout
     assert "concurrent changes" in proc.stdout
     assert max_diff_to_eager(model, inputs, out) <= 1e-5
 

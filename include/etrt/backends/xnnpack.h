@@ -6,6 +6,8 @@
 // functions below only answer questions about it.
 #pragma once
 
+#include <cstdint>
+
 #include "etrt/runtime/config.h"
 
 namespace etrt {
@@ -20,6 +22,15 @@ ETRT_EXPORT bool is_registered() noexcept;
 
 // True if XNNPACK initialized on this CPU; delegated methods fail to load otherwise.
 ETRT_EXPORT bool is_available() noexcept;
+
+// XNNPACK packs a delegate's weights (and plans its memory) when it creates the delegate's
+// runtime: once when the method loads, and again only when the shared thread pool is replaced
+// (set_num_threads), never in a run that keeps the pool. Totals for the process so far:
+struct RuntimeStats {
+  uint64_t runtimes_created = 0;  // runtimes created, each packing its subgraph's weights
+  uint64_t create_nanoseconds = 0;  // time spent defining and creating them
+};
+ETRT_EXPORT RuntimeStats runtime_stats() noexcept;
 
 }  // namespace xnnpack
 }  // namespace backends

@@ -14,6 +14,7 @@ import numpy as np
 from ..ir import align
 from .match import PlanView
 from .nodes import (
+    AvgPool2d,
     Binary,
     Clamp,
     Concat,
@@ -196,6 +197,15 @@ def _write_body(builder: Any, node: XNode, ids: dict[str, int]) -> tuple[int, in
         xfb.MaxPool2dAddInput(builder, ids["input"])
         xfb.MaxPool2dAddOutput(builder, ids["output"])
         return xfb.NodeUnion.MaxPool2d, int(xfb.MaxPool2dEnd(builder))
+    if isinstance(b, AvgPool2d):
+        xfb.AvgPool2dStart(builder)
+        xfb.AvgPool2dAddPoolH(builder, b.pool[0])
+        xfb.AvgPool2dAddPoolW(builder, b.pool[1])
+        xfb.AvgPool2dAddStrideH(builder, b.stride[0])
+        xfb.AvgPool2dAddStrideW(builder, b.stride[1])
+        xfb.AvgPool2dAddInput(builder, ids["input"])
+        xfb.AvgPool2dAddOutput(builder, ids["output"])
+        return xfb.NodeUnion.AvgPool2d, int(xfb.AvgPool2dEnd(builder))
     if isinstance(b, Binary):
         xfb.BinaryStart(builder)
         xfb.BinaryAddOp(builder, int(b.op))

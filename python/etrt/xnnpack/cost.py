@@ -1,25 +1,32 @@
 """Which XNNPACK nodes are worth a delegate call: the shape rule measured in docs/xnnpack.md.
 
 Debian's XNNPACK (2022) beats etrt's kernels on convolution and pooling, and on fully connected
-layers only where etrt's dot-product GEMM path is weak: a short reduction (K below
-`FC_MAX_K`) over several rows (M from `FC_MIN_M` to `FC_MAX_M`). Everywhere else (long K, very
-tall M, softmax on its own) etrt's kernels are as fast or faster, and a delegate call only adds
-its boundary. A partition is delegated when it holds at least one worthwhile node; the other
-nodes it holds ride along (e.g. the CNN's linear layer at batch 32, which reads the pooling output
-in NHWC order inside the partition). A one-row fully connected layer (GEMV) never does: XNNPACK's
-1x16 kernel keeps a single accumulator and is about 2x slower than etrt's.
+layers only where etrt's GEMM is weak: a short reduction (K below `FC_MAX_K`) over several
+rows (M from `FC_MIN_M` to `FC_MAX_M`), where its dot-product path pays horizontal sums, and
+weights too big for the cache (K x N at least `FC_BIG_WEIGHTS`) over `FC_BIG_MIN_M` rows or
+more, where XNNPACK's packed weights stream better (ViT's layers). Everywhere else (long K, very
+tall M over small weights, softmax on its own) etrt's kernels are as fast or faster, and a
+delegate call only adds its boundary. A partition is delegated when it holds at least one
+worthwhile node; the other nodes it holds ride along (e.g. the CNN's linear layer at batch 32,
+which reads the pooling output in NHWC order inside the partition). A one-row fully connected
+layer (GEMV) never does: XNNPACK's 1x16 kernel keeps a single accumulator and is about 2x slower
+than etrt's.
 """
 
 from __future__ import annotations
 
 from .match import Match, PlanView
-from .nodes import Conv2d, FullyConnected, MaxPool2d, Softmax
+from .nodes import AvgPool2d, Conv2d, FullyConnected, MaxPool2d, Softmax
 
 # Bounds of etrt's dot path (src/kernels/gemm_isa.inc: kDotMinK, kDotMaxM): inside them its
 # per-tile horizontal sums dominate a short K, and XNNPACK's packed weights win.
 FC_MAX_K = 128
 FC_MIN_M = 8
 FC_MAX_M = 96
+# Weights of 2 MiB or more (beyond one core's L2) over 32 rows or more: XNNPACK 1.3-1.4x faster
+# (M=32..512, K=384..3072, N=768..3072); below 32 rows etrt's kernels win, 16x512x1024 is level.
+FC_BIG_WEIGHTS = 512 * 1024
+FC_BIG_MIN_M = 32
 
 
 def fc_rows_and_depth(view: PlanView, node: FullyConnected) -> tuple[int, int] | None:
@@ -32,28 +39,52 @@ def fc_rows_and_depth(view: PlanView, node: FullyConnected) -> tuple[int, int] |
     return t.sizes[0], t.sizes[1]
 
 
+# etrt's Winograd F(4x4, 3x3) kernel (src/kernels/conv_nhwc.cpp, nhwc_winograd_fits) takes 3x3
+# stride-1 convolutions with this many 4x4 output tiles and channels or more, in about a third
+# of a direct kernel's time: faster than Debian's XNNPACK, which has no Winograd.
+WINOGRAD_MIN_TILES = 32
+WINOGRAD_MIN_CHANNELS = 16
+
+
+def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
+    """Whether etrt's kernels run this convolution as Winograd (and faster than XNNPACK)."""
+    out = view.tensor(node.output)
+    if out is None or node.groups != 1 or node.kernel != (3, 3) or node.stride != (1, 1):
+        return False
+    if node.dilation != (1, 1) or max(node.padding) > 2:
+        return False
+    if min(node.group_input_channels, node.group_output_channels) < WINOGRAD_MIN_CHANNELS:
+        return False
+    n, _c, oh, ow = out.sizes
+    return n * ((oh + 3) // 4) * ((ow + 3) // 4) >= WINOGRAD_MIN_TILES
+
+
 def may_delegate(view: PlanView, m: Match) -> bool:
     """False for nodes XNNPACK runs so much slower that they must stay out of any partition."""
     if isinstance(m.node.body, FullyConnected):
         shape = fc_rows_and_depth(view, m.node.body)
         return shape is not None and shape[0] > 1
+    if isinstance(m.node.body, Conv2d):
+        return not etrt_winograd(view, m.node.body)
     return True
 
 
 def worth_delegating(view: PlanView, m: Match) -> bool:
     """True if XNNPACK runs this node faster than etrt's kernels on this machine class."""
     body = m.node.body
-    if isinstance(body, Conv2d | MaxPool2d):
+    if isinstance(body, Conv2d | MaxPool2d | AvgPool2d):
         return True
     if isinstance(body, FullyConnected):
         shape = fc_rows_and_depth(view, body)
         if shape is None:
             return False
         rows, depth = shape
+        if rows >= FC_BIG_MIN_M and depth * body.filter.dims[0] >= FC_BIG_WEIGHTS:
+            return True
         return depth < FC_MAX_K and FC_MIN_M <= rows <= FC_MAX_M
     return False
 
 
 def is_heavy(view: PlanView, m: Match) -> bool:
     """Not elementwise: what a partition needs when every supported subgraph is delegated."""
-    return isinstance(m.node.body, Conv2d | MaxPool2d | FullyConnected | Softmax)
+    return isinstance(m.node.body, Conv2d | MaxPool2d | AvgPool2d | FullyConnected | Softmax)

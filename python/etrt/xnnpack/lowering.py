@@ -28,6 +28,7 @@ from ..ir import (
 from ..memory_plan import storage_root
 from .blob import build_blob
 from .match import PlanView
+from .nodes import Layout
 from .partition import Partition, find_partitions
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,13 @@ def delegate_to_xnnpack(
             t = plan.values[v]
             if isinstance(t, TensorValue) and t.storage == StorageKind.VIEW:
                 t.storage, t.view_of = StorageKind.PLANNED, None
+            # A spatial output is stored as XNNPACK computes it (NHWC), so no permute follows
+            # the call; etrt's kernels read it channels-last (channels_last.py plans around it).
+            spatial = part.layout.get(v) == Layout.SPATIAL
+            if isinstance(t, TensorValue) and spatial and not t.dynamic:
+                _n, c, h, w = t.sizes
+                if v not in plan.outputs and c > 1 and h * w > 1:
+                    t.dim_order = (0, 2, 3, 1)
     _drop_dead_kernels(plan)
     _drop_unused_tensors(plan, segments)
     kernels = sum(1 for i in plan.instructions if isinstance(i, KernelCall))

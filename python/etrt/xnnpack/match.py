@@ -24,6 +24,7 @@ from ..ir import (
     tensor_indices,
 )
 from .nodes import (
+    AvgPool2d,
     Binary,
     BinaryOp,
     Clamp,
@@ -272,6 +273,41 @@ def _max_pool(view: PlanView, instr: KernelCall) -> Match | None:
     return Match(XNode(node), Layout.SPATIAL, Layout.SPATIAL)
 
 
+def _avg_pool(view: PlanView, instr: KernelCall) -> Match | None:
+    """avg_pool2d without padding or partial windows (then both of torch's divisor rules agree
+    with XNNPACK's), and adaptive average pooling to a size that divides the input evenly."""
+    x = instr.inputs[0]
+    out = _float_output(view, instr)
+    if out is None or not view.activation(x, 4):
+        return None
+    xt, ot = view.tensor(x), view.tensor(out)
+    assert xt is not None and ot is not None
+    if view.op(instr) == "aten::_adaptive_avg_pool2d":
+        size = view.ints(instr.inputs[1], 2)
+        if size is None or min(size) < 1 or any(xt.sizes[2 + i] % size[i] for i in range(2)):
+            return None
+        k = (xt.sizes[2] // size[0], xt.sizes[3] // size[1])
+        s = k
+    else:
+        _x, kernel, stride, padding, ceil_mode, _include_pad, divisor = instr.inputs
+        kk = view.ints(kernel, 2)
+        sv = view.values[stride]
+        ss = kk if isinstance(sv, IntListValue) and not sv.items else view.ints(stride, 2)
+        p = view.ints(padding, 2)
+        if kk is None or ss is None or p is None or p != (0, 0) or min(kk) < 1 or min(ss) < 1:
+            return None
+        if not isinstance(view.values[divisor], NullValue):
+            return None
+        if not isinstance(view.values[ceil_mode], BoolValue):
+            return None
+        k, s = (kk[0], kk[1]), (ss[0], ss[1])
+    # Every window whole: the output is what floor mode gives (ceil mode adds no partial one).
+    for i in range(2):
+        if ot.sizes[2 + i] != (xt.sizes[2 + i] - k[i]) // s[i] + 1:
+            return None
+    return Match(XNode(AvgPool2d(x, out, k, s)), Layout.SPATIAL, Layout.SPATIAL)
+
+
 def _relu(view: PlanView, instr: KernelCall) -> Match | None:
     (x,) = instr.inputs
     out = _float_output(view, instr)
@@ -396,6 +432,8 @@ MATCHERS: dict[str, Callable[[PlanView, KernelCall], Match | None]] = {
     "aten::mm": _mm,
     "aten::convolution": _convolution,
     "aten::max_pool2d_with_indices": _max_pool,
+    "aten::avg_pool2d": _avg_pool,
+    "aten::_adaptive_avg_pool2d": _avg_pool,
     "aten::relu": _relu,
     "aten::add.Tensor": _binary(BinaryOp.ADD),
     "aten::sub.Tensor": _binary(BinaryOp.SUBTRACT),

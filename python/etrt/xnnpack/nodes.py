@@ -126,6 +126,16 @@ class GlobalAvgPool2d:
 
 
 @dataclass(frozen=True)
+class AvgPool2d:
+    """Mean over each window of an NHWC value; the windows lie inside the input (no padding)."""
+
+    input: Operand
+    output: int
+    pool: tuple[int, int]
+    stride: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class Concat:
     """Channel concatenation of spatial values. Debian's XNNPACK has no concatenation: it never
     reaches a blob; partition.py distributes its readers over its inputs instead."""
@@ -145,10 +155,11 @@ NodeBody = (
     | Sigmoid
     | Hardswish
     | GlobalAvgPool2d
+    | AvgPool2d
     | Concat
 )
 # Nodes whose output XNNPACK clamps to [output_min, output_max].
-CLAMPING = (FullyConnected, Conv2d, MaxPool2d, Clamp, Binary, GlobalAvgPool2d)
+CLAMPING = (FullyConnected, Conv2d, MaxPool2d, Clamp, Binary, GlobalAvgPool2d, AvgPool2d)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """Groups the kernel calls XNNPACK can run into connected subgraphs and plans their layouts.
 
-Walks the plan in order. A supported call joins the partition of one of its producers when that
-cannot create a cycle (no path leaves the partition and comes back into the call) and the layouts
-agree; otherwise it starts a new partition. Views only extend partitions, they never start one.
+Walks the plan in order. A supported call joins the partitions of its producers: all of them at
+once when it reads several (the two branches of a residual block, a squeeze-excitation gate and
+its input, the arms of a concatenation meet there), as many as can merge with it without a cycle
+(no path may leave the merged partition and come back into it) and with their layouts agreeing;
+when none can, it starts a new partition. Views only extend partitions, they never start one.
 Inside a partition, 4-D values around convolution and pooling are NHWC ("spatial"); everything
 else keeps etrt's contiguous layout ("plain"). With `cost_rule` (the default), only nodes and
 partitions cost.py finds faster on XNNPACK are delegated; without it, every supported subgraph.
@@ -102,7 +104,9 @@ def _layouts(
         seen = {known[v] for v in acts if v in known and _ndim(view, v) == 4}
         if len(seen) > 1:
             return None
-        inner = seen.pop() if seen else Layout.PLAIN
+        # Nothing decided yet (an elementwise op on the program's inputs): the layout its
+        # readers want, so a convolution after it can join.
+        inner = seen.pop() if seen else _wanted_by_readers(view, out, cost_rule)
         outer = inner
         if inner == Layout.SPATIAL:
             # NCHW broadcasting between 4-D values is NHWC broadcasting of the same values.
@@ -122,48 +126,143 @@ def _layouts(
     return result
 
 
+class _Merger:
+    """The partitions built so far, with which partition each instruction and value belongs to
+    (partitions merged into another are forwarded to it)."""
+
+    def __init__(self, view: PlanView) -> None:
+        self.view = view
+        self.parts: list[Partition] = []
+        self.into: dict[int, int] = {}  # a merged partition's id -> the one it joined
+        self.owner: dict[int, int] = {}  # value -> id of the partition producing it
+        self.member: dict[int, int] = {}  # instruction -> id of its partition
+
+    def find(self, pid: int) -> int:
+        while pid in self.into:
+            pid = self.into[pid]
+        return pid
+
+    def part_of_value(self, v: int) -> Partition | None:
+        pid = self.owner.get(v)
+        return self.parts[self.find(pid)] if pid is not None else None
+
+    def creates_cycle(self, group: list[Partition], step: int) -> bool:
+        """Whether merging `group` and instruction `step` closes a cycle: a path from a member out
+        through other instructions and back into a member (or into `step`). Plan order is
+        topological, so such a path only passes instructions before `step`."""
+        ids = {p.id for p in group}
+        inside = {s for p in group for s in p.members}
+        seen: set[int] = set()
+        # The call itself reads the group directly; reaching it again through others is a cycle.
+        frontier = [r for s in inside for r in self._readers(s) if r not in inside and r != step]
+        while frontier:
+            s = frontier.pop()
+            if s in seen:
+                continue
+            seen.add(s)
+            if s == step or (s in self.member and self.find(self.member[s]) in ids):
+                return True
+            if s < step:
+                frontier.extend(r for r in self._readers(s) if r not in inside and r not in seen)
+        return False
+
+    def _readers(self, step: int) -> set[int]:
+        instr = self.view.plan.instructions[step]
+        out: set[int] = set()
+        for o in instr.outputs:
+            for t in tensor_indices(self.view.values, o):
+                out.update(self.view.users.get(t, set()))
+        return out
+
+    def merge(self, group: list[Partition]) -> Partition:
+        """One partition holding every member of `group` (in plan order), under the first's id."""
+        head = group[0]
+        for other in group[1:]:
+            pairs = sorted(
+                zip(head.members + other.members, head.matches + other.matches, strict=True),
+                key=lambda pair: pair[0],
+            )
+            head.members = [p for p, _ in pairs]
+            head.matches = [m for _, m in pairs]
+            head.produced |= other.produced
+            head.layout.update(other.layout)
+            self.into[other.id] = head.id
+        return head
+
+    def add(self, part: Partition, step: int, m: Match, layouts: dict[int, Layout]) -> None:
+        part.members.append(step)
+        part.matches.append(m)
+        part.produced.add(m.node.output)
+        part.layout.update(layouts)
+        self.owner[m.node.output] = part.id
+        self.member[step] = part.id
+
+    def live(self) -> list[Partition]:
+        return [p for p in self.parts if p.id not in self.into]
+
+
+def _combined_layout(group: list[Partition]) -> dict[int, Layout] | None:
+    """The layouts of a merged group, or None when two members lay a value out differently."""
+    combined: dict[int, Layout] = {}
+    for p in group:
+        for v, layout in p.layout.items():
+            if combined.setdefault(v, layout) != layout:
+                return None
+    return combined
+
+
+def _wanted_by_readers(view: PlanView, value: int, cost_rule: bool, depth: int = 0) -> Layout:
+    """SPATIAL when a 4-D value is read by a node that wants its input spatial (directly or
+    through a few elementwise nodes), else PLAIN."""
+    if _ndim(view, value) != 4 or depth > 4:
+        return Layout.PLAIN
+    for step in sorted(view.users.get(value, set())):
+        instr = view.plan.instructions[step]
+        reader = match(view, instr) if isinstance(instr, KernelCall) else None
+        if reader is None or (cost_rule and not may_delegate(view, reader)):
+            continue
+        if reader.input_layout == Layout.SPATIAL:
+            return Layout.SPATIAL
+        if reader.input_layout is None and not reader.is_reshape:
+            if _wanted_by_readers(view, reader.node.output, cost_rule, depth + 1) == Layout.SPATIAL:
+                return Layout.SPATIAL
+    return Layout.PLAIN
+
+
 def find_partitions(view: PlanView, cost_rule: bool = True) -> list[Partition]:
-    parts: list[Partition] = []
-    owner: dict[int, Partition] = {}  # value -> partition producing it
-    # Partitions each value depends on, through any path.
-    anc: dict[int, frozenset[int]] = {}
+    merger = _Merger(view)
     for step, instr in enumerate(view.plan.instructions):
         if not isinstance(instr, KernelCall):
             continue
-        reads = [t for a in instr.inputs for t in tensor_indices(view.values, a)]
-        base = frozenset().union(*(anc.get(v, frozenset()) for v in reads))
         m = match(view, instr)
-        if m is not None and cost_rule and not may_delegate(view, m):
-            m = None
-        chosen: Partition | None = None
+        if m is None or (cost_rule and not may_delegate(view, m)):
+            continue
+        candidates: list[Partition] = []
+        for v in m.node.activations:
+            part = merger.part_of_value(v)
+            if part is not None and part not in candidates:
+                candidates.append(part)
+        # The producers' partitions that can merge with the call, greedily in operand order.
+        group: list[Partition] = []
         layouts: dict[int, Layout] | None = None
-        if m is not None:
-            for v in m.node.activations:
-                part = owner.get(v)
-                if part is None or part is chosen:
-                    continue
-                # Joining is a cycle if another input already depends on the partition.
-                if any(part.id in anc.get(u, frozenset()) for u in reads if u not in part.produced):
-                    continue
-                layouts = _layouts(view, part, m, cost_rule)
-                if layouts is not None:
-                    chosen = part
-                    break
-            if chosen is None and not m.is_reshape:
-                layouts = _layouts(view, None, m, cost_rule)
-                if layouts is not None:
-                    chosen = Partition(len(parts))
-                    parts.append(chosen)
-        if chosen is not None and m is not None and layouts is not None:
-            chosen.members.append(step)
-            chosen.matches.append(m)
-            chosen.produced.add(m.node.output)
-            chosen.layout.update(layouts)
-            owner[m.node.output] = chosen
-            base = base | {chosen.id}
-        for out in instr.outputs:
-            for t in tensor_indices(view.values, out):
-                anc[t] = base
+        for part in candidates:
+            trial = [*group, part]
+            known = _combined_layout(trial)
+            if known is None or merger.creates_cycle(trial, step):
+                continue
+            scratch = Partition(-1, layout=known)
+            found = _layouts(view, scratch, m, cost_rule)
+            if found is not None:
+                group, layouts = trial, found
+        if group and layouts is not None:
+            merger.add(merger.merge(group), step, m, layouts)
+        elif not m.is_reshape:
+            layouts = _layouts(view, None, m, cost_rule)
+            if layouts is not None:
+                part = Partition(len(merger.parts))
+                merger.parts.append(part)
+                merger.add(part, step, m, layouts)
+    parts = merger.live()
     for part in parts:
         _trim_trailing_reshapes(part)
         if not rewrite(view, part):

@@ -4,7 +4,7 @@ what Debian's XNNPACK (2022) cannot express directly.
 - A channel concatenation (no such node in that XNNPACK) is never materialised: its readers are
   distributed over its inputs. A convolution of `cat(a, b)` is `conv(a, W_a) + conv(b, W_b)`
   (the filter split along its input channels; same arithmetic, one add on the smaller output),
-  and max pooling, clamps and copies apply per input. Any other reader, or a concatenation
+  and pooling, clamps and copies apply per input. Any other reader, or a concatenation
   that leaves the partition, and the partition cannot be delegated.
 - A clamp (relu, relu6, hardtanh, the clamps of hardswish) folds into the node producing its
   input as that node's output bounds, when nothing else reads the unclamped value.
@@ -22,6 +22,7 @@ import numpy as np
 from .match import Match, PlanView
 from .nodes import (
     CLAMPING,
+    AvgPool2d,
     Binary,
     BinaryOp,
     Clamp,
@@ -118,7 +119,7 @@ def _expand_concats(view: PlanView, part: Partition) -> bool:
                              m.node.output_max if last else math.inf)  # fmt: skip
                 out.append(Match(node, None, None))
                 acc = target
-        elif isinstance(body, MaxPool2d | Clamp | Reshape):
+        elif isinstance(body, MaxPool2d | AvgPool2d | Clamp | Reshape):
             if _leaves(view, part, body.output):
                 return False
             outs = []

@@ -72,6 +72,8 @@ bool is_registered() noexcept { return g_registered.load(std::memory_order_acqui
 
 bool is_available() noexcept { return initialize() == xnn_status_success; }
 
+RuntimeStats runtime_stats() noexcept { return Delegate::stats(); }
+
 }  // namespace xnnpack
 }  // namespace backends
 }  // namespace etrt

@@ -1,15 +1,21 @@
 #include "delegate.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "common/checked.h"
+#include "common/layout.h"
 
 namespace etrt {
 namespace backends {
 namespace xnnpack {
 namespace {
+
+std::atomic<uint64_t> g_runtimes_created{0};
+std::atomic<uint64_t> g_create_nanoseconds{0};
 
 // XNNPACK kernels may read up to XNN_EXTRA_BYTES past the end of an input. Harmless unless
 // that crosses into an unmapped page; inputs ending that close to a page end are copied.
@@ -95,9 +101,22 @@ void scatter_nchw(const float* src, const Tensor& t) {
 // NCHW and NHWC are the same bytes when there is one channel or one pixel.
 bool layouts_coincide(const Slot& slot) { return slot.sizes[1] == 1 || slot.sizes[2] * slot.sizes[3] == 1; }
 
+// The tensor's bytes are the XNNPACK value's as they are: contiguous in the blob's layout.
+bool same_bytes(const Tensor& t, const Slot& slot) {
+  if (!slot.nchw || layouts_coincide(slot)) return t.is_contiguous();
+  return layout::channels_last_dense(t);  // XNNPACK's NHWC bytes
+}
+
 }  // namespace
 
 void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+
+RuntimeStats Delegate::stats() noexcept {
+  RuntimeStats r;
+  r.runtimes_created = g_runtimes_created.load(std::memory_order_relaxed);
+  r.create_nanoseconds = g_create_nanoseconds.load(std::memory_order_relaxed);
+  return r;
+}
 
 Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob, uint64_t max_memory_bytes,
                                                    uint64_t* memory_bytes) noexcept try {
@@ -146,6 +165,7 @@ Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob, uin
 Error Delegate::ensure_runtime() noexcept try {
   threadpool::PoolGuard current = threadpool::get_threadpool().borrow();
   if (runtime_ && current.get() == pool_.get()) return Error();
+  const auto start = std::chrono::steady_clock::now();
   // Each runtime gets a fresh subgraph: creating a runtime optimizes (rewrites) its subgraph.
   Result<SubgraphPtr> subgraph = define_subgraph(graph_);
   if (!subgraph.ok()) return subgraph.error();
@@ -154,6 +174,9 @@ Error Delegate::ensure_runtime() noexcept try {
   if (s != xnn_status_success) {
     return Error(ErrorCode::InvalidProgram, std::string("xnn_create_runtime_v2: ") + status_name(s));
   }
+  const auto spent = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  g_create_nanoseconds.fetch_add(static_cast<uint64_t>(spent.count()), std::memory_order_relaxed);
+  g_runtimes_created.fetch_add(1, std::memory_order_relaxed);
   runtime_.reset(raw);  // the old runtime goes before the old pool
   pool_ = std::move(current);
   set_up_ = false;
@@ -176,9 +199,10 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     ETRT_RETURN_IF_ERROR(check_tensor(args[i], slot, "input", i));
     const Tensor& t = args[i]->to_tensor();
     void* data = t.data();
-    const bool permute = slot.nchw && !layouts_coincide(slot);
-    if (permute || !t.is_contiguous() || over_read_may_fault(data, slot.numel * sizeof(float))) {
-      gather(t, scratch_[i], permute);
+    // An NCHW tensor is permuted into NHWC; a channels-last one (etrt's own NHWC kernels wrote
+    // it) is passed as it is.
+    if (!same_bytes(t, slot) || over_read_may_fault(data, slot.numel * sizeof(float))) {
+      gather(t, scratch_[i], slot.nchw && !layouts_coincide(slot));
       data = scratch_[i];
     }
     changed |= externals_[i].data != data;
@@ -188,9 +212,14 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     const Slot& slot = graph_.outputs[j];
     ETRT_RETURN_IF_ERROR(check_tensor(args[num_inputs + j], slot, "output", j));
     const Tensor& t = args[num_inputs + j]->to_tensor();
-    if (!t.is_contiguous()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is not contiguous");
+    const bool direct = same_bytes(t, slot);
+    if (!direct && !t.is_contiguous()) {
+      return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is neither contiguous nor channels-last");
+    }
     if (t.is_read_only()) return Error(ErrorCode::InvalidArgument, "output " + std::to_string(j) + " is read-only memory");
-    void* data = slot.nchw && !layouts_coincide(slot) ? static_cast<void*>(scratch_[num_inputs + j]) : t.data();
+    // XNNPACK writes an NHWC output straight into a channels-last tensor, else into scratch that
+    // is permuted into the NCHW tensor after the run.
+    void* data = direct ? t.data() : static_cast<void*>(scratch_[num_inputs + j]);
     changed |= externals_[num_inputs + j].data != data;
     externals_[num_inputs + j].data = data;
   }
@@ -203,8 +232,8 @@ Error Delegate::execute(Span<Value*> args) noexcept {
   xnn_status s = xnn_invoke_runtime(runtime_.get());
   if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_invoke_runtime: ") + status_name(s));
   for (size_t j = 0; j < num_outputs; ++j) {
-    const Slot& slot = graph_.outputs[j];
-    if (slot.nchw && !layouts_coincide(slot)) scatter_nchw(scratch_[num_inputs + j], args[num_inputs + j]->to_tensor());
+    const Tensor& t = args[num_inputs + j]->to_tensor();
+    if (!same_bytes(t, graph_.outputs[j])) scatter_nchw(scratch_[num_inputs + j], t);
   }
   return Error();
 }

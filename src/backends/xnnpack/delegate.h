@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "etrt/backends/xnnpack.h"
 #include "etrt/runtime/value.h"
 #include "etrt/threadpool/threadpool.h"
 #include "graph.h"
@@ -34,6 +35,9 @@ class Delegate {
 
   // args: the inputs, then the outputs, as the DelegateCall lists them.
   Error execute(Span<Value*> args) noexcept;
+
+  // Runtimes created by every delegate of the process (etrt/backends/xnnpack.h).
+  static RuntimeStats stats() noexcept;
 
  private:
   Delegate() = default;

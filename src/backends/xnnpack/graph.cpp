@@ -73,6 +73,7 @@ class Checker {
       case fb::NodeUnion::Hardswish:
         return same_shape(node.node_as_Hardswish()->input(), node.node_as_Hardswish()->output());
       case fb::NodeUnion::GlobalAvgPool2d: return global_avg_pool2d(*node.node_as_GlobalAvgPool2d());
+      case fb::NodeUnion::AvgPool2d: return avg_pool2d(*node.node_as_AvgPool2d());
       default: return invalid(where_ + " has an unknown type");
     }
   }
@@ -190,6 +191,26 @@ class Checker {
     auto oh = window(x.dims[1], n.pad_top(), n.pad_bottom(), n.pool_h(), n.stride_h(), n.dilation_h());
     if (!oh.ok()) return oh.error();
     auto ow = window(x.dims[2], n.pad_left(), n.pad_right(), n.pool_w(), n.stride_w(), n.dilation_w());
+    if (!ow.ok()) return ow.error();
+    auto out = write(n.output());
+    if (!out.ok()) return out.error();
+    size_t dims[4] = {x.dims[0], *oh, *ow, x.dims[3]};
+    add_indirection(x.dims[0], *oh, *ow, n.pool_h(), n.pool_w());
+    return expect_dims(**out, dims, 4, "output");
+  }
+
+  // Windows inside the input (no padding), at least two elements (XNNPACK refuses 1x1 pooling).
+  Error avg_pool2d(const fb::AvgPool2d& n) {
+    auto in = read(n.input(), "input");
+    if (!in.ok()) return in.error();
+    const ValueInfo& x = **in;
+    if (x.ndim != 4) return invalid(where_ + ": input must be 4-D NHWC");
+    if (n.pool_h() > kMaxParam || n.pool_w() > kMaxParam || static_cast<uint64_t>(n.pool_h()) * n.pool_w() < 2) {
+      return invalid(where_ + ": bad pooling window");
+    }
+    auto oh = window(x.dims[1], 0, 0, n.pool_h(), n.stride_h(), 1);
+    if (!oh.ok()) return oh.error();
+    auto ow = window(x.dims[2], 0, 0, n.pool_w(), n.stride_w(), 1);
     if (!ow.ok()) return ow.error();
     auto out = write(n.output());
     if (!out.ok()) return out.error();
@@ -488,6 +509,12 @@ Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
       case fb::NodeUnion::GlobalAvgPool2d: {
         const auto* n = node->node_as_GlobalAvgPool2d();
         s = xnn_define_global_average_pooling_2d(sg, lo, hi, n->input(), n->output(), 0);
+        break;
+      }
+      case fb::NodeUnion::AvgPool2d: {
+        const auto* n = node->node_as_AvgPool2d();
+        s = xnn_define_average_pooling_2d(sg, 0, 0, 0, 0, n->pool_h(), n->pool_w(), n->stride_h(), n->stride_w(), lo,
+                                          hi, n->input(), n->output(), 0);
         break;
       }
       default:

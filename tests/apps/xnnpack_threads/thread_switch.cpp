@@ -3,7 +3,9 @@
 // Loads PROGRAM once, runs it on INPUTS (raw bytes of every input, in order), then for each
 // COUNT sets the shared pool to that many threads and runs again, checking every result equals
 // the first. Finally runs while another thread keeps changing the count. Writes the last outputs
-// to OUTPUTS. Exit status 0 only if every run succeeded and agreed.
+// to OUTPUTS. Exit status 0 only if every run succeeded and agreed, and XNNPACK packed weights
+// (created runtimes) only when the method loaded and when a new count replaced the pool: the
+// same number each time (one runtime per delegate), never in a run that kept the pool.
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -59,10 +61,16 @@ int main(int argc, char** argv) {
   if (!etrt::backends::xnnpack::is_registered()) return fail("XnnpackBackend is not registered");
   etrt::threadpool::ThreadPool& pool = etrt::threadpool::get_threadpool();
 
+  using etrt::backends::xnnpack::runtime_stats;
+  const uint64_t before_load = runtime_stats().runtimes_created;
   etrt::Module module(argv[1]);
   auto method_or = module.method("forward");
   if (!method_or.ok()) return fail(method_or.error().to_string());
   etrt::Method& method = **method_or;
+  uint64_t created = runtime_stats().runtimes_created;
+  const uint64_t per_pool = created - before_load;  // one per delegate
+  std::printf("runtimes created at load: %llu\n", static_cast<unsigned long long>(per_pool));
+  if (per_pool == 0) return fail("loading a delegated method created no XNNPACK runtime");
 
   std::vector<char> bytes = read_all(argv[2]);
   std::vector<etrt::OwnedTensor> inputs;
@@ -84,16 +92,27 @@ int main(int argc, char** argv) {
   if (!err.ok()) return fail("first run: " + err.to_string());
   const std::vector<float> reference = outputs(method);
   std::printf("threads %d: ok\n", pool.num_threads());
+  for (int r = 0; r < 5 && err.ok(); ++r) err = method.execute();
+  if (!err.ok()) return fail("repeated run: " + err.to_string());
+  if (runtime_stats().runtimes_created != created) return fail("a run on the same pool created a runtime");
+  std::printf("runs on the same pool repacked nothing\n");
 
   for (int a = 4; a < argc; ++a) {
     int n = std::atoi(argv[a]);
+    const int previous = pool.num_threads();
     err = pool.set_num_threads(n);
     if (!err.ok()) return fail("set_num_threads(" + std::to_string(n) + "): " + err.to_string());
     err = method.execute();
     if (!err.ok()) return fail("run with " + std::to_string(n) + " threads: " + err.to_string());
     double d = max_diff(outputs(method), reference);
-    std::printf("threads %d: max diff %g\n", pool.num_threads(), d);
+    const uint64_t now = runtime_stats().runtimes_created;
+    std::printf("threads %d: max diff %g, runtimes created %llu\n", pool.num_threads(), d,
+                static_cast<unsigned long long>(now - created));
     if (d > 1e-6) return fail("results changed with the thread count");
+    // A new count replaces the pool: every delegate rebuilds once; the same count keeps it.
+    if (n != previous && now - created != per_pool) return fail("a new pool did not rebuild each runtime once");
+    if (n == previous && now != created) return fail("keeping the count rebuilt a runtime");
+    created = now;
   }
 
   // The count changes while runs are in flight.

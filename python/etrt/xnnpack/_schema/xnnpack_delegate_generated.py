@@ -32,6 +32,7 @@ class NodeUnion(object):
     Sigmoid = 8
     Hardswish = 9
     GlobalAvgPool2d = 10
+    AvgPool2d = 11
 
 
 class XValue(object):
@@ -779,6 +780,80 @@ def GlobalAvgPool2dStart(builder): builder.StartObject(2)
 def GlobalAvgPool2dAddInput(builder, input): builder.PrependUint32Slot(0, input, 0)
 def GlobalAvgPool2dAddOutput(builder, output): builder.PrependUint32Slot(1, output, 0)
 def GlobalAvgPool2dEnd(builder): return builder.EndObject()
+
+
+class AvgPool2d(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = AvgPool2d()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsAvgPool2d(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def AvgPool2dBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x45\x58\x4E\x4E", size_prefixed=size_prefixed)
+
+    # AvgPool2d
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # AvgPool2d
+    def PoolH(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # AvgPool2d
+    def PoolW(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # AvgPool2d
+    def StrideH(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # AvgPool2d
+    def StrideW(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # AvgPool2d
+    def Input(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+    # AvgPool2d
+    def Output(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+def AvgPool2dStart(builder): builder.StartObject(6)
+def AvgPool2dAddPoolH(builder, poolH): builder.PrependUint32Slot(0, poolH, 0)
+def AvgPool2dAddPoolW(builder, poolW): builder.PrependUint32Slot(1, poolW, 0)
+def AvgPool2dAddStrideH(builder, strideH): builder.PrependUint32Slot(2, strideH, 0)
+def AvgPool2dAddStrideW(builder, strideW): builder.PrependUint32Slot(3, strideW, 0)
+def AvgPool2dAddInput(builder, input): builder.PrependUint32Slot(4, input, 0)
+def AvgPool2dAddOutput(builder, output): builder.PrependUint32Slot(5, output, 0)
+def AvgPool2dEnd(builder): return builder.EndObject()
 
 
 class Node(object):

@@ -1,0 +1,269 @@
+"""Channels-last (NHWC) activations for etrt's own kernels, planned at export.
+
+etrt's convolution kernels run fastest channels-last (src/kernels/conv_nhwc.h): a pixel's channels
+are one contiguous row, so a tile of output pixels is a small matrix product over the taps with
+nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
+every convolution output it can, and what elementwise ops, max pooling and channel concatenation
+compute from NHWC values alone, by giving their tensors the dim_order (0, 2, 3, 1). Their logical
+shapes stay NCHW and every kernel reads any strides, so the program computes what it computed
+before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin][cout]
+(dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
+
+Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (the delegate
+writes them straight into the tensor, and reads NHWC inputs as they are): etrt's kernels and
+the delegate hand activations over without a permute.
+
+What stays as it was: convolutions with a reduction shorter than 16 (input channels x taps: a
+single-channel 3x3 layer runs better as im2col + SGEMM) or groups other than 1 or one per
+channel, program inputs and outputs (the first convolution gathers its NCHW input), values of
+one pixel or one channel (both layouts are the same bytes), tensors of dynamic shape, and the
+outputs of every other op.
+A view that cannot express its result over NHWC memory (a flatten of C with H and W) reads an
+NCHW copy (aten::clone) instead; views that can (ViT's [N, C, H, W] -> [N, C, H*W] ->
+[N, H*W, C]) come out cheaper. Weights kept outside the program (external_constants) stay as
+they are and the kernel repacks them per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import torch
+
+from . import _ops
+from .ir import (
+    BoolValue,
+    ExecutionPlan,
+    Instruction,
+    IntListValue,
+    IntValue,
+    KernelCall,
+    NullValue,
+    StorageKind,
+    TensorValue,
+    Value,
+    tensor_indices,
+)
+from .plan_graph import PlanGraph, add_constant, constant_array, drop_unread_constants
+
+NHWC = (0, 2, 3, 1)
+HWIO = (2, 3, 1, 0)
+CONVOLUTION = "aten::convolution"
+MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d")
+# Input channels x taps below which a convolution stays NCHW (see _nhwc_convolution).
+MIN_NHWC_DEPTH = 16
+
+
+def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
+    """Lays out `plan`'s activations as above (mutates both); returns how many convolutions run
+    channels-last."""
+    graph = PlanGraph(plan)
+    nhwc: set[int] = set()
+    convs: list[int] = []
+    for step, instr in enumerate(plan.instructions):
+        if not isinstance(instr, KernelCall):
+            # XNNPACK's spatial outputs are NHWC already (xnnpack/lowering.py).
+            nhwc.update(v for v in instr.outputs if _delegate_wrote_nhwc(graph, v))
+            continue
+        op = graph.op(step)
+        outs = instr.outputs
+        if op == CONVOLUTION:
+            if _nhwc_convolution(graph, segments, instr):
+                convs.append(step)
+                if _may_be_nhwc(graph, outs[0]):
+                    nhwc.add(outs[0])
+        elif op in MAX_POOLS:
+            if instr.inputs[0] in nhwc:
+                nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
+        elif op is not None and _ops.writes_any_layout(op) and len(outs) == 1:
+            out = graph.tensor(outs[0])
+            if out is None or not _may_be_nhwc(graph, outs[0]):
+                continue
+            # The operands of the output's full shape (a concatenation: all of them) decide.
+            full = [
+                t
+                for a in instr.inputs
+                for t in tensor_indices(plan.values, a)
+                if _sizes(graph, t) == out.sizes or op == "aten::cat"
+            ]
+            if full and all(t in nhwc for t in full):
+                nhwc.add(outs[0])
+    for v in nhwc:
+        t = graph.tensor(v)
+        assert t is not None
+        plan.values[v] = replace(t, dim_order=NHWC)
+    count = 0
+    for step in convs:
+        instr = plan.instructions[step]
+        assert isinstance(instr, KernelCall)
+        out = graph.tensor(instr.outputs[0])
+        assert out is not None
+        if _same_bytes_both_ways(out) or instr.outputs[0] in nhwc:
+            if constant_array(plan, segments, instr.inputs[1]) is not None:
+                _store_weight_hwio(plan, segments, step, instr)
+            count += 1
+    _copy_before_views(plan, nhwc)
+    drop_unread_constants(plan, segments)
+    return count
+
+
+def _delegate_wrote_nhwc(graph: PlanGraph, v: int) -> bool:
+    t = graph.float_tensor(v, 4)
+    return t is not None and t.storage == StorageKind.PLANNED and t.dim_order == NHWC
+
+
+def _sizes(graph: PlanGraph, v: int) -> tuple[int, ...] | None:
+    t = graph.tensor(v)
+    return t.sizes if t is not None else None
+
+
+def _same_bytes_both_ways(t: TensorValue) -> bool:
+    """One channel or one pixel: NCHW and NHWC strides address the same bytes."""
+    return len(t.sizes) == 4 and (t.sizes[1] == 1 or t.sizes[2] * t.sizes[3] == 1)
+
+
+def _may_be_nhwc(graph: PlanGraph, v: int, any_dtype: bool = False) -> bool:
+    t = graph.tensor(v) if any_dtype else graph.float_tensor(v, 4)
+    return (
+        t is not None
+        and len(t.sizes) == 4
+        and t.storage == StorageKind.PLANNED
+        and not t.dynamic  # sizes known only at run time: left as torch traced them
+        and t.dim_order == (0, 1, 2, 3)
+        and v not in graph.plan_outputs
+        and not _same_bytes_both_ways(t)
+    )
+
+
+def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall) -> bool:
+    """A 2-D convolution the NHWC kernels run: groups 1 or one per channel, a constant weight."""
+    x, w, _bias, _stride, _padding, _dilation, transposed, _opad, groups = conv.inputs
+    xt, wt = graph.float_tensor(x, 4), graph.float_tensor(w, 4)
+    flag, g = graph.plan.values[transposed], graph.plan.values[groups]
+    ot = graph.float_tensor(conv.outputs[0], 4)
+    if xt is None or wt is None or ot is None or xt.dynamic or ot.dynamic:
+        return False
+    if not isinstance(flag, BoolValue) or flag.val or not isinstance(g, IntValue):
+        return False
+    external = wt.storage == StorageKind.EXTERNAL and wt.dim_order == (0, 1, 2, 3)
+    if constant_array(graph.plan, segments, w) is None and not external:
+        return False
+    cin, cout = xt.sizes[1], wt.sizes[0]
+    if g.val == cin == cout and wt.sizes[1] == 1:
+        return True  # depthwise
+    # A reduction this short (one input channel, 3x3) runs better as NCHW im2col + SGEMM: the
+    # NHWC tiles would be all overhead (the test CNN's layer: 2x slower channels-last).
+    return g.val == 1 and cin * wt.sizes[2] * wt.sizes[3] >= MIN_NHWC_DEPTH
+
+
+def _store_weight_hwio(
+    plan: ExecutionPlan, segments: list[bytes], step: int, conv: KernelCall
+) -> None:
+    w = conv.inputs[1]
+    array = constant_array(plan, segments, w)
+    assert array is not None
+    old = plan.values[w]
+    name = old.name if isinstance(old, TensorValue) else ""
+    stored = add_constant(plan, segments, array, dim_order=HWIO, name=name)
+    args = list(conv.args)
+    args[1] = stored
+    plan.instructions[step] = replace(conv, args=tuple(args))
+
+
+# How each view op computes its result, so its strides over NHWC memory can be worked out (or
+# found impossible) the way the runtime will: with torch on meta tensors.
+ViewFn = Callable[[torch.Tensor, list[Value]], torch.Tensor | list[torch.Tensor]]
+
+
+def _ints(v: Value) -> list[int]:
+    assert isinstance(v, IntListValue)
+    return list(v.items)
+
+
+def _int(v: Value) -> int | None:
+    return v.val if isinstance(v, IntValue) else None
+
+
+VIEWS: dict[str, ViewFn] = {
+    "aten::view": lambda t, a: t.view(_ints(a[0])),
+    "aten::_unsafe_view": lambda t, a: t.view(_ints(a[0])),
+    "aten::permute": lambda t, a: t.permute(_ints(a[0])),
+    "aten::expand": lambda t, a: t.expand(_ints(a[0])),
+    "aten::alias": lambda t, a: t,
+    "aten::select.int": lambda t, a: t.select(_int(a[0]) or 0, _int(a[1]) or 0),
+    "aten::squeeze.dims": lambda t, a: t.squeeze(_ints(a[0])),
+    "aten::squeeze.dim": lambda t, a: t.squeeze(_int(a[0]) or 0),
+    "aten::unsqueeze": lambda t, a: t.unsqueeze(_int(a[0]) or 0),
+    "aten::t": lambda t, a: t.t(),
+    "aten::transpose.int": lambda t, a: t.transpose(_int(a[0]) or 0, _int(a[1]) or 0),
+    "aten::slice.Tensor": lambda t, a: torch.ops.aten.slice.Tensor(
+        t, _int(a[0]) or 0, _int(a[1]), _int(a[2]), _int(a[3]) or 1
+    ),
+    "aten::split_with_sizes": lambda t, a: list(
+        torch.ops.aten.split_with_sizes.default(t, _ints(a[0]), _int(a[1]) or 0)
+    ),
+}
+
+
+def _meta(t: TensorValue, strides: tuple[int, ...]) -> torch.Tensor:
+    return torch.empty_strided(t.sizes, strides, dtype=torch.float32, device="meta")
+
+
+def _nhwc_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    _n, c, h, w = sizes
+    return (h * w * c, 1, w * c, c)
+
+
+def _copy_before_views(plan: ExecutionPlan, nhwc: set[int]) -> None:
+    """Gives every view of NHWC memory that the runtime could not compute an NCHW copy to view."""
+    strides: dict[int, tuple[int, ...]] = {}
+    for v in nhwc:
+        t = plan.values[v]
+        assert isinstance(t, TensorValue)
+        strides[v] = _nhwc_strides(t.sizes)
+    out: list[Instruction] = []
+    clone = None
+    for instr in plan.instructions:
+        op = plan.operators[instr.op_index] if isinstance(instr, KernelCall) else None
+        if not isinstance(instr, KernelCall) or op not in VIEWS or instr.inputs[0] not in strides:
+            out.append(instr)
+            continue
+        x = instr.inputs[0]
+        xt = plan.values[x]
+        assert isinstance(xt, TensorValue)
+        targets = [t for v in instr.outputs for t in tensor_indices(plan.values, v)]
+        results = _view_strides(VIEWS[op], _meta(xt, strides[x]), plan, instr)
+        if results is not None and len(results) == len(targets):
+            strides.update(zip(targets, results, strict=True))
+            out.append(instr)
+            continue
+        if clone is None:
+            if "aten::clone" not in plan.operators:
+                plan.operators.append("aten::clone")
+            clone = plan.operators.index("aten::clone")
+        copy = len(plan.values)
+        plan.values.append(replace(xt, dim_order=(), name=f"{xt.name}.nchw"))
+        plan.values.append(NullValue())  # clone's memory_format
+        out.append(KernelCall(clone, (x, copy + 1, copy), 1, node=instr.node))
+        args = list(instr.args)
+        args[0] = copy
+        out.append(replace(instr, args=tuple(args)))
+        for target in targets:  # the views' memory is the copy's now
+            tv = plan.values[target]
+            if isinstance(tv, TensorValue) and tv.view_of == x:
+                plan.values[target] = replace(tv, view_of=copy)
+    plan.instructions = out
+
+
+def _view_strides(
+    fn: ViewFn, t: torch.Tensor, plan: ExecutionPlan, instr: KernelCall
+) -> list[tuple[int, ...]] | None:
+    """The strides of each result of a view op over `t`, or None if it cannot view them."""
+    args = [plan.values[a] for a in instr.inputs[1:]]
+    try:
+        r = fn(t, args)
+    except (RuntimeError, AssertionError, TypeError):
+        return None
+    results = r if isinstance(r, list) else [r]
+    return [tuple(x.stride()) for x in results]

@@ -1,0 +1,199 @@
+#include "conv_nhwc.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "etrt/runtime/parallel.h"
+#include "gemm.h"
+
+namespace etrt {
+namespace kernels {
+
+#define ETRT_ISA_FILE "conv_isa.inc"
+#include "isa_clones.inc"
+#undef ETRT_ISA_FILE
+
+namespace {
+
+struct ConvIsa {
+  const char* name;
+  int64_t (*tile_count)(const NhwcConv&);
+  size_t (*scratch_floats)(const NhwcConv&);
+  void (*tiles)(const NhwcConv&, int64_t, int64_t, int64_t, int64_t, float*);
+  void (*depthwise)(const NhwcConv&, int64_t, int64_t);
+  void (*wino_weights)(const NhwcConv&, float*, int64_t, int64_t);
+  void (*wino_block)(const NhwcConv&, const float*, int64_t, int64_t, float*, float*, const float**);
+  int64_t (*wino_rows)();
+};
+
+const ConvIsa kIsas[] = {
+    {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
+     nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows},
+    {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
+     nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows},
+    {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
+     nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows},
+};
+
+// The instruction set the GEMM uses (detected once, or forced by a test): one choice for all.
+const ConvIsa& conv_isa() {
+  const char* name = sgemm_isa();
+  for (const ConvIsa& i : kIsas) {
+    if (std::strcmp(i.name, name) == 0) return i;
+  }
+  return kIsas[2];
+}
+
+// Below this many multiply-adds a second thread costs more than it saves.
+constexpr double kConvParallelMinMacs = 128.0 * 1024.0;
+// Weights up to this size stay in L2 while every pixel tile passes over all output channels;
+// larger ones are split into blocks of output channels of about kBlockBytes each.
+constexpr int64_t kWholeWeightBytes = 512 * 1024;
+constexpr int64_t kBlockBytes = 256 * 1024;
+constexpr int64_t kBlockChannels = 32;  // a multiple of every instruction set's tile width
+// Winograd pays once a transformed weight serves enough tiles (and both channel counts fill a
+// vector): below, transforming the weights each call and reading them back (4x their size) eat
+// the saving. Measured on ResNet18's layers at batch 1 (benchmarks/kernels_bench.py): 49 tiles
+// (28x28) take 0.35x the direct kernel's time, 16 tiles (14x14) 1.4x.
+constexpr int64_t kWinogradMinTiles = 32;
+constexpr int64_t kWinogradMinChannels = 16;
+// A block's transformed inputs and products ([36][tiles][cin] and [36][tiles][cout]) stay in L2.
+constexpr int64_t kWinogradBlockBytes = 512 * 1024;
+constexpr int64_t kWinogradMaxBlock = 64;
+
+int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
+
+// fn(t) for every part t < parts, on the thread pool when there are several.
+template <typename F>
+void run_parts(int64_t parts, F&& fn) {
+  if (parts == 1) {
+    fn(0);
+    return;
+  }
+  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(t);
+  });
+}
+
+}  // namespace
+
+bool nhwc_winograd_fits(const NhwcConv& c) {
+  return !c.depthwise && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
+         c.ph <= 2 && c.pw <= 2 && c.cin >= kWinogradMinChannels && c.cout >= kWinogradMinChannels &&
+         c.w_first == 0 && c.w_ld == c.cout && winograd_tiles(c) >= kWinogradMinTiles;
+}
+
+bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
+  const ConvIsa& impl = conv_isa();
+  const int threads = parallel_num_threads();
+  const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
+  int64_t block = kWinogradBlockBytes / (36 * static_cast<int64_t>(sizeof(float)) * (c.cin + c.cout)) / rows * rows;
+  if (block < 2 * rows) block = 2 * rows;
+  if (block > kWinogradMaxBlock) block = kWinogradMaxBlock;
+  if (block > tiles) block = tiles;
+  const int64_t blocks = (tiles + block - 1) / block;
+  const int64_t parts = threads > 1 ? (blocks < threads ? blocks : threads) : 1;
+  const size_t u_floats = static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
+  const size_t per_part = static_cast<size_t>(36 * block * (c.cin + c.cout) + 2 * rows + 15) / 16 * 16;
+  float* scratch = static_cast<float*>(
+      ctx.allocate_temp((u_floats + per_part * static_cast<size_t>(parts)) * sizeof(float), 64));
+  if (scratch == nullptr) return false;
+  float* u = scratch;
+  if (threads > 1) {
+    parallel_for(0, c.cin, 8, [&](int64_t b, int64_t e) { impl.wino_weights(c, u, b, e); });
+  } else {
+    impl.wino_weights(c, u, 0, c.cin);
+  }
+  auto run_part = [&](int64_t t) {
+    float* v = scratch + u_floats + per_part * static_cast<size_t>(t);
+    float* m = v + 36 * block * c.cin;
+    const float** table = reinterpret_cast<const float**>(m + 36 * block * c.cout);
+    for (int64_t b = blocks * t / parts; b < blocks * (t + 1) / parts; ++b) {
+      const int64_t first = b * block;
+      impl.wino_block(c, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
+    }
+  };
+  run_parts(parts, run_part);
+  return true;
+}
+
+int64_t nhwc_conv_tiles_count(const NhwcConv& c) { return conv_isa().tile_count(c); }
+
+size_t nhwc_conv_scratch_floats(const NhwcConv& c) { return conv_isa().scratch_floats(c); }
+
+void nhwc_conv_tiles(const NhwcConv& c, int64_t tile_begin, int64_t tile_end, int64_t oc_begin, int64_t oc_end,
+                     float* scratch) {
+  conv_isa().tiles(c, tile_begin, tile_end, oc_begin, oc_end, scratch);
+}
+
+void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end) {
+  conv_isa().depthwise(c, row_begin, row_end);
+}
+
+bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
+  if (nhwc_winograd_fits(c)) return nhwc_winograd(ctx, c);
+  const ConvIsa& impl = conv_isa();
+  const int threads = parallel_num_threads();
+  const double macs = static_cast<double>(c.pixels()) * static_cast<double>(c.cout) *
+                      static_cast<double>(c.taps() * c.cin_g());
+  const bool parallel = threads > 1 && macs >= kConvParallelMinMacs;
+  if (c.depthwise) {
+    const int64_t rows = c.batch * c.oh;
+    if (!parallel) {
+      impl.depthwise(c, 0, rows);
+      return true;
+    }
+    parallel_for(0, rows, 1, [&](int64_t b, int64_t e) { impl.depthwise(c, b, e); });
+    return true;
+  }
+  const int64_t tiles = impl.tile_count(c);
+  const int64_t row_bytes = c.taps() * c.cin * static_cast<int64_t>(sizeof(float));
+  int64_t block = c.cout;
+  if (row_bytes * c.cout > kWholeWeightBytes) {
+    block = kBlockBytes / row_bytes / kBlockChannels * kBlockChannels;
+    if (block < kBlockChannels) block = kBlockChannels;
+    if (block > c.cout) block = c.cout;
+  }
+  const int64_t blocks = (c.cout + block - 1) / block;
+  const int64_t items = blocks * tiles;  // block-major: a worker's range stays in few blocks
+  const int64_t parts = parallel ? (items < threads ? items : threads) : 1;
+  // A blocked worker copies its block's weight columns into a contiguous panel first: read in
+  // place, each row of a block is a short run a whole weight row apart, and every tile would
+  // walk all those rows (one page or two per few rows) again.
+  const int64_t rows = c.taps() * c.cin;
+  const size_t panel = blocks > 1 ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
+  const size_t per_part = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
+  float* scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(float), 64));
+  if (scratch == nullptr) return false;
+  auto run_part = [&](int64_t t) {
+    float* mine = scratch + per_part * static_cast<size_t>(t);
+    float* packed = mine + (per_part - panel);
+    int64_t packed_block = -1;
+    NhwcConv cb = c;
+    const int64_t end = items * (t + 1) / parts;
+    for (int64_t it = items * t / parts; it < end;) {
+      const int64_t b = it / tiles, tile = it % tiles;
+      const int64_t run = (end - it < tiles - tile) ? end - it : tiles - tile;
+      const int64_t oc_begin = b * block, oc_end = (b + 1) * block < c.cout ? (b + 1) * block : c.cout;
+      if (blocks > 1 && packed_block != b) {
+        const int64_t width = oc_end - oc_begin;
+        for (int64_t r = 0; r < rows; ++r) {
+          std::memcpy(packed + r * width, c.weight + r * c.w_ld + (oc_begin - c.w_first),
+                      static_cast<size_t>(width) * sizeof(float));
+        }
+        cb.weight = packed;
+        cb.w_ld = width;
+        cb.w_first = oc_begin;
+        packed_block = b;
+      }
+      impl.tiles(cb, tile, tile + run, oc_begin, oc_end, mine);
+      it += run;
+    }
+  };
+  run_parts(parts, run_part);
+  return true;
+}
+
+}  // namespace kernels
+}  // namespace etrt

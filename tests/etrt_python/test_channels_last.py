@@ -1,0 +1,192 @@
+"""What the exporter does for etrt's own kernels after delegation: activations stored
+channels-last around convolutions (channels_last.py) and decomposed activations merged back
+into one kernel call (fuse.py). Each program runs in the in-tree etrt_runner against eager."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import runtime_build
+import torch
+import torch.nn.functional as F
+from etrt.channels_last import HWIO, NHWC
+from etrt.ir import KernelCall, StorageKind, TensorValue
+from etrt.lower import dim_order_of
+from runtime_build import ExportedRun, ToolRunner
+from torch import nn
+
+MAX_REL_ERROR = 1e-4
+
+
+@pytest.fixture(scope="module")
+def runner() -> ToolRunner:
+    return runtime_build.tool_runner("release")
+
+
+def rel_error(run: ExportedRun) -> float:
+    worst = 0.0
+    for got, want in zip(run.got, run.expected, strict=True):
+        scale = float(np.max(np.abs(want)))
+        assert scale > 1e-3, "the output is all but zero: the comparison would say nothing"
+        worst = max(worst, float(np.max(np.abs(got.astype(np.float64) - want))) / scale)
+    return worst
+
+
+def calls(run: ExportedRun, op: str) -> list[KernelCall]:
+    """The program's calls of `op` (read back from the file: args are its arguments, then its
+    outputs)."""
+    plan = run.program.info.plan
+    return [
+        i
+        for i in plan.instructions
+        if isinstance(i, KernelCall) and plan.operators[i.op_index] == op
+    ]
+
+
+def tensor(run: ExportedRun, index: int) -> TensorValue:
+    v = run.program.info.plan.values[index]
+    assert isinstance(v, TensorValue)
+    return v
+
+
+class Blocks(nn.Module):
+    """A stem over the NCHW input, a residual block, a depthwise and squeeze-excitation block,
+    ceil-mode pooling, a fire-like concatenation, a grouped convolution (NCHW kernels) and two
+    heads: a flatten of NHWC memory (needs a copy) and ViT's patch tokens (a free view)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.a = nn.Conv2d(16, 16, 3, padding=1)
+        self.b = nn.Conv2d(16, 16, 3, padding=1)
+        self.dw = nn.Conv2d(16, 16, 5, padding=2, groups=16)
+        self.se1, self.se2 = nn.Conv2d(16, 8, 1), nn.Conv2d(8, 16, 1)
+        self.e1, self.e3 = nn.Conv2d(16, 12, 1), nn.Conv2d(16, 12, 3, padding=1)
+        self.grouped = nn.Conv2d(24, 24, 3, padding=1, groups=2)
+        self.head = nn.Linear(24 * 4 * 4, 10)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        s = F.relu(self.stem(x))
+        r = F.relu(s + self.b(F.relu(self.a(s))))
+        d = F.silu(self.dw(r))
+        g = F.hardsigmoid(self.se2(F.relu(self.se1(d.mean((2, 3), keepdim=True)))))
+        y = F.max_pool2d(F.hardswish(d * g), 3, stride=2, ceil_mode=True)
+        y = torch.cat([F.relu(self.e1(y)), F.relu(self.e3(y))], dim=1)
+        z = self.grouped(y)
+        flat = self.head(torch.flatten(F.adaptive_avg_pool2d(z, 4), 1))
+        tokens = y.reshape(y.shape[0], y.shape[1], -1).permute(0, 2, 1)
+        return flat, tokens * 2.0
+
+
+def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = Blocks().eval()
+    x = torch.randn(2, 3, 31, 29)
+    run = runner.run_exported(tmp_path, model, (x,))
+    assert rel_error(run) <= MAX_REL_ERROR
+    convs = calls(run, "aten::convolution")
+    assert len(convs) == 9
+    nhwc, nchw = [], []
+    for conv in convs:
+        out, weight = tensor(run, conv.args[-1]), tensor(run, conv.args[1])
+        (nhwc if weight.dim_order == HWIO else nchw).append(out)
+        if weight.dim_order == HWIO:  # read in place by the NHWC kernels
+            assert weight.storage == StorageKind.CONSTANT
+            assert out.dim_order == NHWC or out.sizes[2] * out.sizes[3] == 1
+    # The grouped convolution keeps NCHW, and so does the gate's second one-pixel convolution
+    # (8 input channels, a reduction too short for the NHWC tiles; one pixel is both layouts).
+    assert len(nhwc) == 7 and [t.dim_order for t in nchw] == [(0, 1, 2, 3)] * 2
+    # The stem reads the program's NCHW input; the outputs keep the layouts torch traced.
+    plan = run.program.info.plan
+    assert tensor(run, plan.inputs[0]).dim_order == (0, 1, 2, 3)
+    with torch.no_grad():
+        traced = [dim_order_of(t) for t in model(x)]
+    assert [tensor(run, v).dim_order for v in plan.outputs] == traced
+    # The residual add, the gates, the pooling and the concatenation stay NHWC.
+    for op in (
+        "aten::add.Tensor",
+        "aten::silu",
+        "aten::hardswish",
+        "aten::max_pool2d",
+        "aten::cat",
+    ):
+        (call,) = calls(run, op)
+        assert tensor(run, call.args[-1]).dim_order == NHWC, op
+    # ViT's patch tokens view NHWC memory directly; nothing copies y back to NCHW.
+    cat_out = calls(run, "aten::cat")[0].args[-1]
+    assert not [c for c in calls(run, "aten::clone") if c.args[0] == cat_out]
+
+
+def test_views_that_cannot_see_nhwc_memory_read_a_copy(runner: ToolRunner, tmp_path: Path) -> None:
+    class Flatten(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(4, 6, 3, padding=1)
+            self.fc = nn.Linear(6 * 5 * 5, 3)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc(torch.flatten(F.relu(self.conv(x)), 1))
+
+    torch.manual_seed(1)
+    run = runner.run_exported(tmp_path, Flatten().eval(), (torch.randn(2, 4, 5, 5),))
+    assert rel_error(run) <= MAX_REL_ERROR
+    (relu,) = calls(run, "aten::relu")
+    assert tensor(run, relu.args[-1]).dim_order == NHWC
+    (copy,) = [c for c in calls(run, "aten::clone") if c.args[0] == relu.args[-1]]
+    assert tensor(run, copy.args[-1]).dim_order == (0, 1, 2, 3)
+    (view,) = calls(run, "aten::view")
+    assert view.args[0] == copy.args[-1]
+
+
+def test_weights_outside_the_program_keep_their_layout(runner: ToolRunner, tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 1)).eval()
+    run = runner.run_exported(tmp_path, model, (torch.randn(1, 3, 9, 9),), external_constants=True)
+    assert rel_error(run) <= MAX_REL_ERROR
+    first = calls(run, "aten::convolution")[0]
+    assert tensor(run, first.args[-1]).dim_order == NHWC  # the kernel repacks the weight
+    assert tensor(run, first.args[1]).storage == StorageKind.EXTERNAL
+
+
+class Activations(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = x * 0.5
+        gate = torch.sigmoid(y)
+        return (
+            F.hardswish(x),
+            F.hardsigmoid(y),
+            F.silu(y),
+            x * gate,  # a gate over another value: not SiLU
+            F.relu6(x + 3.0),  # its x + 3 is read again below: not hardsigmoid
+            (x + 3.0) * 2.0,
+        )
+
+
+def test_decomposed_activations_become_one_call(runner: ToolRunner, tmp_path: Path) -> None:
+    x = torch.linspace(-6.0, 6.0, 2 * 3 * 16).reshape(2, 3, 16)
+    run = runner.run_exported(tmp_path, Activations(), (x,))
+    assert rel_error(run) <= MAX_REL_ERROR
+    plan = run.program.info.plan
+    ops = Counter(
+        plan.operators[i.op_index] for i in plan.instructions if isinstance(i, KernelCall)
+    )
+    assert ops["aten::hardswish"] == ops["aten::hardsigmoid"] == ops["aten::silu"] == 1
+    assert ops["aten::sigmoid"] == 1 and ops["aten::div.Tensor"] == 0
+    # relu6(x + 3) stays a clamp of an add the last output reads too.
+    assert ops["aten::hardtanh"] + ops["aten::clamp"] >= 1
+
+
+def test_unread_pooling_indices_are_not_computed(runner: ToolRunner, tmp_path: Path) -> None:
+    class Pools(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            values, indices = F.max_pool2d(x, 2, return_indices=True)
+            return F.max_pool2d(x, 3, stride=2, ceil_mode=True), values + indices.float()
+
+    x = torch.randn(1, 4, 9, 9)
+    run = runner.run_exported(tmp_path, Pools(), (x,))
+    assert rel_error(run) <= MAX_REL_ERROR
+    assert len(calls(run, "aten::max_pool2d")) == 1  # the one whose indices nothing reads
+    assert len(calls(run, "aten::max_pool2d_with_indices")) == 1
