@@ -159,3 +159,23 @@ def test_average_pooling_runs_in_the_delegate(runner: ToolRunner, tmp_path: Path
     run = runner.run_exported(tmp_path, Pooled().eval(), (x,), backend="xnnpack")
     assert max_rel_error(run) <= MAX_REL_ERROR
     assert run.program.info.instruction_ops == ["delegate:XnnpackBackend"]
+
+
+class UnitWindow(nn.Module):
+    """1x1 average pools (strided copies), which XNNPACK refuses, between convolutions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.avg_pool2d(F.relu(self.a(x)), 1, stride=2)
+        return F.adaptive_avg_pool2d(self.b(y), (5, 5))
+
+
+def test_a_one_by_one_average_pool_stays_with_etrt(runner: ToolRunner, tmp_path: Path) -> None:
+    x = torch.randn(2, 3, 10, 10, generator=torch.Generator().manual_seed(7))
+    run = runner.run_exported(tmp_path, UnitWindow().eval(), (x,), backend="xnnpack-all")
+    assert max_rel_error(run) <= MAX_REL_ERROR
+    ops = run.program.info.instruction_ops
+    assert "delegate:XnnpackBackend" in ops and len(ops) > 1, ops

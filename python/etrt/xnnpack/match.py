@@ -301,6 +301,8 @@ def _avg_pool(view: PlanView, instr: KernelCall) -> Match | None:
         if not isinstance(view.values[ceil_mode], BoolValue):
             return None
         k, s = (kk[0], kk[1]), (ss[0], ss[1])
+    if k[0] * k[1] < 2:  # XNNPACK refuses a 1x1 window (the blob checker too): etrt runs it
+        return None
     # Every window whole: the output is what floor mode gives (ceil mode adds no partial one).
     for i in range(2):
         if ot.sizes[2 + i] != (xt.sizes[2 + i] - k[i]) // s[i] + 1:
