@@ -11,6 +11,7 @@ from pathlib import Path
 import etrt
 import pytest
 import torch
+import torch.nn.functional as F
 from etrt.ir import KernelCall, TensorValue
 from runtime_build import ToolRunner
 from torch import nn
@@ -26,15 +27,12 @@ class TransposedChain(nn.Module):
         return y.transpose(1, 2).reshape(x.shape[0], -1) + 1
 
 
-class ChannelsLastConv(nn.Module):
-    # convolution writes contiguous outputs; torch traced a channels-last one, which the view
-    # after the permute needs: the exporter copies it into that layout.
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
-
+class ChannelsLastUpsample(nn.Module):
+    # etrt's upsampling writes contiguous outputs; torch traced a channels-last one, which the
+    # view after the permute needs: the exporter copies it into that layout. (Convolution and
+    # max pooling write channels-last themselves.)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.conv(x.contiguous(memory_format=torch.channels_last))
+        y = F.interpolate(x.contiguous(memory_format=torch.channels_last), scale_factor=2.0)
         return y.permute(0, 2, 3, 1).reshape(x.shape[0], -1)
 
 
@@ -64,12 +62,11 @@ def test_contiguous_kernel_output_is_copied_into_the_traced_layout(
     tool_runner: ToolRunner, tmp_path: Path
 ) -> None:
     torch.manual_seed(0)
-    module = ChannelsLastConv().eval()
-    run = tool_runner.run_exported(tmp_path, module, (torch.randn(2, 3, 5, 6),))
+    run = tool_runner.run_exported(tmp_path, ChannelsLastUpsample(), (torch.randn(2, 3, 5, 6),))
     channels_last = (0, 2, 3, 1)
     assert output_layouts(run.program)[:3] == [
         ("aten::clone", channels_last),  # .contiguous(memory_format=channels_last)
-        ("aten::convolution", (0, 1, 2, 3)),  # a contiguous temporary...
+        ("aten::upsample_nearest2d.vec", (0, 1, 2, 3)),  # a contiguous temporary...
         ("aten::clone", channels_last),  # ...copied into the layout torch traced
     ]
     assert run.max_abs_diff() <= 1e-5
