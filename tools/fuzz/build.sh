@@ -34,6 +34,10 @@ stale=0
 for source in "$ROOT/tools/fuzz/make_seeds.py" "$ROOT/tests/models.py" "$ROOT"/schema/*.fbs "$ROOT/src/kernels/register.cpp"; do
   [ "$source" -nt "$SEEDS/etrt.dict" ] && stale=1
 done
+# The seeds are the exporter's output too.
+if [ -e "$SEEDS/etrt.dict" ] && [ -n "$(find "$ROOT/python/etrt" -name '*.py' -newer "$SEEDS/etrt.dict" -print -quit)" ]; then
+  stale=1
+fi
 if [ ! -e "$SEEDS/etrt.dict" ] || [ "$stale" = 1 ]; then
   rm -rf "$SEEDS.tmp"
   python -W ignore "$ROOT/tools/fuzz/make_seeds.py" "$SEEDS.tmp"
