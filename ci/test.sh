@@ -6,7 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ETRT_ROOT"
 # Tests write only under build/ and temporary directories; a file they leave in the checkout
 # (e.g. Conan's env scripts from an install without -of) fails the run.
-checkout_state() { git status --porcelain --untracked-files=all 2>/dev/null || true; }
+# Outside a git checkout (an unpacked archive) there is nothing to compare.
+checkout_state() { if [ -e .git ]; then git status --porcelain --untracked-files=all; fi; }
 before="$(checkout_state)"
 bash ci/build.sh
 ruff check python tests benchmarks
