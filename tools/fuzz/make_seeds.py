@@ -41,12 +41,12 @@ class Cnn(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(2, 4, 3, padding=1)
-        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, dilation=1, groups=2)
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, padding=1, dilation=1, groups=2)
         self.fc = nn.Linear(4 * 1 * 1, 3)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.max_pool2d(torch.relu(self.conv(x)), 2)
-        y = torch.nn.functional.avg_pool2d(torch.clamp(self.conv2(y), -1, 1), 1)
+        y = torch.nn.functional.avg_pool2d(torch.clamp(self.conv2(y), -1, 1), 2)
         return self.fc(y.flatten(1))
 
 
