@@ -264,7 +264,7 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
     // clamp(x + 3, 0, 6) / 6 and x * sigmoid(x).
     case UnOp::Hardswish: return x * apply_unary(UnOp::Clamp, x + 3.0f, {0.0f, 6.0f}) / 6.0f;
     case UnOp::Hardsigmoid: return apply_unary(UnOp::Clamp, x + 3.0f, {0.0f, 6.0f}) / 6.0f;
-    case UnOp::Silu: return x * (1.0f / (1.0f + exp_f32(-x)));
+    case UnOp::Silu: return x * (1.0f / (1.0f + exp_full_f32(-x)));
   }
   return x;
 }
@@ -313,6 +313,14 @@ ETRT_VEC_INLINE void exp_full16(const F32x16& x, F32x16* out) {
   }
 }
 
+// x * (1 / (1 + exp(-x))) with exp over the whole range, as the scalar form: below -88.4 the
+// sigmoid is 0, so silu(-inf) is NaN and large negative inputs give -0, as in ATen.
+ETRT_VEC_INLINE void silu16(const F32x16& x, F32x16* out) {
+  F32x16 e;
+  exp_full16(-x, &e);
+  *out = x * (1.0f / (1.0f + e));
+}
+
 // Ops whose scalar form GCC does not vectorise: 16 lanes at a time, the tail through
 // apply_unary (the same values: the vector forms compute the scalar ones lane by lane).
 template <UnOp Op>
@@ -325,6 +333,7 @@ __attribute__((always_inline)) inline void unary_run16(float* o, const float* a,
     if constexpr (Op == UnOp::Exp) exp_full16(v, &r);
     if constexpr (Op == UnOp::GeluTanh) gelu_tanh16(v, &r);
     if constexpr (Op == UnOp::Sigmoid) sigmoid16(v, &r);
+    if constexpr (Op == UnOp::Silu) silu16(v, &r);
     std::memcpy(o + i, &r, sizeof r);
   }
   for (; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
@@ -350,7 +359,7 @@ void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
     case UnOp::Log: unary_run<UnOp::Log>(o, a, u, n); break;
     case UnOp::Hardswish: unary_run<UnOp::Hardswish>(o, a, u, n); break;
     case UnOp::Hardsigmoid: unary_run<UnOp::Hardsigmoid>(o, a, u, n); break;
-    case UnOp::Silu: unary_run<UnOp::Silu>(o, a, u, n); break;
+    case UnOp::Silu: unary_run16<UnOp::Silu>(o, a, u, n); break;
   }
 }
 
@@ -575,6 +584,21 @@ void compare_run(Cmp cmp, uint8_t* o, const float* a, float b, int64_t n) {
   }
 }
 
+// o[i] = a[i] <cmp> b[i] over contiguous runs.
+ETRT_VECTOR_CLONES
+void compare_vv(Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n) {
+  switch (cmp) {
+    case Cmp::Eq: for (int64_t i = 0; i < n; ++i) o[i] = a[i] == b[i]; break;
+    case Cmp::Ne: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != b[i]; break;
+    case Cmp::Gt: for (int64_t i = 0; i < n; ++i) o[i] = a[i] > b[i]; break;
+    case Cmp::Ge: for (int64_t i = 0; i < n; ++i) o[i] = a[i] >= b[i]; break;
+    case Cmp::Lt: for (int64_t i = 0; i < n; ++i) o[i] = a[i] < b[i]; break;
+    case Cmp::Le: for (int64_t i = 0; i < n; ++i) o[i] = a[i] <= b[i]; break;
+    case Cmp::And: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f && b[i] != 0.0f; break;
+    case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b[i] != 0.0f; break;
+  }
+}
+
 // self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
 // tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
 void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) {
@@ -612,6 +636,10 @@ void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) 
         std::memcpy(&b, p[2], 4);
         return compare_run(cmp, reinterpret_cast<uint8_t*>(p[0]), reinterpret_cast<const float*>(p[1]), b, n);
       }
+      if (st[0] == 1 && st[1] == 4 && st[2] == 4) {
+        return compare_vv(cmp, reinterpret_cast<uint8_t*>(p[0]), reinterpret_cast<const float*>(p[1]),
+                          reinterpret_cast<const float*>(p[2]), n);
+      }
       for (int64_t i = 0; i < n; ++i) {
         float a, b;
         std::memcpy(&a, p[1] + i * st[1], 4);
@@ -635,6 +663,21 @@ void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) 
 
 enum class Bitwise { And, Or, Xor };
 
+// One-byte operands (Bool, Byte, Char) over runs of any stride; Bool results stay 0 or 1.
+ETRT_VECTOR_CLONES
+void bitwise_bytes(Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa,
+                   const uint8_t* b, int64_t sb, int64_t n) {
+  auto one = [&](uint8_t x, uint8_t y) -> uint8_t {
+    uint8_t r = kind == Bitwise::And ? (x & y) : kind == Bitwise::Or ? (x | y) : (x ^ y);
+    return logical ? (r != 0 ? 1 : 0) : r;
+  };
+  if (so == 1 && sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = one(a[i], b[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) o[i * so] = one(a[i * sa], b[i * sb]);
+}
+
 // bitwise_and/or/xor.Tensor on Bool (logical) or integer tensors, with broadcasting.
 void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise kind) {
   if (!check_nargs(ctx, op, args, 3)) return;
@@ -657,6 +700,11 @@ void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise k
   const Tensor* ops[3] = {out, a, b};
   const size_t es = element_size(dtype);
   run_loop(make_loop(shape.span(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    if (es == 1) {
+      return bitwise_bytes(kind, dtype == ScalarType::Bool, reinterpret_cast<uint8_t*>(p[0]), st[0],
+                           reinterpret_cast<const uint8_t*>(p[1]), st[1], reinterpret_cast<const uint8_t*>(p[2]),
+                           st[2], n);
+    }
     for (int64_t i = 0; i < n; ++i) {
       const int64_t x = load_int64(p[1] + i * st[1], dtype), y = load_int64(p[2] + i * st[2], dtype);
       int64_t r = kind == Bitwise::And ? (x & y) : kind == Bitwise::Or ? (x | y) : (x ^ y);

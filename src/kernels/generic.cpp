@@ -40,9 +40,71 @@ inline void store_i(char* p, ScalarType t, int64_t v) { store_scalar(p, t, stati
 // ---------------------------------------------------------------------------------------------
 // Unary
 
+// Float32 in and out: the float form of an op (libm's float functions are within an ulp of the
+// double route and about 3x faster; rounding and reciprocal vectorise in the clones).
+enum class FloatFn : uint8_t {
+  None, Acos, Acosh, Asin, Asinh, Atan, Atanh, Cos, Cosh, Sin, Sinh, Tan, Erf, Expm1, Log10, Log1p, Log2,
+  Reciprocal, Ceil, Floor, Trunc, Round,
+};
+
+__attribute__((always_inline)) inline float float_fn(FloatFn f, float x) {
+  switch (f) {
+    case FloatFn::None: break;
+    case FloatFn::Acos: return std::acos(x);
+    case FloatFn::Acosh: return std::acosh(x);
+    case FloatFn::Asin: return std::asin(x);
+    case FloatFn::Asinh: return std::asinh(x);
+    case FloatFn::Atan: return std::atan(x);
+    case FloatFn::Atanh: return std::atanh(x);
+    case FloatFn::Cos: return std::cos(x);
+    case FloatFn::Cosh: return std::cosh(x);
+    case FloatFn::Sin: return std::sin(x);
+    case FloatFn::Sinh: return std::sinh(x);
+    case FloatFn::Tan: return std::tan(x);
+    case FloatFn::Erf: return std::erf(x);
+    case FloatFn::Expm1: return std::expm1(x);
+    case FloatFn::Log10: return std::log10(x);
+    case FloatFn::Log1p: return std::log1p(x);
+    case FloatFn::Log2: return std::log2(x);
+    case FloatFn::Reciprocal: return 1.0f / x;
+    case FloatFn::Ceil: return __builtin_ceilf(x);
+    case FloatFn::Floor: return __builtin_floorf(x);
+    case FloatFn::Trunc: return __builtin_truncf(x);
+    case FloatFn::Round: return __builtin_nearbyintf(x);  // halves to even, as ATen
+  }
+  return x;
+}
+
+template <FloatFn F>
+__attribute__((always_inline)) inline void float_loop(float* o, int64_t so, const float* a, int64_t sa, int64_t n) {
+  if (so == 1 && sa == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = float_fn(F, a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) o[i * so] = float_fn(F, a[i * sa]);
+  }
+}
+
+// One loop per function (the switch stays outside), element strides.
+ETRT_VECTOR_CLONES
+void float_run(FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n) {
+  switch (f) {
+#define ETRT_FLOAT_CASE(name) \
+  case FloatFn::name: float_loop<FloatFn::name>(o, so, a, sa, n); break;
+    ETRT_FLOAT_CASE(Acos) ETRT_FLOAT_CASE(Acosh) ETRT_FLOAT_CASE(Asin) ETRT_FLOAT_CASE(Asinh)
+    ETRT_FLOAT_CASE(Atan) ETRT_FLOAT_CASE(Atanh) ETRT_FLOAT_CASE(Cos) ETRT_FLOAT_CASE(Cosh)
+    ETRT_FLOAT_CASE(Sin) ETRT_FLOAT_CASE(Sinh) ETRT_FLOAT_CASE(Tan) ETRT_FLOAT_CASE(Erf)
+    ETRT_FLOAT_CASE(Expm1) ETRT_FLOAT_CASE(Log10) ETRT_FLOAT_CASE(Log1p) ETRT_FLOAT_CASE(Log2)
+    ETRT_FLOAT_CASE(Reciprocal) ETRT_FLOAT_CASE(Ceil) ETRT_FLOAT_CASE(Floor) ETRT_FLOAT_CASE(Trunc)
+    ETRT_FLOAT_CASE(Round)
+#undef ETRT_FLOAT_CASE
+    case FloatFn::None: break;
+  }
+}
+
 struct UnaryFns {
   double (*d)(double);
   int64_t (*i)(int64_t);  // for integer results from integer inputs; nullptr: always through d
+  FloatFn f = FloatFn::None;
 };
 
 void unary_any(KernelContext& ctx, Span<Value*> args, const char* op, UnaryFns f) {
@@ -55,7 +117,12 @@ void unary_any(KernelContext& ctx, Span<Value*> args, const char* op, UnaryFns f
   const ScalarType in = self->dtype();
   const bool ints = f.i != nullptr && integral_type(in) && integral_type(dt);
   const Tensor* ops[2] = {out, self};
+  const bool floats = f.f != FloatFn::None && in == ScalarType::Float && dt == ScalarType::Float;
   run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    if (floats) {
+      return float_run(f.f, reinterpret_cast<float*>(p[0]), st[0] / 4, reinterpret_cast<const float*>(p[1]),
+                       st[1] / 4, n);
+    }
     for (int64_t k = 0; k < n; ++k) {
       char* o = p[0] + k * st[0];
       const char* a = p[1] + k * st[1];
@@ -492,33 +559,36 @@ void sort_rows(KernelContext& ctx, const char* op, const Tensor& self, int64_t d
 }  // namespace
 
 // --- unary ---------------------------------------------------------------------------------------
+#define ETRT_UNARY_F(fn, name, dfn, ifn, ff) \
+  void fn(KernelContext& ctx, Span<Value*> args) { unary_any(ctx, args, name, {dfn, ifn, FloatFn::ff}); }
 #define ETRT_UNARY(fn, name, dfn, ifn) \
   void fn(KernelContext& ctx, Span<Value*> args) { unary_any(ctx, args, name, {dfn, ifn}); }
-ETRT_UNARY(op_acos, "aten::acos", [](double x) { return std::acos(x); }, nullptr)
-ETRT_UNARY(op_acosh, "aten::acosh", [](double x) { return std::acosh(x); }, nullptr)
-ETRT_UNARY(op_asin, "aten::asin", [](double x) { return std::asin(x); }, nullptr)
-ETRT_UNARY(op_asinh, "aten::asinh", [](double x) { return std::asinh(x); }, nullptr)
-ETRT_UNARY(op_atan, "aten::atan", [](double x) { return std::atan(x); }, nullptr)
-ETRT_UNARY(op_atanh, "aten::atanh", [](double x) { return std::atanh(x); }, nullptr)
-ETRT_UNARY(op_cos, "aten::cos", [](double x) { return std::cos(x); }, nullptr)
-ETRT_UNARY(op_cosh, "aten::cosh", [](double x) { return std::cosh(x); }, nullptr)
-ETRT_UNARY(op_sin, "aten::sin", [](double x) { return std::sin(x); }, nullptr)
-ETRT_UNARY(op_sinh, "aten::sinh", [](double x) { return std::sinh(x); }, nullptr)
-ETRT_UNARY(op_tan, "aten::tan", [](double x) { return std::tan(x); }, nullptr)
-ETRT_UNARY(op_erf, "aten::erf", [](double x) { return std::erf(x); }, nullptr)
-ETRT_UNARY(op_expm1, "aten::expm1", [](double x) { return std::expm1(x); }, nullptr)
-ETRT_UNARY(op_log10, "aten::log10", [](double x) { return std::log10(x); }, nullptr)
-ETRT_UNARY(op_log1p, "aten::log1p", [](double x) { return std::log1p(x); }, nullptr)
-ETRT_UNARY(op_log2, "aten::log2", [](double x) { return std::log2(x); }, nullptr)
-ETRT_UNARY(op_reciprocal, "aten::reciprocal", reciprocal_d, nullptr)
-ETRT_UNARY(op_ceil, "aten::ceil", [](double x) { return std::ceil(x); }, identity_i)
-ETRT_UNARY(op_floor, "aten::floor", [](double x) { return std::floor(x); }, identity_i)
-ETRT_UNARY(op_trunc, "aten::trunc", [](double x) { return std::trunc(x); }, identity_i)
-ETRT_UNARY(op_round, "aten::round", round_d, identity_i)
+ETRT_UNARY_F(op_acos, "aten::acos", [](double x) { return std::acos(x); }, nullptr, Acos)
+ETRT_UNARY_F(op_acosh, "aten::acosh", [](double x) { return std::acosh(x); }, nullptr, Acosh)
+ETRT_UNARY_F(op_asin, "aten::asin", [](double x) { return std::asin(x); }, nullptr, Asin)
+ETRT_UNARY_F(op_asinh, "aten::asinh", [](double x) { return std::asinh(x); }, nullptr, Asinh)
+ETRT_UNARY_F(op_atan, "aten::atan", [](double x) { return std::atan(x); }, nullptr, Atan)
+ETRT_UNARY_F(op_atanh, "aten::atanh", [](double x) { return std::atanh(x); }, nullptr, Atanh)
+ETRT_UNARY_F(op_cos, "aten::cos", [](double x) { return std::cos(x); }, nullptr, Cos)
+ETRT_UNARY_F(op_cosh, "aten::cosh", [](double x) { return std::cosh(x); }, nullptr, Cosh)
+ETRT_UNARY_F(op_sin, "aten::sin", [](double x) { return std::sin(x); }, nullptr, Sin)
+ETRT_UNARY_F(op_sinh, "aten::sinh", [](double x) { return std::sinh(x); }, nullptr, Sinh)
+ETRT_UNARY_F(op_tan, "aten::tan", [](double x) { return std::tan(x); }, nullptr, Tan)
+ETRT_UNARY_F(op_erf, "aten::erf", [](double x) { return std::erf(x); }, nullptr, Erf)
+ETRT_UNARY_F(op_expm1, "aten::expm1", [](double x) { return std::expm1(x); }, nullptr, Expm1)
+ETRT_UNARY_F(op_log10, "aten::log10", [](double x) { return std::log10(x); }, nullptr, Log10)
+ETRT_UNARY_F(op_log1p, "aten::log1p", [](double x) { return std::log1p(x); }, nullptr, Log1p)
+ETRT_UNARY_F(op_log2, "aten::log2", [](double x) { return std::log2(x); }, nullptr, Log2)
+ETRT_UNARY_F(op_reciprocal, "aten::reciprocal", reciprocal_d, nullptr, Reciprocal)
+ETRT_UNARY_F(op_ceil, "aten::ceil", [](double x) { return std::ceil(x); }, identity_i, Ceil)
+ETRT_UNARY_F(op_floor, "aten::floor", [](double x) { return std::floor(x); }, identity_i, Floor)
+ETRT_UNARY_F(op_trunc, "aten::trunc", [](double x) { return std::trunc(x); }, identity_i, Trunc)
+ETRT_UNARY_F(op_round, "aten::round", round_d, identity_i, Round)
 ETRT_UNARY(op_sign, "aten::sign", sign_d, sign_i)
 ETRT_UNARY(op_isnan, "aten::isnan", isnan_d, zero_i)
 ETRT_UNARY(op_isinf, "aten::isinf", isinf_d, zero_i)
 #undef ETRT_UNARY
+#undef ETRT_UNARY_F
 
 void op_elu(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::elu";

@@ -41,6 +41,44 @@ inline float horizontal_sum(const Vec16& in) {
   return v[0];
 }
 
+// Sum of a contiguous run in double: eight independent lanes (one AVX-512 register), so the
+// additions do not wait on each other, then the lanes in a fixed order.
+ETRT_VECTOR_CLONES
+double sum_run(const float* x, int64_t n) {
+  typedef double Vec8d __attribute__((vector_size(64)));
+  Vec8d acc = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Vec8d v = {x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5], x[i + 6], x[i + 7]};
+    acc += v;
+  }
+  double t = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) t += x[i];
+  return t;
+}
+
+// max over a contiguous run, NaN winning (ATen's amax); `start` is the running maximum.
+ETRT_VECTOR_CLONES
+float max_run(const float* x, int64_t n, float start) {
+  Vec16 m = Vec16{} + -std::numeric_limits<float>::infinity();
+  Vec16 nan = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Vec16 v;
+    std::memcpy(&v, x + i, sizeof v);
+    nan = v != v ? Vec16{} + 1.0f : nan;
+    m = v > m ? v : m;
+  }
+  float r = horizontal_max(m);
+  bool any_nan = horizontal_max(nan) > 0.0f || start != start;
+  r = start > r ? start : r;
+  for (; i < n; ++i) {
+    any_nan = any_nan || x[i] != x[i];
+    r = x[i] > r ? x[i] : r;
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
 // Softmax of `rows` contiguous rows of length n. The row loop sits inside the clone so each
 // row costs no dispatch.
 ETRT_VECTOR_CLONES
@@ -88,6 +126,35 @@ void softmax_rows(float* o, const float* x, int64_t rows, int64_t n) {
     const float inv = 1.0f / sum;
     for (i = 0; i < n; ++i) o[i] *= inv;
   }
+}
+
+// max + log(sum of exponentials): a row of -inf gives NaN (-inf - -inf) and a row holding +inf
+// NaN everywhere, as ATen.
+inline float log_softmax_shift(float mx, double sum) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (mx == -inf) return mx;
+  if (mx == inf) return std::numeric_limits<float>::quiet_NaN();
+  return mx + static_cast<float>(std::log(sum));
+}
+
+// log_softmax of one contiguous row: x - max - log(sum(exp(x - max))), the exponentials 16 at a
+// time in float (as ATen's vectorised kernel).
+ETRT_VECTOR_CLONES
+void log_softmax_row(float* o, const float* x, int64_t n) {
+  const float mx = max_run(x, n, -std::numeric_limits<float>::infinity());
+  Vec16 s = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    Vec16 v;
+    std::memcpy(&v, x + i, sizeof v);
+    v -= mx;
+    exp16(v);
+    s += v;
+  }
+  float sum = horizontal_sum(s);
+  for (; i < n; ++i) sum += exp_f32(x[i] - mx);
+  const float shift = log_softmax_shift(mx, sum);
+  for (i = 0; i < n; ++i) o[i] = x[i] - shift;
 }
 
 // Softmax over the middle axis of [len, inner] blocks: vectorised across `inner`.
@@ -484,7 +551,9 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
     double* a = reinterpret_cast<double*>(p[0]);
     const float* x = reinterpret_cast<const float*>(p[1]);
     const int64_t sx = st[1] / 4;
-    if (st[0] == 0) {
+    if (st[0] == 0 && sx == 1) {
+      *a += sum_run(x, n);
+    } else if (st[0] == 0) {
       double t = 0.0;
       for (int64_t i = 0; i < n; ++i) t += x[i * sx];
       *a += t;
@@ -529,6 +598,11 @@ void op_amax(KernelContext& ctx, Span<Value*> args) {
   Tensor maxes(o, ScalarType::Float, keep.span());
   const Tensor* ops[2] = {&maxes, self};
   run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    if (st[0] == 0 && st[1] == 4) {
+      float* a = reinterpret_cast<float*>(p[0]);
+      *a = max_run(reinterpret_cast<const float*>(p[1]), n, *a);
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) {
       float* a = reinterpret_cast<float*>(p[0] + i * st[0]);
       const float x = *reinterpret_cast<const float*>(p[1] + i * st[1]);
@@ -598,6 +672,10 @@ void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
   // x - max - log(sum(exp(x - max))), one (row, column) line at a time.
   parallel_chunks(outer * inner, len * 16, [&](int64_t b, int64_t e) {
     for (int64_t line = b; line < e; ++line) {
+      if (inner == 1) {
+        log_softmax_row(o + line * len, x + line * len, len);
+        continue;
+      }
       const int64_t r = line / inner, c = line % inner;
       const float* xl = x + r * len * inner + c;
       float* ol = o + r * len * inner + c;
@@ -605,7 +683,7 @@ void op_log_softmax(KernelContext& ctx, Span<Value*> args) {
       for (int64_t k = 0; k < len; ++k) mx = xl[k * inner] > mx || std::isnan(xl[k * inner]) ? xl[k * inner] : mx;
       double sum = 0.0;
       for (int64_t k = 0; k < len; ++k) sum += std::exp(static_cast<double>(xl[k * inner] - mx));
-      const float shift = std::isinf(mx) ? mx : mx + static_cast<float>(std::log(sum));
+      const float shift = log_softmax_shift(mx, sum);
       for (int64_t k = 0; k < len; ++k) ol[k * inner] = xl[k * inner] - shift;
     }
   });
