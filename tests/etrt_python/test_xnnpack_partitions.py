@@ -105,6 +105,31 @@ def test_a_merge_that_would_close_a_cycle_is_not_made(runner: ToolRunner, tmp_pa
     assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4
 
 
+class AroundTanh(nn.Module):
+    """The add reads two partitions: one holding a and c, and one holding b, which reads a's
+    output through tanh. Merging them would close the cycle through b, a member, not through
+    the add (ResNet's downsampling blocks have this shape when a convolution stays with etrt)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b, self.c = (nn.Conv2d(4, 4, 3, padding=1) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.a(x))
+        return F.relu(self.b(torch.tanh(y))) + self.c(y)
+
+
+def test_a_cycle_through_a_member_of_another_partition_is_not_made(
+    runner: ToolRunner, tmp_path: Path
+) -> None:
+    torch.manual_seed(3)
+    run = runner.run_exported(tmp_path, AroundTanh().eval(), (torch.randn(1, 4, 6, 6),),
+                              backend="xnnpack")  # fmt: skip
+    ops = run.program.info.instruction_ops
+    assert ops.count(DELEGATE) == 2 and "aten::tanh" in ops
+    assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4
+
+
 def test_delegates_and_kernels_hand_over_channels_last(runner: ToolRunner, tmp_path: Path) -> None:
     # ThroughTanh's first delegate call writes y NHWC straight into its tensor, tanh (etrt's
     # kernel) reads and writes NHWC, and the second call takes that tensor as it is: no permute

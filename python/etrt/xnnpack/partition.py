@@ -148,8 +148,9 @@ class _Merger:
 
     def creates_cycle(self, group: list[Partition], step: int) -> bool:
         """Whether merging `group` and instruction `step` closes a cycle: a path from a member out
-        through other instructions and back into a member (or into `step`). Plan order is
-        topological, so such a path only passes instructions before `step`."""
+        through other instructions and partitions (each one node: it runs as one call) and back
+        into a member (or into `step`). Plan order is topological, so such a path only passes
+        instructions before `step`."""
         ids = {p.id for p in group}
         inside = {s for p in group for s in p.members}
         seen: set[int] = set()
@@ -160,10 +161,16 @@ class _Merger:
             if s in seen:
                 continue
             seen.add(s)
-            if s == step or (s in self.member and self.find(self.member[s]) in ids):
+            pid = self.member.get(s)
+            if s == step or (pid is not None and self.find(pid) in ids):
                 return True
-            if s < step:
-                frontier.extend(r for r in self._readers(s) if r not in inside and r not in seen)
+            if s >= step:
+                continue
+            # Another partition runs as one call: reaching one member reaches all its outputs.
+            sources = self.parts[self.find(pid)].members if pid is not None else [s]
+            seen.update(sources)
+            for src in sources:
+                frontier.extend(r for r in self._readers(src) if r not in seen)  # members too
         return False
 
     def _readers(self, step: int) -> set[int]:
