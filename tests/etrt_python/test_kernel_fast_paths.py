@@ -83,8 +83,12 @@ def test_float_unary_ops_match_eager(
 
 def test_unary_ops_on_a_transposed_view(inprocess_runtime: Path, tmp_path: Path) -> None:
     x = _floats(37, 29)
-    fn = lambda t: torch.cos(t.t()) + torch.floor(t.t()) + torch.nn.functional.silu(t.t())  # noqa: E731
-    np.testing.assert_allclose(_run(tmp_path, fn, x), fn(x).numpy(), rtol=2e-6, atol=1e-6, equal_nan=True)
+
+    def fn(t: torch.Tensor) -> torch.Tensor:
+        return torch.cos(t.t()) + torch.floor(t.t()) + torch.nn.functional.silu(t.t())
+
+    got, want = _run(tmp_path, fn, x), fn(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
