@@ -1197,6 +1197,17 @@ void op_embedding_bag(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int64_t rows = weight->size(0), dim = weight->size(1), ni = indices->numel();
+  if (psw != nullptr) {
+    if (!check_dtype(ctx, op, *psw, "per_sample_weights", ScalarType::Float) ||
+        !check_has_data(ctx, op, *psw, "per_sample_weights")) {
+      return;
+    }
+    if (psw->dim() != 1 || psw->size(0) != ni) {
+      fail(ctx, op, "per_sample_weights " + shape_string(psw->sizes()) + " must hold one weight per index (" +
+                        std::to_string(ni) + ")");
+      return;
+    }
+  }
   const int64_t bags = include_last ? std::max<int64_t>(offsets->numel() - 1, 0) : offsets->numel();
   const int64_t oshape[2] = {bags, dim};
   Tensor* out = output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(oshape, 2));
