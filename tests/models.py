@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
 
 MODEL_NAMES = ("mlp", "cnn", "transformer")
+
+
+class Fn(nn.Module):
+    """A module that applies `fn` to its inputs: one operator, or a few, exported as written."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs: torch.Tensor) -> Any:
+        return self.fn(*xs)
 
 
 class MLP(nn.Module):

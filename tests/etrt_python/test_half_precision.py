@@ -20,14 +20,6 @@ HALF_TYPES = (torch.float16, torch.bfloat16)
 TOLERANCE = {torch.float16: (4e-3, 1e-3), torch.bfloat16: (3e-2, 1e-2)}
 
 
-class _Fn(nn.Module):
-    def __init__(self, fn: object) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> object:
-        return self.fn(*xs)  # type: ignore[operator]
-
 
 def _run(tmp_path: Path, module: nn.Module, inputs: tuple[torch.Tensor, ...], **kw: object) -> list:
     program = etrt.export(module, inputs, **kw)  # type: ignore[arg-type]
@@ -73,7 +65,7 @@ def test_rounding_to_float16_and_bfloat16_is_torchs(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
     x = _hard_floats()
-    got_half, got_bf16 = _run(tmp_path, _Fn(lambda t: (t.half(), t.bfloat16())), (x,))
+    got_half, got_bf16 = _run(tmp_path, models.Fn(lambda t: (t.half(), t.bfloat16())), (x,))
     assert got_half.dtype == np.float16 and got_bf16.dtype == np.float32
     want_half, want_bf16 = x.half(), x.bfloat16()
     nan = torch.isnan(x).numpy()
@@ -87,7 +79,7 @@ def test_every_half_value_widens_exactly(
     dtype: torch.dtype, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
     every = torch.arange(-(1 << 15), 1 << 15, dtype=torch.int32).to(torch.int16).view(dtype)
-    (got,) = _run(tmp_path, _Fn(lambda t: t.float()), (every,))
+    (got,) = _run(tmp_path, models.Fn(lambda t: t.float()), (every,))
     want = every.float().numpy()
     nan = np.isnan(want)
     np.testing.assert_array_equal(got.view(np.uint32)[~nan], want.view(np.uint32)[~nan])
@@ -130,7 +122,7 @@ def test_bfloat16_inputs_take_torch_tensors_and_float_arrays(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
     ones = (torch.ones(5, dtype=torch.bfloat16), torch.ones(5, dtype=torch.bfloat16))
-    program = etrt.export(_Fn(lambda a, b: a * b), ones)
+    program = etrt.export(models.Fn(lambda a, b: a * b), ones)
     path = program.save(tmp_path / "m.etrt")
     a = torch.tensor([1.0, 2.5, -3.0, 1e-3, 7.0], dtype=torch.bfloat16)
     b32 = np.array([1.00390625, 3.14159, 2.0, 1000.0, 1.0 / 3.0], dtype=np.float32)  # rounded

@@ -10,23 +10,14 @@ from pathlib import Path
 
 import etrt
 import etrt.runtime
+import models
 import numpy as np
 import pytest
 import torch
-from torch import nn
-
-
-class _Fn(nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
-        return self.fn(*xs)
 
 
 def _run(tmp_path: Path, fn: Callable[..., torch.Tensor], *inputs: torch.Tensor) -> np.ndarray:
-    path = etrt.export(_Fn(fn), inputs).save(tmp_path / "m.etrt")
+    path = etrt.export(models.Fn(fn), inputs).save(tmp_path / "m.etrt")
     with etrt.runtime.load(path) as loaded:
         (out,) = loaded.forward(*inputs)
     return np.asarray(out)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import etrt
+import models
 import numpy as np
 import pytest
 import runtime_build
@@ -59,14 +60,6 @@ def test_core_opset_does_not_depend_on_what_was_imported_first() -> None:
         assert name in listings["fresh"]
 
 
-class _Fn(nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
-        return self.fn(*xs)
-
 
 def _atan2_out(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
@@ -112,7 +105,7 @@ DECOMPOSED_USES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor
 def test_decomposed_core_ops_become_ops_with_kernels(name: str, tmp_path: Path) -> None:
     assert set(DECOMPOSED_USES) == set(_ops.DECOMPOSED_OPS)
     fn, inputs, becomes = DECOMPOSED_USES[name]
-    run = runtime_build.tool_runner("release").run_exported(tmp_path, _Fn(fn), inputs)
+    run = runtime_build.tool_runner("release").run_exported(tmp_path, models.Fn(fn), inputs)
     operators = run.program.operator_names
     assert name not in operators and becomes in operators, operators
     np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-5)

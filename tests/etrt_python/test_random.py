@@ -12,25 +12,17 @@ from pathlib import Path
 
 import etrt
 import etrt.runtime
+import models
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
 N = 200_000  # draws per distribution check: 5-sigma bounds below are a few 0.1%
 
 
-class _Fn(nn.Module):
-    def __init__(self, fn: Callable[..., object]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x: torch.Tensor) -> object:
-        return self.fn(x)
-
 
 def _load(tmp_path: Path, fn: Callable[..., object], x: torch.Tensor) -> etrt.runtime.Module:
-    program = etrt.export(_Fn(fn), (x,))
+    program = etrt.export(models.Fn(fn), (x,))
     return etrt.runtime.load(program.save(tmp_path / "random.etrt"))
 
 
@@ -115,7 +107,7 @@ sys.stdout.write(out.tobytes().hex())
 
 
 def test_draws_do_not_depend_on_the_thread_count(inprocess_runtime: Path, tmp_path: Path) -> None:
-    path = etrt.export(_Fn(lambda x: torch.randn(300_000) + x), (torch.zeros(1),)).save(
+    path = etrt.export(models.Fn(lambda x: torch.randn(300_000) + x), (torch.zeros(1),)).save(
         tmp_path / "r.etrt"
     )
     draws = {}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import etrt
+import models
 import pytest
 import runtime_build
 import torch
@@ -227,14 +228,6 @@ def test_model_matches_eager(tool_runner: ToolRunner, tmp_path: Path, name: str)
     assert run.max_abs_diff() <= 2e-5
 
 
-class Ops(nn.Module):
-    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
-        return self.fn(*xs)
-
 
 # Edges of single operators the models above do not reach.
 OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] = {
@@ -326,7 +319,7 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
 @pytest.mark.parametrize("case", sorted(OP_CASES))
 def test_operator_edges_match_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
     fn, inputs = OP_CASES[case]
-    run = tool_runner.run_exported(tmp_path, Ops(fn), inputs)
+    run = tool_runner.run_exported(tmp_path, models.Fn(fn), inputs)
     print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
     for got, want in zip(run.got, run.expected, strict=True):
         torch.testing.assert_close(
@@ -361,7 +354,7 @@ def test_embedding_index_out_of_range_is_an_error(tmp_path: Path) -> None:
 
 def test_refused_op_is_named_at_export() -> None:
     with pytest.raises(ExportError, match=r"node nonzero: etrt does not run aten::nonzero: its"):
-        etrt.export(Ops(lambda x: torch.nonzero(x)), (torch.randn(3, 2),))
+        etrt.export(models.Fn(lambda x: torch.nonzero(x)), (torch.randn(3, 2),))
 
 
 def test_transposed_convolution_is_refused_at_export() -> None:
