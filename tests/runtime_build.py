@@ -38,11 +38,15 @@ class Tools:
         return self.build_dir / "tools" / "etrt_runtime_selftest"
 
 
-def build_tools(name: str, targets: list[str], sanitize: str = "", tests: bool = False) -> Tools:
-    """Configures build/<name> once and builds `targets` with ninja -j2. With `tests`, the
-    test programs (ETRT_BUILD_TESTS: tests/cpp, the concurrency stress app) are targets too."""
+def build_tools(name: str, targets: list[str], sanitize: str = "") -> Tools:
+    """Configures build/<name> once and builds `targets` with ninja -j2. Every build defines the
+    tools and the test programs (tests/cpp, the concurrency stress app), so the C++ unit tests
+    and the tool tests of one flavour share one build of the libraries; only what a test asks
+    for is built."""
     build_dir = REPO_ROOT / "build" / name
-    if not (build_dir / "build.ninja").exists():
+    cache = build_dir / "CMakeCache.txt"
+    configured = (build_dir / "build.ninja").exists() and cache.exists()
+    if not configured or "ETRT_BUILD_TESTS:BOOL=ON" not in cache.read_text():
         subprocess.run(
             [
                 "cmake",
@@ -55,7 +59,7 @@ def build_tools(name: str, targets: list[str], sanitize: str = "", tests: bool =
                 "-DETRT_BUILD_TOOLS=ON",
                 "-DCMAKE_BUILD_TYPE=" + ("RelWithDebInfo" if sanitize else "Release"),
                 f"-DETRT_SANITIZE={sanitize}",
-                f"-DETRT_BUILD_TESTS={'ON' if tests else 'OFF'}",
+                "-DETRT_BUILD_TESTS=ON",
             ],
             check=True,
             capture_output=True,
@@ -70,7 +74,7 @@ def build_tools(name: str, targets: list[str], sanitize: str = "", tests: bool =
 
 def tsan_build(targets: list[str]) -> Path:
     """build/tsan: the runtime, kernels, pool and XNNPACK delegate under ThreadSanitizer."""
-    return build_tools("tsan", targets, sanitize="thread", tests=True).build_dir
+    return build_tools("tsan", targets, sanitize="thread").build_dir
 
 
 # Every report fails the run; no suppressions. Accesses that Debian's uninstrumented XNNPACK
