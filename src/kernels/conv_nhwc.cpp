@@ -52,11 +52,15 @@ constexpr double kConvParallelMinMacs = 128.0 * 1024.0;
 constexpr int64_t kWholeWeightBytes = 512 * 1024;
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kBlockChannels = 32;  // a multiple of every instruction set's tile width
-// Winograd pays once a transformed weight serves enough tiles (and both channel counts fill a
-// vector): below, transforming the weights each call and reading them back (4x their size) eat
-// the saving. Measured on ResNet18's layers at batch 1 (benchmarks/kernels_bench.py): 49 tiles
-// (28x28) take 0.35x the direct kernel's time, 16 tiles (14x14) 1.4x.
+// Winograd pays once the weights, transformed each call, serve enough 4x4 output tiles: 32 or
+// more, or 16 when the transformed weights ([36][cin][cout], 4x the 3x3 ones) stay within about
+// 9 MiB. Written just before the products read them, they are still in cache; bigger ones make
+// a round trip to memory that eats the saving. Measured one thread, batch 1, four 3x3 layers in
+// a row with ReLUs, Winograd / direct: 16 tiles (14x14) 0.63-0.71 at 64-256 channels and
+// 0.75-0.81 at 13x13 (48->192, 64->256), 1.0 at 384 channels; 4 tiles (7x7) 1.3-1.4.
 constexpr int64_t kWinogradMinTiles = 32;
+constexpr int64_t kWinogradMinTilesSmallWeights = 16;
+constexpr int64_t kWinogradSmallWeightPairs = 256 * 256;  // cin x cout
 constexpr int64_t kWinogradMinChannels = 16;
 // A block's transformed inputs and products ([36][tiles][cin] and [36][tiles][cout]) stay in L2.
 constexpr int64_t kWinogradBlockBytes = 512 * 1024;
@@ -79,9 +83,13 @@ void run_parts(int64_t parts, F&& fn) {
 }  // namespace
 
 bool nhwc_winograd_fits(const NhwcConv& c) {
-  return !c.depthwise && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
-         c.ph <= 2 && c.pw <= 2 && c.cin >= kWinogradMinChannels && c.cout >= kWinogradMinChannels &&
-         c.w_first == 0 && c.w_ld == c.cout && winograd_tiles(c) >= kWinogradMinTiles;
+  if (c.depthwise || c.kh != 3 || c.kw != 3 || c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.ph > 2 ||
+      c.pw > 2 || c.cin < kWinogradMinChannels || c.cout < kWinogradMinChannels || c.w_first != 0 || c.w_ld != c.cout) {
+    return false;
+  }
+  const int64_t tiles = winograd_tiles(c);
+  return tiles >= kWinogradMinTiles ||
+         (tiles >= kWinogradMinTilesSmallWeights && c.cin * c.cout <= kWinogradSmallWeightPairs);
 }
 
 bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {

@@ -281,7 +281,8 @@ void test_channels_last_convolution_matches_reference() {
 }
 
 // Which 3x3 convolutions take Winograd: stride 1, groups 1, 16 channels or more, 32 output tiles
-// of 4x4 or more (ResNet18's first two stages at batch 1, three at batch 4).
+// of 4x4 or more, or 16 with at most 256 x 256 channels (ResNet18's first three stages at
+// batch 1, not its 512-channel 7x7 one).
 void test_winograd_takes_the_shapes_it_pays_on() {
   auto conv = [](int64_t batch, int64_t c, int64_t hw, int64_t stride, int64_t groups) {
     etrt::kernels::NhwcConv n;
@@ -298,7 +299,11 @@ void test_winograd_takes_the_shapes_it_pays_on() {
   };
   CHECK(etrt::kernels::nhwc_winograd_fits(conv(1, 64, 56, 1, 1)));
   CHECK(etrt::kernels::nhwc_winograd_fits(conv(1, 128, 28, 1, 1)));   // 49 tiles
-  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 256, 14, 1, 1)));  // 16 tiles
+  CHECK(etrt::kernels::nhwc_winograd_fits(conv(1, 256, 14, 1, 1)));   // 16 tiles
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 384, 14, 1, 1)));  // 16 tiles, 21 MiB transformed
+  CHECK(etrt::kernels::nhwc_winograd_fits(conv(4, 384, 14, 1, 1)));   // 64 tiles
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 256, 7, 1, 1)));   // 4 tiles
+  CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 64, 12, 1, 1)));   // 9 tiles
   CHECK(etrt::kernels::nhwc_winograd_fits(conv(4, 256, 14, 1, 1)));
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(4, 512, 7, 1, 1)));
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 64, 56, 2, 1)));

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import etrt
 import numpy as np
 import pytest
 import runtime_build
@@ -144,3 +145,24 @@ def test_delegates_and_kernels_hand_over_channels_last(runner: ToolRunner, tmp_p
         t = plan.values[v]
         assert isinstance(t, TensorValue) and t.dim_order == (0, 2, 3, 1)
     assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4
+
+
+@pytest.mark.parametrize(
+    ("cin", "cout", "size", "batch", "kept"),
+    [
+        (64, 64, 56, 1, True),  # 196 tiles: Winograd
+        (256, 256, 14, 1, True),  # 16 tiles over 256 x 256 channels (ResNet18's stage 3)
+        (64, 256, 13, 1, False),  # 16 tiles but narrow (SqueezeNet's 13x13 expand layers)
+        (384, 384, 14, 1, False),  # 16 tiles, transformed weights too big: direct in etrt
+        (256, 256, 7, 1, False),  # 4 tiles
+        (256, 256, 7, 4, True),  # 16 tiles over four images
+    ],
+)
+def test_cost_rule_keeps_the_convolutions_etrt_runs_as_winograd(
+    cin: int, cout: int, size: int, batch: int, kept: bool
+) -> None:
+    model = nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU()).eval()
+    x = torch.randn(batch, cin, size, size)
+    info = etrt.export(model, (x,), backend="xnnpack").info
+    assert ("aten::convolution" in info.instruction_ops) == kept, info.instruction_ops
+    assert (DELEGATE in info.instruction_ops) != kept, info.instruction_ops

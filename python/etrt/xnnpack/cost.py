@@ -40,23 +40,45 @@ def fc_rows_and_depth(view: PlanView, node: FullyConnected) -> tuple[int, int] |
 
 
 # etrt's Winograd F(4x4, 3x3) kernel (src/kernels/conv_nhwc.cpp, nhwc_winograd_fits) takes 3x3
-# stride-1 convolutions with this many 4x4 output tiles and channels or more, in about a third
-# of a direct kernel's time: faster than Debian's XNNPACK, which has no Winograd.
+# stride-1 convolutions with this many channels and 4x4 output tiles or more (16 tiles when
+# cin x cout is at most WINOGRAD_SMALL_WEIGHT_PAIRS), in 0.35-0.8x a direct kernel's time: faster
+# than Debian's XNNPACK, which has no Winograd.
 WINOGRAD_MIN_TILES = 32
+WINOGRAD_MIN_TILES_SMALL_WEIGHTS = 16
+WINOGRAD_SMALL_WEIGHT_PAIRS = 256 * 256
 WINOGRAD_MIN_CHANNELS = 16
+# Below 32 tiles the gain (0.7x XNNPACK's time at 14x14, 256 channels; 0.8x at 13x13, 64->256)
+# is worth leaving a partition for only on wide layers: ResNet18's 256-channel stage 3 gains,
+# SqueezeNet 1.1's 13x13 expand layers (48x192, 64x256) measured slower split off.
+WINOGRAD_SPLIT_MIN_PAIRS = 128 * 256
+
+
+def _winograd_tiles(view: PlanView, node: Conv2d) -> int | None:
+    """The 4x4 output tiles of a convolution etrt's Winograd kernel takes, else None."""
+    out = view.tensor(node.output)
+    if out is None or node.groups != 1 or node.kernel != (3, 3) or node.stride != (1, 1):
+        return None
+    if node.dilation != (1, 1) or max(node.padding) > 2:
+        return None
+    cin, cout = node.group_input_channels, node.group_output_channels
+    if min(cin, cout) < WINOGRAD_MIN_CHANNELS:
+        return None
+    n, _c, oh, ow = out.sizes
+    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
+    if tiles >= WINOGRAD_MIN_TILES:
+        return tiles
+    small = cin * cout <= WINOGRAD_SMALL_WEIGHT_PAIRS
+    return tiles if small and tiles >= WINOGRAD_MIN_TILES_SMALL_WEIGHTS else None
 
 
 def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
-    """Whether etrt's kernels run this convolution as Winograd (and faster than XNNPACK)."""
-    out = view.tensor(node.output)
-    if out is None or node.groups != 1 or node.kernel != (3, 3) or node.stride != (1, 1):
+    """Whether etrt's kernels run this convolution as Winograd and enough faster than XNNPACK
+    to keep it out of a partition."""
+    tiles = _winograd_tiles(view, node)
+    if tiles is None:
         return False
-    if node.dilation != (1, 1) or max(node.padding) > 2:
-        return False
-    if min(node.group_input_channels, node.group_output_channels) < WINOGRAD_MIN_CHANNELS:
-        return False
-    n, _c, oh, ow = out.sizes
-    return n * ((oh + 3) // 4) * ((ow + 3) // 4) >= WINOGRAD_MIN_TILES
+    pairs = node.group_input_channels * node.group_output_channels
+    return tiles >= WINOGRAD_MIN_TILES or pairs >= WINOGRAD_SPLIT_MIN_PAIRS
 
 
 def may_delegate(view: PlanView, m: Match) -> bool:
