@@ -294,3 +294,47 @@ def test_interrupted_verify_stops_its_tools_and_leaves_no_temp_dir(
     assert line == f"etpkg: error: interrupted by {signal.Signals(sig).name}"
     assert etpkg_dirs(tmpdir) == []
     assert processes_mentioning(str(work)) == []
+
+
+# A tool that leaves a file in its temporary directory and will not stop on SIGINT.
+_STUBBORN_TOOL = """
+import signal, sys, tempfile, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+fd, path = tempfile.mkstemp(prefix="stubborn-")
+print(path, flush=True)
+time.sleep(300)
+"""
+_DRIVER = """
+import sys
+from etpkg._internal import process
+process.GRACE_SECONDS = 0.5
+try:
+    process.run([sys.executable, "-c", sys.argv[1]])
+except KeyboardInterrupt:
+    sys.exit(3)
+"""
+
+
+def test_a_tool_killed_after_an_interrupt_leaves_no_temporary_files(tmp_path: Path) -> None:
+    # etpkg runs each tool with a temporary directory of its own and removes it when the tool
+    # ends, so what a tool killed mid-way leaves (auditwheel's own temporary directory, once)
+    # goes with it.
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, _STUBBORN_TOOL],
+        env=dict(env(), TMPDIR=str(tmpdir)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(tmpdir.glob("etpkg-tool-*/stubborn-*")):
+        assert driver.poll() is None, driver.communicate()
+        assert time.monotonic() < deadline, "the tool never wrote its file"
+        time.sleep(0.01)
+    assert [p.parent.parent for p in tmpdir.glob("*/stubborn-*")] == [tmpdir]
+    driver.send_signal(signal.SIGINT)
+    _, stderr = driver.communicate(timeout=60)
+    assert driver.returncode == 3, stderr
+    assert leftovers(tmpdir) == []

@@ -5,14 +5,20 @@ turned into one by the CLI) while a tool runs, the whole group gets SIGINT, so P
 (pip, auditwheel), CMake and the build it drives stop and clean up after themselves; whatever
 is left after a grace period is killed. Then the interrupt goes on, unwinding etpkg's own
 temporary directories.
+
+Each tool also gets a temporary directory of its own (TMPDIR, TMP and TEMP), removed when it
+ends: a tool stopped where it cannot clean up (auditwheel between creating its directory and
+entering the block that removes it, or killed after the grace period) leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,11 +51,15 @@ def run(
     global _spawning, _pending
     cmd = [str(a) for a in argv]
     _spawning = True
+    scratch = ""
     try:
+        scratch = tempfile.mkdtemp(prefix="etpkg-tool-")
+        tool_env = dict(os.environ if env is None else env)
+        tool_env.update(TMPDIR=scratch, TMP=scratch, TEMP=scratch)
         proc = subprocess.Popen(
             cmd,
             cwd=cwd,
-            env=env,
+            env=tool_env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -57,10 +67,22 @@ def run(
         )
     except BaseException:
         _spawning = False
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
         if _pending:
             _pending = False
             raise KeyboardInterrupt from None
         raise
+    try:
+        return _wait(proc, cmd, timeout)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _wait(
+    proc: subprocess.Popen[str], cmd: list[str], timeout: float | None
+) -> subprocess.CompletedProcess[str]:
+    global _spawning, _pending
     with proc:
         try:
             _spawning = False  # from here on an interrupt stops the tool
