@@ -72,6 +72,12 @@ def build_tools(name: str, targets: list[str], sanitize: str = "") -> Tools:
     return Tools(build_dir)
 
 
+def asan_build(targets: list[str]) -> Tools:
+    """build/asan: the runtime, kernels, pool and XNNPACK delegate under AddressSanitizer and
+    UBSan (run its programs with SANITIZER_ENV)."""
+    return build_tools("asan", targets, sanitize="address,undefined")
+
+
 def tsan_build(targets: list[str]) -> Path:
     """build/tsan: the runtime, kernels, pool and XNNPACK delegate under ThreadSanitizer."""
     return build_tools("tsan", targets, sanitize="thread").build_dir
@@ -150,8 +156,7 @@ def tool_runner(flavor: str) -> ToolRunner:
     """ "release" (build/runtime) or "asan" (build/asan, AddressSanitizer and UBSan)."""
     if flavor == "release":
         return ToolRunner(build_tools("runtime", ["etrt_runner"]).runner, None)
-    tools = build_tools("asan", ["etrt_runner"], sanitize="address,undefined")
-    return ToolRunner(tools.runner, sanitizer_env())
+    return ToolRunner(asan_build(["etrt_runner"]).runner, sanitizer_env())
 
 
 def python_runtime() -> Tools:

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from runtime_build import SANITIZER_ENV, build_tools
+from runtime_build import SANITIZER_ENV, asan_build, build_tools
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CPP_TESTS = sorted(p.stem for p in (REPO_ROOT / "tests" / "cpp").glob("test_*.cpp"))
@@ -34,7 +34,7 @@ def cpp_tests() -> Path:
 @pytest.fixture(scope="session")
 def cpp_tests_sanitized() -> Path:
     # The same build/asan as the sanitized tool tests: the libraries are built once.
-    return build_tools("asan", CPP_TESTS, sanitize="address,undefined").build_dir / "tests" / "cpp"
+    return asan_build(CPP_TESTS).build_dir / "tests" / "cpp"
 
 
 def test_cpp_unit_tests_exist() -> None:

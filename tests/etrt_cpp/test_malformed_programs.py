@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import runtime_programs as rp
-from runtime_build import Tools, build_tools, sanitizer_env
+from runtime_build import Tools, asan_build, sanitizer_env
 
 pytestmark = pytest.mark.slow
 
@@ -32,9 +32,7 @@ ERROR_CODES = {
 
 @pytest.fixture(scope="module")
 def asan_tools() -> Tools:
-    return build_tools(
-        "asan", ["etrt_load_check", "etrt_runtime_selftest"], sanitize="address,undefined"
-    )
+    return asan_build(["etrt_load_check", "etrt_runtime_selftest"])
 
 
 def run_driver(

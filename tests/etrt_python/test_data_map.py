@@ -151,7 +151,7 @@ def test_malformed_data_maps_are_errors_never_crashes(tmp_path: Path) -> None:
     truncations = len(range(0, len(data), 7))
     assert rejected >= truncations, (rejected, truncations)
     # The C++ loader under ASan and UBSan, with every loader kind.
-    tools = build_tools("asan", ["etrt_load_check"], sanitize="address,undefined")
+    tools = runtime_build.asan_build(["etrt_load_check"])
     paths = []
     for i, case in enumerate(cases):
         path = tmp_path / f"{i:04d}.ptd"

@@ -364,7 +364,7 @@ def test_malformed_bounds_are_rejected_at_load(
 def test_malformed_bounds_never_crash_under_sanitizers(
     dynamic_program: bytes, tmp_path: Path
 ) -> None:
-    asan = runtime_build.build_tools("asan", ["etrt_load_check"], sanitize="address,undefined")
+    asan = runtime_build.asan_build(["etrt_load_check"])
     files = []
     for case, (changes, _) in MALFORMED.items():
         files.append(tmp_path / f"{case}.etrt")

@@ -53,32 +53,27 @@ WINOGRAD_MIN_CHANNELS = 16
 WINOGRAD_SPLIT_MIN_PAIRS = 128 * 256
 
 
-def _winograd_tiles(view: PlanView, node: Conv2d) -> int | None:
-    """The 4x4 output tiles of a convolution etrt's Winograd kernel takes, else None."""
-    out = view.tensor(node.output)
-    if out is None or node.groups != 1 or node.kernel != (3, 3) or node.stride != (1, 1):
-        return None
-    if node.dilation != (1, 1) or max(node.padding) > 2:
-        return None
-    cin, cout = node.group_input_channels, node.group_output_channels
-    if min(cin, cout) < WINOGRAD_MIN_CHANNELS:
-        return None
-    n, _c, oh, ow = out.sizes
-    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
-    if tiles >= WINOGRAD_MIN_TILES:
-        return tiles
-    small = cin * cout <= WINOGRAD_SMALL_WEIGHT_PAIRS
-    return tiles if small and tiles >= WINOGRAD_MIN_TILES_SMALL_WEIGHTS else None
-
-
 def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
     """Whether etrt's kernels run this convolution as Winograd and enough faster than XNNPACK
     to keep it out of a partition."""
-    tiles = _winograd_tiles(view, node)
-    if tiles is None:
+    out = view.tensor(node.output)
+    if out is None or node.groups != 1 or node.kernel != (3, 3) or node.stride != (1, 1):
         return False
-    pairs = node.group_input_channels * node.group_output_channels
-    return tiles >= WINOGRAD_MIN_TILES or pairs >= WINOGRAD_SPLIT_MIN_PAIRS
+    if node.dilation != (1, 1) or max(node.padding) > 2:
+        return False
+    cin, cout = node.group_input_channels, node.group_output_channels
+    if min(cin, cout) < WINOGRAD_MIN_CHANNELS:
+        return False
+    n, _c, oh, ow = out.sizes
+    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
+    if tiles >= WINOGRAD_MIN_TILES:
+        return True
+    # The kernel's small-weights case, when wide enough to be worth a split.
+    pairs = cin * cout
+    return (
+        tiles >= WINOGRAD_MIN_TILES_SMALL_WEIGHTS
+        and WINOGRAD_SPLIT_MIN_PAIRS <= pairs <= WINOGRAD_SMALL_WEIGHT_PAIRS
+    )
 
 
 def may_delegate(view: PlanView, m: Match) -> bool:
