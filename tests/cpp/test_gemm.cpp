@@ -130,12 +130,14 @@ void test_sgemm_matches_reference_on_every_isa() {
       continue;
     }
     CHECK_EQ(std::string(etrt::kernels::sgemm_isa()), std::string(isa));
-    // Shapes that reach every path: GEMV, dot tiles, direct tiles (B in place or copied),
-    // packed with K, M and N blocking, edges of every tile size, and K == 0.
+    // Shapes that reach every path: GEMV (narrow, and streamed over one or more column blocks),
+    // dot tiles, direct tiles (B in place or copied), packed with K, M and N blocking, edges of
+    // every tile size, and K == 0.
     const int64_t shapes[][3] = {{1, 256, 784}, {32, 256, 784}, {32, 10, 256}, {16, 64, 64},
                                  {16, 784, 9},  {1, 1, 1},      {7, 5, 3},     {130, 70, 300},
                                  {200, 33, 17}, {3, 2100, 5},   {9, 40, 0},    {1, 37, 129},
-                                 {100, 400, 300}, {20, 2100, 50}, {37, 203, 300}};
+                                 {100, 400, 300}, {20, 2100, 50}, {37, 203, 300}, {1, 1000, 1024},
+                                 {1, 2100, 33}};
     for (const auto& s : shapes) {
       for (int amode = 0; amode < 4; ++amode) {
         for (int bmode = 0; bmode < 4; ++bmode) {
@@ -149,7 +151,8 @@ void test_sgemm_matches_reference_on_every_isa() {
     }
     // Weights read in place while A stays in cache: a transformer's rows against wide, tall and
     // vocabulary-sized weights, with edges of every tile.
-    const int64_t weight_shapes[][3] = {{128, 2000, 256}, {128, 256, 1024}, {77, 1030, 301}, {40, 70, 3000}};
+    const int64_t weight_shapes[][3] = {{128, 2000, 256}, {128, 256, 1024}, {77, 1030, 301}, {40, 70, 3000},
+                                        {1, 2071, 35}};
     for (const auto& s : weight_shapes) {
       for (float beta : {0.0f, 0.5f}) {
         const double err = gemm_case(s[0], s[1], s[2], 0, 0, 1.0f, beta, true);
