@@ -147,6 +147,20 @@ def test_delegates_and_kernels_hand_over_channels_last(runner: ToolRunner, tmp_p
     assert max_rel_error(run.got[0], run.expected[0]) <= 1e-4
 
 
+@pytest.mark.parametrize(("batch", "size"), [(2, (7, 5)), (1, (4, 4)), (3, (1, 3))])
+def test_three_channel_inputs_are_interleaved_into_nhwc(
+    runner: ToolRunner, tmp_path: Path, batch: int, size: tuple[int, int]
+) -> None:
+    # An RGB program input is permuted to NHWC by its own vectorised path: 35 pixels leave a
+    # tail of three after blocks of four, 16 none, 3 only a tail.
+    torch.manual_seed(5)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU()).eval()
+    x = torch.randn(batch, 3, *size)
+    run = runner.run_exported(tmp_path, model, (x,), backend="xnnpack-all")
+    assert run.program.info.instruction_ops == [DELEGATE]
+    assert max_rel_error(run.got[0], run.expected[0]) <= 1e-5
+
+
 @pytest.mark.parametrize(
     ("cin", "cout", "size", "batch", "kept"),
     [
