@@ -289,6 +289,14 @@ def test_flags_are_relocated_or_refused_by_name() -> None:
         relocate_flag("-I/home/builder/conan/p/zz/include", s2, table, "w")
 
 
+def test_link_flags_with_commas_and_angle_brackets_stay_one_generator_expression() -> None:
+    """`-Wl,-z,now` in a $<...:...> genex: each ',' is $<COMMA>, whose own '>' stays."""
+    core = Component("core", "toy::core", ("toy_core",), exelinkflags=("-Wl,-z,now", "-Wx>y"))
+    cfg = config(sdk(components=(core,)))
+    assert "$<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-Wl$<COMMA>-z$<COMMA>now;" in cfg
+    assert ";-Wx$<ANGLE-R>y>" in cfg
+
+
 def test_a_flag_repeating_etpkgs_retention_is_dropped() -> None:
     """etrt's recipe gives CMakeDeps users the retention etpkg writes itself: not twice."""
     plugin = Library(

@@ -63,7 +63,8 @@ def cmake_path(value: str) -> str:
 def genex_text(value: str) -> str:
     """value inside a $<condition:...> generator expression, quoted (',' and '>' escaped)."""
     quoted = cmake_path(value)[1:-1]
-    return quoted.replace(",", "$<COMMA>").replace(">", "$<ANGLE-R>")
+    # One pass: replacing ',' first would have the '>' of its $<COMMA> replaced too.
+    return re.sub(r"[,>]", lambda m: "$<COMMA>" if m[0] == "," else "$<ANGLE-R>", quoted)
 
 
 @dataclass(frozen=True)
