@@ -103,7 +103,9 @@ def wheelify(
             final_name,
             VERSION,
             shipped_python=python_files,
-            license_files=[*plan.licenses, *(rel for rel, _ in graft_licenses)],
+            # A dependency both shipped (its headers) and grafted (its library) brings the
+            # same licence file twice: one License-File each.
+            license_files=list(dict.fromkeys([*plan.licenses, *(r for r, _ in graft_licenses)])),
         )
         write_files(final_tree, final_generated)
         write_sbom(
