@@ -271,6 +271,11 @@ def _dependencies(
                 apt_packages=tuple(str(p) for p in apt),
                 license=_license(dep.license),
                 requires=tuple(str(d.ref.name) for _, d in dep.dependencies.direct_host.items()),
+                defines=tuple(info.defines or ()),
+                cflags=tuple(info.cflags or ()),
+                cxxflags=tuple(info.cxxflags or ()),
+                sharedlinkflags=tuple(info.sharedlinkflags or ()),
+                exelinkflags=tuple(info.exelinkflags or ()),
             )
         )
     return tuple(deps)

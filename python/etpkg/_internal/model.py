@@ -100,6 +100,14 @@ class Dependency:
     apt_packages: tuple[str, ...] = ()
     license: str | None = None
     requires: tuple[str, ...] = ()  # names of the packages it requires itself
+    # What its cpp_info gives its consumers beside headers and libraries (all its components'):
+    # CMakeDeps and PkgConfigDeps pass these on to a consumer of the SDK, and so does the wheel
+    # through each component that requires it. Paths may name its package folder (absolute).
+    defines: tuple[str, ...] = ()
+    cflags: tuple[str, ...] = ()
+    cxxflags: tuple[str, ...] = ()
+    sharedlinkflags: tuple[str, ...] = ()
+    exelinkflags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@
   holding any other build-machine path, or a `$` (which no CMake before 3.28 and no shell
   passes through), is refused by name. A flag that only repeats the retention etpkg writes
   for a registration-only component is dropped as represented.
+- What required packages give consumers beside files (model.Dependency: defines, compile and
+  link flags) is added to each component requiring them, after the component's own, as
+  CMakeDeps and PkgConfigDeps pass it on; paths in their package folders are relocated like
+  the package's own (their include dirs merge into include/, their archives into lib/).
 - What consumers link from required packages (model.Component.dependency_files): archives
   shipped in <pkg>/lib, and the copies of shared libraries auditwheel grafted (`grafts`, known
   once the wheel is repaired); system libraries auditwheel grafted are linked by path to the
@@ -22,8 +26,8 @@ from pathlib import Path, PurePosixPath
 
 from etpkg._internal import naming
 from etpkg._internal.errors import LayoutError
-from etpkg._internal.facts import PackageFiles
-from etpkg._internal.model import Component, Sdk
+from etpkg._internal.facts import DependencyFiles, PackageFiles
+from etpkg._internal.model import Component, Dependency, Sdk
 
 PREFIX = "${prefix}"
 # A path inside a flag ends at one of these (an option's value in -Wl,a,b or -Dx=y).
@@ -53,11 +57,39 @@ def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
     return sorted(set(table), key=lambda item: (-len(item[0]), item))
 
 
+def dependency_relocation_table(
+    dep: Dependency, files: DependencyFiles | None
+) -> list[tuple[str, str]]:
+    """relocation_table() of a required package: (path relative to its package folder, path
+    in the wheel's package dir) of what of it ships."""
+    if dep.package_folder is None or files is None:
+        return []
+    folder = dep.package_folder.resolve()
+    table: list[tuple[str, str]] = []
+    shipped = {tree.root.resolve() for tree in files.headers}
+    for inc in dep.include_dirs:
+        if inc.resolve() in shipped and inc.resolve().is_relative_to(folder):
+            table.append((inc.resolve().relative_to(folder).as_posix(), "include"))
+    for lib in files.archives:
+        for d in dep.lib_dirs:
+            lib_dir = d.resolve()
+            if lib_dir.is_relative_to(folder) and (d / lib.file_name).resolve() == lib.source.path:
+                rel = (lib_dir / lib.file_name).relative_to(folder).as_posix()
+                table.append((rel, f"lib/{lib.file_name}"))
+    return sorted(set(table), key=lambda item: (-len(item[0]), item))
+
+
 def relocate_flag(
-    flag: str, sdk: Sdk, table: list[tuple[str, str]], where: str
+    flag: str,
+    sdk: Sdk,
+    table: list[tuple[str, str]],
+    where: str,
+    folder: Path | None = None,
 ) -> str:
-    """The flag with each path of the package as ${prefix}/<wheel path>."""
-    roots = sorted({str(sdk.package_folder), str(sdk.package_folder.resolve())}, key=len)
+    """The flag with each path of the package (or of `folder`, a required package's folder)
+    as ${prefix}/<wheel path>."""
+    base = sdk.package_folder if folder is None else folder
+    roots = sorted({str(base), str(base.resolve())}, key=len)
     out = flag
     for root in reversed(roots):
         pieces = out.split(root + "/")
@@ -112,6 +144,40 @@ def _relocated_flags(comp: Component, sdk: Sdk, table: list[tuple[str, str]]) ->
     )
 
 
+def _relocated_dependency(dep: Dependency, files: DependencyFiles | None, sdk: Sdk) -> Dependency:
+    """The dependency with the flags it gives consumers relocated (a path in its package
+    folder the wheel does not ship, like any build-machine path, is refused by name)."""
+    table = dependency_relocation_table(dep, files)
+
+    def carried(kind: str, flags: tuple[str, ...]) -> tuple[str, ...]:
+        where = f"required package {dep.name}: {kind}"
+        if dep.package_folder is None:
+            return tuple(relocate_flag(f, sdk, [], where) for f in flags)
+        return tuple(relocate_flag(f, sdk, table, where, dep.package_folder) for f in flags)
+
+    return dataclasses.replace(
+        dep,
+        cflags=carried("cflags", dep.cflags),
+        cxxflags=carried("cxxflags", dep.cxxflags),
+        sharedlinkflags=carried("sharedlinkflags", dep.sharedlinkflags),
+        exelinkflags=carried("exelinkflags", dep.exelinkflags),
+    )
+
+
+def _with_dependencies(comp: Component, deps: list[Dependency]) -> Component:
+    """The component giving consumers what the required packages it brings give them too,
+    after its own (CMake orders a target's own usage requirements first). Flags are kept as
+    given (a pair like `-Xlinker x` must stay whole); a definition is given once."""
+    return dataclasses.replace(
+        comp,
+        defines=tuple(dict.fromkeys([*comp.defines, *(f for d in deps for f in d.defines)])),
+        cflags=comp.cflags + tuple(f for d in deps for f in d.cflags),
+        cxxflags=comp.cxxflags + tuple(f for d in deps for f in d.cxxflags),
+        sharedlinkflags=comp.sharedlinkflags + tuple(f for d in deps for f in d.sharedlinkflags),
+        exelinkflags=comp.exelinkflags + tuple(f for d in deps for f in d.exelinkflags),
+    )
+
+
 def _dependency_names(comp: Component, sdk: Sdk) -> list[str]:
     """The required packages reaching consumers that this component brings: those it names
     and, through them, what they require in turn."""
@@ -135,6 +201,9 @@ def wheel_sdk(
     linkage = dict(files.linkage)
     table = relocation_table(sdk, files)
     dep_files = {d.name: d for d in files.dependencies}
+    required = {
+        d.name: _relocated_dependency(d, dep_files.get(d.name), sdk) for d in sdk.dependencies
+    }
     sonames = dict(files.system_sonames)
     pkg = sdk.import_name
     has_headers = bool(files.include_trees) or any(d.headers for d in files.dependencies)
@@ -142,7 +211,9 @@ def wheel_sdk(
     for comp in sdk.components:
         kind = linkage.get(comp.name, comp.linkage)
         comp = dataclasses.replace(comp, linkage=kind)
-        deps = [dep_files[n] for n in _dependency_names(comp, sdk) if n in dep_files]
+        names = _dependency_names(comp, sdk)
+        deps = [dep_files[n] for n in names if n in dep_files]
+        own = _with_dependencies(_relocated_flags(comp, sdk, table), [required[n] for n in names])
         linked: list[str] = []
         system_libs: list[str] = []
         for dep in deps:
@@ -158,7 +229,7 @@ def wheel_sdk(
                 system_libs.append(lib_name)
         comps.append(
             dataclasses.replace(
-                _relocated_flags(comp, sdk, table),
+                own,
                 include_dirs=("include",) if comp.include_dirs or deps else (),
                 lib_dirs=("lib",),
                 system_libs=tuple(dict.fromkeys(system_libs)),

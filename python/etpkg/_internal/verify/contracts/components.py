@@ -37,7 +37,9 @@ def check_unknown(suite: Suite) -> str:
         shipped=[c.name for c in m.components],
         bogus=BOGUS,
     )
-    flags = dict(re.findall(r"etpkg: (\w+)=(\S*)", proc.stdout))
+    # A component name is any text without whitespace ("io-core", "grpc++"); the value
+    # follows the last '=' of the line.
+    flags = dict(re.findall(r"^(?:-- )?etpkg: (\S+)=(\S*)$", proc.stdout, re.M))
     bad = {c: v for c, v in flags.items() if (v in ("1", "TRUE")) != (c != BOGUS)}
     if bad or len(flags) != len(m.components) + 1:
         raise CheckFailed(f"<pkg>_<comp>_FOUND wrong: {flags}")
