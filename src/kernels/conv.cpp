@@ -250,13 +250,18 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
     const int64_t plane = s.h * s.w;
     float* g = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.batch * plane * s.cin) * sizeof(float), 64));
     if (g == nullptr) return fail_oom(ctx);
-    for (int64_t n = 0; n < s.batch; ++n)
-      for (int64_t y = 0; y < s.h; ++y)
-        for (int64_t x = 0; x < s.w; ++x) {
-          const float* src = in + n * s.in_sn + y * s.in_sh + x * s.in_sw;
-          float* dst = g + ((n * s.h + y) * s.w + x) * s.cin;
-          for (int64_t ch = 0; ch < s.cin; ++ch) dst[ch] = src[ch * s.in_sc];
-        }
+    if (s.in_sw == 1 && s.in_sh == s.w) {
+      // Pixels contiguous (NCHW): a transpose per image in 16 x 16 tiles. Pixel by pixel, each
+      // channel's float sits a plane away from the last: 0.7 ms for 64 channels at 64 x 64.
+      for (int64_t n = 0; n < s.batch; ++n) copy_to_row_major(in + n * s.in_sn, plane, s.cin, 1, s.in_sc, g + n * plane * s.cin);
+    } else {
+      for (int64_t n = 0; n < s.batch; ++n)
+        for (int64_t y = 0; y < s.h; ++y)
+          for (int64_t x = 0; x < s.w; ++x) {
+            const float* src = in + n * s.in_sn + y * s.in_sh + x * s.in_sw;
+            float* dst = g + ((n * s.h + y) * s.w + x) * s.cin;
+            for (int64_t ch = 0; ch < s.cin; ++ch) dst[ch] = src[ch * s.in_sc];
+          }
     c.in = g;
     c.in_sn = plane * s.cin;
     c.in_sh = s.w * s.cin;
