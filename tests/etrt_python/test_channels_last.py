@@ -141,6 +141,46 @@ def test_views_that_cannot_see_nhwc_memory_read_a_copy(runner: ToolRunner, tmp_p
     assert view.args[0] == copy.args[-1]
 
 
+class Heads(nn.Module):
+    """A trunk, then convolutions whose results the program returns: 3x3 and 1x1 heads wide
+    enough for the NHWC kernels, a narrow one, and a 1x1 layer over the program's input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trunk = nn.Conv2d(20, 24, 3, padding=1)
+        self.wide3, self.wide1 = nn.Conv2d(24, 21, 3, padding=1), nn.Conv2d(24, 32, 1)
+        self.narrow = nn.Conv2d(24, 8, 3, padding=1)
+        self.direct = nn.Conv2d(20, 16, 1)
+        self.dw = nn.Conv2d(20, 20, 3, padding=1, groups=20)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        t = F.relu(self.trunk(x))
+        return self.wide3(t), self.wide1(t), self.narrow(t), self.direct(x), self.dw(x)
+
+
+def test_returned_convolutions_run_channels_last_and_are_copied_out(
+    runner: ToolRunner, tmp_path: Path
+) -> None:
+    torch.manual_seed(4)
+    # Two images of 9 x 11 pixels: transposes with 16 x 16 tiles and edges both ways.
+    run = runner.run_exported(tmp_path, Heads().eval(), (torch.randn(2, 20, 9, 11),))
+    assert rel_error(run) <= MAX_REL_ERROR
+    plan = run.program.info.plan
+    assert [tensor(run, v).dim_order for v in plan.outputs] == [(0, 1, 2, 3)] * 5
+    copies = {c.args[-1]: c.args[0] for c in calls(run, "aten::clone")}
+    convs = {c.args[-1]: c for c in calls(run, "aten::convolution")}
+    # The two wide heads and the depthwise one write NHWC tensors of their own, copied into the
+    # outputs, with weights stored for the NHWC kernels (the 3x3 ones even over the NCHW input).
+    for out in (plan.outputs[0], plan.outputs[1], plan.outputs[4]):
+        conv = convs[copies[out]]
+        assert tensor(run, conv.args[-1]).dim_order == NHWC
+        assert tensor(run, conv.args[1]).dim_order == HWIO
+    # Eight output channels, and a 1x1 layer whose NCHW input is its column matrix: NCHW.
+    for out in (plan.outputs[2], plan.outputs[3]):
+        assert out not in copies and out in convs
+        assert tensor(run, convs[out].args[1]).dim_order == (0, 1, 2, 3)
+
+
 def test_weights_outside_the_program_keep_their_layout(runner: ToolRunner, tmp_path: Path) -> None:
     torch.manual_seed(2)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 1)).eval()
