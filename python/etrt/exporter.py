@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 import torch
+from torch._decomp import get_decompositions
 from torch.export import ExportedProgram
 
 from .channels_last import plan_channels_last
@@ -30,10 +31,40 @@ log = logging.getLogger(__name__)
 PRESERVED_OPS = (torch.ops.aten.scaled_dot_product_attention.default,)
 
 
+# Ops torch.export keeps (they are outside the core ATen set) that torch's own decompositions
+# rewrite into ops etrt has kernels for: F.normalize, torch.norm and cosine similarity reach
+# linalg_vector_norm, for one (Swin V2's attention among them). Others' decompositions reach
+# prims or float64 and stay refused by name.
+EXTRA_DECOMPOSITIONS = (
+    torch.ops.aten.linalg_vector_norm.default,
+    torch.ops.aten.bucketize.Tensor,
+    torch.ops.aten.linalg_cross.default,
+    torch.ops.aten.adaptive_max_pool2d.default,  # output sizes that divide the input's
+)
+
+
+def _var_mean(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    aten = torch.ops.aten
+    var = aten.var.correction(x, dim, correction=correction, keepdim=keepdim)
+    return var, aten.mean.dim(x, dim, keepdim)
+
+
+def _std_mean(
+    x: torch.Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    var, mean = _var_mean(x, dim, correction=correction, keepdim=keepdim)
+    return torch.ops.aten.sqrt.default(var), mean
+
+
 def _decomposition_table() -> dict[Any, Any]:
     table = torch.export.default_decompositions()
     for op in PRESERVED_OPS:
         del table[op]
+    table.update(get_decompositions(list(EXTRA_DECOMPOSITIONS)))
+    table[torch.ops.aten.var_mean.correction] = _var_mean
+    table[torch.ops.aten.std_mean.correction] = _std_mean
     return table
 
 

@@ -111,6 +111,65 @@ def test_decomposed_core_ops_become_ops_with_kernels(name: str, tmp_path: Path) 
     np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-5)
 
 
+# Ops outside the core set that torch.export keeps and etrt decomposes with torch's (or its own)
+# decompositions (exporter.EXTRA_DECOMPOSITIONS), each as models use it.
+KEPT_OPS_USES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...], str]] = {
+    "normalize": (
+        lambda x: nn.functional.normalize(x, dim=-1),
+        (torch.randn(2, 5, 16),),
+        "aten::linalg_vector_norm",
+    ),
+    "cosine_similarity": (
+        lambda a, b: nn.functional.cosine_similarity(a, b, dim=-1),
+        (torch.randn(2, 5, 16), torch.randn(2, 5, 16)),
+        "aten::linalg_vector_norm",
+    ),
+    "norm_p1_keepdim": (
+        lambda x: torch.norm(x, p=1, dim=1, keepdim=True),
+        (torch.randn(6, 16),),
+        "aten::linalg_vector_norm",
+    ),
+    "vector_norm_inf": (
+        lambda x: torch.linalg.vector_norm(x, ord=float("inf"), dim=(0, 2)),
+        (torch.randn(3, 4, 5),),
+        "aten::linalg_vector_norm",
+    ),
+    "var_mean": (
+        lambda x: torch.var_mean(x, 1, correction=0)[0] + torch.var_mean(x, 1)[1],
+        (torch.randn(6, 16),),
+        "aten::var_mean.correction",
+    ),
+    "std_mean_all": (
+        lambda x: torch.std_mean(x)[0] * torch.std_mean(x, (0, 1), keepdim=True)[1],
+        (torch.randn(2, 3, 4),),
+        "aten::std_mean.correction",
+    ),
+    "bucketize": (
+        lambda x, b: torch.bucketize(x, b),
+        (torch.randn(4, 5), torch.linspace(-2, 2, 9)),
+        "aten::bucketize.Tensor",
+    ),
+    "cross": (
+        lambda a, b: torch.linalg.cross(a, b, dim=0),
+        (torch.randn(3, 4), torch.randn(3, 4)),
+        "aten::linalg_cross",
+    ),
+    "adaptive_max_pool2d": (
+        lambda x: nn.functional.adaptive_max_pool2d(x, (5, 3)),
+        (torch.randn(2, 3, 10, 12),),
+        "aten::adaptive_max_pool2d",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_OPS_USES))
+def test_kept_ops_with_decompositions_export_and_match_eager(name: str, tmp_path: Path) -> None:
+    fn, inputs, kept = KEPT_OPS_USES[name]
+    run = runtime_build.tool_runner("release").run_exported(tmp_path, models.Fn(fn), inputs)
+    assert kept not in run.program.operator_names
+    np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-5)
+
+
 class _Item(nn.Module):
     def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
         scale = x[0, 0].item()  # a float
