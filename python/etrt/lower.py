@@ -123,8 +123,6 @@ def _check_arguments(node: Node, name: str) -> None:
                 "(export the model in eval mode, or pass dropout_p=0)"
             )  # fmt: skip
     if name == "aten::convolution":
-        if len(node.args) > 6 and node.args[6]:
-            raise _refuse(node, name, "transposed convolution has no etrt kernel")
         weight = node.args[1].meta.get("val") if isinstance(node.args[1], Node) else None
         if isinstance(weight, torch.Tensor) and weight.dim() > 4:
             raise _refuse(node, name, "3-D convolution has no etrt kernel (1-D and 2-D have)")

@@ -262,6 +262,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
             float* dst = g + ((n * s.h + y) * s.w + x) * s.cin;
             for (int64_t ch = 0; ch < s.cin; ++ch) dst[ch] = src[ch * s.in_sc];
           }
+    }
     c.in = g;
     c.in_sn = plane * s.cin;
     c.in_sh = s.w * s.cin;
@@ -303,6 +304,119 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   if (!nhwc_convolution(ctx, c)) fail_oom(ctx);
 }
 
+// Output size of a transposed convolution along one dimension:
+// (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1, checked.
+bool transposed_extent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, int64_t out_pad,
+                       int64_t* out) {
+  int64_t span = 0, reach = 0, size = 0;
+  if (in < 1 || kernel < 1 || !checked::mul(in - 1, stride, &span) || !checked::mul(dilation, kernel - 1, &reach) ||
+      !checked::add(span, reach, &size) || !checked::add(size, out_pad + 1, &size) ||
+      !checked::sub(size, pad, &size) || !checked::sub(size, pad, &size)) {
+    return false;
+  }
+  *out = size;
+  return size >= 1 && size <= checked::kMaxElements;
+}
+
+// Transposed convolution (the gradient of a convolution with respect to its input). Per image
+// and group, the product cols = W_g^T @ X_g ([Cout_g * KH * KW, H * W]) gives every input
+// pixel's contribution to each tap; col2im adds each into the output pixel it lands on
+// (iy * stride - pad + ky * dilation), over the bias.
+void conv_transposed(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Tensor& weight,
+                     const Tensor* bias, int spatial, const int64_t* stride, const int64_t* padding,
+                     const int64_t* dilation, const int64_t* output_padding, int64_t groups) {
+  const int64_t batch = input.size(0), cin = input.size(1);
+  const int64_t h = spatial == 2 ? input.size(2) : 1, w = input.size(-1);
+  const int64_t kh = spatial == 2 ? weight.size(2) : 1, kw = weight.size(-1);
+  const int64_t sh = spatial == 2 ? stride[0] : 1, sw = stride[spatial - 1];
+  const int64_t ph = spatial == 2 ? padding[0] : 0, pw = padding[spatial - 1];
+  const int64_t dh = spatial == 2 ? dilation[0] : 1, dw = dilation[spatial - 1];
+  const int64_t oph = spatial == 2 ? output_padding[0] : 0, opw = output_padding[spatial - 1];
+  int64_t cout = 0;
+  if (groups < 1 || cin % groups != 0 || weight.size(0) != cin || !checked::mul(weight.size(1), groups, &cout)) {
+    fail(ctx, kOp, "transposed: input " + shape_string(input.sizes()) + ", weight " + shape_string(weight.sizes()) +
+                       " and groups=" + std::to_string(groups) + " do not agree");
+    return;
+  }
+  // As ATen: output padding must be smaller than the stride or the dilation of its dimension.
+  if (oph >= std::max(sh, dh) || opw >= std::max(sw, dw)) {
+    fail(ctx, kOp, "transposed: output_padding must be smaller than the stride or the dilation");
+    return;
+  }
+  int64_t oh = 0, ow = 0;
+  if (!transposed_extent(h, kh, sh, ph, dh, oph, &oh) || !transposed_extent(w, kw, sw, pw, dw, opw, &ow)) {
+    fail(ctx, kOp, "transposed: kernel " + shape_string(weight.sizes()) + " over input " +
+                       shape_string(input.sizes()) + " gives no valid output size");
+    return;
+  }
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != cout)) {
+    fail(ctx, kOp, "bias must have shape [" + std::to_string(cout) + "], got " + shape_string(bias->sizes()));
+    return;
+  }
+  int64_t out_sizes[4] = {batch, cout, oh, ow};
+  if (spatial == 1) out_sizes[2] = ow;
+  Tensor* out = strided_output_arg(ctx, kOp, args, 9, ScalarType::Float,
+                                   Span<const int64_t>(out_sizes, static_cast<size_t>(input.dim())));
+  if (out == nullptr || out->numel() == 0) return;
+  if (!out->is_contiguous()) {
+    fail(ctx, kOp, "transposed: output must be contiguous");
+    return;
+  }
+  const int64_t cin_g = cin / groups, cout_g = cout / groups, rows = cout_g * kh * kw, hw = h * w;
+  int64_t col_elements = 0;
+  if (!checked::mul(rows, hw, &col_elements) || col_elements > checked::kMaxElements) {
+    fail(ctx, kOp, "transposed: the columns of weight " + shape_string(weight.sizes()) + " over input " +
+                       shape_string(input.sizes()) + " exceed " + std::to_string(checked::kMaxElements) + " elements");
+    return;
+  }
+  const float* x = contiguous_f32(ctx, kOp, input);
+  const float* wt = x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
+  if (wt == nullptr) return;
+  float* cols = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
+  if (cols == nullptr) return fail_oom(ctx);
+  float* o = out->data_as<float>();
+  const int64_t plane = oh * ow;
+  for (int64_t c = 0; c < batch * cout; ++c) {
+    const float b = bias == nullptr ? 0.0f : bias->data_as<const float>()[(c % cout) * bias->stride(0)];
+    std::fill(o + c * plane, o + (c + 1) * plane, b);
+  }
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t g = 0; g < groups; ++g) {
+      GemmParams p;
+      p.m = rows;
+      p.n = hw;
+      p.k = cin_g;
+      p.a = wt + g * cin_g * rows;  // W_g^T: element (r, ci) at [ci * rows + r]
+      p.a_rs = 1;
+      p.a_cs = rows;
+      p.b = x + (n * cin + g * cin_g) * hw;
+      p.b_rs = hw;
+      p.b_cs = 1;
+      p.c = cols;
+      p.c_rs = hw;
+      p.b_weight = false;
+      if (!sgemm(ctx, p)) return fail_oom(ctx);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t co = r / (kh * kw), ky = r / kw % kh, kx = r % kw;
+        float* dst = o + (n * cout + g * cout_g + co) * plane;
+        const float* col = cols + r * hw;
+        // Input columns whose output column lands inside: 0 <= ix * sw - pw + kx * dw < ow.
+        const int64_t shift = kx * dw - pw;
+        const int64_t ix0 = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+        const int64_t last = ow - 1 - shift;
+        const int64_t ix1 = last < 0 ? 0 : std::min(w, last / sw + 1);
+        for (int64_t iy = 0; iy < h; ++iy) {
+          const int64_t oy = iy * sh - ph + ky * dh;
+          if (oy < 0 || oy >= oh || ix1 <= ix0) continue;
+          float* drow = dst + oy * ow;
+          const float* crow = col + iy * w;
+          for (int64_t ix = ix0; ix < ix1; ++ix) drow[ix * sw + shift] += crow[ix];
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void op_convolution(KernelContext& ctx, Span<Value*> args) {
@@ -339,8 +453,12 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, kOp, args, 8, "groups", &groups)) {
     return;
   }
+  if (bias != nullptr && (!check_dtype(ctx, kOp, *bias, "bias", ScalarType::Float) ||
+                          !check_has_data(ctx, kOp, *bias, "bias"))) {
+    return;
+  }
   if (transposed) {
-    fail(ctx, kOp, "transposed convolution is not supported");
+    conv_transposed(ctx, args, *input, *weight, bias, spatial, stride, padding, dilation, output_padding, groups);
     return;
   }
   ConvShape s{};
@@ -371,10 +489,6 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   if (bias != nullptr) {
-    if (!check_dtype(ctx, kOp, *bias, "bias", ScalarType::Float) ||
-        !check_has_data(ctx, kOp, *bias, "bias")) {
-      return;
-    }
     if (bias->dim() != 1 || bias->size(0) != s.cout) {
       fail(ctx, kOp, "bias must have shape [" + std::to_string(s.cout) + "], got " +
                          shape_string(bias->sizes()));

@@ -15,6 +15,7 @@
 #include "kernels/conv.cpp"       // NOLINT(bugprone-suspicious-include)
 #include "kernels/conv_nhwc.cpp"  // NOLINT(bugprone-suspicious-include)
 #include "kernels/gemm.cpp"       // NOLINT(bugprone-suspicious-include)
+#include "kernels/util.cpp"       // NOLINT(bugprone-suspicious-include)
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
@@ -311,6 +312,75 @@ void test_winograd_takes_the_shapes_it_pays_on() {
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 8, 56, 1, 1)));
 }
 
+// Transposed convolution against the scatter definition: input pixel (iy, ix) adds
+// x * w[ci, co, ky, kx] at output (iy * sh - ph + ky * dh, ix * sw - pw + kx * dw). Random
+// geometry (output padding below the stride or dilation), groups, bias, channels-last inputs
+// (what an NHWC layer before it writes) and 1-D.
+void test_transposed_convolution_matches_reference() {
+  for (int trial = 0; trial < 60; ++trial) {
+    check::TestContext ctx;
+    const int64_t groups = rand_int(1, 3), cin_g = rand_int(1, 4), cout_g = rand_int(1, 4), n = rand_int(1, 2);
+    const int64_t cin = groups * cin_g, cout = groups * cout_g;
+    const bool one_d = trial % 5 == 4, bias_on = trial % 2 == 0;
+    const int64_t h = one_d ? 1 : rand_int(1, 6), w = rand_int(1, 7);
+    const int64_t kh = one_d ? 1 : rand_int(1, 4), kw = rand_int(1, 4);
+    const int64_t sh = one_d ? 1 : rand_int(1, 3), sw = rand_int(1, 3), dh = one_d ? 1 : rand_int(1, 2),
+                  dw = rand_int(1, 2);
+    const int64_t ph = one_d ? 0 : rand_int(0, (kh - 1) * dh / 2), pw = rand_int(0, (kw - 1) * dw / 2);
+    const int64_t oph = one_d ? 0 : rand_int(0, std::max(sh, dh) - 1), opw = rand_int(0, std::max(sw, dw) - 1);
+    const int64_t oh = (h - 1) * sh - 2 * ph + dh * (kh - 1) + oph + 1;
+    const int64_t ow = (w - 1) * sw - 2 * pw + dw * (kw - 1) + opw + 1;
+    Buf<float> input({n, cin, h, w}, trial % 3 == 1 ? channels_last(cin, h, w) : std::vector<int64_t>{});
+    Buf<float> weight({cin, cout_g, kh, kw}), bias({cout}), out({n, cout, oh, ow});
+    Value in_v = input.v, w_v = weight.v, out_v = out.v;
+    std::vector<int64_t> stride = {sh, sw}, padding = {ph, pw}, dilation = {dh, dw}, opad = {oph, opw};
+    if (one_d) {
+      auto drop_h = [](const Tensor& t) {
+        const int64_t sizes[3] = {t.size(0), t.size(1), t.size(3)};
+        const int64_t strides[3] = {t.stride(0), t.stride(1), t.stride(3)};
+        return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
+      };
+      in_v = Value(drop_h(input.t));
+      w_v = Value(drop_h(weight.t));
+      out_v = Value(drop_h(out.t));
+      stride = {sw}, padding = {pw}, dilation = {dw}, opad = {opw};
+    }
+    Value none, vt(true), vg(groups);
+    Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation),
+          vo = Value::int_list(opad);
+    const std::string label = "transposed trial " + std::to_string(trial);
+    if (!check::record(check::call(ctx, "aten::convolution",
+                                   {&in_v, &w_v, bias_on ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out_v})
+                           .ok(),
+                       __FILE__, __LINE__, label + ": " + ctx.error().message())) {
+      continue;
+    }
+    std::vector<double> want(static_cast<size_t>(n * cout * oh * ow), 0.0);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ci = 0; ci < cin; ++ci)
+        for (int64_t co = 0; co < cout_g; ++co)
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx)
+              for (int64_t iy = 0; iy < h; ++iy)
+                for (int64_t ix = 0; ix < w; ++ix) {
+                  const int64_t oy = iy * sh - ph + ky * dh, ox = ix * sw - pw + kx * dw;
+                  if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                  const int64_t o = ci / cin_g * cout_g + co;
+                  want[static_cast<size_t>(((b * cout + o) * oh + oy) * ow + ox)] +=
+                      static_cast<double>(input.at({b, ci, iy, ix})) * weight.at({ci, co, ky, kx});
+                }
+    double worst = 0.0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < cout; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x) {
+            const double e = want[static_cast<size_t>(((b * cout + o) * oh + y) * ow + x)] + (bias_on ? bias.at({o}) : 0.0);
+            worst = std::fmax(worst, std::fabs(e - out.at({b, o, y, x})));
+          }
+    check::record(worst <= 1e-5, __FILE__, __LINE__, label + " err " + std::to_string(worst));
+  }
+}
+
 void test_convolution_rejects_bad_arguments() {
   check::TestContext ctx;
   Buf<float> input({1, 2, 5, 5}), weight({3, 2, 3, 3}), out({1, 3, 3, 3}), bad_out({1, 3, 4, 4});
@@ -319,10 +389,27 @@ void test_convolution_rejects_bad_arguments() {
   Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones),
         vo = Value::int_list(zeros);
   CHECK_OK(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &out.v}));
+  // Transposed: the weight is [Cin, Cout/groups, kh, kw], so this one ([3, 2, ...]) does not
+  // fit 2 input channels; output padding must stay below the stride or dilation; the output
+  // must have the size the geometry gives.
   CHECK_FAILS(check::call(ctx, "aten::convolution",
                           {&input.v, &weight.v, &none, &vs, &vp, &vd, &vtrue, &vo, &vg, &out.v}),
               etrt::ErrorCode::InvalidArgument);
   CHECK(ctx.error().message().find("transposed") != std::string::npos);
+  Buf<float> tweight({2, 3, 3, 3}), tout({1, 3, 7, 7});
+  CHECK_OK(check::call(ctx, "aten::convolution", {&input.v, &tweight.v, &none, &vs, &vp, &vd, &vtrue, &vo, &vg, &tout.v}));
+  std::vector<int64_t> one_pad = {1, 1}, huge = {int64_t{1} << 62, 1};
+  Value vo1 = Value::int_list(one_pad), vhuge = Value::int_list(huge);
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &tweight.v, &none, &vs, &vp, &vd, &vtrue, &vo1, &vg, &tout.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("output_padding") != std::string::npos);
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &tweight.v, &none, &vhuge, &vp, &vd, &vtrue, &vo, &vg, &tout.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::convolution",
+                          {&input.v, &tweight.v, &none, &vs, &vp, &vd, &vtrue, &vo, &vg, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
   CHECK_FAILS(check::call(ctx, "aten::convolution",
                           {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &bad_out.v}),
               etrt::ErrorCode::InvalidArgument);
@@ -508,6 +595,7 @@ int main() {
   test_channels_last_convolution_matches_reference();
   test_winograd_takes_the_shapes_it_pays_on();
   test_convolution_rejects_bad_arguments();
+  test_transposed_convolution_matches_reference();
   test_max_pool_matches_reference();
   test_channels_last_max_pool_matches_reference();
   test_max_pool_rejects_bad_arguments();

@@ -183,6 +183,25 @@ class UNetDecoder(nn.Module):
         return F.interpolate(y, size=(13, 9), mode="bilinear", align_corners=False)
 
 
+class TransposedDecoder(nn.Module):
+    """A segmentation decoder and a vocoder-like 1-D upsampler: transposed convolutions after
+    channels-last layers, with output padding, groups, dilation and batch norm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.up1 = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.up2 = nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, groups=2, dilation=1)
+        self.head = nn.Conv2d(8, 5, 1)
+        self.up1d = nn.ConvTranspose1d(5, 3, 5, stride=3, padding=1, dilation=2)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = F.relu(self.bn(self.up1(F.relu(self.enc(x)))))
+        seg = self.head(F.relu(self.up2(h)))
+        return seg, self.up1d(seg.mean(dim=2))
+
+
 def _inputs(*shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(7)
     return tuple(torch.randn(s, generator=gen) for s in shapes)
@@ -202,6 +221,7 @@ MODELS: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
         (*_inputs((2, 12, 32)), torch.tensor([[3] * 9 + [0] * 3, [1] * 12])),
     ),
     "unet_decoder": lambda: (UNetDecoder(), _inputs((2, 8, 6, 4), (2, 4, 13, 9))),
+    "transposed_decoder": lambda: (TransposedDecoder(), _inputs((2, 3, 10, 14))),
 }
 
 
@@ -357,6 +377,6 @@ def test_refused_op_is_named_at_export() -> None:
         etrt.export(models.Fn(lambda x: torch.nonzero(x)), (torch.randn(3, 2),))
 
 
-def test_transposed_convolution_is_refused_at_export() -> None:
-    with pytest.raises(ExportError, match=r"transposed convolution has no etrt kernel"):
-        etrt.export(nn.ConvTranspose2d(2, 3, 2), (torch.randn(1, 2, 4, 4),))
+def test_three_dimensional_convolution_is_refused_at_export() -> None:
+    with pytest.raises(ExportError, match=r"3-D convolution has no etrt kernel"):
+        etrt.export(nn.Conv3d(2, 3, 2), (torch.randn(1, 2, 4, 4, 4),))
