@@ -124,8 +124,9 @@ def _check_arguments(node: Node, name: str) -> None:
             )  # fmt: skip
     if name == "aten::convolution":
         weight = node.args[1].meta.get("val") if isinstance(node.args[1], Node) else None
-        if isinstance(weight, torch.Tensor) and weight.dim() > 4:
-            raise _refuse(node, name, "3-D convolution has no etrt kernel (1-D and 2-D have)")
+        transposed = len(node.args) > 6 and node.args[6]
+        if isinstance(weight, torch.Tensor) and weight.dim() > 4 and transposed:
+            raise _refuse(node, name, "3-D transposed convolution has no etrt kernel")
     if name == "aten::native_dropout":
         p, train = node.args[1], node.args[2] if len(node.args) > 2 else None
         if train and p != 0.0:

@@ -37,7 +37,7 @@ struct ConvShape {
 
 // A conv parameter list: one value for every spatial dimension, or a single value for all.
 bool spatial_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* name, int spatial,
-                  int64_t min_value, int64_t out[2]) {
+                  int64_t min_value, int64_t out[3]) {
   Span<const int64_t> v;
   if (!int_list_arg(ctx, kOp, args, i, name, &v)) return false;
   if (v.size() != 1 && v.size() != static_cast<size_t>(spatial)) {
@@ -417,6 +417,100 @@ void conv_transposed(KernelContext& ctx, Span<Value*> args, const Tensor& input,
   }
 }
 
+// 3-D convolution (video models): per image and group, the input unfolded into a column
+// matrix [Cin_g * KD * KH * KW, OD * OH * OW] and one product with the weights over the bias.
+void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Tensor& weight, const Tensor* bias,
+            const int64_t* stride, const int64_t* padding, const int64_t* dilation, int64_t groups) {
+  const int64_t batch = input.size(0), cin = input.size(1), cout = weight.size(0);
+  const int64_t in[3] = {input.size(2), input.size(3), input.size(4)};
+  const int64_t k[3] = {weight.size(2), weight.size(3), weight.size(4)};
+  int64_t grouped_cin = 0;
+  if (groups < 1 || cin % groups != 0 || cout % groups != 0 || !checked::mul(weight.size(1), groups, &grouped_cin) ||
+      grouped_cin != cin) {
+    fail(ctx, kOp, "input " + shape_string(input.sizes()) + ", weight " + shape_string(weight.sizes()) +
+                       " and groups=" + std::to_string(groups) + " do not agree");
+    return;
+  }
+  int64_t o[3] = {0, 0, 0};
+  for (int d = 0; d < 3; ++d) {
+    if (!checked::window(in[d], k[d], padding[d], padding[d], stride[d], dilation[d], false, &o[d])) {
+      fail(ctx, kOp, "kernel " + shape_string(weight.sizes()) + " does not fit the input " +
+                         shape_string(input.sizes()) + " with its stride, padding and dilation");
+      return;
+    }
+  }
+  if (bias != nullptr && (bias->dim() != 1 || bias->size(0) != cout)) {
+    fail(ctx, kOp, "bias must have shape [" + std::to_string(cout) + "], got " + shape_string(bias->sizes()));
+    return;
+  }
+  const int64_t out_sizes[5] = {batch, cout, o[0], o[1], o[2]};
+  Tensor* out = strided_output_arg(ctx, kOp, args, 9, ScalarType::Float, Span<const int64_t>(out_sizes, 5));
+  if (out == nullptr || out->numel() == 0) return;
+  if (!out->is_contiguous()) {
+    fail(ctx, kOp, "3-D: output must be contiguous");
+    return;
+  }
+  const int64_t cin_g = cin / groups, cout_g = cout / groups, taps = k[0] * k[1] * k[2];
+  const int64_t pixels = o[0] * o[1] * o[2], volume = in[0] * in[1] * in[2];
+  int64_t kdim = 0, col_elements = 0;
+  if (!checked::mul(cin_g, taps, &kdim) || !checked::mul(kdim, pixels, &col_elements) ||
+      col_elements > checked::kMaxElements) {
+    fail(ctx, kOp, "the unfolded input of weight " + shape_string(weight.sizes()) + " over output " +
+                       shape_string(out->sizes()) + " exceeds " + std::to_string(checked::kMaxElements) + " elements");
+    return;
+  }
+  const float* x = contiguous_f32(ctx, kOp, input);
+  const float* wt = x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
+  if (wt == nullptr) return;
+  float* col = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
+  if (col == nullptr) return fail_oom(ctx);
+  float* y = out->data_as<float>();
+  for (int64_t c = 0; c < batch * cout; ++c) {
+    const float b = bias == nullptr ? 0.0f : bias->data_as<const float>()[(c % cout) * bias->stride(0)];
+    std::fill(y + c * pixels, y + (c + 1) * pixels, b);
+  }
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xg = x + (n * cin + g * cin_g) * volume;
+      float* row = col;
+      for (int64_t ci = 0; ci < cin_g; ++ci)
+        for (int64_t kz = 0; kz < k[0]; ++kz)
+          for (int64_t ky = 0; ky < k[1]; ++ky)
+            for (int64_t kx = 0; kx < k[2]; ++kx) {
+              for (int64_t oz = 0; oz < o[0]; ++oz) {
+                const int64_t iz = oz * stride[0] - padding[0] + kz * dilation[0];
+                for (int64_t oy = 0; oy < o[1]; ++oy, row += o[2]) {
+                  const int64_t iy = oy * stride[1] - padding[1] + ky * dilation[1];
+                  if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1]) {
+                    std::fill(row, row + o[2], 0.0f);
+                    continue;
+                  }
+                  const float* src = xg + ((ci * in[0] + iz) * in[1] + iy) * in[2];
+                  for (int64_t ox = 0; ox < o[2]; ++ox) {
+                    const int64_t ix = ox * stride[2] - padding[2] + kx * dilation[2];
+                    row[ox] = ix >= 0 && ix < in[2] ? src[ix] : 0.0f;
+                  }
+                }
+              }
+            }
+      GemmParams p;
+      p.m = cout_g;
+      p.n = pixels;
+      p.k = kdim;
+      p.a = wt + g * cout_g * kdim;
+      p.a_rs = kdim;
+      p.a_cs = 1;
+      p.b = col;
+      p.b_rs = pixels;
+      p.b_cs = 1;
+      p.c = y + (n * cout + g * cout_g) * pixels;
+      p.c_rs = pixels;
+      p.beta = 1.0f;  // onto the bias
+      if (!sgemm(ctx, p)) return fail_oom(ctx);
+    }
+  }
+}
+
 }  // namespace
 
 void op_convolution(KernelContext& ctx, Span<Value*> args) {
@@ -431,8 +525,8 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
       !check_has_data(ctx, kOp, *input, "input") || !check_has_data(ctx, kOp, *weight, "weight")) {
     return;
   }
-  if (input->dim() != 3 && input->dim() != 4) {
-    fail(ctx, kOp, "only 1-D and 2-D convolutions are supported (input of 3 or 4 dimensions), got " +
+  if (input->dim() < 3 || input->dim() > 5) {
+    fail(ctx, kOp, "only 1-D, 2-D and 3-D convolutions are supported (input of 3 to 5 dimensions), got " +
                        shape_string(input->sizes()));
     return;
   }
@@ -442,7 +536,7 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int spatial = input->dim() - 2;
-  int64_t stride[2], padding[2], dilation[2], output_padding[2];
+  int64_t stride[3], padding[3], dilation[3], output_padding[3];
   bool transposed = false;
   int64_t groups = 0;
   if (!spatial_list(ctx, args, 3, "stride", spatial, 1, stride) ||
@@ -455,6 +549,14 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
   }
   if (bias != nullptr && (!check_dtype(ctx, kOp, *bias, "bias", ScalarType::Float) ||
                           !check_has_data(ctx, kOp, *bias, "bias"))) {
+    return;
+  }
+  if (spatial == 3) {
+    if (transposed) {
+      fail(ctx, kOp, "3-D transposed convolution is not supported");
+      return;
+    }
+    conv3d(ctx, args, *input, *weight, bias, stride, padding, dilation, groups);
     return;
   }
   if (transposed) {

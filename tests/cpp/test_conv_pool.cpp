@@ -381,6 +381,68 @@ void test_transposed_convolution_matches_reference() {
   }
 }
 
+// 3-D convolution against its definition: random geometry, groups, bias, strided inputs.
+void test_conv3d_matches_reference() {
+  for (int trial = 0; trial < 30; ++trial) {
+    check::TestContext ctx;
+    const int64_t groups = rand_int(1, 2), cin = groups * rand_int(1, 3), cout = groups * rand_int(1, 3);
+    const int64_t cin_g = cin / groups, cout_g = cout / groups, n = rand_int(1, 2);
+    int64_t k[3], st[3], pd[3], dl[3], in[3], o[3];
+    for (int d = 0; d < 3; ++d) {
+      k[d] = rand_int(1, 3), st[d] = rand_int(1, 2), dl[d] = rand_int(1, 2), pd[d] = rand_int(0, k[d] / 2);
+      in[d] = (k[d] - 1) * dl[d] + rand_int(1, 5);
+      o[d] = (in[d] + 2 * pd[d] - dl[d] * (k[d] - 1) - 1) / st[d] + 1;
+    }
+    const bool bias_on = trial % 2 == 0;
+    std::vector<int64_t> in_strides;
+    if (trial % 3 == 1) {  // channels innermost
+      in_strides = {in[0] * in[1] * in[2] * cin, 1, in[1] * in[2] * cin, in[2] * cin, cin};
+    }
+    Buf<float> input({n, cin, in[0], in[1], in[2]}, in_strides);
+    Buf<float> weight({cout, cin_g, k[0], k[1], k[2]}), bias({cout}), out({n, cout, o[0], o[1], o[2]});
+    std::vector<int64_t> vs_ = {st[0], st[1], st[2]}, vp_ = {pd[0], pd[1], pd[2]}, vd_ = {dl[0], dl[1], dl[2]},
+                         vo_ = {0, 0, 0};
+    Value none, vt(false), vg(groups);
+    Value vs = Value::int_list(vs_), vp = Value::int_list(vp_), vd = Value::int_list(vd_), vo = Value::int_list(vo_);
+    const std::string label = "conv3d trial " + std::to_string(trial);
+    if (!check::record(check::call(ctx, "aten::convolution",
+                                   {&input.v, &weight.v, bias_on ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out.v})
+                           .ok(),
+                       __FILE__, __LINE__, label + ": " + ctx.error().message())) {
+      continue;
+    }
+    double worst = 0.0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t co = 0; co < cout; ++co)
+        for (int64_t z = 0; z < o[0]; ++z)
+          for (int64_t y = 0; y < o[1]; ++y)
+            for (int64_t x = 0; x < o[2]; ++x) {
+              double acc = bias_on ? bias.at({co}) : 0.0;
+              const int64_t g = co / cout_g;
+              for (int64_t ci = 0; ci < cin_g; ++ci)
+                for (int64_t a = 0; a < k[0]; ++a)
+                  for (int64_t bb = 0; bb < k[1]; ++bb)
+                    for (int64_t c = 0; c < k[2]; ++c) {
+                      const int64_t iz = z * st[0] - pd[0] + a * dl[0], iy = y * st[1] - pd[1] + bb * dl[1],
+                                    ix = x * st[2] - pd[2] + c * dl[2];
+                      if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] || ix < 0 || ix >= in[2]) continue;
+                      acc += static_cast<double>(input.at({b, g * cin_g + ci, iz, iy, ix})) * weight.at({co, ci, a, bb, c});
+                    }
+              worst = std::fmax(worst, std::fabs(acc - out.at({b, co, z, y, x})));
+            }
+    check::record(worst <= 1e-5, __FILE__, __LINE__, label + " err " + std::to_string(worst));
+  }
+  // Transposed 3-D is refused by name.
+  check::TestContext ctx;
+  Buf<float> input({1, 2, 3, 3, 3}), weight({2, 2, 2, 2, 2}), out({1, 2, 4, 4, 4});
+  std::vector<int64_t> ones = {1, 1, 1}, zeros = {0, 0, 0};
+  Value none, vt(true), vg(int64_t{1});
+  Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones), vo = Value::int_list(zeros);
+  CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vt, &vo, &vg, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("3-D transposed") != std::string::npos);
+}
+
 void test_convolution_rejects_bad_arguments() {
   check::TestContext ctx;
   Buf<float> input({1, 2, 5, 5}), weight({3, 2, 3, 3}), out({1, 3, 3, 3}), bad_out({1, 3, 4, 4});
@@ -596,6 +658,7 @@ int main() {
   test_winograd_takes_the_shapes_it_pays_on();
   test_convolution_rejects_bad_arguments();
   test_transposed_convolution_matches_reference();
+  test_conv3d_matches_reference();
   test_max_pool_matches_reference();
   test_channels_last_max_pool_matches_reference();
   test_max_pool_rejects_bad_arguments();

@@ -202,6 +202,24 @@ class TransposedDecoder(nn.Module):
         return seg, self.up1d(seg.mean(dim=2))
 
 
+class VideoBlock(nn.Module):
+    """torchvision's R(2+1)D in small: a spatial then a temporal 3-D convolution, batch norm,
+    a grouped 3x3x3 one, 3-D pooling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spatial = nn.Conv3d(3, 8, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), bias=False)
+        self.temporal = nn.Conv3d(8, 8, (3, 1, 1), padding=(1, 0, 0), bias=False)
+        self.bn = nn.BatchNorm3d(8)
+        self.grouped = nn.Conv3d(8, 12, 3, padding=1, groups=4)
+        self.fc = nn.Linear(12, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = F.relu(self.bn(self.temporal(self.spatial(x))))
+        h = F.max_pool3d(F.relu(self.grouped(h)), (1, 2, 2))
+        return self.fc(F.adaptive_avg_pool3d(h, 1).flatten(1))
+
+
 def _inputs(*shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(7)
     return tuple(torch.randn(s, generator=gen) for s in shapes)
@@ -222,6 +240,7 @@ MODELS: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     ),
     "unet_decoder": lambda: (UNetDecoder(), _inputs((2, 8, 6, 4), (2, 4, 13, 9))),
     "transposed_decoder": lambda: (TransposedDecoder(), _inputs((2, 3, 10, 14))),
+    "video_block": lambda: (VideoBlock(), _inputs((2, 3, 4, 12, 10))),
 }
 
 
@@ -229,7 +248,7 @@ def _randomise_batch_norm(model: nn.Module) -> None:
     # Fresh running statistics are 0 and 1: give them values a trained model would have.
     gen = torch.Generator().manual_seed(11)
     for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
+        if isinstance(m, nn.BatchNorm2d | nn.BatchNorm3d):
             m.running_mean.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
             m.running_var.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
             m.weight.data.copy_(torch.rand(m.num_features, generator=gen) + 0.5)
@@ -377,6 +396,6 @@ def test_refused_op_is_named_at_export() -> None:
         etrt.export(models.Fn(lambda x: torch.nonzero(x)), (torch.randn(3, 2),))
 
 
-def test_three_dimensional_convolution_is_refused_at_export() -> None:
-    with pytest.raises(ExportError, match=r"3-D convolution has no etrt kernel"):
-        etrt.export(nn.Conv3d(2, 3, 2), (torch.randn(1, 2, 4, 4, 4),))
+def test_three_dimensional_transposed_convolution_is_refused_at_export() -> None:
+    with pytest.raises(ExportError, match=r"3-D transposed convolution has no etrt kernel"):
+        etrt.export(nn.ConvTranspose3d(2, 3, 2), (torch.randn(1, 2, 4, 4, 4),))
