@@ -304,6 +304,33 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   if (!nhwc_convolution(ctx, c)) fail_oom(ctx);
 }
 
+// What the unfolded convolutions (transposed, 3-D) read and write: contiguous copies of input
+// and weight (when they are not already), a scratch column matrix of `col_elements` floats, and
+// the output's planes [batch * cout][plane] filled with the bias. False (reported) on failure.
+struct Unfolded {
+  const float* x = nullptr;
+  const float* w = nullptr;
+  float* col = nullptr;
+};
+bool prepare_unfolded(KernelContext& ctx, const Tensor& input, const Tensor& weight, const Tensor* bias,
+                      int64_t col_elements, Tensor& out, int64_t cout, Unfolded* u) {
+  u->x = contiguous_f32(ctx, kOp, input);
+  u->w = u->x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
+  if (u->w == nullptr) return false;
+  u->col = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
+  if (u->col == nullptr) {
+    fail_oom(ctx);
+    return false;
+  }
+  float* y = out.data_as<float>();
+  const int64_t planes = out.size(0) * cout, plane = out.numel() / planes;
+  for (int64_t c = 0; c < planes; ++c) {
+    const float b = bias == nullptr ? 0.0f : bias->data_as<const float>()[(c % cout) * bias->stride(0)];
+    std::fill(y + c * plane, y + (c + 1) * plane, b);
+  }
+  return true;
+}
+
 // Output size of a transposed convolution along one dimension:
 // (in - 1) * stride - 2 * pad + dilation * (kernel - 1) + output_padding + 1, checked.
 bool transposed_extent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation, int64_t out_pad,
@@ -369,17 +396,12 @@ void conv_transposed(KernelContext& ctx, Span<Value*> args, const Tensor& input,
                        shape_string(input.sizes()) + " exceed " + std::to_string(checked::kMaxElements) + " elements");
     return;
   }
-  const float* x = contiguous_f32(ctx, kOp, input);
-  const float* wt = x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
-  if (wt == nullptr) return;
-  float* cols = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
-  if (cols == nullptr) return fail_oom(ctx);
+  Unfolded u;
+  if (!prepare_unfolded(ctx, input, weight, bias, col_elements, *out, cout, &u)) return;
+  const float *x = u.x, *wt = u.w;
+  float* cols = u.col;
   float* o = out->data_as<float>();
   const int64_t plane = oh * ow;
-  for (int64_t c = 0; c < batch * cout; ++c) {
-    const float b = bias == nullptr ? 0.0f : bias->data_as<const float>()[(c % cout) * bias->stride(0)];
-    std::fill(o + c * plane, o + (c + 1) * plane, b);
-  }
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t g = 0; g < groups; ++g) {
       GemmParams p;
@@ -459,16 +481,11 @@ void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Te
                        shape_string(out->sizes()) + " exceeds " + std::to_string(checked::kMaxElements) + " elements");
     return;
   }
-  const float* x = contiguous_f32(ctx, kOp, input);
-  const float* wt = x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
-  if (wt == nullptr) return;
-  float* col = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
-  if (col == nullptr) return fail_oom(ctx);
+  Unfolded u;
+  if (!prepare_unfolded(ctx, input, weight, bias, col_elements, *out, cout, &u)) return;
+  const float *x = u.x, *wt = u.w;
+  float* col = u.col;
   float* y = out->data_as<float>();
-  for (int64_t c = 0; c < batch * cout; ++c) {
-    const float b = bias == nullptr ? 0.0f : bias->data_as<const float>()[(c % cout) * bias->stride(0)];
-    std::fill(y + c * pixels, y + (c + 1) * pixels, b);
-  }
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + (n * cin + g * cin_g) * volume;

@@ -66,6 +66,13 @@ struct Buf {
   }
 };
 
+// A 4-D [N, C, 1, W] tensor viewed as the 1-D [N, C, W].
+Tensor without_height(const Tensor& t) {
+  const int64_t sizes[3] = {t.size(0), t.size(1), t.size(3)};
+  const int64_t strides[3] = {t.stride(0), t.stride(1), t.stride(3)};
+  return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
+}
+
 // Strides of an NCHW-shaped tensor stored channels-last (NHWC).
 std::vector<int64_t> channels_last(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
@@ -125,14 +132,9 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   std::vector<int64_t> stride, padding, dilation, opad;
   Value in_v = input.v, w_v = weight.v, out_v = out.v;
   if (c.one_d) {
-    auto drop_h = [](const Tensor& t) {
-      const int64_t sizes[3] = {t.size(0), t.size(1), t.size(3)};
-      const int64_t strides[3] = {t.stride(0), t.stride(1), t.stride(3)};
-      return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
-    };
-    in_v = Value(drop_h(input.t));
-    w_v = Value(drop_h(weight.t));
-    out_v = Value(drop_h(out.t));
+    in_v = Value(without_height(input.t));
+    w_v = Value(without_height(weight.t));
+    out_v = Value(without_height(out.t));
     stride = {c.sw};
     padding = {c.pw};
     dilation = {c.dw};
@@ -335,14 +337,9 @@ void test_transposed_convolution_matches_reference() {
     Value in_v = input.v, w_v = weight.v, out_v = out.v;
     std::vector<int64_t> stride = {sh, sw}, padding = {ph, pw}, dilation = {dh, dw}, opad = {oph, opw};
     if (one_d) {
-      auto drop_h = [](const Tensor& t) {
-        const int64_t sizes[3] = {t.size(0), t.size(1), t.size(3)};
-        const int64_t strides[3] = {t.stride(0), t.stride(1), t.stride(3)};
-        return Tensor::make(t.data(), t.dtype(), sizes, strides).get();
-      };
-      in_v = Value(drop_h(input.t));
-      w_v = Value(drop_h(weight.t));
-      out_v = Value(drop_h(out.t));
+      in_v = Value(without_height(input.t));
+      w_v = Value(without_height(weight.t));
+      out_v = Value(without_height(out.t));
       stride = {sw}, padding = {pw}, dilation = {dw}, opad = {opw};
     }
     Value none, vt(true), vg(groups);
