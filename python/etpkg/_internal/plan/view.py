@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from etpkg._internal import naming
 from etpkg._internal.errors import LayoutError
@@ -135,13 +136,7 @@ def _relocated_flags(comp: Component, sdk: Sdk, table: list[tuple[str, str]]) ->
             out = [f for f in out if f != retention]
         return tuple(out)
 
-    return dataclasses.replace(
-        comp,
-        cflags=carried("cflags", comp.cflags),
-        cxxflags=carried("cxxflags", comp.cxxflags),
-        sharedlinkflags=carried("sharedlinkflags", comp.sharedlinkflags),
-        exelinkflags=carried("exelinkflags", comp.exelinkflags),
-    )
+    return _with_flags(comp, carried)
 
 
 def _relocated_dependency(dep: Dependency, files: DependencyFiles | None, sdk: Sdk) -> Dependency:
@@ -155,12 +150,22 @@ def _relocated_dependency(dep: Dependency, files: DependencyFiles | None, sdk: S
             return tuple(relocate_flag(f, sdk, [], where) for f in flags)
         return tuple(relocate_flag(f, sdk, table, where, dep.package_folder) for f in flags)
 
+    return _with_flags(dep, carried)
+
+
+_Flagged = TypeVar("_Flagged", Component, Dependency)
+
+
+def _with_flags(
+    item: _Flagged, carried: Callable[[str, tuple[str, ...]], tuple[str, ...]]
+) -> _Flagged:
+    """`item` with each kind of flag replaced by carried(kind, its flags)."""
     return dataclasses.replace(
-        dep,
-        cflags=carried("cflags", dep.cflags),
-        cxxflags=carried("cxxflags", dep.cxxflags),
-        sharedlinkflags=carried("sharedlinkflags", dep.sharedlinkflags),
-        exelinkflags=carried("exelinkflags", dep.exelinkflags),
+        item,
+        cflags=carried("cflags", item.cflags),
+        cxxflags=carried("cxxflags", item.cxxflags),
+        sharedlinkflags=carried("sharedlinkflags", item.sharedlinkflags),
+        exelinkflags=carried("exelinkflags", item.exelinkflags),
     )
 
 
