@@ -62,7 +62,8 @@ def _decomposition_table() -> dict[Any, Any]:
     table = torch.export.default_decompositions()
     for op in PRESERVED_OPS:
         del table[op]
-    table.update(get_decompositions(list(EXTRA_DECOMPOSITIONS)))
+    for kept, fn in get_decompositions(list(EXTRA_DECOMPOSITIONS)).items():
+        table[kept] = fn
     table[torch.ops.aten.var_mean.correction] = _var_mean
     table[torch.ops.aten.std_mean.correction] = _std_mean
     return table

@@ -87,6 +87,9 @@ ALIASES = {
     "zeros_like", "ones_like", "new_zeros", "new_ones", "new_full", "empty_like", "new_empty",
     "tril", "triu", "roll", "take_along_dim", "index_add", "index_copy", "index_fill",
     "nn.functional.avg_pool1d", "nn.functional.adaptive_avg_pool1d",
+    "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d", "nn.functional.normalize", "linalg.vector_norm",
+    "nn.functional.cosine_similarity", "var_mean", "std_mean", "linalg.cross",
 }  # fmt: skip
 
 # Results whose values are undefined (empty tensors) or random (etrt's generator is not
