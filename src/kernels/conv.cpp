@@ -317,7 +317,9 @@ bool prepare_unfolded(KernelContext& ctx, const Tensor& input, const Tensor& wei
   u->x = contiguous_f32(ctx, kOp, input);
   u->w = u->x == nullptr ? nullptr : contiguous_f32(ctx, kOp, weight);
   if (u->w == nullptr) return false;
-  u->col = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(col_elements) * sizeof(float), 64));
+  // At least one float: with no input channels the product adds nothing to the bias.
+  const size_t floats = static_cast<size_t>(col_elements > 0 ? col_elements : 1);
+  u->col = static_cast<float*>(ctx.allocate_temp(floats * sizeof(float), 64));
   if (u->col == nullptr) {
     fail_oom(ctx);
     return false;

@@ -433,11 +433,15 @@ void test_conv3d_matches_reference() {
   check::TestContext ctx;
   Buf<float> input({1, 2, 3, 3, 3}), weight({2, 2, 2, 2, 2}), out({1, 2, 4, 4, 4});
   std::vector<int64_t> ones = {1, 1, 1}, zeros = {0, 0, 0};
-  Value none, vt(true), vg(int64_t{1});
+  Value none, vt(true), vf(false), vg(int64_t{1});
   Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones), vo = Value::int_list(zeros);
   CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vt, &vo, &vg, &out.v}),
               etrt::ErrorCode::InvalidArgument);
   CHECK(ctx.error().message().find("3-D transposed") != std::string::npos);
+  // No input channels: the output is the bias (an empty product, no column scratch).
+  Buf<float> empty_in({1, 0, 3, 3, 3}), empty_w({2, 0, 1, 1, 1}), bias({2}), full({1, 2, 3, 3, 3});
+  CHECK_OK(check::call(ctx, "aten::convolution", {&empty_in.v, &empty_w.v, &bias.v, &vs, &vp, &vd, &vf, &vo, &vg, &full.v}));
+  CHECK(full.at({0, 1, 2, 2, 2}) == bias.at({1}) && full.at({0, 0, 0, 0, 0}) == bias.at({0}));
 }
 
 void test_convolution_rejects_bad_arguments() {
