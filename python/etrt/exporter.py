@@ -103,7 +103,7 @@ def export(
             model, tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=strict
         )
     except Exception as exc:  # torch reports many exception types for untraceable models
-        raise ExportError(f"torch.export failed: {_summary(exc)}") from exc
+        raise ExportError(f"torch.export failed: {_summary(exc)}{_hint(exc)}") from exc
     return export_program(
         ep,
         allow_missing_ops=allow_missing_ops,
@@ -120,6 +120,19 @@ def _summary(exc: Exception) -> str:
         return type(exc).__name__
     reason = next((line[2:] for line in lines[1:] if line.startswith("- ")), None)
     return f"{lines[0]} {reason}" if reason else lines[0]
+
+
+def _hint(exc: Exception) -> str:
+    """What to do about a failure with a known cause."""
+    if "transformers.cache_utils" in str(exc):
+        # A Hugging Face model with use_cache=True returns its KV cache as an object torch
+        # cannot flatten into program outputs.
+        return (
+            ". The model returns a transformers KV cache: export it with use_cache=False"
+            " (model.config.use_cache = False), or keep the cache in module buffers, which"
+            " become the program's state"
+        )
+    return ""
 
 
 def export_program(

@@ -117,3 +117,11 @@ def test_library_model_matches_eager(name: str, runner: Path, tmp_path: Path) ->
         err = float(np.abs(got.astype(np.float64) - want).max()) / scale
         print(f"{name} output {i} {want.shape}: max error {err:.2e} of max |eager| {scale:.3g}")
         assert err < 1e-4, f"{name} output {i}: relative error {err}"
+
+
+def test_a_model_returning_its_kv_cache_is_refused_with_what_to_do() -> None:
+    # transformers' default (use_cache=True) returns a Cache object torch.export cannot flatten.
+    model = transformer_models.MODELS["llama"]("test")
+    model.config.use_cache = True
+    with pytest.raises(etrt.ExportError, match=r"KV cache: export it with use_cache=False"):
+        etrt.export(model, transformer_models.inputs("llama"))
