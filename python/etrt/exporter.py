@@ -58,6 +58,45 @@ def _std_mean(
     return torch.ops.aten.sqrt.default(var), mean
 
 
+def _kthvalue(
+    x: torch.Tensor, k: Any, dim: int = -1, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # The k-th of a stable sort: NaN after every number, as ATen orders them.
+    aten = torch.ops.aten
+    scalar = x.dim() == 0
+    if scalar:
+        x = aten.unsqueeze.default(x, 0)
+    d = dim % x.dim()
+    values, indices = aten.sort.stable(x, stable=True, dim=d)
+    v, i = aten.select.int(values, d, k - 1), aten.select.int(indices, d, k - 1)
+    if keepdim and not scalar:
+        v, i = aten.unsqueeze.default(v, d), aten.unsqueeze.default(i, d)
+    return v, i
+
+
+def _median_dim(
+    x: torch.Tensor, dim: int = 0, keepdim: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    # The lower median; a slice holding NaN gives NaN at its first NaN, as ATen does.
+    aten = torch.ops.aten
+    n = x.shape[dim] if x.dim() > 0 else 1
+    v, i = _kthvalue(x, (n - 1) // 2 + 1, dim, keepdim)
+    if not x.is_floating_point():
+        return v, i
+    nan = aten.isnan.default(x)
+    if x.dim() == 0:
+        return aten.where.self(nan, x, v), i
+    has = aten.any.dim(nan, dim, keepdim)
+    first = aten.argmax.default(aten._to_copy.default(nan, dtype=torch.float32), dim, keepdim)
+    return aten.where.self(has, aten.full_like.default(v, float("nan")), v), aten.where.self(
+        has, first, i
+    )
+
+
+def _median(x: torch.Tensor) -> torch.Tensor:
+    return _median_dim(torch.ops.aten.reshape.default(x, [-1]), 0)[0]
+
+
 def _decomposition_table() -> dict[Any, Any]:
     table = torch.export.default_decompositions()
     for op in PRESERVED_OPS:
@@ -66,6 +105,9 @@ def _decomposition_table() -> dict[Any, Any]:
         table[kept] = fn
     table[torch.ops.aten.var_mean.correction] = _var_mean
     table[torch.ops.aten.std_mean.correction] = _std_mean
+    table[torch.ops.aten.kthvalue.default] = _kthvalue
+    table[torch.ops.aten.median.dim] = _median_dim
+    table[torch.ops.aten.median.default] = _median
     return table
 
 

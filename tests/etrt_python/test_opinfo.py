@@ -89,7 +89,8 @@ ALIASES = {
     "nn.functional.avg_pool1d", "nn.functional.adaptive_avg_pool1d",
     "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
     "nn.functional.conv_transpose3d", "nn.functional.normalize", "linalg.vector_norm",
-    "nn.functional.cosine_similarity", "var_mean", "std_mean", "linalg.cross",
+    "nn.functional.cosine_similarity", "var_mean", "std_mean", "linalg.cross", "median",
+    "kthvalue",
 }  # fmt: skip
 
 # Results whose values are undefined (empty tensors) or random (etrt's generator is not

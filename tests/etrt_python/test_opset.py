@@ -154,6 +154,21 @@ KEPT_OPS_USES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, 
         (torch.randn(3, 4), torch.randn(3, 4)),
         "aten::linalg_cross",
     ),
+    # Values, and the input gathered at the indices (which of equal values is unspecified);
+    # a row holding NaN gives NaN.
+    "median_dim": (
+        lambda x: torch.median(x, 1).values + x.gather(1, torch.median(x, 1, True).indices)[:, 0],
+        (torch.tensor([[1.0, float("nan"), 3.0], [2.0, 2.0, 1.0], [4.0, 0.0, -1.0]]),),
+        "aten::median.dim",
+    ),
+    "median_all": (lambda x: torch.median(x), (torch.randn(4, 5),), "aten::median"),
+    "kthvalue": (
+        lambda x: (
+            torch.kthvalue(x, 2, 0).values * x.gather(0, torch.kthvalue(x, 2, 0, True).indices)
+        ),
+        (torch.tensor([[3.0, 1.0], [2.0, 5.0], [2.0, 0.0]]),),
+        "aten::kthvalue",
+    ),
     "adaptive_max_pool2d": (
         lambda x: nn.functional.adaptive_max_pool2d(x, (5, 3)),
         (torch.randn(2, 3, 10, 12),),
