@@ -261,12 +261,12 @@ def test_ops_command_prints_the_table(repo_root: Path) -> None:
             "etrt does not run aten::convolution: its kernel computes floating-point types only",
         ),
         (
-            lambda x: nn.functional.conv3d(x[None], torch.ones(1, 1, 1, 1, 1)),
-            "etrt does not run aten::convolution: 3-D convolution",
+            lambda x: nn.functional.conv_transpose3d(x[None], torch.ones(1, 1, 1, 1, 1)),
+            "etrt does not run aten::convolution: 3-D transposed convolution",
         ),
         (lambda x: x.double() * 2, "dtype torch.float64"),
     ],
-    ids=["complex", "data-dependent-shape", "int-convolution", "conv3d", "float64"],
+    ids=["complex", "data-dependent-shape", "int-convolution", "conv-transpose3d", "float64"],
 )
 def test_refusals_are_export_errors_with_a_reason(fn: object, message: str) -> None:
     class Model(nn.Module):
