@@ -874,6 +874,11 @@ void matmul_any(KernelContext& ctx, Span<Value*> args, const char* op, int kind)
   Tensor* bias = nullptr;
   if (b == nullptr || !check_has_data(ctx, op, *a, "mat1") || !check_has_data(ctx, op, *b, "mat2")) return;
   if (kind == 2 && ((bias = tensor_arg(ctx, op, args, 0, "self")) == nullptr || !check_has_data(ctx, op, *bias, "self"))) return;
+  // The bias is read with the matrices' element type: another dtype would be read past its end.
+  if (bias != nullptr && bias->dtype() != a->dtype()) {
+    fail(ctx, op, std::string("'self' is ") + to_string(bias->dtype()) + ", the matrices " + to_string(a->dtype()));
+    return;
+  }
   const int nd = kind == 1 ? 3 : 2;
   if (a->dim() != nd || b->dim() != nd || a->size(nd - 1) != b->size(nd - 2) || (nd == 3 && a->size(0) != b->size(0))) {
     fail(ctx, op, "shapes " + shape_string(a->sizes()) + " and " + shape_string(b->sizes()) + " cannot be multiplied");
