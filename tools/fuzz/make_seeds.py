@@ -77,6 +77,22 @@ class Attention(nn.Module):
         return torch.nn.functional.gelu(y.transpose(1, 2).reshape(1, 4, 8)) + x
 
 
+class Upsampler(nn.Module):
+    """Transposed 2-D and 1-D convolutions (output padding, groups, dilation) and a 3-D one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(2, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.up1d = nn.ConvTranspose1d(4, 2, 3, stride=2, dilation=2)
+        self.vol = nn.Conv3d(1, 2, 2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.up(x)  # [1, 4, 8, 8]
+        z = self.up1d(y.mean(dim=2))  # [1, 2, 19]
+        v = self.vol(y[:, :1, :4, :4].unsqueeze(1))  # [1, 2, 2, 5, 5]
+        return z.sum() + v.mean()
+
+
 def _dynamic_seeds(out: Path) -> None:
     seq = torch.export.Dim("seq", min=1, max=7)
     program = etrt.export(
@@ -92,6 +108,7 @@ MODELS = {
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
     "views": (Views, (torch.randn(4, 3),)),
     "attention": (Attention, (torch.randn(1, 4, 8),)),
+    "upsampler": (Upsampler, (torch.randn(1, 2, 4, 4),)),
     # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
     "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
