@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -121,6 +122,14 @@ def ensure_badsdk(defect: str) -> str:
     if not _has_binary(ref):
         conan("create", str(FIXTURES / "badsdk"), "--name", f"badsdk_{defect}")
     return ref
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    """Writes each (relative path, indented text) of a recipe or consumer under root."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
 
 
 def checked_run(argv: list[str | Path], **kw: object) -> subprocess.CompletedProcess[str]:

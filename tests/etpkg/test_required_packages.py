@@ -17,7 +17,7 @@ from pathlib import Path
 import etpkg
 import pytest
 from etpkg import testing
-from etpkg_fixtures import REPO_ROOT, conan, run_etpkg
+from etpkg_fixtures import REPO_ROOT, conan, run_etpkg, write_tree
 
 pytestmark = pytest.mark.slow
 
@@ -136,17 +136,10 @@ APP_CMAKE = """
 """
 
 
-def write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     recipes = tmp_path_factory.mktemp("recipes")
-    write(recipes, RECIPES)
+    write_tree(recipes, RECIPES)
     conan("create", str(recipes / "flagdep"))
     conan("create", str(recipes / "flagkit"))
     dist = tmp_path_factory.mktemp("dist-flagkit")
@@ -170,7 +163,7 @@ def test_a_required_packages_definitions_and_flags_reach_cmake_consumers(
     """flagkit::kit++ carries flagdep's definition, its compile flag (relocated into the
     wheel) and its link flag: an app including <flagkit/kit.hpp> builds, links with it, runs."""
     src = tmp_path / "src"
-    write(src, {"main.cpp": APP, "CMakeLists.txt": APP_CMAKE})
+    write_tree(src, {"main.cpp": APP, "CMakeLists.txt": APP_CMAKE})
     tool = installed.tool(testing.MODERN[0])
     installed.configure(tool, "Ninja", src, tmp_path / "build")
     installed.build(tool, tmp_path / "build")
