@@ -31,6 +31,7 @@ from etpkg._internal.model import (
     STATIC,
     Component,
     Dependency,
+    DependencyComponent,
     Sdk,
     default_import_name,
 )
@@ -276,9 +277,24 @@ def _dependencies(
                 cxxflags=tuple(info.cxxflags or ()),
                 sharedlinkflags=tuple(info.sharedlinkflags or ()),
                 exelinkflags=tuple(info.exelinkflags or ()),
+                components=_dependency_components(dep.cpp_info),
             )
         )
     return tuple(deps)
+
+
+def _dependency_components(cpp_info: Any) -> tuple[DependencyComponent, ...]:
+    if not cpp_info.has_components:
+        return ()
+    return tuple(
+        DependencyComponent(
+            name=str(name),
+            libs_names=tuple(comp.libs or ()),
+            system_libs=tuple(comp.system_libs or ()),
+            requires=tuple(str(r) for r in comp.requires or ()),
+        )
+        for name, comp in cpp_info.get_sorted_components().items()
+    )
 
 
 def _relative(package_folder: Path, dirs: list[str], what: str) -> tuple[str, ...]:

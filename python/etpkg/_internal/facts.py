@@ -57,6 +57,9 @@ class DependencyFiles:
     # wheel needs it) and consumers link the grafted copy by path.
     shared: tuple[str, ...] = ()
     system_libs: tuple[str, ...] = ()  # -l<name>, or the grafted copy when there is one
+    # (-l name, the archive's file name or the shared library's SONAME) of each library found:
+    # a requirement on some of its components links only theirs.
+    by_lib: tuple[tuple[str, str], ...] = ()
     licenses: tuple[tuple[str, SourceFile], ...] = ()  # shipped in .dist-info/licenses/
 
 
@@ -68,6 +71,10 @@ class PackageFiles:
     executables: tuple[Executable, ...] = ()
     res_trees: tuple[tuple[str, Tree], ...] = ()  # (package-relative dir, its files)
     build_modules: tuple[tuple[str, SourceFile], ...] = ()  # (package-relative path, file)
+    # The directory of each build module, shipped whole at the same package-relative path (a
+    # module reads its sibling files through CMAKE_CURRENT_LIST_DIR, as a CMakeDeps consumer
+    # reaches them in the package folder): (package-relative dir, its files).
+    build_module_trees: tuple[tuple[str, Tree], ...] = ()
     licenses: tuple[tuple[str, SourceFile], ...] = ()  # the package's own licenses/ folder
     dependencies: tuple[DependencyFiles, ...] = field(default_factory=tuple)
     # Resolved by the probe for components whose package type did not say: STATIC or SHARED.

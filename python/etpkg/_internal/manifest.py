@@ -52,6 +52,8 @@ def to_json(sdk: Sdk) -> str:
             for c in sdk.components
         ],
     }
+    if sdk.build_modules:  # absent when none, as in wheels made before it was recorded
+        data["build_modules"] = list(sdk.build_modules)
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -153,6 +155,7 @@ def from_json(text: str, where: str) -> Sdk:
         pkg_config_name=_string(data, "pkg_config_name", what),
         executables=_list(data, "executables", what),
         res_dirs=_list(data, "res_dirs", what),
+        build_modules=_strings(data.get("build_modules", []), f"{what}: build_modules"),
     )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")

@@ -81,6 +81,17 @@ class Component:
 
 
 @dataclass(frozen=True)
+class DependencyComponent:
+    """One component of a required package: what a requirement on `<pkg>::<name>` links."""
+
+    name: str
+    libs_names: tuple[str, ...] = ()  # -l names
+    system_libs: tuple[str, ...] = ()
+    # As Conan spells them: "<comp>" (of the same package) or "<pkg>::<comp>" (of another).
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Dependency:
     """Another package the SDK requires whose headers or libraries reach its consumers (what
     Conan propagates to a consumer of the SDK: the requirement's headers and libs traits)."""
@@ -108,6 +119,9 @@ class Dependency:
     cxxflags: tuple[str, ...] = ()
     sharedlinkflags: tuple[str, ...] = ()
     exelinkflags: tuple[str, ...] = ()
+    # Its components (none when its cpp_info has none): a requirement on one of them links
+    # that component's libraries and those of what it requires, not the whole package's.
+    components: tuple[DependencyComponent, ...] = ()
 
 
 @dataclass(frozen=True)

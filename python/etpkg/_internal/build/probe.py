@@ -11,7 +11,7 @@ it must ship (see model.Dependency and build/system.py).
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from etpkg._internal import naming, process, properties
 from etpkg._internal.build import system
@@ -162,13 +162,16 @@ def probe_dependency(dep: Dependency, arch: Arch | None) -> DependencyFiles:
             headers += _system_headers(dep, what)
     archives: list[Library] = []
     shared: list[str] = []
+    by_lib: list[tuple[str, str]] = []
     if dep.libs and not dep.system:
         for name in dep.libs_names:
             archive, soname = _dependency_library(dep, name, arch, what)
             if archive is not None:
                 archives.append(archive)
+                by_lib.append((name, archive.file_name))
             if soname is not None:
                 shared.append(soname)
+                by_lib.append((name, soname))
     if dep.system:
         for package in dep.apt_packages:
             copyright_path = system.copyright_file(package)
@@ -188,6 +191,7 @@ def probe_dependency(dep: Dependency, arch: Arch | None) -> DependencyFiles:
         archives=tuple(archives),
         shared=tuple(shared),
         system_libs=dep.system_libs if dep.libs else (),
+        by_lib=tuple(by_lib),
         licenses=tuple(licenses),
     )
 
@@ -258,6 +262,7 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
         if not path.is_file():
             raise LayoutError(f"cmake_build_modules entry {rel} is not a file in the package")
         modules.append((rel, source_file(path.resolve())))
+    module_trees = tuple((rel, tree(sdk.package_folder / rel)) for rel in build_module_dirs(sdk))
     deps = tuple(probe_dependency(d, arch) for d in sdk.dependencies)
     system_names = dict.fromkeys(
         [n for c in sdk.components for n in c.system_libs] + [n for d in deps for n in d.system_libs]
@@ -269,11 +274,40 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
         executables=find_executables(sdk, arch),
         res_trees=res,
         build_modules=tuple(modules),
+        build_module_trees=module_trees,
         licenses=_licenses(sdk.package_folder),
         dependencies=deps,
         linkage=linkage,
         system_sonames=tuple((name, system_soname(name)) for name in system_names),
     )
+
+
+def build_module_dirs(sdk: Sdk) -> list[str]:
+    """The package-relative directory of each cmake_build_modules entry that is shipped whole,
+    so that the files a module reads beside it (configure_file templates, scripts, further
+    modules) are where it looks for them. Not the package root, nor a directory holding (or
+    being) one etpkg lays out itself (lib, bin, include and Python dirs, licenses: their files
+    are selected or moved), nor one inside a res dir (shipped whole already)."""
+    laid_out = [
+        *(d for c in sdk.components for d in (*c.lib_dirs, *c.include_dirs)),
+        *sdk.bin_dirs,
+        *sdk.python_packages,
+        "licenses",
+    ]
+    found: list[str] = []
+    for rel in sdk.build_modules:
+        parent = PurePosixPath(rel).parent
+        if str(parent) in ("", "."):
+            continue
+        if any(
+            parent == PurePosixPath(d) or PurePosixPath(d).is_relative_to(parent) for d in laid_out
+        ):
+            continue
+        if any(parent.is_relative_to(PurePosixPath(d)) for d in sdk.res_dirs):
+            continue
+        if (sdk.package_folder / parent).is_dir() and str(parent) not in found:
+            found.append(str(parent))
+    return found
 
 
 def system_soname(name: str) -> str | None:

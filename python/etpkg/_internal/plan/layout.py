@@ -125,17 +125,26 @@ def plan_wheel(
     for inc in files.include_trees:
         for rel, source in inc.files:
             plan.add(f"{pkg}/include/{rel}", source, str(inc.root))
+    # A required package's archives that some component links (a requirement on some of its
+    # components links only theirs).
+    linked = {f for comp in sdk.components for f in comp.dependency_files}
     for dep in files.dependencies:
         for inc in dep.headers:
             for rel, source in inc.files:
                 plan.add(f"{pkg}/include/{rel}", source, f"{dep.name} ({inc.root})")
         for lib in dep.archives:
-            plan.add(f"{pkg}/lib/{lib.file_name}", lib.source, f"{dep.name} ({lib.source.path})")
+            if f"{pkg}/lib/{lib.file_name}" in linked:
+                plan.add(
+                    f"{pkg}/lib/{lib.file_name}", lib.source, f"{dep.name} ({lib.source.path})"
+                )
     for res_rel, res in files.res_trees:
         for rel, source in res.files:
             plan.add(f"{pkg}/{res_rel}/{rel}", source, str(res.root))
     for rel, source in files.build_modules:
         plan.add(f"{pkg}/{rel}", source, "cmake_build_modules")
+    for module_dir, module_tree in files.build_module_trees:
+        for rel, source in module_tree.files:
+            plan.add(f"{pkg}/{module_dir}/{rel}", source, f"cmake_build_modules dir {module_dir}")
 
     for py in files.python_trees:
         for rel, source in py.files:

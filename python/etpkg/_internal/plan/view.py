@@ -55,6 +55,8 @@ def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
         table.append((d, "bin"))
     for rel, _ in files.build_modules:
         table.append((rel, rel))
+    for rel, _ in files.build_module_trees:
+        table.append((rel, rel))
     return sorted(set(table), key=lambda item: (-len(item[0]), item))
 
 
@@ -183,19 +185,50 @@ def _with_dependencies(comp: Component, deps: list[Dependency]) -> Component:
     )
 
 
-def _dependency_names(comp: Component, sdk: Sdk) -> list[str]:
-    """The required packages reaching consumers that this component brings: those it names
-    and, through them, what they require in turn."""
+def _dependency_names(comp: Component, sdk: Sdk) -> dict[str, set[str] | None]:
+    """The required packages reaching consumers that this component brings, each with the
+    components of it brought (None: the whole package): those it names and, through them,
+    what they require in turn. A requirement on `<pkg>::<comp>` brings that component and
+    what it requires (in its package and in others), as CMakeDeps and PkgConfigDeps link it;
+    `<pkg>::<pkg>` (no component of that name) or a package without components, all of it."""
     by_name = {d.name: d for d in sdk.dependencies}
-    pending = [req.split("::", 1)[0] for req in comp.external_requires]
-    seen: list[str] = []
+    pending = list(comp.external_requires)
+    brought: dict[str, set[str] | None] = {}
     while pending:
-        name = pending.pop(0)
-        if name in seen or name not in by_name:
+        pkg, _, part = pending.pop(0).partition("::")
+        dep = by_name.get(pkg)
+        if dep is None:
             continue
-        seen.append(name)
-        pending.extend(by_name[name].requires)
-    return seen
+        parts = {c.name: c for c in dep.components}
+        if part not in parts:  # the whole package
+            if pkg in brought and brought[pkg] is None:
+                continue
+            brought[pkg] = None
+            pending.extend(dep.requires)
+            continue
+        have = brought.setdefault(pkg, set())
+        if have is None or part in have:
+            continue
+        have.add(part)
+        pending.extend(r if "::" in r else f"{pkg}::{r}" for r in parts[part].requires)
+    return brought
+
+
+def _linked_of(dep: Dependency, files: DependencyFiles, parts: set[str] | None) -> DependencyFiles:
+    """What of `files` consumers link when they require only `parts` of the package (None:
+    all of it): the libraries and system libraries of those components."""
+    if parts is None:
+        return files
+    chosen = [c for c in dep.components if c.name in parts]
+    names = {n for c in chosen for n in c.libs_names}
+    entries = {entry for name, entry in files.by_lib if name in names}
+    system_libs = dict.fromkeys(n for c in chosen for n in c.system_libs)
+    return dataclasses.replace(
+        files,
+        archives=tuple(lib for lib in files.archives if lib.file_name in entries),
+        shared=tuple(soname for soname in files.shared if soname in entries),
+        system_libs=tuple(system_libs) if dep.libs else (),
+    )
 
 
 def wheel_sdk(
@@ -217,7 +250,11 @@ def wheel_sdk(
         kind = linkage.get(comp.name, comp.linkage)
         comp = dataclasses.replace(comp, linkage=kind)
         names = _dependency_names(comp, sdk)
-        deps = [dep_files[n] for n in names if n in dep_files]
+        deps = [
+            _linked_of(required[n], dep_files[n], parts)
+            for n, parts in names.items()
+            if n in dep_files
+        ]
         own = _with_dependencies(_relocated_flags(comp, sdk, table), [required[n] for n in names])
         linked: list[str] = []
         system_libs: list[str] = []

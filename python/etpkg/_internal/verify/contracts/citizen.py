@@ -1,9 +1,16 @@
-"""Good citizenship: find_package sets no variable outside <pkg>_* / <NAME>_*, runs no Python
-(a broken python3 is first on PATH for every configure), and works twice, from two
-directories."""
+"""Good citizenship: find_package sets no variable outside <pkg>_* / <NAME>_* (or _<pkg>_* /
+_<NAME>_*), runs no Python (a broken python3 is first on PATH for every configure), and works
+twice, from two directories.
+
+The package's own cmake_build_modules are included in the caller's scope (as CMakeDeps does):
+what they set is the package author's, not etpkg's. The configure is traced in those files
+only (cmake --trace-source), and a variable named by a command run there is theirs; etpkg's
+generated files are never traced, so a variable they leak is still found."""
 
 from __future__ import annotations
 
+import json
+import posixpath
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +45,25 @@ def _parse(path: Path) -> tuple[dict[str, str], set[str]]:
     return values, cache
 
 
+def _build_module_names(trace: Path, pkg_root: Path, modules: tuple[str, ...]) -> set[str]:
+    """Every argument of a command the shipped build modules ran (a cmake --trace-expand
+    --trace-format=json-v1 file): the names of the variables they set are among them."""
+    paths = {(pkg_root / rel).resolve() for rel in modules}
+    names: set[str] = set()
+    if not trace.is_file():
+        return names
+    for line in trace.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or "file" not in event or "args" not in event:
+            continue  # the version line
+        if Path(event["file"]).resolve() in paths:
+            names.update(a for a in event["args"] if isinstance(a, str))
+    return names
+
+
 def check(suite: Suite) -> str:
     ws, m = suite.ws, suite.sdk
     tool, gen = suite.modern()
@@ -70,17 +96,27 @@ def check(suite: Suite) -> str:
             languages=languages(m),
         ),
     )
-    ws.configure(tool, gen, base / "src", base / "build")
+    trace = base / "build-module-trace.json"
+    trace.unlink(missing_ok=True)
+    traced = [
+        "--trace-expand",
+        "--trace-format=json-v1",
+        f"--trace-redirect={trace}",
+        *(f"--trace-source={posixpath.basename(rel)}" for rel in m.build_modules),
+    ]
+    ws.configure(tool, gen, base / "src", base / "build", *(traced if m.build_modules else []))
     ws.build(tool, base / "build")
+    theirs = _build_module_names(trace, ws.pkg_root, m.build_modules)
 
     before, cache_before = _parse(base / "build" / "before.txt")
     after, cache_after = _parse(base / "build" / "after.txt")
-    own = re.compile(rf"^({re.escape(m.cmake_file_name)}|{re.escape(m.variable_prefix)})_")
+    own = re.compile(rf"^_?({re.escape(m.cmake_file_name)}|{re.escape(m.variable_prefix)})_")
     changed = sorted(
         k
         for k in after
         if before.get(k) != after[k]
         and not own.match(k)
+        and k not in theirs
         and k not in _DUMP_LOCALS
         and not k.startswith("CMAKE_CURRENT_FUNCTION")
     )
@@ -99,7 +135,15 @@ def check(suite: Suite) -> str:
         )
     mine = sorted(k for k in after if k not in before)
     shown = ", ".join(mine[:8])
-    return f"only own names set ({len(mine)}: {shown}...); found twice, from two subdirectories"
+    modules = (
+        f"; {len(m.build_modules)} build module(s) included, what they set is theirs"
+        if m.build_modules
+        else ""
+    )
+    return (
+        f"only own names set ({len(mine)}: {shown}...){modules}; found twice, "
+        "from two subdirectories"
+    )
 
 
 def check_no_python(suite: Suite) -> str:
