@@ -3,10 +3,14 @@ modules through etrt_runner."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import marshal
 import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import etrt
 import numpy as np
@@ -44,6 +48,14 @@ def build_tools(name: str, targets: list[str], sanitize: str = "") -> Tools:
     and the tool tests of one flavour share one build of the libraries; only what a test asks
     for is built."""
     build_dir = REPO_ROOT / "build" / name
+    build_dir.mkdir(parents=True, exist_ok=True)
+    # One build at a time per directory: ci/test.sh pre-builds in the background.
+    with (build_dir / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(build_dir, targets, sanitize)
+
+
+def _build_locked(build_dir: Path, targets: list[str], sanitize: str) -> Tools:
     cache = build_dir / "CMakeCache.txt"
     configured = (build_dir / "build.ninja").exists() and cache.exists()
     if not configured or "ETRT_BUILD_TESTS:BOOL=ON" not in cache.read_text():
@@ -73,9 +85,17 @@ def build_tools(name: str, targets: list[str], sanitize: str = "") -> Tools:
 
 
 def asan_build(targets: list[str]) -> Tools:
-    """build/asan: the runtime, kernels, pool and XNNPACK delegate under AddressSanitizer and
-    UBSan (run its programs with SANITIZER_ENV)."""
-    return build_tools("asan", targets, sanitize="address,undefined")
+    """build/fuzz: the runtime, kernels, pool and XNNPACK delegate under AddressSanitizer and
+    UBSan (clang; run its programs with SANITIZER_ENV). The fuzzers' build, so the libraries
+    are compiled under the sanitizers once (tools/fuzz/build.sh)."""
+    build_dir = REPO_ROOT / "build" / "fuzz"
+    result = subprocess.run(
+        ["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh"), str(build_dir), *targets],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, f"building {targets} failed:\n{result.stdout}\n{result.stderr}"
+    return Tools(build_dir)
 
 
 def tsan_build(targets: list[str]) -> Path:
@@ -95,6 +115,55 @@ def sanitizer_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(SANITIZER_ENV)
     return env
+
+
+def _fingerprint(value: Any, digest: Any) -> None:
+    """Feeds what a program is exported from into `digest`: module classes and their forward
+    code, plain attributes, functions' code (the lambdas of models.Fn), every tensor's bytes."""
+    if isinstance(value, torch.Tensor):
+        t = value.detach().contiguous()
+        digest.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        digest.update(t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    elif isinstance(value, torch.nn.Module):
+        for name, module in value.named_modules():
+            cls = type(module)
+            digest.update(f"M{name}:{cls.__module__}.{cls.__qualname__}".encode())
+            digest.update(marshal.dumps(cls.forward.__code__))
+            for key, attr in sorted(vars(module).items()):
+                if key not in ("_parameters", "_buffers", "_modules") and not key.startswith("_"):
+                    digest.update(key.encode())
+                    _fingerprint(attr, digest)
+        for name, tensor in value.state_dict(keep_vars=True).items():
+            digest.update(name.encode())
+            _fingerprint(tensor, digest)
+    elif callable(value) and hasattr(value, "__code__"):
+        digest.update(marshal.dumps(value.__code__))
+        for cell in value.__closure__ or ():
+            _fingerprint(cell.cell_contents, digest)
+    elif isinstance(value, list | tuple):
+        digest.update(f"L{len(value)}".encode())
+        for item in value:
+            _fingerprint(item, digest)
+    else:
+        digest.update(repr(value).encode())
+
+
+_EXPORTS: dict[str, etrt.Program] = {}
+
+
+def cached_export(
+    module: torch.nn.Module, inputs: tuple[torch.Tensor, ...], **options: Any
+) -> etrt.Program:
+    """etrt.export, once per content within a run: the release and the ASan runner of a test
+    export the same model, and only the first pays for it."""
+    digest = hashlib.sha256()
+    _fingerprint(module, digest)
+    _fingerprint(inputs, digest)
+    _fingerprint(sorted(options.items()), digest)
+    key = digest.hexdigest()
+    if key not in _EXPORTS:
+        _EXPORTS[key] = etrt.export(module, inputs, **options)
+    return _EXPORTS[key]
 
 
 @dataclass(frozen=True)
@@ -128,7 +197,7 @@ class ToolRunner:
     ) -> ExportedRun:
         """Exports `module`, runs the program on `inputs` and pairs its outputs with eager's.
         With external_constants, the weights go through a .ptd passed with --data."""
-        program = etrt.export(
+        program = cached_export(
             module, inputs, external_constants=external_constants, backend=backend
         )
         path, in_bin, out_bin = workdir / "m.etrt", workdir / "in.bin", workdir / "out.bin"
@@ -167,3 +236,10 @@ def python_runtime() -> Tools:
     tools = build_tools("runtime", [*libraries, "etrt_runner"])
     os.environ["ETRT_LIBRARY_DIR"] = str(tools.build_dir)
     return tools
+
+
+if __name__ == "__main__":
+    # ci/test.sh runs this in the background (niced) while the first suites run: the release and
+    # the ASan+UBSan test builds, which the tests then find built (or wait for, never race).
+    build_tools("runtime", ["all"])
+    asan_build(["all"])
