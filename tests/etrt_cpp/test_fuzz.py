@@ -9,15 +9,18 @@ leak fails."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 
 import pytest
 from fuzz_build import REPO_ROOT, TARGETS, Fuzzers, build_fuzzers
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.fuzz]
 
-FUZZ_SECONDS = 30  # per target: a smoke run; the campaigns of docs/SECURITY.md go deep
+# Per target: a smoke run in the gate; `bash ci/long.sh fuzz` sets 600, and the campaigns of
+# docs/SECURITY.md go deeper still.
+FUZZ_SECONDS = int(os.environ.get("ETRT_FUZZ_SECONDS", "10"))
 
 
 @pytest.fixture(scope="module")

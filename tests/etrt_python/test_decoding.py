@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 import runtime_build
 import torch
+from suites import gate_subset
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 PROMPT = [5, 17, 42, 8, 99]
 NEW_TOKENS = 24
@@ -26,7 +27,7 @@ def lib() -> Iterator[None]:
     yield
 
 
-@pytest.fixture(scope="module", params=decoders.NAMES)
+@pytest.fixture(scope="module", params=gate_subset(decoders.NAMES, {"handwritten", "llama"}))
 def decoder(
     request: pytest.FixtureRequest, lib: None, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, etrt.Method, torch.nn.Module]:

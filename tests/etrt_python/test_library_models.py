@@ -16,9 +16,10 @@ import runtime_build
 import torch
 import transformer_models
 import vision
+from suites import gate_subset
 from torch.utils._pytree import tree_flatten
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def runner() -> Path:
     return runtime_build.tool_runner("release").exe
 
 
-@pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("name", gate_subset(MODELS, {"bert"}))
 def test_library_model_matches_eager(name: str, runner: Path, tmp_path: Path) -> None:
     torch.manual_seed(0)
     model, example, inputs = MODELS[name].model(), MODELS[name].inputs(0), MODELS[name].inputs(1)

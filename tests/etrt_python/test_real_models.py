@@ -19,9 +19,10 @@ import torch
 import torch.nn.functional as F
 from etrt.errors import ExportError
 from runtime_build import ToolRunner
+from suites import gate_subset
 from torch import nn
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 
 class GptBlock(nn.Module):
@@ -255,7 +256,7 @@ def _randomise_batch_norm(model: nn.Module) -> None:
             m.bias.data.copy_(torch.randn(m.num_features, generator=gen) * 0.1)
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", gate_subset(sorted(MODELS), {"gpt", "resnet"}))
 def test_model_matches_eager(tool_runner: ToolRunner, tmp_path: Path, name: str) -> None:
     torch.manual_seed(0)
     model, inputs = MODELS[name]()

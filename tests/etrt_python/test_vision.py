@@ -19,9 +19,10 @@ import vision
 from etrt.channels_last import MIN_NHWC_DEPTH
 from etrt.ir import IntListValue, IntValue, KernelCall, TensorValue
 from runtime_build import ExportedRun, ToolRunner
+from suites import gate_subset
 from torch import nn
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 VISION_MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1"]
 MAX_REL_ERROR = 1e-4
@@ -53,7 +54,7 @@ CASES = [(name, batch) for name in VISION_MODELS for batch in (1, 2)] + [("mobil
 
 
 @pytest.mark.parametrize("backend", [None, "xnnpack"])
-@pytest.mark.parametrize(("name", "batch"), CASES)
+@pytest.mark.parametrize(("name", "batch"), gate_subset(CASES, {("resnet18", 1)}))
 def test_vision_model_matches_eager(
     runner: ToolRunner, tmp_path: Path, name: str, batch: int, backend: str | None
 ) -> None:
@@ -97,7 +98,7 @@ def test_vision_model_matches_eager(
         assert set(ops) <= (BATCH1_OUTSIDE if batch == 1 else {"aten::view"}), ops
 
 
-@pytest.mark.parametrize("name", VISION_MODELS)
+@pytest.mark.parametrize("name", gate_subset(VISION_MODELS, {"resnet18"}))
 def test_vision_model_is_one_partition(name: str) -> None:
     # Delegating all XNNPACK runs (no cost rule): the whole network is one delegate call, with
     # only views of its input and output outside.
