@@ -5,6 +5,7 @@ second, and cleared when the step ends, so the command's own output stays as it 
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from typing import TextIO
@@ -45,7 +46,8 @@ class Progress:
     def _draw(self, text: str, now: float | None = None) -> None:
         if not self.enabled:
             return
-        self.stream.write(f"\r\x1b[K{text}")
+        width = shutil.get_terminal_size().columns - 1  # a wrapped line cannot be redrawn
+        self.stream.write(f"\r\x1b[K{text[:width]}")
         self.stream.flush()
         self.open = True
         self.drawn = time.monotonic() if now is None else now
