@@ -6,16 +6,14 @@ on a terminal only."""
 
 from __future__ import annotations
 
-import os
-import pty
 import re
-import select
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import wheel_venv
+from etpkg_fixtures import run_on_tty
 
 pytestmark = pytest.mark.slow
 
@@ -38,29 +36,9 @@ class Cli:
 
     def on_tty(self, *args: str) -> tuple[int, str]:
         """Runs with stderr on a pseudo-terminal (stdout a pipe); returns (status, stderr)."""
-        main, side = pty.openpty()
-        proc = subprocess.Popen(
-            [self.venv.python, "-m", "etrt", *args], cwd=self.work, env=self.venv.env(),
-            stdout=subprocess.PIPE, stderr=side, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        os.close(side)
-        seen = b""
-        while True:
-            ready, _, _ = select.select([main], [], [], 600)
-            if not ready:
-                proc.kill()
-                break
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # the terminal's other end closed: the process is gone
-                break
-            if not chunk:
-                break
-            seen += chunk
-        os.close(main)
-        assert proc.stdout is not None
-        proc.stdout.read()
-        return proc.wait(timeout=60), seen.decode(errors="replace")
+        argv: list[str | Path] = [self.venv.python, "-m", "etrt", *args]
+        status, _, seen = run_on_tty(argv, cwd=self.work, env=self.venv.env())
+        return status, seen
 
 
 @pytest.fixture(scope="module")
