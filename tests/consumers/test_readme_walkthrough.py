@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import wheel_venv
 from etpkg import testing
-from etpkg_fixtures import REPO_ROOT, run_etpkg
+from etpkg_fixtures import REPO_ROOT, env, run_etpkg
 
 pytestmark = pytest.mark.slow
 
@@ -131,6 +131,22 @@ def test_python_runtime_doc_runs_on_the_quick_start_program(walk: Walk) -> None:
     assert proc.returncode == 0, proc.stderr
     promised = [m.group(1).strip() for m in re.finditer(r"^print\(.*?\)\s+# (.*)$", block, re.M)]
     assert proc.stdout.splitlines() == promised
+
+
+def test_readme_conan_consumer_builds_and_runs_the_quick_start_app(walk: Walk) -> None:
+    """The README's conanfile.txt beside the quick start's app.cpp and CMakeLists.txt (its
+    install lines dropped, as the README says), built by its commands with the project's Conan
+    home (etrt/0.1.0 in the cache, as ci/build.sh leaves it)."""
+    app = walk.root / "conan_app"
+    app.mkdir()
+    (app / "conanfile.txt").write_text(README["conan_app/conanfile.txt"])
+    (app / "app.cpp").write_text(README["quickstart/app/app.cpp"])
+    cmake = README["quickstart/app/CMakeLists.txt"].splitlines()
+    (app / "CMakeLists.txt").write_text("\n".join(ln for ln in cmake if "install" not in ln))
+    proc = _bash(README["conan-app"], walk.root, env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert len(_numbers(proc.stdout)) == 10
+    assert _numbers(proc.stdout) == _numbers(walk.app.stdout.split("-- Install configuration")[0])
 
 
 def test_release_profile_picks_the_built_binary(tmp_path: Path) -> None:
