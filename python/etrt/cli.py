@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import logging
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +39,13 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"etrt {__version__}")
     for flag, help_text in SDK_FLAGS.items():
         parser.add_argument(flag, action="store_true", help=f"{help_text} (installed wheel only)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more logging; on a failure, also the traceback of its cause",
+    )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress on the terminal (none off one)"
     )
@@ -367,5 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _profile(args, parser)
         parser.error("no command given")
     except EtrtError as exc:
+        if args.verbose and exc.__cause__ is not None:  # -v: where it came from, then the line
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -101,6 +101,17 @@ def test_refusal_names_the_operator_and_the_stage(cli: Cli) -> None:
     assert not (cli.work / "inverse.etrt").exists()
 
 
+def test_verbose_shows_the_cause_of_a_failure(cli: Cli) -> None:
+    (cli.work / "broken.py").write_text("def make():\n    raise RuntimeError('no weights here')\n")
+    proc = cli("export", "broken.py:make", "-o", "broken.etrt")
+    assert proc.returncode == 1
+    assert "RuntimeError: no weights here" in _one_error_line(proc)
+    proc = cli("-v", "export", "broken.py:make", "-o", "broken.etrt")
+    assert proc.returncode == 1 and "Traceback" in proc.stderr, proc.stderr
+    assert 'broken.py", line 2, in make' in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines()[-1].startswith("error: broken.py:make() failed")
+
+
 def test_missing_kernel_advice_names_the_cli_flag(cli: Cli) -> None:
     (cli.work / "sine.py").write_text(
         "import torch\n"
