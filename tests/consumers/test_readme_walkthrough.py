@@ -122,6 +122,15 @@ def test_quick_start_profile_prints_the_table_and_keeps_the_events(walk: Walk) -
     assert (walk.root / "mlp.etdump").is_file()
 
 
+def test_readme_decode_example_generates_from_the_wheels_decoder(walk: Walk) -> None:
+    """examples/decode on the decoder etrt.examples ships: the README's commands as written."""
+    shutil.copytree(REPO_ROOT / "examples" / "decode", walk.root / "examples" / "decode")
+    proc = _bash(README["decode"], walk.root, walk.venv.env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    tokens = [ln for ln in proc.stdout.splitlines() if re.fullmatch(r"(\d+ ){15}\d+", ln)]
+    assert len(tokens) == 1 and all(int(t) < 96 for t in tokens[0].split()), proc.stdout
+
+
 def test_python_runtime_doc_runs_on_the_quick_start_program(walk: Walk) -> None:
     block = examples(REPO_ROOT / "docs" / "python-runtime.md")["python-runtime"]
     proc = subprocess.run(
