@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .errors import EtrtError
+from .errors import EtrtError, MissingOpsError
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -191,7 +191,9 @@ _NO_TORCH = (
 )
 
 
-def _export(args: argparse.Namespace) -> int:
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.spec.endswith(".pt2") and (args.strict or args.no_dynamic_shapes):
+        parser.error("--strict and --no-dynamic-shapes apply to a FACTORY; a .pt2 is exported")
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")
@@ -199,15 +201,12 @@ def _export(args: argparse.Namespace) -> int:
         raise EtrtError(_NO_TORCH)
     progress = Progress("etrt export", quiet=args.quiet)
     progress.stage("loading the model")
-    from .errors import MissingOpsError
     from .exporter import export, export_program
     from .spec import load_spec
 
     try:
         spec = load_spec(args.spec)
         if spec.exported is not None:
-            if args.strict:
-                raise EtrtError("--strict applies to a FACTORY: a .pt2 is already exported")
             program: Program = export_program(
                 spec.exported,
                 allow_missing_ops=args.allow_missing_ops,
@@ -365,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if flags:
             return _sdk_flag(flags)
         if args.command == "export":
-            return _export(args)
+            return _export(args, parser)
         if args.command == "run":
             return _run(args)
         if args.command == "ops":

@@ -65,7 +65,9 @@ def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_usage_errors_exit_2_and_failures_exit_1(cli: Cli) -> None:
-    for usage in (["export"], ["--no-such-flag"], ["profile", "x.etrt", "--runs", "0"], []):
+    pt2_strict = ["export", "m.pt2", "-o", "m.etrt", "--strict"]  # a .pt2 is already exported
+    for usage in (["export"], ["--no-such-flag"], ["profile", "x.etrt", "--runs", "0"], [],
+                  pt2_strict):  # fmt: skip
         proc = cli(*usage)
         assert proc.returncode == 2, (usage, proc.stderr)
         assert "usage:" in proc.stderr and "Traceback" not in proc.stderr
