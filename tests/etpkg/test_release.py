@@ -299,11 +299,12 @@ def test_publish_with_refused_or_no_credentials_is_one_line_and_uploads_nothing(
         )
         assert _one_error_line(proc) == (
             f"etpkg: error: package index {url} refused the credentials of user "
-            f"'{servers.USER}' (HTTP 403 Forbidden): check those given with -u/-p, "
+            f"'{servers.USER}' (HTTP 403 Forbidden): check those given with "
+            "--username/--password, "
             "TWINE_USERNAME/TWINE_PASSWORD or ~/.pypirc; nothing was uploaded"
         )
         proc = publish(wheel, "-r", url)  # never a prompt on stdin
-        assert "needs credentials: give them with -u/-p" in _one_error_line(proc)
+        assert "needs credentials: give them with --username/--password" in _one_error_line(proc)
         assert index_files(index) == {}
 
 
