@@ -9,9 +9,9 @@ not at all. A file the index already has is skipped when the index serves the ve
 (SHA-256 from its simple page) and refused otherwise: an index takes a file name once.
 
 REPOSITORY is an upload URL (pypiserver's root, a devpi index, a Warehouse `/legacy/`) or a
-repository name of ~/.pypirc; credentials come from -u/-p, TWINE_USERNAME/TWINE_PASSWORD,
-~/.pypirc or a keyring, as twine takes them. Every failure is one PublishError line naming the
-index and what to do.
+repository name of ~/.pypirc; credentials come from --username/--password,
+TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or a keyring, as twine takes them. Every failure is
+one PublishError line naming the index and what to do.
 """
 
 from __future__ import annotations
