@@ -105,13 +105,11 @@ def test_refusal_names_the_operator_and_the_stage(cli: Cli) -> None:
 
 def test_verbose_shows_the_cause_of_a_failure(cli: Cli) -> None:
     (cli.work / "broken.py").write_text("def make():\n    raise RuntimeError('no weights here')\n")
-    proc = cli("export", "broken.py:make", "-o", "broken.etrt")
-    assert proc.returncode == 1
-    assert "RuntimeError: no weights here" in _one_error_line(proc)
     proc = cli("-v", "export", "broken.py:make", "-o", "broken.etrt")
     assert proc.returncode == 1 and "Traceback" in proc.stderr, proc.stderr
     assert 'broken.py", line 2, in make' in proc.stderr, proc.stderr
-    assert proc.stderr.splitlines()[-1].startswith("error: broken.py:make() failed")
+    last = proc.stderr.splitlines()[-1]  # still ends with the one line a plain run prints
+    assert last.startswith("error: broken.py:make() failed: RuntimeError: no weights here"), last
 
 
 def test_missing_kernel_advice_names_the_cli_flag(cli: Cli) -> None:
@@ -192,10 +190,10 @@ def test_progress_shows_on_a_terminal_only(cli: Cli) -> None:
     for stage in ("tracing with torch.export", "decomposing to core ATen", "lowering to etrt"):
         assert f"etrt export: {stage}..." in seen, seen
     assert seen.endswith("\r\x1b[K"), repr(seen[-80:])  # the line is cleared at the end
-    profile = ("profile", "tty.etrt", "--runs", "3000", "--etdump", "tty.etdump")
+    profile = ("profile", "tty.etrt", "--runs", "300", "--etdump", "tty.etdump")
     status, seen = cli.on_tty(*profile)
     assert status == 0, seen
-    assert "etrt profile: profiling [########################] 3000/3000" in seen, repr(seen)
+    assert "etrt profile: profiling [########################] 300/300" in seen, repr(seen)
     status, seen = cli.on_tty("-q", *profile)
     assert status == 0 and seen == "", repr(seen)
     # Not a terminal: nothing on stderr.
@@ -203,16 +201,19 @@ def test_progress_shows_on_a_terminal_only(cli: Cli) -> None:
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
 
 
-def test_decoder_example_exports_for_examples_decode(cli: Cli) -> None:
-    proc = cli("export", "etrt.examples:decoder", "-o", "decoder.etrt", "--strict")
+def test_decoder_example_exports_with_the_export_options(cli: Cli) -> None:
+    """etrt.examples:decoder (its dynamic prompt length runs in the README walk-through's
+    examples/decode) through --strict (TorchDynamo) and --no-dynamic-shapes: the example
+    inputs' fixed shapes, [1, 5] tokens."""
+    args = ("export", "etrt.examples:decoder", "-o", "fixed.etrt", "--strict")
+    proc = cli(*args, "--no-dynamic-shapes")
     assert proc.returncode == 0, proc.stderr
     script = (
         "import etrt, numpy as np\n"
-        "method = etrt.load('decoder.etrt').method()\n"
+        "method = etrt.load('fixed.etrt').method()\n"
         "print(method)\n"
-        "(logits,) = method(np.array([[3, 14, 15]]), np.arange(3))\n"
-        "(step,) = method(np.array([[int(logits[0, -1].argmax())]]), np.array([3]))\n"
-        "print(logits.shape, step.shape)\n"
+        "(logits,) = method(np.array([[3, 14, 15, 92, 65]]), np.arange(5))\n"
+        "print(logits.shape)\n"
     )
     proc = subprocess.run(
         [cli.venv.python, "-c", script], cwd=cli.work, env=cli.venv.env(), capture_output=True,
@@ -220,10 +221,6 @@ def test_decoder_example_exports_for_examples_decode(cli: Cli) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "<etrt.Method forward(int64[1, 1..63], int64[1..63]) -> (float32[1, 63, 96] (at most))>",
-        "(1, 3, 96) (1, 1, 96)",
+        "<etrt.Method forward(int64[1, 5], int64[5]) -> (float32[1, 5, 96])>",
+        "(1, 5, 96)",
     ]
-    proc = cli("export", "etrt.examples:decoder", "-o", "fixed.etrt", "--no-dynamic-shapes")
-    assert proc.returncode == 0, proc.stderr
-    proc = cli("run", "fixed.etrt")
-    assert re.search(r"^output 0: float32 \[1, 5, 96\]", proc.stdout, re.M), proc.stdout
