@@ -69,9 +69,10 @@ class EtrtConan(ConanFile):
         self.cpp_info.set_property("etpkg_python_packages", ["python/etrt"])
         # The wheel's Requires-Dist. The runtime binding needs numpy; the program reader
         # (etrt.Program, load_program_info) needs flatbuffers; only the exporter needs torch,
-        # only `python -m etrt profile`'s chart needs matplotlib.
+        # only `python -m etrt profile`'s chart needs matplotlib. The exporter is tested with
+        # torch 2.13 (requirements.txt): the extra allows that series only.
         self.cpp_info.set_property("etpkg_python_requires", [
-            "numpy>=1.23", "flatbuffers>=23", 'torch>=2.1; extra == "export"',
+            "numpy>=1.23", "flatbuffers>=23", 'torch>=2.13,<2.14; extra == "export"',
             'matplotlib>=3.5; extra == "profile"',
         ])
 

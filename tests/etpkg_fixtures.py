@@ -7,6 +7,8 @@ import base64
 import hashlib
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 import tempfile
@@ -154,6 +156,33 @@ def run_etpkg(*args: str | Path, cwd: Path | None = None) -> subprocess.Complete
         text=True,
         check=False,
     )
+
+
+def run_on_tty(
+    argv: list[str | Path], *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """Runs argv with stderr on a pseudo-terminal and stdout a pipe (at most 64 KiB of it):
+    (exit status, stdout, everything the terminal showed)."""
+    main, side = pty.openpty()
+    proc = subprocess.Popen(
+        [str(a) for a in argv], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=side,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    os.close(side)
+    seen = b""
+    while select.select([main], [], [], 900)[0]:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal's other end closed: the process is gone
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode()
+    proc.stdout.close()
+    return proc.wait(timeout=60), out, seen.decode(errors="replace")
 
 
 def wheelify(name: str, dist: Path) -> Path:

@@ -117,15 +117,17 @@ def verify(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
-    work_dir: str | Path = "build/verify",
-    cmake_cache: str | Path = "build/cmake-venvs",
+    work_dir: str | Path | None = None,
+    cmake_cache: str | Path | None = None,
 ) -> Report:
     """Proves that a wheel made by wheelify works for C++ consumers: installs it into a fresh
-    venv under work_dir and builds consumer projects against it with each CMake version
-    (default: the full matrix; quick: one CMake and generator), pkg-config and the entry
-    points. Returns a Report (report.ok, report.results); a failed check is a result, not an
-    exception. Raises WheelError for an unreadable or corrupt wheel, VerifyError when a tool
-    cannot be set up."""
+    venv under work_dir (default: a temporary directory, removed at the end) and builds
+    consumer projects against it with each CMake version (default: the full matrix; quick:
+    one CMake and generator), pkg-config and the entry points. The CMake versions live in
+    venvs under cmake_cache (default: $ETPKG_CACHE_DIR, else $XDG_CACHE_HOME/etpkg, else
+    ~/.cache/etpkg; then cmake-venvs). Returns a Report (report.ok, report.results); a failed
+    check is a result, not an exception. Raises WheelError for an unreadable or corrupt
+    wheel, VerifyError when a tool cannot be set up."""
     from etpkg._internal.verify.suite import verify_wheel
 
     return verify_wheel(
@@ -133,8 +135,8 @@ def verify(
         quick=quick,
         cmake_versions=cmake_versions,
         exempt_headers=exempt_headers,
-        work_dir=Path(work_dir),
-        cmake_cache=Path(cmake_cache),
+        work_dir=None if work_dir is None else Path(work_dir),
+        cmake_cache=None if cmake_cache is None else Path(cmake_cache),
     )
 
 

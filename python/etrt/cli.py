@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import sys
-import time
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__
-from .errors import EtrtError
+from .errors import EtrtError, MissingOpsError
+from .progress import Progress
 
 if TYPE_CHECKING:
     from .program import Program
@@ -37,7 +39,16 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"etrt {__version__}")
     for flag, help_text in SDK_FLAGS.items():
         parser.add_argument(flag, action="store_true", help=f"{help_text} (installed wheel only)")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more logging; on a failure, also the traceback of its cause",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on the terminal (none off one)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     exp = sub.add_parser(
@@ -65,6 +76,18 @@ def _build_parser() -> argparse.ArgumentParser:
         help="lower the subgraphs this backend supports to delegate calls",
     )
     exp.add_argument(
+        "--strict",
+        action="store_true",
+        help="trace with TorchDynamo (torch.export.export(strict=True)), as transformers' "
+        "static-cache decoders need",
+    )
+    exp.add_argument(
+        "--no-dynamic-shapes",
+        action="store_true",
+        help="ignore the dynamic shapes a FACTORY returns: the program takes the example "
+        "inputs' shapes only",
+    )
+    exp.add_argument(
         "--allow-missing-ops",
         action="store_true",
         help="export even if etrt lacks a kernel for an op",
@@ -77,7 +100,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     run = sub.add_parser(
-        "run", help="run a program through the etrt runtime and summarize its outputs"
+        "run",
+        help="run a program through the etrt runtime and summarize its outputs",
+        description="Run a program once through the etrt runtime and summarize its outputs. "
+        "A program exported with --external-constants finds its PROGRAM.ptd beside it.",
     )
     run.add_argument("program", type=Path, help="program file (.etrt)")
     run.add_argument(
@@ -91,17 +117,26 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--output", type=Path, metavar="OUT.npz", help="write the outputs here")
     run.add_argument("--method", default="forward", help="method to run (default: forward)")
     run.add_argument(
-        "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
+        "--data",
+        type=Path,
+        metavar="X.ptd",
+        help="the named data map of external constants (default: PROGRAM.ptd when it exists)",
     )
 
     ops = sub.add_parser(
-        "ops", help="list the core ATen ops of the installed torch and etrt's status for each"
+        "ops",
+        help="list the core ATen ops of the installed torch and etrt's status for each",
+        description="List the core ATen operators of the installed torch and etrt's status "
+        "for each: a kernel, rewritten by torch.export, decomposed, or refused with its reason.",
     )
     ops.add_argument("--markdown", action="store_true", help="print the table of docs/operators.md")
 
     prof = sub.add_parser(
         "profile",
-        help="run a program with the profiler: per-operator table and a PNG chart",
+        help="run a program with the profiler: per-operator table, .etdump and a chart",
+        description="Run a program with the profiler and print a per-operator table (median "
+        "and fastest time of each operator over the runs); keep the events in an .etdump. "
+        "With matplotlib (pip install 'etrt[profile]') also draw a timeline of the median run.",
     )
     prof.add_argument("program", type=Path, help="program file (.etrt)")
     prof.add_argument(
@@ -118,14 +153,17 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     prof.add_argument("--method", default="forward", help="method to run (default: forward)")
     prof.add_argument(
-        "--data", type=Path, metavar="X.ptd", help="the named data map of external constants"
+        "--data",
+        type=Path,
+        metavar="X.ptd",
+        help="the named data map of external constants (default: PROGRAM.ptd when it exists)",
     )
     prof.add_argument(
         "-o",
         "--output",
         type=Path,
         metavar="CHART.png",
-        help="chart to write (default: PROGRAM with .png)",
+        help="chart to write, with matplotlib (default: PROGRAM with .png)",
     )
     prof.add_argument(
         "--etdump",
@@ -147,31 +185,51 @@ def _sdk_flag(flags: list[str]) -> int:
     return int(sdk.main(flags) or 0)
 
 
-def _export(args: argparse.Namespace) -> int:
+_NO_TORCH = (
+    "exporting needs torch, which the extra 'export' installs: pip install 'etrt[export]' "
+    "(torch 2.13; for the CPU build install torch from PyTorch's CPU wheel index first)"
+)
+
+
+def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.spec.endswith(".pt2") and (args.strict or args.no_dynamic_shapes):
+        parser.error("--strict and --no-dynamic-shapes apply to a FACTORY; a .pt2 is exported")
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")
+    if importlib.util.find_spec("torch") is None:
+        raise EtrtError(_NO_TORCH)
+    progress = Progress("etrt export", quiet=args.quiet)
+    progress.stage("loading the model")
     from .exporter import export, export_program
     from .spec import load_spec
 
-    spec = load_spec(args.spec)
-    if spec.exported is not None:
-        program: Program = export_program(
-            spec.exported,
-            allow_missing_ops=args.allow_missing_ops,
-            backend=args.backend,
-            external_constants=args.external_constants,
-        )
-    else:
-        assert spec.model is not None
-        program = export(
-            spec.model,
-            spec.example_inputs,
-            dynamic_shapes=spec.dynamic_shapes,
-            allow_missing_ops=args.allow_missing_ops,
-            backend=args.backend,
-            external_constants=args.external_constants,
-        )
+    try:
+        spec = load_spec(args.spec)
+        if spec.exported is not None:
+            program: Program = export_program(
+                spec.exported,
+                allow_missing_ops=args.allow_missing_ops,
+                backend=args.backend,
+                external_constants=args.external_constants,
+                stage=progress.stage,
+            )
+        else:
+            assert spec.model is not None
+            program = export(
+                spec.model,
+                spec.example_inputs,
+                dynamic_shapes=None if args.no_dynamic_shapes else spec.dynamic_shapes,
+                strict=args.strict,
+                allow_missing_ops=args.allow_missing_ops,
+                backend=args.backend,
+                external_constants=args.external_constants,
+                stage=progress.stage,
+            )
+    except MissingOpsError as exc:
+        raise EtrtError(exc.advice("--allow-missing-ops")) from exc
+    finally:
+        progress.done()
     data_path = Path(args.output).with_suffix(".ptd") if args.external_constants else None
     try:
         if data_path is not None:  # the data first: a program never lands without its weights
@@ -206,10 +264,31 @@ def _ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_map(program: Path, given: Path | None) -> Path | None:
+    """--data, else PROGRAM.ptd when the program keeps its constants outside and that file
+    exists (export --external-constants writes it there); says which file it took."""
+    if given is not None or not program.is_file():
+        return given
+    sibling = program.with_suffix(".ptd")
+    if not sibling.is_file():
+        return None
+    from .program import Program
+
+    try:
+        needs = Program(program.read_bytes()).has_external_constants
+    except (OSError, EtrtError):
+        return None  # the run reports the program's own error
+    if not needs:
+        return None
+    print(f"using the named data map {sibling} (found beside the program; --data to choose)")
+    return sibling
+
+
 def _run(args: argparse.Namespace) -> int:
     from . import run_program
 
-    result = run_program.run(args.program, args.method, args.input, data=args.data)
+    data = _data_map(args.program, args.data)
+    result = run_program.run(args.program, args.method, args.input, data=data)
     given = (
         "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
     )
@@ -221,68 +300,56 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _profile(args: argparse.Namespace) -> int:
+def _profile(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from . import profile
 
     if args.runs < 1 or args.warmup < 0:
-        raise EtrtError("--runs must be at least 1 and --warmup at least 0")
-    profile.check_chart_support()
+        parser.error("--runs must be at least 1 and --warmup at least 0")
+    draw = profile.can_draw()
+    if args.output is not None and not draw:
+        # Asked for a chart that cannot be drawn: fail before the work, not after it.
+        raise EtrtError(f"cannot draw {args.output}: {profile.NO_MATPLOTLIB}")
     chart = args.output or args.program.with_suffix(".png")
     dump_path = args.etdump or args.program.with_suffix(".etdump")
-    progress = _Progress("profiling")
-    result = profile.run_profile(
-        args.program,
-        args.method,
-        args.input,
-        args.runs,
-        dump_path,
-        warmup=args.warmup,
-        record_shapes=args.shapes,
-        progress=progress,
-        data=args.data,
-    )
-    progress.done()
+    data = _data_map(args.program, args.data)
+    progress = Progress("etrt profile", quiet=args.quiet)
+    progress.stage("profiling")
+    try:
+        result = profile.run_profile(
+            args.program,
+            args.method,
+            args.input,
+            args.runs,
+            dump_path,
+            warmup=args.warmup,
+            record_shapes=args.shapes,
+            progress=progress.count,
+            data=data,
+        )
+    finally:
+        progress.done()
     given = (
         "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
     )
+    runs = result.dump.runs
     print(
-        f"profiled '{result.method}' of {args.program} on {given}: {len(result.dump.runs)} runs "
-        f"(+{args.warmup} warm-up), median run {result.median_run_ns / 1e3:.1f} us"
+        f"profiled '{result.method}' of {args.program} on {given}: {len(runs)} runs "
+        f"(+{args.warmup} warm-up), median run {result.median_run_ns / 1e3:.2f} us, "
+        f"fastest {result.min_run_ns / 1e3:.2f} us"
     )
-    print(profile.format_table(result.stats))
+    print(profile.format_table(result.stats, runs))
     if result.dump.dropped_events:
         print(f"warning: {result.dump.dropped_events} events did not fit and were dropped")
-    title = f"{args.program.name} '{result.method}': {len(result.dump.runs)} runs"
-    print(f"wrote {result.etdump_path} and {profile.write_chart(result.stats, chart, title)}")
+    if not draw:
+        print(f"wrote {result.etdump_path}; no chart: {profile.NO_MATPLOTLIB}")
+        return 0
+    title = f"{args.program.name} '{result.method}': the median of {len(runs)} runs"
+    print(f"wrote {result.etdump_path} and {profile.write_chart(result.stats, runs, chart, title)}")
     return 0
 
 
-class _Progress:
-    """'profiling: 40/100' on stderr, redrawn in place on a terminal, at most twice a second."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.tty = sys.stderr.isatty()
-        self.last = time.monotonic()  # quick work shows nothing
-        self.shown = False
-        self.open_line = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.5 and not (done == total and self.shown):
-            return
-        self.last = now
-        self.shown = True
-        self.open_line = self.tty and done < total
-        end = "\r" if self.open_line else "\n"
-        print(f"{self.label}: {done}/{total} runs", end=end, file=sys.stderr, flush=True)
-
-    def done(self) -> None:
-        if self.open_line:
-            print(file=sys.stderr)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit status: 0 done, 1 the command failed (one "error: ..." line), 2 a usage error."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -297,16 +364,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if flags:
             return _sdk_flag(flags)
         if args.command == "export":
-            return _export(args)
+            return _export(args, parser)
         if args.command == "run":
             return _run(args)
         if args.command == "ops":
             return _ops(args)
         if args.command == "profile":
-            return _profile(args)
-        parser.print_usage(sys.stderr)
-        print("error: no command given", file=sys.stderr)
-        return 2
+            return _profile(args, parser)
+        parser.error("no command given")
     except EtrtError as exc:
+        if args.verbose and exc.__cause__ is not None:  # -v: where it came from, then the line
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return 1

@@ -17,3 +17,16 @@ class ProgramFormatError(EtrtError):
 
 class SpecError(EtrtError):
     """A model spec given on the command line cannot be loaded."""
+
+
+class MissingOpsError(ExportError):
+    """Operators without an etrt kernel, refused by name; `listed` names them and their nodes.
+
+    The advice names the Python argument; the CLI says its flag instead."""
+
+    def __init__(self, listed: str) -> None:
+        self.listed = listed
+        super().__init__(self.advice("allow_missing_ops=True"))
+
+    def advice(self, switch: str) -> str:
+        return f"no etrt kernel for {self.listed}; pass {switch} to export anyway"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -125,6 +126,7 @@ def export(
     allow_missing_ops: bool = False,
     backend: str | None = None,
     external_constants: bool = False,
+    stage: Callable[[str], None] | None = None,
 ) -> Program:
     """Export `model` called with `example_inputs` to an etrt program.
 
@@ -136,8 +138,11 @@ def export(
     With backend="xnnpack", the subgraphs XNNPACK supports and runs faster than etrt's kernels
     run as delegate calls; with backend="xnnpack-all", every subgraph it supports. With
     external_constants=True the weights go to a named data map (`Program.save_data`, a .ptd)
-    under their parameter names instead of into the program.
+    under their parameter names instead of into the program. `stage(name)` is called as each
+    step starts (the CLI's progress).
     """
+    if stage is not None:
+        stage("tracing with torch.export")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     try:
@@ -151,6 +156,7 @@ def export(
         allow_missing_ops=allow_missing_ops,
         backend=backend,
         external_constants=external_constants,
+        stage=stage,
     )
 
 
@@ -183,15 +189,19 @@ def export_program(
     allow_missing_ops: bool = False,
     backend: str | None = None,
     external_constants: bool = False,
+    stage: Callable[[str], None] | None = None,
 ) -> Program:
     """Convert an ExportedProgram (e.g. from torch.export.load) to an etrt program."""
+    step = stage or (lambda name: None)
     if backend is not None and backend not in BACKENDS:
         raise ExportError(f"unknown backend {backend!r}; expected one of: {', '.join(BACKENDS)}")
+    step("decomposing to core ATen")
     try:
         core = ep.run_decompositions(_decomposition_table())
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc
+    step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
     )
@@ -200,9 +210,11 @@ def export_program(
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):
+        step("delegating to XNNPACK")
         delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
     # What stays with etrt's kernels: fused activations, convolutions channels-last, linear
     # weights stored transposed.
+    step("planning kernels and memory")
     fuse_kernel_calls(lowered.plan)
     plan_channels_last(lowered.plan, lowered.segments)
     store_permuted_weights(lowered.plan, lowered.segments)

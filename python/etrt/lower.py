@@ -12,7 +12,9 @@ in place when the op producing it reads only the buffer, else copied into it at 
 from __future__ import annotations
 
 import operator
+import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,7 +23,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx import Node
 
 from . import _ops
-from .errors import ExportError
+from .errors import ExportError, MissingOpsError
 from .ir import (
     BoolListValue,
     BoolValue,
@@ -247,6 +249,8 @@ class _Lowerer:
                 )
             elif spec.kind in _CONSTANT_KINDS:
                 self.node_value[node.name] = self._constant(node.name, spec.target)
+            elif spec.kind == InputKind.TOKEN:
+                raise ExportError(_effectful_refusal(self.ep.graph))
             else:
                 raise ExportError(f"input {node.name} of kind {spec.kind.name} is not supported")
 
@@ -727,9 +731,7 @@ class _Lowerer:
             listed = ", ".join(
                 f"{op} (node {', '.join(nodes)})" for op, nodes in self.missing.items()
             )
-            raise ExportError(
-                f"no etrt kernel for {listed}; pass allow_missing_ops=True to export anyway"
-            )
+            raise MissingOpsError(listed)
         plan = ExecutionPlan(
             name="forward",
             values=self.values,
@@ -739,6 +741,24 @@ class _Lowerer:
             instructions=self.instructions,
         )
         return LoweredProgram(plan, self.segments, sorted(self.missing), self.external)
+
+
+def _effectful_refusal(graph: torch.fx.Graph) -> str:
+    """Names the user's operator behind a side-effecting op (a TOKEN input), e.g.
+    torch.linalg.inv, whose decomposition checks its input through aten._linalg_check_errors."""
+    found: list[str] = []
+    for node in graph.nodes:
+        if node.op != "call_function" or "with_effects" not in str(node.target):
+            continue
+        effect = str(node.args[1]).removesuffix(".default") if len(node.args) > 1 else "?"
+        torch_fn = node.meta.get("torch_fn")
+        user_op = f"aten::{str(torch_fn[1]).rpartition('.')[2]}" if torch_fn else "an operator"
+        trace = str(node.meta.get("stack_trace") or "").strip().splitlines()
+        at = re.findall(r'File "([^"]+)", line (\d+)', "\n".join(trace))
+        where = f" at {Path(at[-1][0]).name}:{at[-1][1]} ({trace[-1].strip()})" if at else ""
+        found.append(f"{user_op}{where} decomposes to the side-effecting {effect}")
+    what = "; ".join(found) or "the graph holds a side-effecting op (an effect token)"
+    return f"lowering to etrt failed: {what}, which etrt programs cannot hold"
 
 
 def storage_root_of(values: list[Value], index: int) -> int:

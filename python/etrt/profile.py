@@ -1,41 +1,48 @@
 """`python -m etrt profile`: runs a program with the etdump tracer, then tells where the time goes.
 
 Runs the method `runs` times (after `warmup` unrecorded runs) through the shipped libraries,
-writes the .etdump, prints a per-operator table (count, total, mean, share) and draws the same
-as a PNG bar chart.
+writes the .etdump and prints a per-operator table: each operator's time in one run (all its
+calls summed), the median and the fastest over the runs, and its share of all recorded time;
+the last row is the run itself, whose median is the header's. With
+matplotlib it also draws what the table cannot show: a timeline of the median run, one row per
+operator, each call a bar where it ran.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import etdump
 from .errors import EtrtError
-from .etdump import ETDump, Event, EventKind
+from .etdump import ETDump, EventKind, Run
 from .run_program import method_inputs
 from .runtime import Module
 from .tracer import ETDumpTracer
 
-# Bars drawn individually; the rest are summed into one "other" bar.
+# Timeline rows drawn individually; the rest share one "other" row.
 CHART_TOP = 15
+BETWEEN = "(between operators)"
 
 
 @dataclass(frozen=True)
 class OperatorStat:
-    """Every event of one operator (or delegate backend) across the recorded runs."""
+    """One operator (or delegate backend): its time in each recorded run, all calls summed."""
 
     name: str
-    kind: EventKind
-    count: int
-    total_ns: int
-    share: float  # of the time spent in all events, 0..1
+    kind: EventKind | None  # None: the run's time outside every event
+    calls: int  # per run
+    per_run_ns: tuple[int, ...]
 
     @property
-    def mean_ns(self) -> float:
-        return self.total_ns / self.count
+    def median_ns(self) -> float:
+        return float(statistics.median(self.per_run_ns))
+
+    @property
+    def min_ns(self) -> int:
+        return min(self.per_run_ns)
 
 
 @dataclass(frozen=True)
@@ -51,86 +58,117 @@ class Profile:
     def median_run_ns(self) -> float:
         return statistics.median(r.duration_ns for r in self.dump.runs) if self.dump.runs else 0.0
 
-
-def summarize(events: Iterable[Event]) -> tuple[OperatorStat, ...]:
-    """Per (name, kind) totals, the most expensive first."""
-    totals: dict[tuple[str, EventKind], list[int]] = {}
-    for e in events:
-        acc = totals.setdefault((e.name, e.kind), [0, 0])
-        acc[0] += 1
-        acc[1] += e.duration_ns
-    grand = sum(total for _, total in totals.values())
-    stats = [
-        OperatorStat(name, kind, count, total, total / grand if grand else 0.0)
-        for (name, kind), (count, total) in totals.items()
-    ]
-    return tuple(sorted(stats, key=lambda s: (-s.total_ns, s.name)))
+    @property
+    def min_run_ns(self) -> int:
+        return min((r.duration_ns for r in self.dump.runs), default=0)
 
 
-def _row(name: str, kind: str, count: str, total: str, mean: str, share: str, width: int) -> str:
-    return f"{name:<{width}}  {kind:<8}  {count:>6}  {total:>10}  {mean:>10}  {share:>6}"
+def summarize(runs: Sequence[Run]) -> tuple[OperatorStat, ...]:
+    """Per (name, kind): its time in each run; the most expensive (by median) first, then the
+    time between operators (dispatch, the runtime's own work)."""
+    if not runs:
+        return ()
+    keys: dict[tuple[str, EventKind], None] = {}
+    for run in runs:
+        for e in run.events:
+            keys.setdefault((e.name, e.kind), None)
+    per_run = {key: [0] * len(runs) for key in keys}
+    calls = dict.fromkeys(keys, 0)
+    for r, run in enumerate(runs):
+        for e in run.events:
+            per_run[(e.name, e.kind)][r] += e.duration_ns
+            calls[(e.name, e.kind)] += 1
+    stats = sorted(
+        (OperatorStat(name, kind, calls[(name, kind)] // len(runs), tuple(times))
+         for (name, kind), times in per_run.items()),
+        key=lambda s: (-s.median_ns, s.name),
+    )  # fmt: skip
+    between = tuple(
+        max(run.duration_ns - sum(e.duration_ns for e in run.events), 0) for run in runs
+    )
+    return (*stats, OperatorStat(BETWEEN, None, 0, between))
 
 
-def format_table(stats: Sequence[OperatorStat]) -> str:
+def _row(name: str, kind: str, calls: str, median: str, low: str, share: str, width: int) -> str:
+    return f"{name:<{width}}  {kind:<8}  {calls:>5}  {median:>10}  {low:>10}  {share:>6}"
+
+
+def format_table(stats: Sequence[OperatorStat], runs: Sequence[Run]) -> str:
+    """One row per operator (time per run: median and fastest), then the whole run."""
     width = max([len("operator"), *(len(s.name) for s in stats)])
-    lines = [_row("operator", "kind", "count", "total ms", "mean us", "share", width)]
+    lines = [_row("operator", "kind", "calls", "median us", "min us", "share", width)]
+    median_run = statistics.median(r.duration_ns for r in runs)
+    recorded = sum(r.duration_ns for r in runs)  # shares add up to the runs' whole time
     for s in stats:
-        kind = s.kind.name.lower()
-        total, mean = f"{s.total_ns / 1e6:.3f}", f"{s.mean_ns / 1e3:.2f}"
-        lines.append(_row(s.name, kind, str(s.count), total, mean, f"{s.share:.1%}", width))
-    total_ns = sum(s.total_ns for s in stats)
-    count = sum(s.count for s in stats)
-    lines.append(_row("total", "", str(count), f"{total_ns / 1e6:.3f}", "", "100%", width))
+        kind = s.kind.name.lower() if s.kind is not None else ""
+        calls = str(s.calls) if s.kind is not None else ""
+        share = f"{sum(s.per_run_ns) / recorded:.1%}" if recorded else "-"
+        lines.append(_row(s.name, kind, calls, f"{s.median_ns / 1e3:.2f}",
+                          f"{s.min_ns / 1e3:.2f}", share, width))  # fmt: skip
+    calls = str(sum(s.calls for s in stats))
+    low = min(r.duration_ns for r in runs)
+    lines.append(
+        _row("run", "", calls, f"{median_run / 1e3:.2f}", f"{low / 1e3:.2f}", "100%", width)
+    )
     return "\n".join(lines)
 
 
-_NO_MATPLOTLIB = (
-    "drawing the chart needs matplotlib, which the extra 'profile' installs: "
-    "pip install 'etrt[profile]'"
-)
+NO_MATPLOTLIB = "matplotlib is not installed: pip install 'etrt[profile]' draws the timeline"
 
 
-def check_chart_support() -> None:
-    """Fails before any profiling when the chart could not be drawn."""
-    import importlib.util
+def can_draw() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
-    if importlib.util.find_spec("matplotlib") is None:
-        raise EtrtError(_NO_MATPLOTLIB)
+
+def median_run(runs: Sequence[Run]) -> tuple[int, Run]:
+    """The run whose duration is the (lower) median, and its index."""
+    order = sorted(range(len(runs)), key=lambda i: runs[i].duration_ns)
+    index = order[(len(order) - 1) // 2]
+    return index, runs[index]
 
 
-def write_chart(stats: Sequence[OperatorStat], path: Path, title: str) -> Path:
-    """A horizontal bar per operator: total milliseconds, labelled with its share."""
+def write_chart(stats: Sequence[OperatorStat], runs: Sequence[Run], path: Path, title: str) -> Path:
+    """A timeline of the median run: one row per operator (the most expensive on top), each call
+    a bar from its start to its end; gaps are the time between operators."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ModuleNotFoundError:
-        raise EtrtError(_NO_MATPLOTLIB) from None
-    shown = list(stats[:CHART_TOP])
-    rest = stats[CHART_TOP:]
-    labels = [s.name for s in shown]
-    totals = [s.total_ns / 1e6 for s in shown]
-    shares = [s.share for s in shown]
-    if rest:
-        labels.append(f"other ({len(rest)} operators)")
-        totals.append(sum(s.total_ns for s in rest) / 1e6)
-        shares.append(sum(s.share for s in rest))
-    fig = Figure(figsize=(9, 1.2 + 0.4 * max(len(labels), 1)), layout="constrained")
+        raise EtrtError(NO_MATPLOTLIB) from None
+    index, run = median_run(runs)
+    names = [s.name for s in stats if s.kind is not None]
+    shown = names[:CHART_TOP]
+    rest = len(names) - len(shown)
+    labels = shown + ([f"other ({rest} operator{'s' if rest > 1 else ''})"] if rest else [])
+    row = {name: (shown.index(name) if name in shown else len(shown)) for name in names}
+    fig = Figure(figsize=(10, 1.4 + 0.35 * max(len(labels), 1)), layout="constrained")
     FigureCanvasAgg(fig)  # render without pyplot or a display
     ax = fig.subplots()
-    positions = list(range(len(labels)))
-    ax.barh(positions, totals, color="tab:blue")
-    ax.set_yticks(positions, labels)
-    ax.invert_yaxis()  # the most expensive on top
-    for y, (total, share) in enumerate(zip(totals, shares, strict=True)):
-        ax.annotate(f" {share:.1%}", (total, y), va="center", fontsize=8)
-    ax.set_xlabel("total time (ms)")
+    colors = [f"C{i % 10}" for i in range(len(labels))]
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for e in run.events:
+        start = (e.start_ns - run.start_ns) / 1e3
+        spans.setdefault(row[e.name], []).append((start, max(e.duration_ns / 1e3, 1e-3)))
+    for y, bars in spans.items():
+        ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colors[y])
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_ylim(len(labels) - 0.5, -0.5)  # the most expensive on top
+    ax.set_xlim(0, run.duration_ns / 1e3)
+    ax.set_xlabel(f"time in run {index} (us); it took {run.duration_ns / 1e3:.1f} us, the median")
     ax.set_title(title)
-    ax.margins(x=0.15)
+    ax.grid(axis="x", alpha=0.3)
     if not path.parent.is_dir():
         raise EtrtError(f"cannot write {path}: directory {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fig.savefig(path, format="png", dpi=100)
+        fig.savefig(tmp, format="png", dpi=100)
+        tmp.replace(path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise EtrtError(f"cannot write {path}: {exc.strerror or exc}") from exc
     return path
 
@@ -182,4 +220,4 @@ def run_profile(
             tracer.detach(m)
             tracer.write(etdump_path)
     dump = etdump.load(etdump_path)
-    return Profile(program, method, not input_paths, dump, etdump_path, summarize(dump))
+    return Profile(program, method, not input_paths, dump, etdump_path, summarize(dump.runs))

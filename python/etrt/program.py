@@ -163,6 +163,15 @@ class Program:
     def arena_size(self) -> int:
         return self.info.arena_size
 
+    @property
+    def has_external_constants(self) -> bool:
+        """Whether a tensor of any method lives in a named data map (.ptd) outside the file."""
+        return any(
+            isinstance(v, TensorValue) and v.external_key
+            for plan in self.info.data.plans
+            for v in plan.values
+        )
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the program atomically (a temporary file in the same directory, then a rename)."""
         return write_atomic(path, self._data)

@@ -469,3 +469,22 @@ def test_readme_scikit_build_extension_imports_after_pip_install(consumer: Consu
     call = f"import count_outputs; print(count_outputs.count_outputs({str(program)!r}))"
     out = consumer.run([consumer.python, "-c", call])
     assert out.stdout.strip() == "1", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("consumer", ["etrt"], indirect=True)
+def test_readme_meson_build_builds_and_runs_the_quick_start_app(consumer: Consumer) -> None:
+    """The README's meson.build beside the quick start's app.cpp, built by the README's two
+    Meson commands as written (pkgconf-pypi, no path), in the venv holding the wheel."""
+    examples = readme_examples()
+    src = consumer.work / "readme-meson"
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir()
+    (src / "meson.build").write_text(examples["meson_app/meson.build"])
+    (src / "app.cpp").write_text(examples["quickstart/app/app.cpp"])
+    testing.run(["bash", "-euo", "pipefail", "-c", examples["meson"]], cwd=src, env=consumer.env())
+    import etrt.examples
+
+    program = etrt.export(*etrt.examples.mlp()).save(src / "mlp.etrt")  # the quick start's
+    out = consumer.run([src / "build" / "app", program]).stdout
+    assert len(out.split()) == 10 and all(float(v) == float(v) for v in out.split()), out

@@ -86,9 +86,9 @@ def installed(second_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             second_wheel,
             "-r",
             f"{index.url}/",
-            "-u",
+            "--username",
             servers.USER,
-            "-p",
+            "--password",
             servers.PASSWORD,
         )
         assert proc.returncode == 0, proc.stderr

@@ -231,7 +231,7 @@ def publish(
     return etpkg("publish", *args, env=env or {**os.environ, "PYTHONPATH": str(PYTHON)})
 
 
-CREDS = ("-u", servers.USER, "-p", servers.PASSWORD)
+CREDS = ("--username", servers.USER, "--password", servers.PASSWORD)
 
 
 def index_files(index: servers.Server) -> dict[str, bytes]:
@@ -294,14 +294,17 @@ def test_publish_with_refused_or_no_credentials_is_one_line_and_uploads_nothing(
     wheel = first_machine[1]
     with servers.package_index(tmp_path / "index") as index:
         url = f"{index.url}/"
-        proc = publish(wheel, "-r", url, "-u", servers.USER, "-p", "not-the-password")
+        proc = publish(
+            wheel, "-r", url, "--username", servers.USER, "--password", "not-the-password"
+        )
         assert _one_error_line(proc) == (
             f"etpkg: error: package index {url} refused the credentials of user "
-            f"'{servers.USER}' (HTTP 403 Forbidden): check those given with -u/-p, "
+            f"'{servers.USER}' (HTTP 403 Forbidden): check those given with "
+            "--username/--password, "
             "TWINE_USERNAME/TWINE_PASSWORD or ~/.pypirc; nothing was uploaded"
         )
         proc = publish(wheel, "-r", url)  # never a prompt on stdin
-        assert "needs credentials: give them with -u/-p" in _one_error_line(proc)
+        assert "needs credentials: give them with --username/--password" in _one_error_line(proc)
         assert index_files(index) == {}
 
 

@@ -14,6 +14,7 @@ from etpkg._internal.plan import metadata
 from etpkg._internal.plan.cmake import (
     cmake_quote,
     config_file_name,
+    install_function_name,
     render_cmake_package,
     version_file_name,
 )
@@ -71,11 +72,23 @@ def test_config_file_names_follow_cmakes_rule() -> None:
     )
     files = render_cmake_package(sdk(cmake_file_name="GeoKit"))
     assert sorted(files) == [
+        "toy/lib/cmake/GeoKit/GeoKit-etpkg-install.cmake",
         "toy/lib/cmake/GeoKit/GeoKitConfig.cmake",
         "toy/lib/cmake/GeoKit/GeoKitConfigVersion.cmake",
         "toy/lib/cmake/GeoKit/runpath-module.ldopts",
         "toy/lib/cmake/GeoKit/runpath.ldopts",
     ]
+
+
+def test_the_install_function_is_named_after_the_cmake_file_name() -> None:
+    """<cmake file name>_install_runtime, any character a CMake command name cannot hold
+    made '_'; defined in its own file, which the config includes."""
+    files = render_cmake_package(sdk(cmake_file_name="geo-kit.core"))
+    install = text(files, "geo-kit.core-etpkg-install.cmake")
+    assert "function(geo_kit_core_install_runtime)" in install
+    assert install_function_name("GeoKit") == "GeoKit_install_runtime"
+    config_text = text(files, config_file_name("geo-kit.core"))
+    assert 'include("${CMAKE_CURRENT_LIST_DIR}/geo-kit.core-etpkg-install.cmake")' in config_text
 
 
 def test_runpath_files_reach_the_sdk_from_apps_and_from_site_packages() -> None:

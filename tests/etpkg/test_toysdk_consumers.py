@@ -7,7 +7,7 @@ check can fail is shown by test_broken_wheels.py.
 
 from __future__ import annotations
 
-import subprocess
+import re
 import sys
 import time
 from pathlib import Path
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from etpkg import testing
 from etpkg._internal.verify.suite import SBOM_CHECK, Suite
-from etpkg_fixtures import REPO_ROOT, env
+from etpkg_fixtures import REPO_ROOT, env, run_on_tty
 
 pytestmark = pytest.mark.slow
 
@@ -166,25 +166,23 @@ def test_variables_route_retains_the_plugin_on_old_cmake(suite: Suite) -> None:
     assert "plugins=1 toy_plugin=1" in out and "compressed=" in out
 
 
-def test_verify_cli_quick(toysdk_wheel_for_consumers: Path, tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "etpkg",
-            "verify",
-            str(toysdk_wheel_for_consumers),
-            "--quick",
-            "--work",
-            str(tmp_path),
-            "--cmake-cache",
-            str(CMAKE_CACHE),
-        ],
-        env=env(),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "checks passed for toysdk 0.3.1" in proc.stdout and "FAIL" not in proc.stdout
+def test_verify_cli_quick_writes_nothing_where_it_runs(
+    toysdk_wheel_for_consumers: Path, tmp_path: Path
+) -> None:
+    """On a terminal, from an empty directory, no --work and no --cmake-cache: progress with a
+    bar on stderr, the report on stdout; the caller's directory stays empty, the temporary
+    work directory is gone, and the CMake venvs come from $XDG_CACHE_HOME/etpkg."""
+    caller, tmp, home, xdg = (tmp_path / d for d in ("caller", "tmp", "home", "xdg"))
+    for d in (caller, tmp, home, xdg / "etpkg"):
+        d.mkdir(parents=True)
+    (xdg / "etpkg" / "cmake-venvs").symlink_to(CMAKE_CACHE)  # the venvs the suite already made
+    run_env = dict(env(), TMPDIR=str(tmp), HOME=str(home), XDG_CACHE_HOME=str(xdg))
+    run_env.pop("ETPKG_CACHE_DIR", None)
+    argv: list[str | Path] = [sys.executable, "-m", "etpkg", "verify", toysdk_wheel_for_consumers]
+    status, out, seen = run_on_tty([*argv, "--quick"], cwd=caller, env=run_env)
+    assert status == 0, out + seen
+    assert "checks passed for toysdk 0.3.1" in out and "FAIL" not in out
+    assert "etpkg verify: installing the wheel in a fresh venv..." in seen, repr(seen[:300])
+    assert re.search(r"etpkg verify: \[#*\.*\] \d+/\d+ targets", seen), repr(seen)
+    assert list(caller.iterdir()) == [] and list(tmp.iterdir()) == []
+    assert not (home / ".cache").exists()  # XDG_CACHE_HOME was set

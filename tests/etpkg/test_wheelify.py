@@ -67,6 +67,7 @@ def test_layout(toysdk_wheel: Path) -> None:
         f"{PKG}/lib/pkgconfig/__init__.py",
         f"{PKG}/lib/cmake/toysdk/toysdk-config.cmake",
         f"{PKG}/lib/cmake/toysdk/toysdk-config-version.cmake",
+        f"{PKG}/lib/cmake/toysdk/toysdk-etpkg-install.cmake",  # toysdk_install_runtime()
         f"{PKG}/lib/cmake/toysdk/runpath.ldopts",
         f"{PKG}/lib/cmake/toysdk/runpath-module.ldopts",
         # Debian's libbz2-dev header: toysdk/extra.h includes it, so consumers need it.

@@ -207,10 +207,17 @@ def test_cli_writes_the_data_map_next_to_the_program(tmp_path: Path) -> None:
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert prof.returncode == 0 and "aten::addmm" in prof.stdout, prof.stderr
+    found = subprocess.run(
+        [sys.executable, "-m", "etrt", "run", str(out)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr  # the .ptd beside it, by name
+    assert f"using the named data map {out.with_suffix('.ptd')}" in found.stdout
+    out.with_suffix(".ptd").rename(tmp_path / "elsewhere.ptd")
     missing = subprocess.run(
         [sys.executable, "-m", "etrt", "run", str(out)],
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert (
-        missing.returncode != 0 and "no named data map given for external tensors" in missing.stderr
+        missing.returncode == 1 and "no named data map given for external tensors" in missing.stderr
     )

@@ -411,6 +411,20 @@ def test_missing_operator_is_an_error_naming_op_and_node() -> None:
     assert "allow_missing_ops=True" in msg
 
 
+class _Inverse(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.inv(x)
+
+
+def test_effectful_decomposition_is_refused_naming_op_stage_and_line() -> None:
+    # linalg.inv's decomposition checks its input through an effect token etrt cannot hold.
+    with pytest.raises(etrt.ExportError) as err:
+        etrt.export(_Inverse(), (torch.randn(4, 4),))
+    msg = str(err.value)
+    assert msg.startswith("lowering to etrt failed: aten::linalg_inv at test_export.py:"), msg
+    assert "return torch.linalg.inv(x)" in msg and "aten._linalg_check_errors" in msg, msg
+
+
 def test_allow_missing_ops_exports_anyway() -> None:
     program = etrt.export(_Sine(), (torch.randn(2, 8),), allow_missing_ops=True)
     assert program.missing_ops == ("etrt_test::sine",)
@@ -517,15 +531,17 @@ def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
     )
     out = tmp_path / "sig.etrt"
     r = _cli("export", f"{spec}:make", "-o", str(out), cwd=repo_root)
-    assert r.returncode == 2 and not out.exists()
+    assert r.returncode == 1 and not out.exists()
     assert r.stderr.startswith("error: no etrt kernel for etrt_test::sine")
     assert r.stderr.count("\n") == 1
+    # The CLI's advice names its flag; the Python API's, its argument.
+    assert "pass --allow-missing-ops to export anyway" in r.stderr, r.stderr
     r = _cli("export", f"{spec}:make", "-o", str(out), "--allow-missing-ops", cwd=repo_root)
     assert r.returncode == 0 and out.exists(), r.stderr
 
     for bad in (f"{spec}:nope", str(tmp_path / "missing.pt2"), "no_such_module_xyz:make", "plain"):
         r = _cli("export", bad, "-o", str(out), cwd=repo_root)
-        assert r.returncode == 2 and r.stderr.startswith("error: "), (bad, r.stderr)
+        assert r.returncode == 1 and r.stderr.startswith("error: "), (bad, r.stderr)
         assert "Traceback" not in r.stderr
 
     r = _cli(
@@ -536,10 +552,10 @@ def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
         "--allow-missing-ops",
         cwd=repo_root,
     )
-    assert r.returncode == 2 and r.stderr.startswith("error: cannot write")
+    assert r.returncode == 1 and r.stderr.startswith("error: cannot write")
 
     r = _cli("--cmake-prefix-path", cwd=repo_root)
-    assert r.returncode == 2 and "only available from an installed wheel" in r.stderr
+    assert r.returncode == 1 and "only available from an installed wheel" in r.stderr
 
     r = _cli("--version", cwd=repo_root)
     assert r.returncode == 0 and r.stdout.strip() == f"etrt {etrt.__version__}"

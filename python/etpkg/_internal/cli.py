@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from etpkg._internal import process
 from etpkg._internal.errors import EtpkgError
+from etpkg._internal.progress import Progress, add_quiet_flag
 from etpkg._internal.publish import add_publish_parser
 from etpkg._internal.verify.cli import add_verify_parser
 from etpkg._internal.version import VERSION
@@ -37,7 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"etpkg {VERSION}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     wheelify = sub.add_parser(
-        "wheelify", help="turn a Conan package into a manylinux wheel that is also a C++ SDK"
+        "wheelify",
+        help="turn a Conan package into a manylinux wheel that is also a C++ SDK",
+        description="Turn a Conan package in the cache (or installed from a remote first) into "
+        "a repaired manylinux wheel that is also a C++ SDK: libraries, headers, a find_package "
+        "config and pkg-config files. Prints the wheel's path.",
     )
     wheelify.add_argument(
         "package",
@@ -98,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="log progress (-vv: also Conan's and the tools' detail)",
     )
+    add_quiet_flag(wheelify)
     wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
     add_publish_parser(sub)
@@ -117,7 +123,19 @@ def _wheelify(args: argparse.Namespace) -> int:
         args.parser.error("give the output directory once (--output-dir)")
     out = args.output_dir or (Path(dirs[0]) if dirs else Path("dist"))
     selection = Selection(tuple(args.profile), tuple(args.settings), tuple(options))
-    print(wheelify(args.package, out, remote=args.remote, update=args.update, selection=selection))
+    progress = Progress("etpkg wheelify", quiet=args.quiet)
+    try:
+        wheel = wheelify(
+            args.package,
+            out,
+            remote=args.remote,
+            update=args.update,
+            selection=selection,
+            stage_note=progress.stage,
+        )
+    finally:
+        progress.done()
+    print(wheel)
     return 0
 
 

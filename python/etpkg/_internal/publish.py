@@ -9,9 +9,9 @@ not at all. A file the index already has is skipped when the index serves the ve
 (SHA-256 from its simple page) and refused otherwise: an index takes a file name once.
 
 REPOSITORY is an upload URL (pypiserver's root, a devpi index, a Warehouse `/legacy/`) or a
-repository name of ~/.pypirc; credentials come from -u/-p, TWINE_USERNAME/TWINE_PASSWORD,
-~/.pypirc or a keyring, as twine takes them. Every failure is one PublishError line naming the
-index and what to do.
+repository name of ~/.pypirc; credentials come from --username/--password,
+TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or a keyring, as twine takes them. Every failure is
+one PublishError line naming the index and what to do.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from etpkg._internal.remote import connection_failure
 
 log = logging.getLogger(__name__)
 
-_CREDENTIALS = "-u/-p, TWINE_USERNAME/TWINE_PASSWORD or ~/.pypirc"
+_CREDENTIALS = "--username/--password, TWINE_USERNAME/TWINE_PASSWORD or ~/.pypirc"
 
 
 @dataclass(frozen=True)
@@ -259,8 +259,9 @@ def add_publish_parser(subparsers: Any) -> None:
         required=True,
         help="upload URL (e.g. a pypiserver's root) or a repository name of ~/.pypirc",
     )
-    p.add_argument("-u", "--username", help="default: TWINE_USERNAME, ~/.pypirc")
-    p.add_argument("-p", "--password", help="default: TWINE_PASSWORD, ~/.pypirc, keyring")
+    # Long forms only: -u is wheelify's --update (Conan's spelling); one meaning per flag.
+    p.add_argument("--username", help="default: TWINE_USERNAME, ~/.pypirc")
+    p.add_argument("--password", help="default: TWINE_PASSWORD, ~/.pypirc, keyring")
     p.add_argument(
         "--index-url",
         help="the index's simple pages, to tell a file already there (default: <URL>/simple/ "

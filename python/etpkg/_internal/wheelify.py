@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from etpkg._internal import tags
@@ -43,16 +44,21 @@ def wheelify(
     remote: str | None = None,
     update: bool = False,
     selection: Selection = DEFAULT_SELECTION,
+    stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
     for the binary `selection` picks; with `remote`, first installs it from that Conan remote
     into the cache (remote.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
+    `stage_note(name)` is called as each step starts (the CLI's progress).
     """
+    note = stage_note or (lambda name: None)
     start = time.monotonic()
     if remote is not None:
+        note(f"installing {spec} from {remote}")
         spec = fetch_package(spec, remote, update=update, selection=selection)
+    note("reading the Conan package")
     package = read_package(spec, selection)
     sdk = package.sdk
     arch = tags.arch_for_conan(package.arch) if package.arch is not None else None
@@ -73,12 +79,14 @@ def wheelify(
     with tempfile.TemporaryDirectory(prefix="etpkg-") as tmp_name:
         tmp = Path(tmp_name)
         tree = tmp / "tree"
+        note("staging the wheel")
         stage(plan, tree)
         final_tree, platform = tree, tags.ANY
         external: dict[str, Path] = {}
         if binary and arch is not None:
             platform = tags.glibc_platform(arch) if archives else tags.ANY
             if plan.patches:  # ELF files: auditwheel's analysis and repair
+                note("repairing with auditwheel")
                 unrepaired = tmp / "unrepaired" / name.filename
                 unrepaired.parent.mkdir()
                 write_wheel(tree, unrepaired, name.dist_info)
@@ -93,6 +101,7 @@ def wheelify(
         final_name = metadata.wheel_name(view, platform)
 
         # Now what was grafted is known: what consumers link, and the licences it brings.
+        note("writing the SDK files, the SBOM and checking")
         grafted = repair.grafts(final_tree, libs_dir_name(view), external)
         final_view = wheel_sdk(sdk, files, grafted)
         graft_licenses = grafted_licenses(grafted, external, package.required)

@@ -41,6 +41,16 @@ def version_file_name(cmake_file_name: str) -> str:
     return f"{cmake_file_name}ConfigVersion.cmake"
 
 
+def install_file_name(cmake_file_name: str) -> str:
+    """The generated file holding the install function (kept apart from the config)."""
+    return f"{cmake_file_name}-etpkg-install.cmake"
+
+
+def install_function_name(cmake_file_name: str) -> str:
+    """`<cmake file name>_install_runtime`, with any character CMake names cannot hold as '_'."""
+    return f"{re.sub(r'[^A-Za-z0-9_]', '_', cmake_file_name)}_install_runtime"
+
+
 def cmake_dir(sdk: Sdk) -> str:
     """Wheel-relative directory of the CMake package."""
     return f"{sdk.import_name}/lib/cmake/{sdk.cmake_file_name}"
@@ -233,6 +243,8 @@ def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
             posixpath.relpath(rel, f"lib/cmake/{sdk.cmake_file_name}") for rel in sdk.build_modules
         ],
         "manifest": manifest.to_json(sdk),
+        "install_file": install_file_name(sdk.cmake_file_name),
+        "install_fn": install_function_name(sdk.cmake_file_name),
         "runpath_file": RUNPATH_FILE,
         "module_runpath_file": MODULE_RUNPATH_FILE,
     }
@@ -243,6 +255,9 @@ def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
         ),
         f"{base}/{version_file_name(sdk.cmake_file_name)}": render(
             "config-version.cmake.j2", context, filters
+        ),
+        f"{base}/{install_file_name(sdk.cmake_file_name)}": render(
+            "install.cmake.j2", context, filters
         ),
     }
     if any(v.runpath for v in views):

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from etpkg._internal.progress import Progress, add_quiet_flag
 from etpkg._internal.verify.suite import read_exempt, verify_wheel
 from etpkg._internal.verify.tools import CMAKE_VERSIONS, MODERN
 
@@ -35,26 +36,40 @@ def add_verify_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         metavar="FILE",
         help="headers (relative to include/) expected not to compile alone, one per line",
     )
-    p.add_argument("--work", type=Path, default=Path("build/verify"), help="work directory")
+    p.add_argument(
+        "--work",
+        type=Path,
+        metavar="DIR",
+        help="keep the consumer projects and builds in DIR (default: a temporary directory, "
+        "removed at the end; nothing is written to the current directory)",
+    )
     p.add_argument(
         "--cmake-cache",
         type=Path,
-        default=Path("build/cmake-venvs"),
-        help="where the per-version CMake venvs are kept",
+        metavar="DIR",
+        help="where the per-version CMake venvs are kept between runs (default: "
+        "$ETPKG_CACHE_DIR, else $XDG_CACHE_HOME/etpkg, else ~/.cache/etpkg; then cmake-venvs)",
     )
     p.add_argument("-v", "--verbose", action="count", default=0, help="log each check as it runs")
+    add_quiet_flag(p)
     p.set_defaults(func=verify_command)
 
 
 def verify_command(args: argparse.Namespace) -> int:
-    report = verify_wheel(
-        args.wheel,
-        quick=args.quick,
-        cmake_versions=args.cmake,
-        exempt_headers=read_exempt(args.exempt_headers),
-        work_dir=args.work,
-        cmake_cache=args.cmake_cache,
-    )
+    progress = Progress("etpkg verify", quiet=args.quiet)
+    progress.stage("installing the wheel in a fresh venv")
+    try:
+        report = verify_wheel(
+            args.wheel,
+            quick=args.quick,
+            cmake_versions=args.cmake,
+            exempt_headers=read_exempt(args.exempt_headers),
+            work_dir=args.work,
+            cmake_cache=args.cmake_cache,
+            progress=progress.step,
+        )
+    finally:
+        progress.done()
     for r in report.results:
         first = r.detail.splitlines()[0] if r.detail else ""
         print(f"{'PASS' if r.ok else 'FAIL'}  {r.name}  ({r.seconds:.1f}s)  {first[:200]}")

@@ -14,6 +14,7 @@ import jinja2
 from etpkg._internal.build.elf import read_elf
 from etpkg._internal.model import Sdk
 from etpkg._internal.naming import library_file
+from etpkg._internal.plan.cmake import install_function_name
 from etpkg._internal.verify.runner import CheckFailed
 from etpkg._internal.verify.tools import defined_functions
 
@@ -100,7 +101,6 @@ def targets_project(
     one); installs itself and the shared libraries it uses."""
     source = f"main.{source_suffix(sdk)}"
     write(src / source, entry_source(symbols))
-    closure = sdk.closure(components)
     write(
         src / "CMakeLists.txt",
         render(
@@ -113,11 +113,7 @@ def targets_project(
             targets=list(targets) if targets is not None else [
                 sdk.component(c).target for c in components
             ],
-            shared_targets=[
-                sdk.component(c).target
-                for c in closure
-                if not (sdk.component(c).static or sdk.component(c).header_only)
-            ],
+            install_fn=install_function_name(sdk.cmake_file_name),
         ),
     )
     return src

@@ -7,8 +7,10 @@ registers) is the package's own tests' job, which reuse the Workspace, this suit
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from etpkg._internal.cache import cmake_cache_dir
 from etpkg._internal.errors import VerifyError
 from etpkg._internal.model import Sdk
 from etpkg._internal.verify.consumers import render, write
@@ -56,6 +59,8 @@ class Suite:
     generators: tuple[str, ...] = GENERATORS
     exempt_headers: tuple[str, ...] = ()
     results: list[CheckResult] = field(default_factory=list)
+    # Told (check name, checks done, checks in all) as each check starts: the CLI's progress.
+    progress: Callable[[str, int, int], None] | None = None
 
     @property
     def sdk(self) -> Sdk:
@@ -167,29 +172,34 @@ class Suite:
         )
         if quick:
             self.versions, self.generators = (matrix[0][0],), (matrix[0][1],)
-        self.record(SBOM_CHECK, self.check_sbom)
-        self.record("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli)
-        self.record(
+        plan: list[tuple[str, Callable[[], str]]] = []
+        plan.append((SBOM_CHECK, self.check_sbom))
+        plan.append(("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli))
+        plan.append((
             "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
             self.check_entry_points,
-        )
-        self.record("versions", self.check_versions)
-        self.record("unknown component", self.check_unknown_component)
+        ))
+        plan.append(("versions", self.check_versions))
+        plan.append(("unknown component", self.check_unknown_component))
         for version, gen in matrix:
-            self.record(f"targets {version} {gen}", partial(self.check_targets, version, gen))
-        self.record("shadow control (DT_RPATH)", self.check_shadow_control)
-        self.record("each component alone", self.check_each_component_alone)
-        self.record("package-wide target", self.check_package_target)
-        self.record("executables and data", self.check_files)
-        self.record("headers", self.check_headers)
+            plan.append((f"targets {version} {gen}", partial(self.check_targets, version, gen)))
+        plan.append(("shadow control (DT_RPATH)", self.check_shadow_control))
+        plan.append(("each component alone", self.check_each_component_alone))
+        plan.append(("package-wide target", self.check_package_target))
+        plan.append(("executables and data", self.check_files))
+        plan.append(("headers", self.check_headers))
         for version in [v for v in OLD_CMAKE_VERSIONS if v in self.versions] or (
             [] if quick else [self.versions[0]]
         ):
-            self.record(f"variables {version}", partial(self.check_variables, version))
-        self.record("good citizen", self.check_good_citizen)
-        self.record("pkg-config", self.check_pkg_config)
-        self.record("relocation (wheel uninstalled)", self.check_relocation)
-        self.record("no python while configuring", self.check_no_python)
+            plan.append((f"variables {version}", partial(self.check_variables, version)))
+        plan.append(("good citizen", self.check_good_citizen))
+        plan.append(("pkg-config", self.check_pkg_config))
+        plan.append(("relocation (wheel uninstalled)", self.check_relocation))
+        plan.append(("no python while configuring", self.check_no_python))
+        for done, (name, fn) in enumerate(plan):
+            if self.progress is not None:
+                self.progress(name, done, len(plan))
+            self.record(name, fn)
         return self.results
 
 
@@ -199,16 +209,24 @@ def verify_wheel(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
-    work_dir: Path = Path("build/verify"),
-    cmake_cache: Path = Path("build/cmake-venvs"),
+    work_dir: Path | None = None,
+    cmake_cache: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Report:
-    ws = prepare(wheel, work_dir, cmake_cache)
-    suite = Suite(
-        ws,
-        versions=tuple(cmake_versions or CMAKE_VERSIONS),
-        exempt_headers=tuple(exempt_headers),
-    )
-    return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
+    """work_dir None: a temporary directory, removed at the end (the caller's directory is never
+    written); cmake_cache None: the user cache (cache.cmake_cache_dir())."""
+    with contextlib.ExitStack() as stack:
+        if work_dir is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="etpkg-verify-"))
+            work_dir = Path(tmp)
+        ws = prepare(wheel, work_dir, cmake_cache or cmake_cache_dir())
+        suite = Suite(
+            ws,
+            versions=tuple(cmake_versions or CMAKE_VERSIONS),
+            exempt_headers=tuple(exempt_headers),
+            progress=progress,
+        )
+        return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
 
 
 def read_exempt(path: Path | None) -> tuple[str, ...]:

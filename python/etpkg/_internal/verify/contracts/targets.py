@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from etpkg._internal.build.elf import read_elf
+from etpkg._internal.plan.cmake import install_function_name
 from etpkg._internal.verify.consumers import (
     SHADOW_MARKER,
     dropped_archives,
@@ -78,7 +79,8 @@ def check(suite: Suite, version: str, generator: str) -> str:
         )
     missing = sorted(f for f in all_files if not (inst / "lib" / f).is_file())
     if missing:
-        raise CheckFailed(f"install(IMPORTED_RUNTIME_ARTIFACTS) did not install {missing}")
+        install_fn = install_function_name(m.cmake_file_name)
+        raise CheckFailed(f"{install_fn}(DESTINATION lib) did not install {missing}")
     expect_loaded(run([inst / "bin" / "app"], env=ws.env(tool)).stdout, all_files, inst / "lib")
     installed = ":".join(inst_info.runpath or ()) or "none"
     return (
