@@ -34,7 +34,8 @@ def figures(stdout: str) -> dict[str, int]:
 
 
 def check(proc: subprocess.CompletedProcess[str]) -> None:
-    assert "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, proc.stderr[-8000:]
+    report = proc.stderr[-8000:]
+    assert "Sanitizer" not in proc.stderr and "runtime error" not in proc.stderr, report
     assert proc.returncode == 0, proc.stdout + proc.stderr[-8000:]
     assert proc.stdout.splitlines()[-1] == "ok"
     got = figures(proc.stdout)
