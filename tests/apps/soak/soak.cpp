@@ -61,6 +61,7 @@ struct Variant {
 struct Program {
   std::string path;
   bool stateful = false;
+  bool dynamic = false;
   std::vector<Variant> variants;
 };
 
@@ -127,12 +128,11 @@ bool reference(Program* p) {
   if (!method.ok()) return failure(p->path + ": " + method.error().to_string()), false;
   etrt::Method& m = **method;
   p->stateful = m.num_states() > 0;
-  bool dynamic = false;
   for (size_t i = 0; i < m.num_inputs(); ++i) {
     auto info = m.input_tensor_info(i);
-    dynamic = dynamic || (info.ok() && info->dynamic);
+    p->dynamic = p->dynamic || (info.ok() && info->dynamic);
   }
-  for (int v = 0; v < (dynamic ? kVariants : 1); ++v) {
+  for (int v = 0; v < (p->dynamic ? kVariants : 1); ++v) {
     Variant var;
     if (!make_inputs(m, v, &var, p->path)) return false;
     if (!m.reset_state().ok()) return failure(p->path + ": reset_state"), false;
@@ -454,7 +454,7 @@ int main(int argc, char** argv) {
     else if (arg == "--modules" && a + 1 < argc) modules = std::atoi(argv[++a]);
     else if (arg == "--ops" && a + 1 < argc) ops = std::atol(argv[++a]);
     else if (arg == "--seconds" && a + 1 < argc) seconds = std::atof(argv[++a]);
-    else programs.push_back(Program{arg, false, {}});
+    else programs.push_back(Program{arg, false, false, {}});
   }
   if (programs.empty() || threads < 2 || modules < 1 || ops < 1 || seconds <= 0) {
     std::fprintf(stderr,
@@ -485,8 +485,11 @@ int main(int argc, char** argv) {
     if (slot.entry != nullptr) retire(slot.entry);
   }
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("soak: seed %llu threads %d modules %d programs %zu ops %ld seconds %.1f\n",
-              static_cast<unsigned long long>(seed), threads, modules, programs.size(), g.ops.load(), took);
+  int stateful = 0, dynamic = 0;
+  for (const Program& p : programs) stateful += p.stateful ? 1 : 0, dynamic += p.dynamic ? 1 : 0;
+  std::printf("soak: seed %llu threads %d modules %d programs %zu stateful %d dynamic %d ops %ld seconds %.1f\n",
+              static_cast<unsigned long long>(seed), threads, modules, programs.size(), stateful, dynamic, g.ops.load(),
+              took);
   std::printf(
       "soak-counts: c-abi-runs %ld cpp-runs %ld mismatches %ld busy %ld refused-while-freeing %ld "
       "refused-after-free %ld loads %ld frees %ld resets %ld thread-changes %ld racing-calls %ld\n",
