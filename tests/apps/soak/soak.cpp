@@ -14,8 +14,9 @@
 //   - a C++ set_input/execute/reset_state on a method another thread holds is InvalidState;
 //   - nothing else: a sanitizer build reports any race or use of freed memory.
 // The C ABI holds a method for one call only, so threads serialise their own checked
-// set_input .. execute .. output sequences per module, as the header asks; every other call
-// (metadata, output reads, method loading, free) races freely.
+// set_input .. execute .. output sequences per module, as the header asks, and no module is
+// freed while a thread reads its output data (memory of the module); every call races freely
+// (metadata, output calls, method loading, free, and calls on handles already freed).
 // Prints the figures, then "ok" (exit 0) or "failed".
 #include <atomic>
 #include <chrono>
@@ -166,6 +167,9 @@ struct Entry {
   std::atomic<etrt_method*> method{nullptr};  // once loaded: kept, and called, after the free
   std::shared_ptr<etrt::Module> module;        // C++: lives while a thread uses it
   std::mutex seq;                              // C ABI: one checked sequence at a time
+  // C ABI: held while a thread reads output data, and by the free. Output data lives in the
+  // module, so reading it across a free is the caller's bug (c_api.h); every call still races.
+  std::mutex reading;
   std::atomic<bool> inputs_bound{false};       // C++: a checked run bound a whole variant
   std::atomic<bool> freeing{false}, freed{false};
 };
@@ -224,7 +228,10 @@ std::shared_ptr<Entry> open_entry(const Program* p, Api api) {
 // Frees the module while other threads may be calling it.
 void retire(const std::shared_ptr<Entry>& e) {
   e->freeing.store(true);
-  if (e->api == Api::C) etrt_module_free(e->handle);
+  if (e->api == Api::C) {
+    std::lock_guard<std::mutex> lock(e->reading);
+    etrt_module_free(e->handle);
+  }
   std::atomic_store(&e->module, std::shared_ptr<etrt::Module>());  // C++: its last user frees it
   e->freed.store(true);
   ++g.frees;
@@ -294,6 +301,7 @@ void run_c(Entry& e, std::mt19937_64& rng) {
       if (!step(set, "set_input")) return;
     }
     if (!step([&] { return etrt_method_execute(m); }, "execute")) return;
+    std::lock_guard<std::mutex> reading(e.reading);
     for (size_t i = 0; i < var.runs[k].size(); ++i) {
       int32_t dtype = 0;
       size_t ndim = 0;
