@@ -75,7 +75,7 @@ def check_coverage(got: dict[str, float]) -> None:
 @pytest.mark.soak
 @pytest.mark.parametrize("flavor", ["tsan", "asan"])
 def test_soak_under_sanitizer(flavor: str, soak_programs: list[Path]) -> None:
-    got = run_soak(flavor, soak_programs, seed=1 if flavor == "tsan" else 2, ops=200, seconds=60)
+    got = run_soak(flavor, soak_programs, seed=1 if flavor == "tsan" else 2, ops=400, seconds=60)
     check_coverage(got)
 
 

@@ -66,7 +66,7 @@ def run_soak(
 @pytest.mark.soak
 @pytest.mark.parametrize("flavor", ["release", "tsan"])
 def test_python_soak(flavor: str, soak_programs: list[Path]) -> None:
-    run_soak(flavor, soak_programs, seed=3, ops=150 if flavor == "release" else 60, seconds=60)
+    run_soak(flavor, soak_programs, seed=3, ops=300 if flavor == "release" else 100, seconds=60)
 
 
 @pytest.mark.long
