@@ -29,6 +29,31 @@ def exported_program() -> Callable[[str, int], etrt.Program]:
     return get
 
 
+@pytest.fixture(scope="session")
+def soak_programs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The soak's programs: an MLP and a transformer block (portable kernels), a CNN through
+    the XNNPACK delegate, and a step cache with state and a dynamic sequence length."""
+    import torch
+
+    out = tmp_path_factory.mktemp("soak_programs")
+    paths = []
+    for name, backend in (("mlp", None), ("transformer", None), ("cnn", "xnnpack")):
+        model, inputs = models.make(name, 2)
+        program = etrt.export(model, inputs, backend=backend)
+        if backend is not None:
+            assert "delegate:XnnpackBackend" in program.info.instruction_ops
+        paths.append(program.save(out / f"{name}_{backend or 'portable'}.etrt"))
+    torch.manual_seed(0)
+    seq = torch.export.Dim("seq", min=1, max=7)
+    step_cache = etrt.export(
+        models.StepCache().eval(),
+        (torch.randn(3, 4), torch.arange(3)),
+        dynamic_shapes=({0: seq}, {0: seq}),
+    )
+    paths.append(step_cache.save(out / "step_cache.etrt"))
+    return paths
+
+
 @pytest.fixture(scope="module", params=["release", "asan"])
 def tool_runner(request: pytest.FixtureRequest) -> runtime_build.ToolRunner:
     """The in-tree etrt_runner, once per build: release, then AddressSanitizer and UBSan."""

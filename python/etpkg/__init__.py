@@ -6,10 +6,11 @@ may change without notice. etpkg.testing helps an SDK's own consumer tests.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from etpkg._internal.conan import Selection
 from etpkg._internal.errors import (
     CheckError,
     ElfError,
@@ -23,10 +24,34 @@ from etpkg._internal.errors import (
     VerifyError,
     WheelError,
 )
-from etpkg._internal.model import Component, Dependency, Sdk
-from etpkg._internal.publish import Published
-from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.version import VERSION as __version__
+
+if TYPE_CHECKING:
+    from etpkg._internal.conan import Selection
+    from etpkg._internal.model import Component, Dependency, Sdk
+    from etpkg._internal.publish import Published
+    from etpkg._internal.verify.report import CheckResult, Report
+
+# Loaded on first use, so `import etpkg` (and `python -m etpkg` before it can catch Ctrl-C)
+# stays quick: the model pulls in Conan's modules.
+_LAZY = {
+    "Component": "etpkg._internal.model",
+    "Dependency": "etpkg._internal.model",
+    "Sdk": "etpkg._internal.model",
+    "Published": "etpkg._internal.publish",
+    "CheckResult": "etpkg._internal.verify.report",
+    "Report": "etpkg._internal.verify.report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'etpkg' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CheckError",
@@ -60,6 +85,8 @@ def _selection(
     for what, value in (("profiles", profiles), ("settings", settings), ("options", options)):
         if isinstance(value, str):
             raise TypeError(f"{what} must be a sequence of strings, not one string")
+    from etpkg._internal.conan import Selection
+
     return Selection(tuple(profiles), tuple(settings), tuple(options))
 
 

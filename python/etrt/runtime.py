@@ -186,14 +186,30 @@ def _torch_dtype(tensor: Any, index: int) -> np.dtype[Any]:
 InputCheck = Callable[[np.dtype[Any], tuple[int, ...]], None]
 
 
+_KIND_NAMES = {
+    "b": "bool",
+    "u": "unsigned integer",
+    "i": "signed integer",
+    "f": "floating",
+    "c": "complex",
+}
+
+
+def _kind_name(dtype: np.dtype[Any]) -> str:
+    return _KIND_NAMES.get(dtype.kind, dtype.kind)
+
+
 def check_dtype(spec: IOSpec, dtype: np.dtype[Any], index: int) -> None:
-    """Raises unless `dtype` converts to what input `index` takes (same kind, no loss of kind):
-    the binding's own rule, since only it converts."""
+    """Raises unless `dtype` converts to what input `index` takes by the same-kind rule
+    (numpy's casting="same_kind": within a kind, even narrowing, or to a higher kind; never
+    from a higher kind to a lower one): the binding's own rule, since only it converts."""
     want = spec.dtype
     assert want is not None
     if dtype != want and not np.can_cast(dtype, want, casting="same_kind"):
         raise EtrtRuntimeError(
-            "InvalidArgument", f"input {index}: expected {want}, got {dtype} (not safely castable)"
+            "InvalidArgument",
+            f"input {index}: expected {want}, got {dtype} (inputs convert by the same-kind rule:"
+            f" within a kind or to a higher one, never {_kind_name(dtype)} to {_kind_name(want)})",
         )
 
 

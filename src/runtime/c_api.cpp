@@ -2,16 +2,17 @@
 // and no C++ type leaves the library.
 #include "etrt/runtime/c_api.h"
 
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "c_handles.h"
 #include "etrt/runtime/runtime.h"
 
 static_assert(static_cast<int>(etrt::ErrorCode::KernelFailed) == ETRT_STATUS_KERNEL_FAILED,
@@ -24,27 +25,6 @@ static_assert(static_cast<int>(etrt::ScalarType::Bool) == ETRT_DTYPE_BOOL, "C dt
 static_assert(static_cast<int>(etrt::ScalarType::Half) == ETRT_DTYPE_FLOAT16, "C dtype codes follow etrt::ScalarType");
 static_assert(static_cast<int>(etrt::ScalarType::BFloat16) == ETRT_DTYPE_BFLOAT16,
               "C dtype codes follow etrt::ScalarType");
-
-struct etrt_method {
-  etrt::Method* method;  // owned by the Module
-  etrt_module* module;
-};
-
-struct etrt_module {
-  etrt_module(std::string path, std::string data_path)
-      : module(std::move(path), std::move(data_path), etrt::Module::LoadMode::Mmap) {}
-  etrt::Module module;
-  std::vector<std::string> method_names;  // fixed once opened
-
-  std::mutex methods_mu;  // guards `methods`
-  std::map<std::string, std::unique_ptr<etrt_method>, std::less<>> methods;
-
-  // Calls running on the module or its methods; etrt_module_free waits until none is.
-  std::mutex use_mu;
-  std::condition_variable idle;
-  size_t active = 0;
-  bool closing = false;
-};
 
 namespace {
 
@@ -100,49 +80,135 @@ int32_t kind_of(etrt::Tag tag) noexcept {
 
 int32_t kind_of(const etrt::Value& v) noexcept { return kind_of(v.tag()); }
 
-// Marks one call as running on `module` for as long as it lives; fails once the module is
-// being freed, so a call racing etrt_module_free gets an error instead of freed memory.
-class Use {
- public:
-  explicit Use(etrt_module* module) noexcept : module_(module) {
-    std::lock_guard<std::mutex> lock(module_->use_mu);
-    if (module_->closing) return;
-    ++module_->active;
-    ok_ = true;
-  }
-  Use(const Use&) = delete;
-  Use& operator=(const Use&) = delete;
-  ~Use() {
-    if (!ok_) return;
-    std::lock_guard<std::mutex> lock(module_->use_mu);
-    if (--module_->active == 0 && module_->closing) module_->idle.notify_all();
-  }
-  bool ok() const noexcept { return ok_; }
+namespace handles = etrt::c_handles;
 
- private:
-  etrt_module* module_;
-  bool ok_ = false;
+// What an etrt_module handle names.
+struct ModuleObject {
+  ModuleObject(std::string path, std::string data_path)
+      : module(std::move(path), std::move(data_path), etrt::Module::LoadMode::Mmap) {}
+  etrt::Module module;
+  std::vector<std::string> method_names;  // fixed once opened
+
+  std::mutex methods_mu;                                 // guards `methods`
+  std::map<std::string, uintptr_t, std::less<>> methods;  // name -> method handle
 };
 
-etrt_status module_closing() noexcept { return fail(etrt::ErrorCode::InvalidState, "the module is being freed"); }
+uintptr_t bits(const void* handle) noexcept { return reinterpret_cast<uintptr_t>(handle); }
 
-// Runs `body` as a call on `module` (see Use), turning exceptions into a status.
-template <typename F>
-etrt_status on_module(etrt_module* module, F&& body) noexcept {
-  Use use(module);
-  if (!use.ok()) return module_closing();
-  return guarded(std::forward<F>(body));
+// Why a handle cannot be used, as a status and a message naming it (`what`: "module", "method").
+etrt_status refuse(const char* what, etrt::ErrorCode code, const char* why) noexcept {
+  try {
+    return fail(etrt::Error(code, std::string("the ") + what + " " + why));
+  } catch (...) {
+    return static_cast<etrt_status>(code);
+  }
 }
 
-// Runs `body` as a call on `method` holding it for the calling thread: while it runs, another
-// thread's call on the method fails with InvalidState.
+// One call on a module: while it lives the module stays open and etrt_module_free waits for
+// it. A handle that is freed, being freed, or not a module handle is refused with a status.
+class ModuleUse {
+ public:
+  explicit ModuleUse(uintptr_t handle) noexcept {
+    handles::Slot* slot = handles::find(handle);
+    if (slot == nullptr) {
+      status_ = refuse("module", etrt::ErrorCode::InvalidArgument, "handle is not one etrt returned");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(slot->mu);
+    if (slot->state == handles::State::Free || slot->generation != handles::decode(handle).generation) {
+      status_ = refuse("module", etrt::ErrorCode::InvalidState, "was freed");
+    } else if (slot->kind != handles::Kind::Module) {
+      status_ = refuse("module", etrt::ErrorCode::InvalidArgument, "handle is a method handle");
+    } else if (slot->state == handles::State::Closing) {
+      status_ = refuse("module", etrt::ErrorCode::InvalidState, "is being freed");
+    } else {
+      ++slot->active;
+      slot_ = slot;
+      object_ = static_cast<ModuleObject*>(slot->object);
+    }
+  }
+  ModuleUse(const ModuleUse&) = delete;
+  ModuleUse& operator=(const ModuleUse&) = delete;
+  ~ModuleUse() {
+    if (slot_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(slot_->mu);
+    if (--slot_->active == 0 && slot_->state == handles::State::Closing) slot_->idle.notify_all();
+  }
+  ModuleObject* object() const noexcept { return object_; }  // null when refused
+  etrt_status status() const noexcept { return status_; }
+
+ private:
+  handles::Slot* slot_ = nullptr;
+  ModuleObject* object_ = nullptr;
+  etrt_status status_ = ETRT_STATUS_OK;
+};
+
+// One call on a method: holds its module open (ModuleUse) for as long as it lives.
+class MethodUse {
+ public:
+  explicit MethodUse(uintptr_t handle) noexcept {
+    handles::Slot* slot = handles::find(handle);
+    if (slot == nullptr) {
+      status_ = refuse("method", etrt::ErrorCode::InvalidArgument, "handle is not one etrt returned");
+      return;
+    }
+    uintptr_t owner = 0;
+    etrt::Method* method = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(slot->mu);
+      if (slot->state != handles::State::Open || slot->generation != handles::decode(handle).generation) {
+        status_ = refuse("method", etrt::ErrorCode::InvalidState, "was freed with its module");
+        return;
+      }
+      if (slot->kind != handles::Kind::Method) {
+        status_ = refuse("method", etrt::ErrorCode::InvalidArgument, "handle is a module handle");
+        return;
+      }
+      owner = slot->owner;
+      method = static_cast<etrt::Method*>(slot->object);
+    }
+    // If the module is still open here, it was open all along: its free (which ends the
+    // method handles before the module) has not begun, so `method` is alive until we let go.
+    module_.emplace(owner);
+    status_ = module_->status();
+    if (status_ == ETRT_STATUS_OK) method_ = method;
+  }
+  etrt::Method* method() const noexcept { return method_; }  // null when refused
+  etrt_status status() const noexcept { return status_; }
+
+ private:
+  std::optional<ModuleUse> module_;
+  etrt::Method* method_ = nullptr;
+  etrt_status status_ = ETRT_STATUS_OK;
+};
+
+// Runs `body(ModuleObject&)` as a call on `module` (see ModuleUse), turning exceptions into a
+// status.
+template <typename F>
+etrt_status on_module(etrt_module* module, F&& body) noexcept {
+  if (module == nullptr) return null_argument("module");
+  ModuleUse use(bits(module));
+  if (use.object() == nullptr) return use.status();
+  return guarded([&]() -> etrt_status { return body(*use.object()); });
+}
+
+// Runs `body(etrt::Method&)` as a metadata call on `method`: never conflicts with a run.
+template <typename F>
+etrt_status on_method_info(etrt_method* method, F&& body) noexcept {
+  if (method == nullptr) return null_argument("method");
+  MethodUse use(bits(method));
+  if (use.method() == nullptr) return use.status();
+  return guarded([&]() -> etrt_status { return body(*use.method()); });
+}
+
+// Runs `body(etrt::Method&)` as a call on `method` holding it for the calling thread: while it
+// runs, another thread's call on the method fails with InvalidState.
 template <typename F>
 etrt_status on_method(etrt_method* method, F&& body) noexcept {
-  if (method == nullptr) return null_argument("method");
-  return on_module(method->module, [&]() -> etrt_status {
-    auto held = method->method->reserve();
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    auto held = m.reserve();
     if (!held.ok()) return fail(held.error());
-    return body();
+    return body(m);
   });
 }
 
@@ -154,11 +220,10 @@ etrt_status check_index(const char* what, size_t i, size_t count) {
 }
 
 // Output i after execute(), checked to be of `kind`.
-etrt_status output_of_kind(etrt_method* method, size_t i, int32_t kind, const etrt::Value** out) {
-  if (method == nullptr) return null_argument("method");
-  etrt_status s = check_index("output", i, method->method->num_outputs());
+etrt_status output_of_kind(const etrt::Method& method, size_t i, int32_t kind, const etrt::Value** out) {
+  etrt_status s = check_index("output", i, method.num_outputs());
   if (s != ETRT_STATUS_OK) return s;
-  const etrt::Value& v = method->method->output(i);
+  const etrt::Value& v = method.output(i);
   if (kind_of(v) != kind) {
     return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
                             "output " + std::to_string(i) + " is " + etrt::to_string(v.tag())));
@@ -178,8 +243,8 @@ etrt_status write_meta(const etrt::Result<etrt::TensorInfo>& info, int32_t* dtyp
 
 template <typename T>
 etrt_status set_scalar(etrt_method* method, size_t i, T value) noexcept {
-  return on_method(method, [&]() -> etrt_status {
-    etrt::Error err = method->method->set_input(i, etrt::Value(value));
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
+    etrt::Error err = m.set_input(i, etrt::Value(value));
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }
@@ -213,56 +278,67 @@ etrt_status etrt_module_open_with_data(const char* path, const char* data_path, 
   *out = nullptr;
   if (path == nullptr) return null_argument("path");
   return guarded([&]() -> etrt_status {
-    auto module = std::make_unique<etrt_module>(path, data_path == nullptr ? "" : data_path);
+    auto module = std::make_unique<ModuleObject>(path, data_path == nullptr ? "" : data_path);
     etrt::Error err = module->module.load();
     if (!err.ok()) return fail(err);
     auto names = module->module.method_names();
     if (!names.ok()) return fail(names.error());
     module->method_names = std::move(names).get();
-    *out = module.release();
+    uintptr_t handle = handles::add(handles::Kind::Module, module.get(), 0);
+    if (handle == 0) return fail(etrt::ErrorCode::OutOfMemory, "too many modules open at once");
+    module.release();
+    *out = reinterpret_cast<etrt_module*>(handle);
     return ETRT_STATUS_OK;
   });
 }
 
 etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes) {
-  if (module == nullptr) return null_argument("module");
-  return on_module(module, [&]() -> etrt_status {
+  return on_module(module, [&](ModuleObject& mo) -> etrt_status {
     etrt::LoadOptions options;
     options.max_memory_bytes = bytes;
-    module->module.set_load_options(options);
+    mo.module.set_load_options(options);
     return ETRT_STATUS_OK;
   });
 }
 
 void etrt_module_free(etrt_module* module) {
-  if (module == nullptr) return;
+  uintptr_t handle = bits(module);
+  handles::Slot* slot = handles::find(handle);
+  if (slot == nullptr) return;
+  ModuleObject* object = nullptr;
   {
-    std::unique_lock<std::mutex> lock(module->use_mu);
-    module->closing = true;
-    module->idle.wait(lock, [&] { return module->active == 0; });
+    std::unique_lock<std::mutex> lock(slot->mu);
+    if (slot->state != handles::State::Open || slot->kind != handles::Kind::Module ||
+        slot->generation != handles::decode(handle).generation) {
+      return;  // freed already, or being freed by another thread
+    }
+    slot->state = handles::State::Closing;  // from here every new call is refused
+    slot->idle.wait(lock, [&] { return slot->active == 0; });
+    object = static_cast<ModuleObject*>(slot->object);
   }
-  delete module;
+  // No call is inside and none can enter: end the method handles, then the module's, then free.
+  for (const auto& entry : object->methods) handles::release(handles::find(entry.second), handles::decode(entry.second).index);
+  handles::release(slot, handles::decode(handle).index);
+  delete object;
 }
 
 etrt_status etrt_module_num_methods(etrt_module* module, size_t* out) {
-  if (module == nullptr) return null_argument("module");
   if (out == nullptr) return null_argument("out");
-  return on_module(module, [&]() -> etrt_status {
-    *out = module->method_names.size();
+  return on_module(module, [&](ModuleObject& mo) -> etrt_status {
+    *out = mo.method_names.size();
     return ETRT_STATUS_OK;
   });
 }
 
 etrt_status etrt_module_method_name(etrt_module* module, size_t i, const char** out) {
-  if (module == nullptr) return null_argument("module");
   if (out == nullptr) return null_argument("out");
-  return on_module(module, [&]() -> etrt_status {
-    if (i >= module->method_names.size()) {
+  return on_module(module, [&](ModuleObject& mo) -> etrt_status {
+    if (i >= mo.method_names.size()) {
       return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
                               "method index " + std::to_string(i) + " out of range: the program has " +
-                                  std::to_string(module->method_names.size())));
+                                  std::to_string(mo.method_names.size())));
     }
-    *out = module->method_names[i].c_str();
+    *out = mo.method_names[i].c_str();
     return ETRT_STATUS_OK;
   });
 }
@@ -272,15 +348,22 @@ etrt_status etrt_module_method(etrt_module* module, const char* name, etrt_metho
   *out = nullptr;
   if (module == nullptr) return null_argument("module");
   if (name == nullptr) return null_argument("name");
-  return on_module(module, [&]() -> etrt_status {
-    std::lock_guard<std::mutex> lock(module->methods_mu);
-    auto it = module->methods.find(std::string_view(name));
-    if (it == module->methods.end()) {
-      auto method = module->module.method(name);
+  return on_module(module, [&](ModuleObject& mo) -> etrt_status {
+    std::lock_guard<std::mutex> lock(mo.methods_mu);
+    auto it = mo.methods.find(std::string_view(name));
+    if (it == mo.methods.end()) {
+      auto method = mo.module.method(name);
       if (!method.ok()) return fail(method.error());
-      it = module->methods.emplace(name, std::make_unique<etrt_method>(etrt_method{*method, module})).first;
+      uintptr_t handle = handles::add(handles::Kind::Method, *method, bits(module));
+      if (handle == 0) return fail(etrt::ErrorCode::OutOfMemory, "too many method handles open at once");
+      try {
+        it = mo.methods.emplace(name, handle).first;
+      } catch (...) {
+        handles::release(handles::find(handle), handles::decode(handle).index);
+        throw;
+      }
     }
-    *out = it->second.get();
+    *out = reinterpret_cast<etrt_method*>(it->second);
     return ETRT_STATUS_OK;
   });
 }
@@ -288,8 +371,8 @@ etrt_status etrt_module_method(etrt_module* module, const char* name, etrt_metho
 etrt_status etrt_method_num_inputs(etrt_method* method, size_t* out) {
   if (method == nullptr) return null_argument("method");
   if (out == nullptr) return null_argument("out");
-  return on_module(method->module, [&]() -> etrt_status {
-    *out = method->method->num_inputs();
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    *out = m.num_inputs();
     return ETRT_STATUS_OK;
   });
 }
@@ -297,8 +380,8 @@ etrt_status etrt_method_num_inputs(etrt_method* method, size_t* out) {
 etrt_status etrt_method_num_outputs(etrt_method* method, size_t* out) {
   if (method == nullptr) return null_argument("method");
   if (out == nullptr) return null_argument("out");
-  return on_module(method->module, [&]() -> etrt_status {
-    *out = method->method->num_outputs();
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    *out = m.num_outputs();
     return ETRT_STATUS_OK;
   });
 }
@@ -306,10 +389,10 @@ etrt_status etrt_method_num_outputs(etrt_method* method, size_t* out) {
 etrt_status etrt_method_input_kind(etrt_method* method, size_t i, int32_t* kind) {
   if (method == nullptr) return null_argument("method");
   if (kind == nullptr) return null_argument("kind");
-  return on_module(method->module, [&]() -> etrt_status {
-    etrt_status s = check_index("input", i, method->method->num_inputs());
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    etrt_status s = check_index("input", i, m.num_inputs());
     if (s != ETRT_STATUS_OK) return s;
-    *kind = kind_of(method->method->input_tag(i));
+    *kind = kind_of(m.input_tag(i));
     return ETRT_STATUS_OK;
   });
 }
@@ -317,10 +400,10 @@ etrt_status etrt_method_input_kind(etrt_method* method, size_t i, int32_t* kind)
 etrt_status etrt_method_output_kind(etrt_method* method, size_t i, int32_t* kind) {
   if (method == nullptr) return null_argument("method");
   if (kind == nullptr) return null_argument("kind");
-  return on_module(method->module, [&]() -> etrt_status {
-    etrt_status s = check_index("output", i, method->method->num_outputs());
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    etrt_status s = check_index("output", i, m.num_outputs());
     if (s != ETRT_STATUS_OK) return s;
-    *kind = kind_of(method->method->output_tag(i));
+    *kind = kind_of(m.output_tag(i));
     return ETRT_STATUS_OK;
   });
 }
@@ -328,20 +411,20 @@ etrt_status etrt_method_output_kind(etrt_method* method, size_t i, int32_t* kind
 etrt_status etrt_method_input_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                    const int64_t** sizes) {
   if (method == nullptr) return null_argument("method");
-  return on_module(method->module, [&]() { return write_meta(method->method->input_tensor_info(i), dtype, ndim, sizes); });
+  return on_method_info(method, [&](etrt::Method& m) { return write_meta(m.input_tensor_info(i), dtype, ndim, sizes); });
 }
 
 etrt_status etrt_method_output_meta(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                     const int64_t** sizes) {
   if (method == nullptr) return null_argument("method");
-  return on_module(method->module, [&]() { return write_meta(method->method->output_tensor_info(i), dtype, ndim, sizes); });
+  return on_method_info(method, [&](etrt::Method& m) { return write_meta(m.output_tensor_info(i), dtype, ndim, sizes); });
 }
 
 etrt_status etrt_method_input_bounds(etrt_method* method, size_t i, int32_t* dynamic, size_t* ndim,
                                      const int64_t** min_sizes, const int64_t** max_sizes) {
   if (method == nullptr) return null_argument("method");
-  return on_module(method->module, [&]() -> etrt_status {
-    auto info = method->method->input_tensor_info(i);
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    auto info = m.input_tensor_info(i);
     if (!info.ok()) return fail(info.error());
     if (dynamic != nullptr) *dynamic = info->dynamic ? 1 : 0;
     if (ndim != nullptr) *ndim = info->min_sizes.size();
@@ -354,8 +437,8 @@ etrt_status etrt_method_input_bounds(etrt_method* method, size_t i, int32_t* dyn
 etrt_status etrt_method_output_dynamic(etrt_method* method, size_t i, int32_t* dynamic) {
   if (method == nullptr) return null_argument("method");
   if (dynamic == nullptr) return null_argument("dynamic");
-  return on_module(method->module, [&]() -> etrt_status {
-    auto info = method->method->output_tensor_info(i);
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    auto info = m.output_tensor_info(i);
     if (!info.ok()) return fail(info.error());
     *dynamic = info->dynamic ? 1 : 0;
     return ETRT_STATUS_OK;
@@ -366,7 +449,7 @@ etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* da
                                          const int64_t* sizes) {
   if (method == nullptr) return null_argument("method");
   if (ndim > 0 && sizes == nullptr) return null_argument("sizes");
-  return on_method(method, [&]() -> etrt_status {
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
     auto type = static_cast<etrt::ScalarType>(dtype);
     if (dtype < INT8_MIN || dtype > INT8_MAX || !etrt::is_valid(type)) {
       return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
@@ -376,7 +459,7 @@ etrt_status etrt_method_set_input_tensor(etrt_method* method, size_t i, void* da
     if (!tensor.ok()) {
       return fail(etrt::Error(tensor.error().code(), "input " + std::to_string(i) + ": " + tensor.error().message()));
     }
-    etrt::Error err = method->method->set_input(i, *tensor);
+    etrt::Error err = m.set_input(i, *tensor);
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }
@@ -385,13 +468,13 @@ etrt_status etrt_method_check_input_tensor(etrt_method* method, size_t i, int32_
                                            const int64_t* sizes) {
   if (method == nullptr) return null_argument("method");
   if (ndim > 0 && sizes == nullptr) return null_argument("sizes");
-  return on_module(method->module, [&]() -> etrt_status {
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
     auto type = static_cast<etrt::ScalarType>(dtype);
     if (dtype < INT8_MIN || dtype > INT8_MAX || !etrt::is_valid(type)) {
       return fail(etrt::Error(etrt::ErrorCode::InvalidArgument,
                               "input " + std::to_string(i) + ": unknown dtype code " + std::to_string(dtype)));
     }
-    etrt::Error err = method->method->check_input(i, type, etrt::Span<const int64_t>(sizes, ndim));
+    etrt::Error err = m.check_input(i, type, etrt::Span<const int64_t>(sizes, ndim));
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }
@@ -407,8 +490,8 @@ etrt_status etrt_method_set_input_bool(etrt_method* method, size_t i, int32_t va
 }
 
 etrt_status etrt_method_execute(etrt_method* method) {
-  return on_method(method, [&]() -> etrt_status {
-    etrt::Error err = method->method->execute();
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
+    etrt::Error err = m.execute();
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }
@@ -416,32 +499,32 @@ etrt_status etrt_method_execute(etrt_method* method) {
 etrt_status etrt_method_num_states(etrt_method* method, size_t* out) {
   if (method == nullptr) return null_argument("method");
   if (out == nullptr) return null_argument("out");
-  return on_module(method->module, [&]() -> etrt_status {
-    *out = method->method->num_states();
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    *out = m.num_states();
     return ETRT_STATUS_OK;
   });
 }
 
 etrt_status etrt_method_reset_state(etrt_method* method) {
-  return on_method(method, [&]() -> etrt_status {
-    etrt::Error err = method->method->reset_state();
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
+    etrt::Error err = m.reset_state();
     return err.ok() ? ETRT_STATUS_OK : fail(err);
   });
 }
 
 etrt_status etrt_method_set_event_tracer(etrt_method* method, void* tracer) {
   if (method == nullptr) return null_argument("method");
-  return on_module(method->module, [&]() -> etrt_status {
-    method->method->set_event_tracer(static_cast<etrt::EventTracer*>(tracer));
+  return on_method_info(method, [&](etrt::Method& m) -> etrt_status {
+    m.set_event_tracer(static_cast<etrt::EventTracer*>(tracer));
     return ETRT_STATUS_OK;
   });
 }
 
 etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dtype, size_t* ndim,
                                       const int64_t** sizes, const int64_t** strides, const void** data) {
-  return on_method(method, [&]() -> etrt_status {
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
     const etrt::Value* v = nullptr;
-    etrt_status s = output_of_kind(method, i, ETRT_KIND_TENSOR, &v);
+    etrt_status s = output_of_kind(m, i, ETRT_KIND_TENSOR, &v);
     if (s != ETRT_STATUS_OK) return s;
     const etrt::Tensor& t = v->to_tensor();
     if (t.data() == nullptr && t.numel() > 0) {  // a view output before execute() has run
@@ -459,9 +542,9 @@ etrt_status etrt_method_output_tensor(etrt_method* method, size_t i, int32_t* dt
 
 etrt_status etrt_method_output_int(etrt_method* method, size_t i, int64_t* out) {
   if (out == nullptr) return null_argument("out");
-  return on_method(method, [&]() -> etrt_status {
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
     const etrt::Value* v = nullptr;
-    etrt_status s = output_of_kind(method, i, ETRT_KIND_INT, &v);
+    etrt_status s = output_of_kind(m, i, ETRT_KIND_INT, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_int();
     return s;
   });
@@ -469,9 +552,9 @@ etrt_status etrt_method_output_int(etrt_method* method, size_t i, int64_t* out) 
 
 etrt_status etrt_method_output_double(etrt_method* method, size_t i, double* out) {
   if (out == nullptr) return null_argument("out");
-  return on_method(method, [&]() -> etrt_status {
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
     const etrt::Value* v = nullptr;
-    etrt_status s = output_of_kind(method, i, ETRT_KIND_DOUBLE, &v);
+    etrt_status s = output_of_kind(m, i, ETRT_KIND_DOUBLE, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_double();
     return s;
   });
@@ -479,9 +562,9 @@ etrt_status etrt_method_output_double(etrt_method* method, size_t i, double* out
 
 etrt_status etrt_method_output_bool(etrt_method* method, size_t i, int32_t* out) {
   if (out == nullptr) return null_argument("out");
-  return on_method(method, [&]() -> etrt_status {
+  return on_method(method, [&](etrt::Method& m) -> etrt_status {
     const etrt::Value* v = nullptr;
-    etrt_status s = output_of_kind(method, i, ETRT_KIND_BOOL, &v);
+    etrt_status s = output_of_kind(m, i, ETRT_KIND_BOOL, &v);
     if (s == ETRT_STATUS_OK) *out = v->to_bool() ? 1 : 0;
     return s;
   });

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import etpkg
 import pytest
+import tomllib
 from etpkg._internal.build.tools import auditwheel, patchelf, tool_message
 from etpkg_fixtures import (
     REPO_ROOT,
@@ -27,12 +28,13 @@ from etpkg_fixtures import (
     rewrite_wheel,
     run_etpkg,
 )
+from start_up import interrupt_start_up
 
 CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
 
 
-def one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+def one_error_line(proc: subprocess.CompletedProcess[str], status: int = 1) -> str:
+    assert proc.returncode == status, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("etpkg: error: "), proc.stderr
     return lines[0]
@@ -251,10 +253,28 @@ def test_interrupted_wheelify_leaves_no_temp_dir_and_dist_unchanged(
     old.write_bytes(b"the previous wheel")
     ready = WHEELIFY_STAGES[stage]
     proc = interrupt_when(["wheelify", TOYSDK_REF, "-o", dist], tmpdir, lambda: ready(tmpdir), sig)
-    line = one_error_line(proc)
+    line = one_error_line(proc, status=128 + sig)
     assert line == f"etpkg: error: interrupted by {signal.Signals(sig).name}"
     assert leftovers(tmpdir) == []
     assert os.listdir(dist) == [old.name] and old.read_bytes() == b"the previous wheel"
+
+
+@pytest.mark.parametrize("entry", ["python -m etpkg", "etpkg script"])
+def test_interrupt_during_start_up_is_one_line_and_status_130(entry: str) -> None:
+    # The console script's wrapper, as installers write it for [project.scripts].
+    script = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, function = script["etpkg"].partition(":")
+    wrapper = f"import sys; from {module} import {function}; sys.exit({function}())"
+    args, entry_module = (
+        (["-m", "etpkg", "--help"], "etpkg")
+        if entry == "python -m etpkg"
+        else (["-c", wrapper, "--help"], module)
+    )
+    proc = interrupt_start_up(args, entry_module, env())
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout == ""  # interrupted before the help was printed
+    line = one_error_line(proc, status=130)
+    assert line == "etpkg: error: interrupted by SIGINT"
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -290,7 +310,7 @@ def test_interrupted_verify_stops_its_tools_and_leaves_no_temp_dir(
         matrix.is_dir,  # consumers are being configured and built
         sig,
     )
-    line = one_error_line(proc)
+    line = one_error_line(proc, status=128 + sig)
     assert line == f"etpkg: error: interrupted by {signal.Signals(sig).name}"
     assert etpkg_dirs(tmpdir) == []
     assert processes_mentioning(str(work)) == []

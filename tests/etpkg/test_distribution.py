@@ -81,7 +81,7 @@ def test_distribution_holds_etpkg_only(dists: dict[str, Path]) -> None:
     ]
     assert all(">=" in r for r in requires)
     scripts = zipfile.ZipFile(dists["wheel"]).read(f"etpkg-{VERSION}.dist-info/entry_points.txt")
-    assert b"etpkg = etpkg._internal.cli:main" in scripts
+    assert b"etpkg = etpkg.__main__:main" in scripts
     members = tarfile.open(dists["sdist"]).getnames()
     assert not [m for m in members if "/etrt" in m or "/src/" in m or "/tests/" in m], members
 

@@ -1,1 +1,6 @@
-from etrt_fixtures import etrt_wheel, exported_program, tool_runner  # noqa: F401
+from etrt_fixtures import (  # noqa: F401
+    etrt_wheel,
+    exported_program,
+    soak_programs,
+    tool_runner,
+)

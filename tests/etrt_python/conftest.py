@@ -5,7 +5,12 @@ from pathlib import Path
 
 import pytest
 import runtime_build
-from etrt_fixtures import etrt_wheel, exported_program, tool_runner  # noqa: F401
+from etrt_fixtures import (  # noqa: F401
+    etrt_wheel,
+    exported_program,
+    soak_programs,
+    tool_runner,
+)
 
 
 @pytest.fixture(scope="session")

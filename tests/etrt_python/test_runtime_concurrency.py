@@ -127,7 +127,8 @@ API = textwrap.dedent(
     huge = np.broadcast_to(np.float32(1), (100_000, 100_000))
     refused(lambda: m.forward(huge), "input 0: expected sizes [2, 784], got [100000, 100000]")
     refused(lambda: m.forward(np.broadcast_to(np.complex64(1), (100_000, 100_000))),
-            "input 0", "complex64", "not safely castable")
+            "input 0: expected float32, got complex64 (inputs convert by the same-kind rule:",
+            "never complex to floating)")
     refused(lambda: m.forward(torch.ones(1).expand(100_000, 100_000)),
             "input 0: expected sizes [2, 784], got [100000, 100000]")
     refused(lambda: m.forward(np.ones((2, 785), np.float32)[:, 1:].T), "[784, 2]")

@@ -19,7 +19,9 @@ typedef struct etrt_etdump etrt_etdump;
  * `record_shapes` non-zero it also records the sizes of every tensor an instruction produces. */
 ETRT_C_EXPORT etrt_status etrt_etdump_new(size_t max_events, size_t max_runs, int32_t record_shapes,
                                           etrt_etdump** out);
-/* NULL is allowed. Detach it from every method first. */
+/* NULL is allowed. Detach it from every method first. Unlike module handles (c_api.h,
+ * "Handles and freeing"), a tracer is the caller's to own: free it once, when no thread uses it
+ * any more; a call on it during or after the free is the caller's bug. */
 ETRT_C_EXPORT void etrt_etdump_free(etrt_etdump* dump);
 /* The etrt::EventTracer* to pass to etrt_method_set_event_tracer(); owned by `dump`. */
 ETRT_C_EXPORT void* etrt_etdump_tracer(etrt_etdump* dump);

@@ -11,7 +11,25 @@
  * fail with ETRT_STATUS_INVALID_STATE and change nothing. Threads sharing a method serialise
  * their set_input .. execute .. output sequences themselves (or use one module per thread);
  * output data read after the call returns is the caller's to protect from the next execute.
- * Metadata calls (counts, kinds, meta) never conflict with a running execute. */
+ * Metadata calls (counts, kinds, meta) never conflict with a running execute.
+ *
+ * Handles and freeing: a handle (etrt_module*, etrt_method*) is an opaque value, not an
+ * address, and it is never reused: etrt keeps what it needs to recognise a freed handle for
+ * the life of the process, so every entry point can tell a live handle from a dead one.
+ * For etrt_module_free(m) called on one thread while other threads call on m or its methods:
+ *   - a call that starts before free returns either runs normally (it got in before the free
+ *     began, and free waits for it to return) or fails with ETRT_STATUS_INVALID_STATE ("the
+ *     module is being freed", "... was freed") having done nothing;
+ *   - a call that starts after free returned fails with ETRT_STATUS_INVALID_STATE, however
+ *     many modules were opened since; etrt_module_free on it again does nothing;
+ *   - neither ever reads or writes memory that was freed.
+ * The caller's bug, with no defined outcome:
+ *   - using memory the library handed out (method names, sizes, output data) after the module
+ *     is freed, or output data after the method's next execute;
+ *   - calling etrt_module_free(m) from inside a call on m (an event tracer's callback): free
+ *     waits for that call, which waits for free;
+ *   - passing as a handle a value no etrt call returned (one that names no handle at all fails
+ *     with ETRT_STATUS_INVALID_ARGUMENT; one that happens to equal a live handle acts on it). */
 #ifndef ETRT_RUNTIME_C_API_H_
 #define ETRT_RUNTIME_C_API_H_
 
@@ -98,9 +116,11 @@ ETRT_C_EXPORT etrt_status etrt_module_open_with_data(const char* path, const cha
  * loaded from the module after this call: a method needing more fails to load with
  * ETRT_STATUS_OUT_OF_MEMORY, before anything is allocated. */
 ETRT_C_EXPORT etrt_status etrt_module_set_max_memory_bytes(etrt_module* module, uint64_t bytes);
-/* Frees the module and every method obtained from it. NULL is allowed. Waits for calls
- * already running on the module or its methods (on other threads) to return; calls arriving
- * meanwhile fail with ETRT_STATUS_INVALID_STATE. No call may start once it has returned. */
+/* Frees the module and every method handle obtained from it. NULL, or a handle already freed
+ * (or being freed by another thread), does nothing. Waits for calls already running on the
+ * module or its methods (on other threads) to return; calls arriving meanwhile, and every call
+ * on these handles after it returned, fail with ETRT_STATUS_INVALID_STATE (see "Handles and
+ * freeing" above). */
 ETRT_C_EXPORT void etrt_module_free(etrt_module* module);
 ETRT_C_EXPORT etrt_status etrt_module_num_methods(etrt_module* module, size_t* out);
 /* *out stays valid as long as the module. */

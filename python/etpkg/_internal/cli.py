@@ -158,9 +158,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"etpkg: error: {_one_line(str(exc))}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
-            name = signal.Signals(received[-1]).name if received else "SIGINT"
-            print(f"etpkg: error: interrupted by {name}", file=sys.stderr)
-            return 1
+            sig = signal.Signals(received[-1]) if received else signal.SIGINT
+            print(f"etpkg: error: interrupted by {sig.name}", file=sys.stderr)
+            return 128 + sig.value  # the status a shell reports for a command the signal ended
 
 
 def _one_line(message: str) -> str:
