@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from etpkg._internal import process
 from etpkg._internal.errors import EtpkgError
+from etpkg._internal.parity.cli import add_parity_parser
 from etpkg._internal.publish import add_publish_parser
 from etpkg._internal.verify.cli import add_verify_parser
 from etpkg._internal.version import VERSION
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
     add_publish_parser(sub)
+    add_parity_parser(sub)
     return parser
 
 
