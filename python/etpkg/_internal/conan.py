@@ -47,6 +47,10 @@ _UNSUPPORTED_FIELDS = {
 }
 
 
+_FIND_MODES = ("config", "module", "both", "none")
+_VERSION_COMPAT = ("SameMajorVersion", "AnyNewerVersion", "SameMinorVersion", "ExactVersion")
+
+
 @dataclass(frozen=True)
 class Selection:
     """Which binary of the package: what `conan install` takes as -pr, -s and -o (host)."""
@@ -278,9 +282,24 @@ def _dependencies(
                 sharedlinkflags=tuple(info.sharedlinkflags or ()),
                 exelinkflags=tuple(info.exelinkflags or ()),
                 components=_dependency_components(dep.cpp_info),
+                described=_described(dep),
             )
         )
     return tuple(deps)
+
+
+def _described(dep: Any) -> Sdk | None:
+    """A required package's own cpp_info as an Sdk, or None when it cannot be one (a system
+    wrapper, an application, fields a wheel cannot carry): then the wheel writes no config or
+    .pc for it."""
+    direct = tuple(
+        Dependency(str(d.ref.name), str(d.ref.version), True, True, False, None)
+        for _, d in dep.dependencies.direct_host.items()
+    )
+    try:
+        return _to_sdk(dep, (), direct)
+    except (PackageError, AttributeError, TypeError):
+        return None
 
 
 def _dependency_components(cpp_info: Any) -> tuple[DependencyComponent, ...]:
@@ -392,6 +411,8 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
             external = [f"{d.name}::{d.name}" for d in deps]
         where = f"component {comp_name}"
         target = comp.get_property("cmake_target_name") or f"{name}::{comp_name}"
+        if comp is info:  # the package is its one component: its root target's name
+            target = info.get_property("cmake_target_name") or f"{name}::{name}"
         pc = comp.get_property("pkg_config_name") or (
             root_pc if comp is info else f"{root_pc}-{comp_name}"
         )
@@ -416,9 +437,28 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 cxxflags=tuple(comp.cxxflags or ()),
                 sharedlinkflags=tuple(comp.sharedlinkflags or ()),
                 exelinkflags=tuple(comp.exelinkflags or ()),
+                target_aliases=() if comp is info else _str_list(comp, "cmake_target_aliases"),
+                module_target=str(comp.get_property("cmake_module_target_name") or "")
+                if comp is not info
+                else "",
+                pkg_config_aliases=() if comp is info else _str_list(comp, "pkg_config_aliases"),
+                pkg_config_custom_content=""
+                if comp is info
+                else str(comp.get_property("pkg_config_custom_content") or ""),
+                languages_declared=bool(
+                    getattr(comp, "languages", None) or getattr(conanfile, "languages", None)
+                ),
             )
         )
     comps = tuple(components)
+    find_mode = str(info.get_property("cmake_find_mode") or "config").lower()
+    if find_mode not in _FIND_MODES:
+        raise LayoutError(f"cmake_find_mode {find_mode!r}: Conan knows {', '.join(_FIND_MODES)}")
+    compat = str(info.get_property("cmake_config_version_compat") or "SameMajorVersion")
+    if compat not in _VERSION_COMPAT:
+        raise LayoutError(
+            f"cmake_config_version_compat {compat!r}: Conan knows {', '.join(_VERSION_COMPAT)}"
+        )
     python_packages = _str_list(info, properties.PYTHON_PACKAGES)
     python_requires = _str_list(info, properties.PYTHON_REQUIRES)
     cxx = info.get_property(properties.CXX_STANDARD.name)
@@ -427,7 +467,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
     )
     return Sdk(
         name=name,
-        version=str(conanfile.version),
+        version=str(conanfile.ref.version) if conanfile.ref else str(conanfile.version),
         package_folder=package_folder,
         components=comps,
         cmake_file_name=info.get_property("cmake_file_name") or name,
@@ -446,6 +486,15 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         bin_dirs=tuple(dict.fromkeys(bin_dirs)),
         res_dirs=tuple(dict.fromkeys(res_dirs)),
         dependencies=deps,
+        cmake_find_mode=find_mode,
+        package_defines=tuple(dict.fromkeys(d for c in comps for d in c.defines)),
+        cmake_module_file_name=str(info.get_property("cmake_module_file_name") or ""),
+        cmake_module_target=str(info.get_property("cmake_module_target_name") or ""),
+        cmake_target_aliases=_str_list(info, "cmake_target_aliases"),
+        cmake_variable_prefixes=_str_list(info, "cmake_additional_variables_prefixes"),
+        cmake_config_version_compat=compat,
+        pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
+        pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
     )
 
 
@@ -480,4 +529,3 @@ def _license(value: object) -> str | None:
     if isinstance(value, (list, tuple)):
         return " AND ".join(str(v) for v in value)
     return str(value)
-

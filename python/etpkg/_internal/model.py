@@ -57,6 +57,15 @@ class Component:
     # Libraries of other packages consumers link with this component, by wheel-relative path
     # (a grafted <dist>.libs/libx-1a2b3c4d.so.1, an archive shipped in <pkg>/lib/).
     dependency_files: tuple[str, ...] = ()
+    # Conan's names beside the target: cmake_target_aliases, cmake_module_target_name (the
+    # target a Find module defines; default the target), pkg_config_aliases.
+    target_aliases: tuple[str, ...] = ()
+    module_target: str = ""
+    pkg_config_aliases: tuple[str, ...] = ()
+    pkg_config_custom_content: str = ""
+    # The recipe declared the languages (cpp_info.languages or the recipe's): without that, a
+    # .pc carries no -std (PkgConfigDeps never writes one).
+    languages_declared: bool = True
 
     @property
     def header_only(self) -> bool:
@@ -122,6 +131,10 @@ class Dependency:
     # Its components (none when its cpp_info has none): a requirement on one of them links
     # that component's libraries and those of what it requires, not the whole package's.
     components: tuple[DependencyComponent, ...] = ()
+    # Its own cpp_info as an Sdk (names, components, properties; files in its package folder),
+    # from which the wheel writes its CMake config and .pc files. None when read back from a
+    # wheel's manifest.
+    described: Sdk | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +169,22 @@ class Sdk:
     res_dirs: tuple[str, ...] = ()  # data files, shipped at the same package-relative path
     executables: tuple[str, ...] = ()  # file names in <pkg>/bin, once probed
     dependencies: tuple[Dependency, ...] = ()
+    # CMakeDeps' vocabulary: config, module, both or none; the Find module's file name and
+    # package-wide target; the version file's policy (CMake's names).
+    cmake_find_mode: str = "config"
+    cmake_module_file_name: str = ""
+    cmake_module_target: str = ""
+    cmake_target_aliases: tuple[str, ...] = ()
+    cmake_variable_prefixes: tuple[str, ...] = ()  # cmake_additional_variables_prefixes
+    cmake_config_version_compat: str = "SameMajorVersion"
+    pkg_config_aliases: tuple[str, ...] = ()  # of the package-wide .pc
+    pkg_config_custom_content: str = ""  # of the package-wide .pc
+    # Required packages whose CMake config and .pc files the wheel carries (their libraries
+    # grafted or shipped, their headers in include/), each described as an Sdk of its own.
+    bundled: tuple[Sdk, ...] = ()
+    # Definitions the package's own cpp_info gives (CMakeDeps' <Name>_DEFINITIONS), before
+    # those of required packages are merged into its components.
+    package_defines: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:
@@ -164,6 +193,10 @@ class Sdk:
             object.__setattr__(self, "cmake_target", f"{self.name}::{self.name}")
         if not self.pkg_config_name:
             object.__setattr__(self, "pkg_config_name", self.name)
+        if not self.cmake_module_file_name:
+            object.__setattr__(self, "cmake_module_file_name", self.cmake_file_name)
+        if not self.cmake_module_target:
+            object.__setattr__(self, "cmake_module_target", self.cmake_target)
 
     @property
     def distribution(self) -> str:

@@ -90,8 +90,9 @@ def compare_cmake(
         if var.endswith("_FOUND"):
             same = _truthy(va) == _truthy(vb)
         else:
-            va = normalise_value(va, conan_roots, ca)
-            vb = normalise_value(vb, wheel_roots, cb)
+            libraries = var.endswith("_LIBRARIES")
+            va = normalise_value(va, conan_roots, ca, libraries=libraries)
+            vb = normalise_value(vb, wheel_roots, cb, libraries=libraries)
             same = va == vb
         if not same:
             out.append(f"{label}: variable {var}: CMakeDeps {va!r}, wheel {vb!r}")

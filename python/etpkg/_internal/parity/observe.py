@@ -265,9 +265,12 @@ def _as_l(flag: str) -> str:
     return "-l" + re.sub(r"\.(so|a)$", "", stem)
 
 
-def normalise_value(value: str, roots: Roots, closures: dict[str, frozenset[str]]) -> str:
+def normalise_value(
+    value: str, roots: Roots, closures: dict[str, frozenset[str]], *, libraries: bool = False
+) -> str:
     """A variable's value as a sorted, de-duplicated list: a target named in it stands for its
-    link closure, a library file for its name, a path for its package-relative form."""
+    link closure, a library file for its name, a path for its package-relative form; in a
+    list of libraries a bare name is -l<name>, as CMake links it."""
     items: set[str] = set()
     for item in value.split(";"):
         item = item.strip().strip('"')
@@ -281,6 +284,8 @@ def normalise_value(value: str, roots: Roots, closures: dict[str, frozenset[str]
             items.update(
                 library_name(p.strip('"\\')) for p in item.split(",") if _is_library(p.strip('"\\'))
             )
+        elif libraries and re.fullmatch(r"[A-Za-z0-9_.+]+", item):
+            items.add("-l" + item)
         else:
             items.add(roots.relative(item))
     return ";".join(sorted(items))
