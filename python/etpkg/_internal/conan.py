@@ -34,6 +34,7 @@ from etpkg._internal.model import (
     DependencyComponent,
     Sdk,
     default_import_name,
+    shadowed,
 )
 
 log = logging.getLogger(__name__)
@@ -58,11 +59,51 @@ class Selection:
     profiles: tuple[str, ...] = ()  # default: the default profile
     settings: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value"
     options: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value", e.g. "*:shared=True"
+    conf: tuple[str, ...] = ()  # "tools.build:jobs=2"
+    # The build context (-pr:b, -s:b, -o:b, -c:b); default: the default build profile.
+    build_profiles: tuple[str, ...] = ()
+    build_settings: tuple[str, ...] = ()
+    build_options: tuple[str, ...] = ()
+    build_conf: tuple[str, ...] = ()
+    # --build policies ("missing", "missing:pkg/*"): binaries built into the cache first.
+    build_modes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         parts = [f"-pr {p}" for p in self.profiles]
         parts += [f"-s {s}" for s in self.settings] + [f"-o {o}" for o in self.options]
+        parts += [f"-c {c}" for c in self.conf] + [f"-pr:b {p}" for p in self.build_profiles]
+        parts += [f"-s:b {s}" for s in self.build_settings]
+        parts += [f"-o:b {o}" for o in self.build_options]
+        parts += [f"-c:b {c}" for c in self.build_conf]
         return " ".join(parts) if parts else "the default profile"
+
+    @classmethod
+    def from_conan_args(cls, pairs: list[tuple[str, str]], base: Selection) -> Selection:
+        """base plus Conan's spellings as etpkg's CLI collects them: (flag, value) with the
+        flag's short form and context suffix ("-pr:h", "-s:b", "-o:a", "-c", "--build")."""
+        fields: dict[str, list[str]] = {
+            "profiles": list(base.profiles),
+            "settings": list(base.settings),
+            "options": list(base.options),
+            "conf": list(base.conf),
+            "build_profiles": list(base.build_profiles),
+            "build_settings": list(base.build_settings),
+            "build_options": list(base.build_options),
+            "build_conf": list(base.build_conf),
+            "build_modes": list(base.build_modes),
+        }
+        kinds = {"-pr": "profiles", "-s": "settings", "-o": "options", "-c": "conf"}
+        for flag, value in pairs:
+            if flag == "--build":
+                fields["build_modes"].append(value)
+                continue
+            kind, _, ctx = flag.partition(":")
+            name = kinds[kind]
+            if ctx in ("", "h", "a"):
+                fields[name].append(value)
+            if ctx in ("b", "a"):
+                fields[f"build_{name}"].append(value)
+        return cls(**{k: tuple(v) for k, v in fields.items()})
 
 
 DEFAULT_SELECTION = Selection()
@@ -144,8 +185,14 @@ def profiles(api: Any, selection: Selection) -> tuple[Any, Any]:
             list(selection.profiles) or [api.profiles.get_default_host()],
             settings=list(selection.settings),
             options=list(selection.options),
+            conf=list(selection.conf),
         )
-        build = api.profiles.get_profile([api.profiles.get_default_build()])
+        build = api.profiles.get_profile(
+            list(selection.build_profiles) or [api.profiles.get_default_build()],
+            settings=list(selection.build_settings),
+            options=list(selection.build_options),
+            conf=list(selection.build_conf),
+        )
     except ConanException as exc:
         raise PackageError(
             f"cannot load the profile ({selection.describe()}): {_first_line(exc)}"
@@ -184,7 +231,11 @@ def read_package(spec: str, selection: Selection = DEFAULT_SELECTION) -> ConanPa
             )
         try:
             api.graph.analyze_binaries(
-                graph, build_mode=None, remotes=[], update=None, lockfile=None
+                graph,
+                build_mode=list(selection.build_modes) or None,
+                remotes=[],
+                update=None,
+                lockfile=None,
             )
         except ConanException as exc:
             raise PackageError(f"cannot resolve the binaries of {ref}: {_first_line(exc)}") from exc
@@ -506,6 +557,13 @@ def _import_name(info: Any, name: str) -> str:
         raise LayoutError(
             f"import name {import_name!r} ({source}) is not a Python identifier; set "
             f"{properties.IMPORT_NAME.name} to one"
+        )
+    hidden = shadowed(import_name)
+    if hidden is not None:
+        raise LayoutError(
+            f"import name {import_name!r} ({properties.IMPORT_NAME.name}) would shadow "
+            f"{hidden}; set {properties.IMPORT_NAME.name} to another name (unset, etpkg "
+            f"takes {default_import_name(name)!r})"
         )
     return import_name
 

@@ -13,6 +13,7 @@ variable, which the CMake config and the Python helper define the same way.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,7 +281,29 @@ class Sdk:
         return {f for n in names if not self.component(n).static for f in self.component(n).files}
 
 
+# Top-level names a wheel's package must not take besides the standard library's: what
+# nearly every environment holds (installers, build tools, the scientific stack, etpkg's own).
+WELL_KNOWN_PACKAGES = frozenset(
+    """_distutils_hack attr certifi charset_normalizer cmake conan cython etpkg google
+    idna jinja2 markupsafe nanobind ninja numpy packaging pandas pip pkg_resources pybind11
+    pytest requests scipy setuptools six tomli torch typing_extensions urllib3 wheel yaml""".split()
+)
+SAFE_SUFFIX = "_sdk"
+
+
+def shadowed(import_name: str) -> str | None:
+    """What an import name would hide ("the standard library's zlib"), or None."""
+    if import_name in sys.stdlib_module_names:
+        return f"the standard library's {import_name}"
+    if import_name.lower() in WELL_KNOWN_PACKAGES:
+        return f"the well-known package {import_name.lower()}"
+    return None
+
+
 def default_import_name(name: str) -> str:
     """The import name etpkg gives a package when etpkg_import_name is unset: the PEP 503
-    normalized name with '-' as '_' ("geo-kit" and "Geo.Kit" -> "geo_kit")."""
-    return canonicalize_name(name).replace("-", "_")
+    normalized name with '-' as '_' ("geo-kit" and "Geo.Kit" -> "geo_kit"), with "_sdk"
+    appended when that would shadow a standard-library module or a well-known package
+    ("zlib" -> "zlib_sdk": `import zlib` and `python -m zlib` stay Python's)."""
+    base = canonicalize_name(name).replace("-", "_")
+    return base + SAFE_SUFFIX if shadowed(base) else base
