@@ -118,7 +118,14 @@ def parity(
                 for target in foreign:
                     conan_view.targets.pop(target, None)
                 diffs += compare.compare_cmake(
-                    label, conan_view, wheel_view, conan_roots, wheel_roots, file_name
+                    label,
+                    conan_view,
+                    wheel_view,
+                    conan_roots,
+                    wheel_roots,
+                    file_name,
+                    module=mode == reference.MODULE,
+                    version=package.version,
                 )
         conan_pcs = [
             n for n in observe.pkg_config_names(ref_side.folder)
