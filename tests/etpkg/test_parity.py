@@ -18,7 +18,7 @@ from etpkg._internal import conan as conan_module
 from etpkg._internal.build import checks
 from etpkg._internal.conan import Selection
 from etpkg._internal.errors import LayoutError
-from etpkg._internal.model import C, CXX, Component, Sdk, default_import_name
+from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
 from etpkg._internal.plan.pkgconfig import render_component
 from etpkg_fixtures import checked_run, conan, env, rewrite_wheel, run_etpkg, write_tree
 from parity_recipes import PARKIT_REF, RECIPES
@@ -201,7 +201,7 @@ def test_an_import_name_shadowing_the_standard_library_gets_a_safe_default_or_is
     assert default_import_name("numpy") == "numpy_sdk"
     assert default_import_name("geo-kit") == "geo_kit"
     assert conan_module._import_name(_Info(None), "zlib") == "zlib_sdk"
-    with pytest.raises(LayoutError, match="etpkg_import_name.*shadow the standard library's json"):
+    with pytest.raises(LayoutError, match=r"etpkg_import_name.*shadow the standard library.s json"):
         conan_module._import_name(_Info("json"), "jsonkit")
 
 
