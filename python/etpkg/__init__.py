@@ -91,9 +91,12 @@ def wheelify(
     profiles: Sequence[str] = (),
     settings: Sequence[str] = (),
     options: Sequence[str] = (),
+    strict: bool = False,
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
-    a package with binaries, py3-none-any for a header-only one.
+    a package with binaries, py3-none-any for a header-only one. A build-machine path in an
+    ELF file's string data is logged as a note (refused with `strict`); anywhere else (configs,
+    .pc files, scripts, RUNPATH) it is a CheckError.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -111,6 +114,7 @@ def wheelify(
         remote=remote,
         update=update,
         selection=_selection(profiles, settings, options),
+        strict=strict,
     )
 
 
