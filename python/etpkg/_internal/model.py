@@ -136,6 +136,8 @@ class Dependency:
     # from which the wheel writes its CMake config and .pc files. None when read back from a
     # wheel's manifest.
     described: Sdk | None = None
+    # The CMake file name of the config the wheel carries for it ("" when none).
+    cmake_file_name: str = ""
 
 
 @dataclass(frozen=True)
