@@ -20,7 +20,15 @@ from etpkg._internal.conan import Selection
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
 from etpkg._internal.plan.pkgconfig import render_component
-from etpkg_fixtures import checked_run, conan, env, rewrite_wheel, run_etpkg, write_tree
+from etpkg_fixtures import (
+    REPO_ROOT,
+    checked_run,
+    conan,
+    env,
+    rewrite_wheel,
+    run_etpkg,
+    write_tree,
+)
 from parity_recipes import PARKIT_REF, RECIPES
 
 pytestmark = pytest.mark.slow
@@ -93,8 +101,6 @@ def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_p
     assert "cmake parkit (CONFIG): version 1.4.2: CMakeDeps accepts it, the wheel does not" in lines
     assert any(ln.startswith("pkg-config parkit-core: cflags: PkgConfigDeps {") for ln in lines)
     assert lines[-1].endswith("difference(s) for parkit/1.4.2")
-    good = run_etpkg("parity", wheel, "--work", tmp_path)
-    assert good.returncode == 0 and good.stdout.splitlines()[-1].startswith("no difference")
 
 
 CONSUMER_CMAKE = """
@@ -242,3 +248,24 @@ def test_conan_spellings_map_to_host_and_build_contexts() -> None:
         env=env(), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 2 and "unrecognized arguments" in proc.stderr
+
+
+def test_verify_passes_on_a_find_mode_both_package_with_its_own_version_policy(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """verify's consumers get the package's config, not CMake's Find<Name> (corpus finding
+    F3), its version checks follow SameMinorVersion (1.3 refused), and the carried ParDep's
+    variables are not a leak."""
+    report = etpkg.verify(
+        wheel, quick=True, work_dir=tmp_path / "w", cmake_cache=REPO_ROOT / "build" / "cmake-venvs"
+    )
+    assert report.ok, {r.name: r.detail for r in report.failures}
+    versions = next(r for r in report.results if r.name == "versions")
+    assert "1.3: rejected" in versions.detail and "1.4: accepted" in versions.detail
+
+
+def test_parity_creates_its_work_directory(wheel: Path, tmp_path: Path) -> None:
+    """Corpus finding F4: --work naming a directory that does not exist yet."""
+    proc = run_etpkg("parity", wheel, "--work", tmp_path / "new" / "dir")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("no difference")

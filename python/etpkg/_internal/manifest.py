@@ -63,6 +63,8 @@ def to_json(sdk: Sdk) -> str:
     ]
     if required:  # absent when none, as in wheels made before it was recorded
         data["required"] = required
+    if sdk.cmake_config_version_compat != "SameMajorVersion":
+        data["cmake_config_version_compat"] = sdk.cmake_config_version_compat
     if sdk.cmake_variable_prefixes:
         data["cmake_variable_prefixes"] = list(sdk.cmake_variable_prefixes)
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -171,6 +173,7 @@ def from_json(text: str, where: str) -> Sdk:
     sdk = dataclasses.replace(
         sdk,
         dependencies=_required(data.get("required", []), what),
+        cmake_config_version_compat=_policy(data.get("cmake_config_version_compat"), what),
         cmake_variable_prefixes=_strings(
             data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
         ),
@@ -198,3 +201,14 @@ def _required(value: Any, what: str) -> tuple[Dependency, ...]:
         dep = Dependency(_string(item, "name", what), "", True, True, item["system"], None)
         out.append(dataclasses.replace(dep, cmake_file_name=file_name))
     return tuple(out)
+
+
+POLICIES = ("SameMajorVersion", "AnyNewerVersion", "SameMinorVersion", "ExactVersion")
+
+
+def _policy(value: Any, what: str) -> str:
+    if value is None:
+        return "SameMajorVersion"
+    if value not in POLICIES:
+        raise WheelError(f"{what}: cmake_config_version_compat {value!r} is not one of {POLICIES}")
+    return str(value)

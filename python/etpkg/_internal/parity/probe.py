@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from etpkg._internal.errors import ToolError
+from etpkg._internal.errors import OutputError, ToolError
 from etpkg._internal.model import Sdk
 from etpkg._internal.parity import compare, observe, reference
 from etpkg._internal.verify.wheel import read_sdk
@@ -72,6 +72,11 @@ def parity(
     sdk = read_sdk(wheel)
     ref = ref or f"{sdk.name}/{sdk.version}"
     env = _env()
+    if work is not None:
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create the work directory {work}: {exc.strerror}") from exc
     with tempfile.TemporaryDirectory(prefix="etpkg-parity-", dir=work) as tmp_name:
         tmp = Path(tmp_name)
         ref_side = reference.install(ref, tmp / "conan", list(conan_args or []), env)

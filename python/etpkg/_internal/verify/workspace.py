@@ -147,6 +147,9 @@ class Workspace:
                 "-G",
                 generator,
                 f"-DCMAKE_PREFIX_PATH={self.pkg_root}",
+                # The package's own config answers, never CMake's Find<Name> of the same name
+                # (cmake_find_mode both: zlib's ZLIB); parity checks the wheel's Find module.
+                "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON",
                 "-DCMAKE_BUILD_TYPE=Release",
                 *args,
             ],
