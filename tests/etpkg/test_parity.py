@@ -19,6 +19,7 @@ from etpkg._internal.build import checks
 from etpkg._internal.conan import Selection
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
+from etpkg._internal.plan.cmake import render_cmake_package
 from etpkg._internal.plan.pkgconfig import render_component
 from etpkg_fixtures import (
     REPO_ROOT,
@@ -269,3 +270,20 @@ def test_parity_creates_its_work_directory(wheel: Path, tmp_path: Path) -> None:
     proc = run_etpkg("parity", wheel, "--work", tmp_path / "new" / "dir")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[-1].startswith("no difference")
+
+
+def test_a_find_module_names_a_package_without_components_by_its_module_target() -> None:
+    """cmake_module_file_name / cmake_module_target_name of a package with no components
+    (giflib: GIF, GIF::GIF) name the Find module and its target; the config keeps its own."""
+    comp = Component(name="gif", target="gif::gif", libs=("gif",), languages=(C,))
+    sdk = Sdk(
+        "gif", "5.2.1", Path("gif"), (comp,), "gif", "gif",
+        cmake_target="gif::gif", cmake_find_mode="both",
+        cmake_module_file_name="GIF", cmake_module_target="GIF::GIF",
+    )  # fmt: skip
+    files = {k: v.decode() for k, v in render_cmake_package(sdk).items()}
+    module = files["gif/lib/cmake/modules/FindGIF.cmake"]
+    assert "add_library(GIF::GIF SHARED IMPORTED)" in module and "gif::gif" not in module
+    assert "set(GIF_LIBRARIES" in module and "find_package_handle_standard_args(GIF" in module
+    config = files["gif/lib/cmake/gif/gif-config.cmake"]
+    assert "add_library(gif::gif SHARED IMPORTED)" in config and "GIF::GIF" not in config

@@ -227,10 +227,14 @@ MODULE_DIR = "lib/cmake/modules"  # <pkg>/..., Find<Name>.cmake for cmake_find_m
 
 def module_view(sdk: Sdk) -> Sdk:
     """The Sdk as its Find module names it: cmake_module_file_name, the module targets."""
-    comps = tuple(
-        dataclasses.replace(c, target=c.module_target or c.target)
-        for c in sdk.components
-    )
+
+    def module_target(c: Component) -> str:
+        if c.module_target:
+            return c.module_target
+        # A package without components: its one target is the package's.
+        return sdk.cmake_module_target if c.target == sdk.cmake_target else c.target
+
+    comps = tuple(dataclasses.replace(c, target=module_target(c)) for c in sdk.components)
     return dataclasses.replace(
         sdk,
         components=comps,
