@@ -287,3 +287,44 @@ def test_a_find_module_names_a_package_without_components_by_its_module_target()
     assert "set(GIF_LIBRARIES" in module and "find_package_handle_standard_args(GIF" in module
     config = files["gif/lib/cmake/gif/gif-config.cmake"]
     assert "add_library(gif::gif SHARED IMPORTED)" in config and "GIF::GIF" not in config
+
+
+def test_a_find_module_answers_ahead_of_cmakes_own_even_with_the_system_package_present(
+    tmp_path: Path,
+) -> None:
+    """Observation 1: zlib's cmake_find_mode "both". Debian's zlib1g-dev is on this machine
+    (/usr/include/zlib.h), so without the wheel's FindZLIB.cmake CMake's own FindZLIB answers
+    find_package(ZLIB) from /usr; with the wheel's module dir on CMAKE_MODULE_PATH, the
+    wheel's answers."""
+    assert Path("/usr/include/zlib.h").is_file(), "the system zlib this test shadows is gone"
+    comp = Component(name="zlib", target="ZLIB::ZLIB", libs=(), languages=(C,))
+    sdk = Sdk(
+        "zlib", "1.2.13", Path("zlib_sdk"), (comp,), "ZLIB", "ZLIB",
+        cmake_target="ZLIB::ZLIB", cmake_find_mode="both",
+    )  # fmt: skip
+    for rel, data in render_cmake_package(sdk).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "zlib_sdk" / "include").mkdir()
+    write_tree(
+        tmp_path / "src",
+        {
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.21)
+                project(consumer C)
+                find_package(ZLIB 1.2 REQUIRED)
+                message(STATUS "zlib-from=${ZLIB_INCLUDE_DIRS}")
+            """
+        },
+    )
+
+    def answer(*args: str) -> str:
+        proc = checked_run(
+            ["cmake", "-S", tmp_path / "src", "-B", tmp_path / f"b{len(args)}", *args], env=env()
+        )
+        found = [ln for ln in proc.stdout.splitlines() if "zlib-from=" in ln]
+        return found[0].split("zlib-from=", 1)[1]
+
+    assert answer().startswith("/usr/include")  # CMake's own FindZLIB
+    module_dir = tmp_path / "zlib_sdk" / "lib" / "cmake" / "modules"
+    assert answer(f"-DCMAKE_MODULE_PATH={module_dir}") == str(tmp_path / "zlib_sdk" / "include")
