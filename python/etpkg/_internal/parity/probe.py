@@ -7,6 +7,7 @@ names come from the OS, not from the wheel."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -97,6 +98,15 @@ def parity(
             else:
                 skipped.append(f"{package.name}: {why}")
         foreign = _foreign_targets(ref_side, wanted, tmp / "probe", conan_roots, env)
+        # What of the left-out packages CMakeDeps and PkgConfigDeps still name (PkgConfigDeps
+        # requires a shared library's private dependency): the OS's to answer, not the wheel's.
+        left_out = [p for p in ref_side.packages if p not in wanted]
+        foreign_links = {
+            form
+            for p in left_out
+            for lib in p.libs
+            for form in (f"-l{lib}", f"lib{lib}.so", f"lib{lib}.a")
+        }
         for package in wanted:
             for file_name, mode in package.cmake_probes:
                 label = f"cmake {file_name} ({mode})"
@@ -122,6 +132,10 @@ def parity(
                     continue
                 for target in foreign:
                     conan_view.targets.pop(target, None)
+                for name, target_view in conan_view.targets.items():
+                    conan_view.targets[name] = dataclasses.replace(
+                        target_view, libraries=target_view.libraries - foreign_links
+                    )
                 diffs += compare.compare_cmake(
                     label,
                     conan_view,
@@ -145,6 +159,13 @@ def parity(
                 diffs.append(f"pkg-config {name}: the wheel has no {name}.pc")
                 continue
             theirs = observe.run_pkg_config(ref_side.folder, name, conan_roots, env)
+            theirs = dataclasses.replace(
+                theirs,
+                libs=theirs.libs - foreign_links,
+                requires=frozenset(
+                    r for r in theirs.requires if not any(p.owns_pc(r) for p in left_out)
+                ),
+            )
             try:
                 ours = observe.run_pkg_config(wheel_pc_dir, name, wheel_roots, env)
             except ToolError as exc:

@@ -27,6 +27,7 @@ class ReferencePackage:
     find_mode: str  # config, module, both, none
     pkg_config_name: str
     components: tuple[str, ...]
+    libs: tuple[str, ...] = ()  # every component's libs and system_libs (-l names)
 
     @property
     def cmake_probes(self) -> tuple[tuple[str, str], ...]:
@@ -64,6 +65,15 @@ def _package(node: dict[str, Any]) -> ReferencePackage:
         find_mode=str(props.get("cmake_find_mode") or "config").lower(),
         pkg_config_name=str(props.get("pkg_config_name") or name),
         components=tuple(k for k in cpp if k != "root"),
+        libs=tuple(
+            dict.fromkeys(
+                str(lib)
+                for comp in cpp.values()
+                if isinstance(comp, dict)
+                for key in ("libs", "system_libs")
+                for lib in comp.get(key) or ()
+            )
+        ),
     )
 
 
