@@ -265,7 +265,8 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
     module_trees = tuple((rel, tree(sdk.package_folder / rel)) for rel in build_module_dirs(sdk))
     deps = tuple(probe_dependency(d, arch) for d in sdk.dependencies)
     system_names = dict.fromkeys(
-        [n for c in sdk.components for n in c.system_libs] + [n for d in deps for n in d.system_libs]
+        [n for c in sdk.components for n in c.system_libs]
+        + [n for d in deps for n in d.system_libs]
     )
     return PackageFiles(
         libraries=libraries,

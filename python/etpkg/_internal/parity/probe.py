@@ -107,6 +107,10 @@ def parity(
             for lib in p.libs
             for form in (f"-l{lib}", f"lib{lib}.so", f"lib{lib}.a")
         }
+        # A carried package whose libraries CMakeDeps links for no target (Conan's libs trait:
+        # a shared library's requirement reaches consumers by its headers only) still gets
+        # -l<lib> from PkgConfigDeps, which ignores the trait; the wheel follows the trait.
+        linked_by_cmake: set[str] = set()
         for package in wanted:
             for file_name, mode in package.cmake_probes:
                 label = f"cmake {file_name} ({mode})"
@@ -120,7 +124,7 @@ def parity(
                     env,
                 )  # fmt: skip
                 try:
-                    wheel_view: observe.CMakeView | None = observe.run_cmake_probe(
+                    wheel_view = observe.run_cmake_probe(
                         work_dir / "wheel", file_name, mode, package.version,
                         wheel_roots,
                         [f"-DCMAKE_PREFIX_PATH={pkg_root}",
@@ -132,10 +136,14 @@ def parity(
                     continue
                 for target in foreign:
                     conan_view.targets.pop(target, None)
-                for name, target_view in conan_view.targets.items():
-                    conan_view.targets[name] = dataclasses.replace(
-                        target_view, libraries=target_view.libraries - foreign_links
-                    )
+                linked_by_cmake.update(
+                    lib for t in conan_view.targets.values() for lib in t.libraries
+                )
+                for view in (conan_view, wheel_view):
+                    for name, target_view in view.targets.items():
+                        view.targets[name] = dataclasses.replace(
+                            target_view, libraries=target_view.libraries - foreign_links
+                        )
                 diffs += compare.compare_cmake(
                     label,
                     conan_view,
@@ -145,7 +153,17 @@ def parity(
                     file_name,
                     module=mode == reference.MODULE,
                     version=package.version,
+                    foreign=frozenset(foreign_links),
                 )
+        trait_excluded = {
+            f"-l{lib}"
+            for p in wanted
+            if p.name != sdk.name
+            and p.cmake_probes
+            and not any(f"lib{lib}{ext}" in linked_by_cmake for lib in p.libs
+                        for ext in (".so", ".a"))
+            for lib in p.libs
+        }  # fmt: skip
         conan_pcs = [
             n for n in observe.pkg_config_names(ref_side.folder)
             if any(p.owns_pc(n) for p in wanted) or not any(
@@ -161,7 +179,7 @@ def parity(
             theirs = observe.run_pkg_config(ref_side.folder, name, conan_roots, env)
             theirs = dataclasses.replace(
                 theirs,
-                libs=theirs.libs - foreign_links,
+                libs=theirs.libs - foreign_links - trait_excluded,
                 requires=frozenset(
                     r for r in theirs.requires if not any(p.owns_pc(r) for p in left_out)
                 ),
@@ -171,6 +189,7 @@ def parity(
             except ToolError as exc:
                 diffs.append(f"pkg-config {name}: the wheel's answer fails: {exc}")
                 continue
+            ours = dataclasses.replace(ours, libs=ours.libs - foreign_links)
             diffs += compare.compare_pc(name, theirs, ours)
         for name in sorted(wheel_pcs - set(observe.pkg_config_names(ref_side.folder))):
             diffs.append(f"pkg-config {name}: the wheel's only ({name}.pc)")

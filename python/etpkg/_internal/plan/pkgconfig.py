@@ -189,7 +189,7 @@ def _external_requires(sdk: Sdk, comp: Component) -> list[str]:
         if dep is None:
             continue
         names = {c.name: c for c in dep.components}
-        if part in names and len(dep.components) > 1:
+        if part in names:
             out.append(pc_name(dep, names[part]))
         else:
             out.append(dep.aggregate_pkg_config or pc_name(dep, dep.components[0]))

@@ -276,11 +276,12 @@ def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = 
         )
     if not has_headers:
         comps = [dataclasses.replace(c, include_dirs=()) for c in comps]
-    bundled = tuple(
+    carried = [
         _bundled(d, required[d.name], dep_files[d.name], sdk, grafts, sonames)
         for d in sdk.dependencies
         if d.described is not None and not d.system and d.name in dep_files
-    )
+    ]
+    bundled = tuple(b for b in carried if b is not None)
     # Each names the others, so that one requiring another finds it first.
     bundled = tuple(
         dataclasses.replace(b, bundled=tuple(o for o in bundled if o.name != b.name))
@@ -322,10 +323,11 @@ def _bundled(
     sdk: Sdk,
     grafts: Mapping[str, str] | None,
     sonames: Mapping[str, str | None],
-) -> Sdk:
+) -> Sdk | None:
     """A required package the wheel carries, as its own config and .pc files describe it:
     each component an interface target linking the wheel's copies of its libraries (an
-    archive in <pkg>/lib, a grafted shared library) with its headers in include/."""
+    archive in <pkg>/lib, a grafted shared library) with its headers in include/. None when
+    the wheel holds none of its components' libraries."""
     assert dep.described is not None
     own = dep.described
     pkg = sdk.import_name
@@ -333,6 +335,7 @@ def _bundled(
     archives = {lib.file_name for lib in files.archives}
     shipped_headers = bool(files.headers)
     comps = []
+    missing: set[str] = set()  # components whose libraries the wheel lacks
     for comp in own.components:
         linked: list[str] = []
         system_libs: list[str] = []
@@ -342,6 +345,8 @@ def _bundled(
                 linked.append(f"{pkg}/lib/{entry}")
             elif entry is not None and grafts is not None and entry in grafts:
                 linked.append(grafts[entry])
+            elif grafts is not None and dep.libs:
+                missing.add(comp.name)  # its libraries reach consumers, the wheel lacks this one
         for lib_name in comp.system_libs:
             soname = sonames.get(lib_name)
             if grafts is not None and soname is not None and soname in grafts:
@@ -369,11 +374,24 @@ def _bundled(
                 external_requires=comp.external_requires,
             )
         )
+    # A component is carried only with its libraries (and what it requires): a target or
+    # .pc linking nothing would be a lie. Nothing ships it when no library of the wheel
+    # needs it (libbase_extra.so when only base::core is required).
+    changed = True
+    while changed:
+        changed = False
+        for comp in comps:
+            if comp.name not in missing and any(r in missing for r in comp.requires):
+                missing.add(comp.name)
+                changed = True
+    kept = tuple(c for c in comps if c.name not in missing)
+    if not kept:
+        return None
     return dataclasses.replace(
         own,
         package_folder=Path(pkg),
         import_name=pkg,
-        components=tuple(comps),
+        components=kept,
         python_packages=(),
         python_requires=(),
         forbidden_paths=(),
