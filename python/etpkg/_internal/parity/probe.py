@@ -111,6 +111,8 @@ def parity(
         # a shared library's requirement reaches consumers by its headers only) still gets
         # -l<lib> from PkgConfigDeps, which ignores the trait; the wheel follows the trait.
         linked_by_cmake: set[str] = set()
+        # Likewise its headers (the headers trait): CMakeDeps gives no include dir.
+        without_headers: set[str] = set()
         for package in wanted:
             for file_name, mode in package.cmake_probes:
                 label = f"cmake {file_name} ({mode})"
@@ -139,6 +141,10 @@ def parity(
                 linked_by_cmake.update(
                     lib for t in conan_view.targets.values() for lib in t.libraries
                 )
+                if package.name != sdk.name and not any(
+                    t.include_dirs for t in conan_view.targets.values()
+                ):
+                    without_headers.add(package.name)
                 for view in (conan_view, wheel_view):
                     for name, target_view in view.targets.items():
                         view.targets[name] = dataclasses.replace(
@@ -180,6 +186,12 @@ def parity(
             theirs = dataclasses.replace(
                 theirs,
                 libs=theirs.libs - foreign_links - trait_excluded,
+                cflags=frozenset(
+                    f
+                    for f in theirs.cflags
+                    if not f.startswith("-I")
+                    or not any(p.owns_pc(name) and p.name in without_headers for p in wanted)
+                ),
                 requires=frozenset(
                     r for r in theirs.requires if not any(p.owns_pc(r) for p in left_out)
                 ),
