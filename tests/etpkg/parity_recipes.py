@@ -3,7 +3,8 @@ cache: pardep (header-only, required, its headers shipped in the wheel of the ot
 parkit, a C library whose package_info() sets every property CMakeDeps and PkgConfigDeps
 read: file, target, module and alias names, find mode both, a version policy, components
 requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
-aliases and custom content. No `languages`: its .pc files get no -std."""
+aliases, custom content, a component version, nested include dirs; pardep reports a
+system_package_version. No `languages`: its .pc files get no -std."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ RECIPES = {
                 self.cpp_info.set_property("cmake_target_name", "ParDep::pardep")
                 self.cpp_info.set_property("cmake_config_version_compat", "AnyNewerVersion")
                 self.cpp_info.set_property("pkg_config_name", "pardep")
+                # What its files report (freetype reports its libtool version this way).
+                self.cpp_info.set_property("system_package_version", "7.0.1")
     """,
     "pardep/include/pardep/pardep.h": """
         #pragma once
@@ -101,6 +104,7 @@ RECIPES = {
                 info.set_property("pkg_config_aliases", ["parkit-1"])
                 core = info.components["core"]
                 core.libs = ["parkit_core"]
+                core.includedirs = ["include", "include/parkit"]  # nested, as freetype2
                 core.defines = ["PARKIT_CORE=1"]
                 core.system_libs = ["m"]
                 core.cflags = ["-fno-common"]
@@ -117,6 +121,7 @@ RECIPES = {
                 extra.set_property("cmake_target_name", "parkit::extra")
                 extra.set_property("cmake_target_aliases", ["parkit::extra_alias"])
                 extra.set_property("pkg_config_custom_content", "flavour=extra")
+                extra.set_property("component_version", "9.9")
     """,
     "parkit/include/parkit/core.h": """
         #pragma once

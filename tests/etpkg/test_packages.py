@@ -274,7 +274,8 @@ def test_parity_finds_no_difference_from_cmakedeps_and_pkgconfigdeps(
     """etpkg parity on every fixture shape: registration-only plugin and a system package
     (toysdk: BZip2 left to the OS), archives and a carried requirement whose archive ships
     (geokit: tinyhash's own config and .pc), the same shared (tinyhash's headers only reach
-    consumers, its library grafted), header-only with a version whose PEP 440 form differs (2024.05.1)."""
+    consumers, its library grafted), header-only with a version whose PEP 440 form differs
+    (2024.05.1)."""
     report = etpkg.parity(wheel, conan_args=list(PACKAGES[name].conan_args), work_dir=tmp_path)
     assert report.ok, "\n".join(report.differences)
 

@@ -107,8 +107,12 @@ def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_p
 CONSUMER_CMAKE = """
     cmake_minimum_required(VERSION 3.21)
     project(consumer C)
-    # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted.
+    # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted; its
+    # version is its system_package_version, as CMakeDeps reports it.
     find_package(ParDep 1.0 REQUIRED)
+    if(NOT ParDep_VERSION STREQUAL "7.0.1")
+      message(FATAL_ERROR "ParDep_VERSION ${ParDep_VERSION}")
+    endif()
     find_package(parkit 1.4 REQUIRED)
     # Observation 3: a required package the wheel carries gives its own targets.
     if(NOT TARGET ParDep::pardep OR NOT TARGET parkit::extra_alias OR NOT TARGET parkit::all)
@@ -168,6 +172,8 @@ def test_a_pkg_config_consumer_of_an_alias_builds_with_the_required_packages_pc(
     assert "-DPARDEP_ON=1" in flags and not [f for f in flags if f.startswith("-std")], flags
     variable = ["pkg-config", "--variable=flavour", "parkit-extra"]
     assert checked_run(variable, env=pc_env).stdout.strip() == "extra"
+    versions = ["pkg-config", "--modversion", "parkit-extra", "pardep", "parkit-1"]
+    assert checked_run(versions, env=pc_env).stdout.split() == ["9.9", "7.0.1", "1.4.2"]
     (tmp_path / "main.c").write_text(MAIN_C.replace("\n    ", "\n"))
     compiler = shutil.which("clang") or "gcc"
     app = tmp_path / "app"

@@ -496,6 +496,9 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 pkg_config_custom_content=""
                 if comp is info
                 else str(comp.get_property("pkg_config_custom_content") or ""),
+                version=str(comp.get_property("component_version") or "")
+                if comp is not info
+                else "",
                 languages_declared=bool(
                     getattr(comp, "languages", None) or getattr(conanfile, "languages", None)
                 ),
@@ -546,6 +549,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         cmake_config_version_compat=compat,
         pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
         pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
+        system_package_version=str(info.get_property("system_package_version") or ""),
     )
 
 

@@ -65,6 +65,8 @@ def to_json(sdk: Sdk) -> str:
         data["required"] = required
     if sdk.cmake_config_version_compat != "SameMajorVersion":
         data["cmake_config_version_compat"] = sdk.cmake_config_version_compat
+    if sdk.system_package_version:
+        data["system_package_version"] = sdk.system_package_version
     if sdk.cmake_variable_prefixes:
         data["cmake_variable_prefixes"] = list(sdk.cmake_variable_prefixes)
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -174,6 +176,7 @@ def from_json(text: str, where: str) -> Sdk:
         sdk,
         dependencies=_required(data.get("required", []), what),
         cmake_config_version_compat=_policy(data.get("cmake_config_version_compat"), what),
+        system_package_version=str(data.get("system_package_version") or ""),
         cmake_variable_prefixes=_strings(
             data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
         ),

@@ -67,6 +67,7 @@ class Component:
     # The recipe declared the languages (cpp_info.languages or the recipe's): without that, a
     # .pc carries no -std (PkgConfigDeps never writes one).
     languages_declared: bool = True
+    version: str = ""  # component_version: its .pc Version (default the package's)
 
     @property
     def header_only(self) -> bool:
@@ -182,6 +183,9 @@ class Sdk:
     cmake_config_version_compat: str = "SameMajorVersion"
     pkg_config_aliases: tuple[str, ...] = ()  # of the package-wide .pc
     pkg_config_custom_content: str = ""  # of the package-wide .pc
+    # The version the package's files report (CMake's version file, .pc Version) when it is
+    # not the Conan version: freetype's libtool version 24.3.18 for 2.12.1.
+    system_package_version: str = ""
     # Required packages whose CMake config and .pc files the wheel carries (their libraries
     # grafted or shipped, their headers in include/), each described as an Sdk of its own.
     bundled: tuple[Sdk, ...] = ()
@@ -218,8 +222,18 @@ class Sdk:
 
     @property
     def cmake_version(self) -> str:
-        """The numeric release part of the version, the only form CMake compares."""
+        """The numeric release part of the version, the only form CMake compares; of
+        system_package_version when the package sets one (as CMakeDeps' version file)."""
+        if self.system_package_version:
+            nums = re.findall(r"[0-9]+", self.system_package_version)
+            if nums:
+                return ".".join(str(int(n)) for n in nums[:4])
         return ".".join(str(n) for n in Version(self.wheel_version).release)
+
+    @property
+    def pc_version(self) -> str:
+        """The package-wide .pc Version: system_package_version, else the wheel's."""
+        return self.system_package_version or self.wheel_version
 
     @property
     def variable_prefix(self) -> str:

@@ -241,7 +241,13 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
     include_dirs = dict.fromkeys(
         sdk.package_folder / d for c in sdk.components for d in c.include_dirs
     )
-    includes = tuple(tree(inc) for inc in include_dirs if inc.is_dir())
+    # A dir nested in another declared include dir ships with that one's tree, once.
+    outer = [
+        inc
+        for inc in include_dirs
+        if not any(other != inc and inc.is_relative_to(other) for other in include_dirs)
+    ]
+    includes = tuple(tree(inc) for inc in outer if inc.is_dir())
     pythons: list[Tree] = []
     for rel_dir in sdk.python_packages:
         src = sdk.package_folder / rel_dir

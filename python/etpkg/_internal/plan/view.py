@@ -35,6 +35,23 @@ PREFIX = "${prefix}"
 _PATH_END = re.compile(r"[,;\s\"'=]")
 
 
+def include_dir_in_wheel(sdk: Sdk, rel: str) -> str:
+    """Where a declared include dir lands: include/, or include/<sub> for one nested in
+    another declared include dir (freetype's include and include/freetype2), whose files ship
+    once, with the outer dir's tree."""
+    path = PurePosixPath(rel)
+    outer = [
+        PurePosixPath(d)
+        for c in sdk.components
+        for d in c.include_dirs
+        if PurePosixPath(d) != path and path.is_relative_to(PurePosixPath(d))
+    ]
+    if not outer:
+        return "include"
+    top = min(outer, key=lambda d: len(d.parts))
+    return f"include/{path.relative_to(top).as_posix()}"
+
+
 def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
     """(package-relative path, path in the wheel's package dir), longest first: where each
     shipped file or dir of the package lands."""
@@ -48,7 +65,7 @@ def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
                     table.append((f"{d}/{alias}", f"lib/{lib.file_name}"))
     for comp in sdk.components:
         for d in comp.include_dirs:
-            table.append((d, "include"))
+            table.append((d, include_dir_in_wheel(sdk, d)))
     for d in sdk.res_dirs:
         table.append((d, d))
     for d in sdk.bin_dirs:
@@ -268,7 +285,12 @@ def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = 
         comps.append(
             dataclasses.replace(
                 own,
-                include_dirs=("include",) if comp.include_dirs or deps else (),
+                include_dirs=tuple(
+                    dict.fromkeys(
+                        [include_dir_in_wheel(sdk, d) for d in comp.include_dirs]
+                        or (["include"] if deps else [])
+                    )
+                ),
                 lib_dirs=("lib",),
                 system_libs=tuple(dict.fromkeys(system_libs)),
                 dependency_files=tuple(dict.fromkeys(linked)),
