@@ -334,3 +334,23 @@ def test_a_find_module_answers_ahead_of_cmakes_own_even_with_the_system_package_
     assert answer().startswith("/usr/include")  # CMake's own FindZLIB
     module_dir = tmp_path / "zlib_sdk" / "lib" / "cmake" / "modules"
     assert answer(f"-DCMAKE_MODULE_PATH={module_dir}") == str(tmp_path / "zlib_sdk" / "include")
+    # What the config refuses (a range excluding 1.2.13, as verify asks) the Find module
+    # refuses too, so falling back to module mode finds nothing.
+    write_tree(
+        tmp_path / "range",
+        {
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.21)
+                project(consumer C)
+                find_package(ZLIB 1.1...<1.2.13 QUIET)
+                message(STATUS "zlib-found=${ZLIB_FOUND}")
+            """
+        },
+    )
+    proc = checked_run(
+        ["cmake", "-S", tmp_path / "range", "-B", tmp_path / "range-build",
+         f"-DCMAKE_PREFIX_PATH={tmp_path / 'zlib_sdk'}", f"-DCMAKE_MODULE_PATH={module_dir}",
+         "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON", "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
+        env=env(),
+    )  # fmt: skip
+    assert "zlib-found=FALSE" in proc.stdout, proc.stdout
