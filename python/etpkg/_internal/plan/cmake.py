@@ -242,6 +242,9 @@ def module_view(sdk: Sdk) -> Sdk:
         cmake_target=sdk.cmake_module_target,
         cmake_module_file_name=sdk.cmake_module_file_name,
         cmake_module_target=sdk.cmake_module_target,
+        # CMakeDeps' Find module reports the Conan version; only its config's version file
+        # takes system_package_version.
+        system_package_version="",
     )
 
 
