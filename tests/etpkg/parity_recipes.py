@@ -40,7 +40,7 @@ RECIPES = {
                 self.cpp_info.bindirs = []
                 self.cpp_info.libdirs = []
                 self.cpp_info.defines = ["PARDEP_ON=1"]
-                self.cpp_info.set_property("cmake_file_name", "ParDep")
+                self.cpp_info.set_property("cmake_file_name", "Par-Dep")  # as yaml-cpp: a '-'
                 self.cpp_info.set_property("cmake_target_name", "ParDep::pardep")
                 self.cpp_info.set_property("cmake_config_version_compat", "AnyNewerVersion")
                 self.cpp_info.set_property("pkg_config_name", "pardep")

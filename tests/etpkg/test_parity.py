@@ -73,7 +73,7 @@ def test_parity_finds_no_difference_on_a_package_setting_every_property(
     assert {
         "cmake parkit (CONFIG)",
         "cmake PARKIT (MODULE)",
-        "cmake ParDep (CONFIG)",
+        "cmake Par-Dep (CONFIG)",
         "pkg-config parkit",
         "pkg-config parkit-1",
         "pkg-config parkit-core",
@@ -109,9 +109,9 @@ CONSUMER_CMAKE = """
     project(consumer C)
     # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted; its
     # version is its system_package_version, as CMakeDeps reports it.
-    find_package(ParDep 1.0 REQUIRED)
-    if(NOT ParDep_VERSION STREQUAL "7.0.1")
-      message(FATAL_ERROR "ParDep_VERSION ${ParDep_VERSION}")
+    find_package(Par-Dep 1.0 REQUIRED)
+    if(NOT Par-Dep_VERSION STREQUAL "7.0.1")
+      message(FATAL_ERROR "Par-Dep_VERSION ${Par-Dep_VERSION}")
     endif()
     find_package(parkit 1.4 REQUIRED)
     # Observation 3: a required package the wheel carries gives its own targets.
@@ -122,7 +122,7 @@ CONSUMER_CMAKE = """
     if(NOT parkit_LIBRARIES STREQUAL "parkit::parkit"
        OR NOT parkit_DEFINITIONS STREQUAL "-DPARKIT_CORE=1"
        OR NOT PARKIT_VERSION_STRING STREQUAL "1.4.2"
-       OR NOT ParDep_INCLUDE_DIR)
+       OR NOT Par-Dep_INCLUDE_DIR OR NOT PAR-DEP_INCLUDE_DIRS)
       message(FATAL_ERROR "variables: ${parkit_LIBRARIES} ${parkit_DEFINITIONS}")
     endif()
     add_executable(app main.c)
@@ -261,8 +261,8 @@ def test_verify_passes_on_a_find_mode_both_package_with_its_own_version_policy(
     wheel: Path, tmp_path: Path
 ) -> None:
     """verify's consumers get the package's config, not CMake's Find<Name> (corpus finding
-    F3), its version checks follow SameMinorVersion (1.3 refused), and the carried ParDep's
-    variables are not a leak."""
+    F3), its version checks follow SameMinorVersion (1.3 refused), and the carried Par-Dep's
+    variables (PAR-DEP_* too, CMakeDeps' upper case: findings F8, F11) are not a leak."""
     report = etpkg.verify(
         wheel, quick=True, work_dir=tmp_path / "w", cmake_cache=REPO_ROOT / "build" / "cmake-venvs"
     )

@@ -113,8 +113,12 @@ def check(suite: Suite) -> str:
     # The package's prefixes, and those of the required packages it carries configs for
     # (found as CMakeDeps' find_dependency would: their variables reach the caller too).
     carried = [d.cmake_file_name for d in m.dependencies if d.cmake_file_name]
-    prefixes = [m.cmake_file_name, m.variable_prefix, *m.cmake_variable_prefixes]
-    prefixes += [p for c in carried for p in (c, re.sub(r"[^A-Za-z0-9_]", "_", c).upper())]
+    # CMakeDeps' own prefixes too: the file name upper-cased as it is (YAML-CPP, MICROSOFT.GSL).
+    prefixes = [m.cmake_file_name, m.cmake_file_name.upper(), m.variable_prefix]
+    prefixes += m.cmake_variable_prefixes
+    prefixes += [
+        p for c in carried for p in (c, c.upper(), re.sub(r"[^A-Za-z0-9_]", "_", c).upper())
+    ]
     own = re.compile(rf"^_?({'|'.join(re.escape(p) for p in prefixes)})_")
     changed = sorted(
         k
