@@ -125,6 +125,12 @@ CONSUMER_CMAKE = """
        OR NOT Par-Dep_INCLUDE_DIR OR NOT PAR-DEP_INCLUDE_DIRS)
       message(FATAL_ERROR "variables: ${parkit_LIBRARIES} ${parkit_DEFINITIONS}")
     endif()
+    # A builddir is on CMAKE_MODULE_PATH (finding F12: doctest, catch2).
+    include(parkit_tools)
+    parkit_tools_answer(answer)
+    if(NOT answer EQUAL 42)
+      message(FATAL_ERROR "builddir module: ${answer}")
+    endif()
     add_executable(app main.c)
     target_link_libraries(app PRIVATE parkit::extra_alias ParDep::pardep)
 """

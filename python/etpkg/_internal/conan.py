@@ -44,7 +44,6 @@ _UNSUPPORTED_FIELDS = {
     "objects": "object files to link (ship them in an archive instead)",
     "frameworks": "Apple frameworks",
     "frameworkdirs": "Apple framework directories",
-    "builddirs": "CMake module directories (ship CMake code as cmake_build_modules)",
 }
 
 
@@ -441,11 +440,17 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         sorted_components = {name: info}
     bin_dirs: list[str] = []
     res_dirs: list[str] = []
+    build_dirs: list[str] = []
     for comp_name, comp in sorted_components.items():
         where = f"component {comp_name}"
         _check_supported(comp, where)
         bin_dirs += _relative(package_folder, comp.bindirs or [], f"{where}: bin dir")
         res_dirs += _relative(package_folder, comp.resdirs or [], f"{where}: res dir")
+        build_dirs += [
+            d
+            for d in _relative(package_folder, comp.builddirs or [], f"{where}: build dir")
+            if (package_folder / d).is_dir() and d != "."
+        ]
     for comp_name, comp in sorted_components.items():
         requires: list[str] = []
         external: list[str] = []
@@ -539,6 +544,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         build_modules=build_modules,
         bin_dirs=tuple(dict.fromkeys(bin_dirs)),
         res_dirs=tuple(dict.fromkeys(res_dirs)),
+        build_dirs=tuple(dict.fromkeys(build_dirs)),
         dependencies=deps,
         cmake_find_mode=find_mode,
         package_defines=tuple(dict.fromkeys(d for c in comps for d in c.defines)),

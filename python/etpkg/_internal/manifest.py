@@ -55,6 +55,8 @@ def to_json(sdk: Sdk) -> str:
     }
     if sdk.build_modules:  # absent when none, as in wheels made before it was recorded
         data["build_modules"] = list(sdk.build_modules)
+    if sdk.build_dirs:
+        data["build_dirs"] = list(sdk.build_dirs)
     carried = {b.name: b.cmake_file_name for b in sdk.bundled}
     required = [
         {"name": d.name, "system": d.system, "cmake_file_name": carried.get(d.name, "")}
@@ -177,6 +179,7 @@ def from_json(text: str, where: str) -> Sdk:
         dependencies=_required(data.get("required", []), what),
         cmake_config_version_compat=_policy(data.get("cmake_config_version_compat"), what),
         system_package_version=str(data.get("system_package_version") or ""),
+        build_dirs=_strings(data.get("build_dirs", []), f"{what}: build_dirs"),
         cmake_variable_prefixes=_strings(
             data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
         ),

@@ -171,6 +171,9 @@ class Sdk:
     build_modules: tuple[str, ...] = ()  # cmake_build_modules, package-relative
     bin_dirs: tuple[str, ...] = ()  # executables consumers run, shipped in <pkg>/bin
     res_dirs: tuple[str, ...] = ()  # data files, shipped at the same package-relative path
+    # cpp_info.builddirs: CMake module dirs, shipped at the same package-relative path and put
+    # on the consumer's CMAKE_MODULE_PATH by the config (as Conan's CMakeToolchain does).
+    build_dirs: tuple[str, ...] = ()
     executables: tuple[str, ...] = ()  # file names in <pkg>/bin, once probed
     dependencies: tuple[Dependency, ...] = ()
     # CMakeDeps' vocabulary: config, module, both or none; the Find module's file name and

@@ -314,6 +314,11 @@ def build_module_dirs(sdk: Sdk) -> list[str]:
             continue
         if (sdk.package_folder / parent).is_dir() and str(parent) not in found:
             found.append(str(parent))
+    for rel in sdk.build_dirs:  # builddirs ship whole, wherever they are
+        if rel not in found and not any(
+            PurePosixPath(rel).is_relative_to(PurePosixPath(d)) for d in sdk.res_dirs
+        ):
+            found.append(rel)
     return found
 
 

@@ -301,6 +301,7 @@ def _context(
         "has_headers": any(v.has_headers for v in views),
         "include_dirs": list(dict.fromkeys(d for v in views for d in v.include_dirs)),
         "build_modules": [posixpath.relpath(rel, base) for rel in sdk.build_modules],
+        "build_dirs": [posixpath.relpath(rel, base) for rel in sdk.build_dirs],
         "manifest": manifest.to_json(sdk) if with_manifest and not is_module else "",
         "runpath_file": RUNPATH_FILE,
         "module_runpath_file": MODULE_RUNPATH_FILE,

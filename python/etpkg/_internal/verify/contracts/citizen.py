@@ -128,6 +128,8 @@ def check(suite: Suite) -> str:
         and k not in theirs
         and k not in _DUMP_LOCALS
         and not k.startswith("CMAKE_CURRENT_FUNCTION")
+        # builddirs go on CMAKE_MODULE_PATH, as Conan's CMakeToolchain puts them.
+        and not (k == "CMAKE_MODULE_PATH" and m.build_dirs)
     )
     removed = sorted(k for k in before if k not in after)
     dirs = {f"{n}_DIR" for n in [m.cmake_file_name, *carried]}
