@@ -17,6 +17,7 @@ import pytest
 from etpkg._internal import conan as conan_module
 from etpkg._internal.build import checks
 from etpkg._internal.conan import Selection
+from etpkg._internal.conanargs import as_pairs
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
 from etpkg._internal.plan.cmake import render_cmake_package
@@ -256,6 +257,12 @@ def test_conan_spellings_map_to_host_and_build_contexts() -> None:
     assert sel.settings == ("build_type=Debug",) and sel.build_settings == ("os=Linux",)
     assert sel.options == sel.build_options == ("*:shared=True",)
     assert sel.conf == ("tools.build:jobs=2",) and sel.build_modes == ("missing",)
+    api = Selection.from_conan_args(
+        as_pairs(["-pr:b", "b", "-s:h", "build_type=Debug", "--build=missing"]), Selection()
+    )
+    assert api.build_profiles == ("b",) and api.build_modes == ("missing",)
+    with pytest.raises(etpkg.PackageError, match="-q"):
+        etpkg.wheelify("x/1.0", conan_args=["-q", "x"])
     proc = subprocess.run(
         [sys.executable, "-m", "etpkg", "wheelify", "-pr:x", "a"],
         env=env(), capture_output=True, text=True, check=False,
