@@ -179,6 +179,9 @@ def test_a_pkg_config_consumer_of_an_alias_builds_with_the_required_packages_pc(
     assert "-DPARDEP_ON=1" in flags and not [f for f in flags if f.startswith("-std")], flags
     variable = ["pkg-config", "--variable=flavour", "parkit-extra"]
     assert checked_run(variable, env=pc_env).stdout.strip() == "extra"
+    # The nested include dir reaches every route (finding F15: json-c's include/json-c).
+    assert "-I${includedir}/parkit" in (site / "parkit/lib/pkgconfig/parkit-core.pc").read_text()
+    assert f"-I{site / 'parkit' / 'include' / 'parkit'}" in helper(site, "--includes").split()
     versions = ["pkg-config", "--modversion", "parkit-extra", "pardep", "parkit-1"]
     assert checked_run(versions, env=pc_env).stdout.split() == ["9.9", "7.0.1", "1.4.2"]
     (tmp_path / "main.c").write_text(MAIN_C.replace("\n    ", "\n"))
