@@ -29,6 +29,7 @@ from etpkg._internal.version import VERSION as __version__
 if TYPE_CHECKING:
     from etpkg._internal.conan import Selection
     from etpkg._internal.model import Component, Dependency, Sdk
+    from etpkg._internal.parity.probe import ParityReport
     from etpkg._internal.publish import Published
     from etpkg._internal.verify.report import CheckResult, Report
 
@@ -38,6 +39,7 @@ _LAZY = {
     "Component": "etpkg._internal.model",
     "Dependency": "etpkg._internal.model",
     "Sdk": "etpkg._internal.model",
+    "ParityReport": "etpkg._internal.parity.probe",
     "Published": "etpkg._internal.publish",
     "CheckResult": "etpkg._internal.verify.report",
     "Report": "etpkg._internal.verify.report",
@@ -63,6 +65,7 @@ __all__ = [
     "LayoutError",
     "OutputError",
     "PackageError",
+    "ParityReport",
     "PublishError",
     "Published",
     "RemoteError",
@@ -72,6 +75,7 @@ __all__ = [
     "VerifyError",
     "WheelError",
     "__version__",
+    "parity",
     "publish",
     "read_package",
     "verify",
@@ -115,9 +119,15 @@ def wheelify(
     profiles: Sequence[str] = (),
     settings: Sequence[str] = (),
     options: Sequence[str] = (),
+    strict: bool = False,
+    conan_args: Sequence[str] = (),
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
-    a package with binaries, py3-none-any for a header-only one.
+    a package with binaries, py3-none-any for a header-only one. A build-machine path in an
+    ELF file's string data is logged as a note (refused with `strict`); anywhere else (configs,
+    .pc files, scripts, RUNPATH) it is a CheckError. `conan_args` takes Conan's other spellings
+    as conan create does (["-pr:b", "x", "-s:h", "build_type=Debug", "-c", "...",
+    "--build=missing"]); a malformed one raises PackageError.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -134,8 +144,20 @@ def wheelify(
         Path(output_dir),
         remote=remote,
         update=update,
-        selection=_selection(profiles, settings, options),
+        selection=_conan_selection(_selection(profiles, settings, options), conan_args),
+        strict=strict,
     )
+
+
+def _conan_selection(base: Selection, conan_args: Sequence[str]) -> Selection:
+    from etpkg._internal.conanargs import as_pairs
+
+    if isinstance(conan_args, str):
+        raise TypeError("conan_args must be a sequence of strings, not one string")
+    try:
+        return Selection.from_conan_args(as_pairs(conan_args), base)
+    except ValueError as exc:
+        raise PackageError(str(exc)) from exc
 
 
 def verify(
@@ -189,4 +211,31 @@ def publish(
         username=username,
         password=password,
         index_url=index_url,
+    )
+
+
+def parity(
+    wheel: str | Path,
+    *,
+    reference: str | None = None,
+    conan_args: Sequence[str] = (),
+    work_dir: str | Path | None = None,
+) -> ParityReport:
+    """Compares what a consumer of the wheel sees with what a consumer of Conan's CMakeDeps and
+    PkgConfigDeps output sees for `reference` (default: the wheel's name/version; its binary
+    must be in the Conan cache, chosen by `conan_args` as `conan install` takes them, e.g.
+    ["-pr:h", "x", "-o", "*:shared=True"]): imported targets with their link closure, include
+    dirs, definitions and options, the <FileName>_* variables, version answers, and each .pc
+    file's cflags, libs, requires and version. report.differences holds one line per
+    difference (empty: none). Raises PackageError when Conan cannot install the reference,
+    WheelError for an unreadable wheel, ToolError when a tool fails."""
+    from etpkg._internal.parity.probe import parity as run
+
+    if isinstance(conan_args, str):
+        raise TypeError("conan_args must be a sequence of strings, not one string")
+    return run(
+        Path(wheel),
+        ref=reference,
+        conan_args=list(conan_args),
+        work=Path(work_dir) if work_dir is not None else None,
     )

@@ -16,7 +16,9 @@ from types import FrameType
 from typing import NoReturn
 
 from etpkg._internal import process
+from etpkg._internal.conanargs import add_conan_arguments
 from etpkg._internal.errors import EtpkgError
+from etpkg._internal.parity.cli import add_parity_parser
 from etpkg._internal.progress import Progress, add_quiet_flag
 from etpkg._internal.publish import add_publish_parser
 from etpkg._internal.verify.cli import add_verify_parser
@@ -73,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SETTING",
-        help='Conan setting, e.g. -s build_type=Debug (repeatable)',
+        help="Conan setting, e.g. -s build_type=Debug (repeatable)",
     )
     wheelify.add_argument(
         "-o",
@@ -96,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --remote: take newer revisions from the remote even when the cache has some",
     )
+    # Conan's other spellings (-pr:h, -pr:b, -s:b, -o:a, -c, --build), as conan create takes them.
+    add_conan_arguments(wheelify, skip=("-pr", "--profile", "-s", "--settings", "-o", "--options"))
+    wheelify.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a build-machine path inside an ELF file's data too (default: reported)",
+    )
     wheelify.add_argument(
         "-v",
         "--verbose",
@@ -107,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
     add_publish_parser(sub)
+    add_parity_parser(sub)
     return parser
 
 
@@ -122,7 +132,9 @@ def _wheelify(args: argparse.Namespace) -> int:
     if len(dirs) + (args.output_dir is not None) > 1:
         args.parser.error("give the output directory once (--output-dir)")
     out = args.output_dir or (Path(dirs[0]) if dirs else Path("dist"))
-    selection = Selection(tuple(args.profile), tuple(args.settings), tuple(options))
+    selection = Selection.from_conan_args(
+        args.conan_args, Selection(tuple(args.profile), tuple(args.settings), tuple(options))
+    )
     progress = Progress("etpkg wheelify", quiet=args.quiet)
     try:
         wheel = wheelify(
@@ -131,6 +143,7 @@ def _wheelify(args: argparse.Namespace) -> int:
             remote=args.remote,
             update=args.update,
             selection=selection,
+            strict=args.strict,
             stage_note=progress.stage,
         )
     finally:

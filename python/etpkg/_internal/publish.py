@@ -281,4 +281,3 @@ def _command(args: Any) -> int:
     )
     print(report(results))
     return 0
-
