@@ -311,6 +311,29 @@ def test_pkg_config_build_uses_the_sdk(name: str, installed: testing.Workspace) 
     assert pattern.search(testing.run([app]).stdout)
 
 
+def test_pkg_config_define_prefix_prints_normalised_paths(
+    name: str, installed: testing.Workspace
+) -> None:
+    """A relocatable .pc names its files from its own place (${pcfiledir}/../..); pkg-config's
+    --define-prefix (the README's advice) prints them normalised, each one an existing path; only
+    the grafted libraries' directory stays a sibling of the package (<pkg>/../<dist>.libs)."""
+    _, _, modules, _, _ = EXPECTED[name]
+    pc_env = {"PKG_CONFIG_PATH": str(installed.lib_dir / "pkgconfig"), "PATH": "/usr/bin:/bin"}
+    plain = testing.run(["pkg-config", "--cflags", "--libs", *modules], env=pc_env).stdout
+    flags = shlex.split(
+        testing.run(
+            ["pkg-config", "--define-prefix", "--cflags", "--libs", *modules], env=pc_env
+        ).stdout
+    )
+    paths = [f[2:] for f in flags if f.startswith(("-I", "-L"))]
+    paths += [p for f in flags if f.startswith("-Wl,") for p in f.split(",") if p.startswith("/")]
+    assert "/../" in plain and paths, (plain, flags)
+    for path in paths:
+        inside = re.sub(r"/[^/]+/\.\./([^/]+\.libs)\b", r"/\1", path)
+        assert "/../" not in inside and "/./" not in inside, flags
+        assert Path(path).exists(), path
+
+
 def test_python_m_reports_the_same_version_everywhere(
     name: str, installed: testing.Workspace
 ) -> None:
