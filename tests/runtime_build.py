@@ -111,6 +111,15 @@ TSAN_OPTIONS = (
 )
 
 
+def libtsan() -> Path:
+    """The ThreadSanitizer runtime the compiler links, to preload into Python."""
+    path = subprocess.run(
+        ["g++", "-print-file-name=libtsan.so"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert os.path.isabs(path), f"g++ has no libtsan.so (got {path!r}): install libtsan"
+    return Path(path).resolve()
+
+
 def sanitizer_env() -> dict[str, str]:
     env = dict(os.environ)
     env.update(SANITIZER_ENV)

@@ -16,7 +16,7 @@ from pathlib import Path
 import etrt
 import pytest
 from models import make
-from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, tsan_build
+from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
 
 LIBRARIES = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
 
@@ -172,15 +172,6 @@ def run_script(script: str, lib_dir: Path, *args: object,
 def figures(stdout: str) -> dict[str, int]:
     rows = [line.rsplit(" ", 1) for line in stdout.splitlines() if line != "ok"]
     return {key: int(value) for key, value in rows}
-
-
-def libtsan() -> Path:
-    """The ThreadSanitizer runtime the compiler links, to preload into Python."""
-    path = subprocess.run(
-        ["g++", "-print-file-name=libtsan.so"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert os.path.isabs(path), f"g++ has no libtsan.so (got {path!r}): install libtsan"
-    return Path(path).resolve()
 
 
 def check_stress(proc: subprocess.CompletedProcess[str], threads: int, iterations: int) -> None:

@@ -16,19 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, tsan_build
+from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
 
 LIBRARIES = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
 THREADS, MODULES = 6, 3
-
-
-def libtsan() -> Path:
-    """The ThreadSanitizer runtime the compiler links, to preload into Python."""
-    path = subprocess.run(
-        ["g++", "-print-file-name=libtsan.so"], capture_output=True, text=True, check=True
-    ).stdout.strip()
-    assert os.path.isabs(path), f"g++ has no libtsan.so (got {path!r}): install libtsan"
-    return Path(path).resolve()
 
 
 def run_soak(
