@@ -9,9 +9,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-# --gate-budget: the CI gate's time budget per suite (ci/budget.toml).
-pytest_plugins = ["gate_budget"]
-
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
