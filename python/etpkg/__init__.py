@@ -24,6 +24,7 @@ from etpkg._internal.errors import (
     WheelError,
 )
 from etpkg._internal.model import Component, Dependency, Sdk
+from etpkg._internal.parity.probe import ParityReport
 from etpkg._internal.publish import Published
 from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.version import VERSION as __version__
@@ -38,6 +39,7 @@ __all__ = [
     "LayoutError",
     "OutputError",
     "PackageError",
+    "ParityReport",
     "PublishError",
     "Published",
     "RemoteError",
@@ -47,6 +49,7 @@ __all__ = [
     "VerifyError",
     "WheelError",
     "__version__",
+    "parity",
     "publish",
     "read_package",
     "verify",
@@ -88,9 +91,12 @@ def wheelify(
     profiles: Sequence[str] = (),
     settings: Sequence[str] = (),
     options: Sequence[str] = (),
+    strict: bool = False,
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
-    a package with binaries, py3-none-any for a header-only one.
+    a package with binaries, py3-none-any for a header-only one. A build-machine path in an
+    ELF file's string data is logged as a note (refused with `strict`); anywhere else (configs,
+    .pc files, scripts, RUNPATH) it is a CheckError.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -108,6 +114,7 @@ def wheelify(
         remote=remote,
         update=update,
         selection=_selection(profiles, settings, options),
+        strict=strict,
     )
 
 
@@ -160,4 +167,31 @@ def publish(
         username=username,
         password=password,
         index_url=index_url,
+    )
+
+
+def parity(
+    wheel: str | Path,
+    *,
+    reference: str | None = None,
+    conan_args: Sequence[str] = (),
+    work_dir: str | Path | None = None,
+) -> ParityReport:
+    """Compares what a consumer of the wheel sees with what a consumer of Conan's CMakeDeps and
+    PkgConfigDeps output sees for `reference` (default: the wheel's name/version; its binary
+    must be in the Conan cache, chosen by `conan_args` as `conan install` takes them, e.g.
+    ["-pr:h", "x", "-o", "*:shared=True"]): imported targets with their link closure, include
+    dirs, definitions and options, the <FileName>_* variables, version answers, and each .pc
+    file's cflags, libs, requires and version. report.differences holds one line per
+    difference (empty: none). Raises PackageError when Conan cannot install the reference,
+    WheelError for an unreadable wheel, ToolError when a tool fails."""
+    from etpkg._internal.parity.probe import parity as run
+
+    if isinstance(conan_args, str):
+        raise TypeError("conan_args must be a sequence of strings, not one string")
+    return run(
+        Path(wheel),
+        ref=reference,
+        conan_args=list(conan_args),
+        work=Path(work_dir) if work_dir is not None else None,
     )

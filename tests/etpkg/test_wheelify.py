@@ -305,9 +305,19 @@ def test_bad_package_leaves_dist_untouched(
 ) -> None:
     ref = ensure_badsdk(defect)
     before = _snapshot(dist_with_old_wheel)
-    proc = run_etpkg("wheelify", ref, "-o", dist_with_old_wheel)
+    # A build path in a library's string data is refused only on request (issue 21).
+    strict = ["--strict"] if defect == "abspath" else []
+    proc = run_etpkg("wheelify", ref, "-o", dist_with_old_wheel, *strict)
     _assert_one_error_line(proc, *needles)
     assert _snapshot(dist_with_old_wheel) == before
+
+
+def test_a_build_path_in_library_data_is_a_note_without_strict(tmp_path: Path) -> None:
+    ref = ensure_badsdk("abspath")
+    proc = run_etpkg("wheelify", ref, "-o", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "badsdk_abspath/lib/libbad.so: holds a build-machine path 1 time(s)" in proc.stderr
+    assert "--strict refuses it" in proc.stderr
 
 
 def test_unwritable_output_dir(toysdk_wheel: Path, tmp_path: Path) -> None:

@@ -16,7 +16,9 @@ from types import FrameType
 from typing import NoReturn
 
 from etpkg._internal import process
+from etpkg._internal.conanargs import add_conan_arguments
 from etpkg._internal.errors import EtpkgError
+from etpkg._internal.parity.cli import add_parity_parser
 from etpkg._internal.publish import add_publish_parser
 from etpkg._internal.verify.cli import add_verify_parser
 from etpkg._internal.version import VERSION
@@ -68,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SETTING",
-        help='Conan setting, e.g. -s build_type=Debug (repeatable)',
+        help="Conan setting, e.g. -s build_type=Debug (repeatable)",
     )
     wheelify.add_argument(
         "-o",
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --remote: take newer revisions from the remote even when the cache has some",
     )
+    # Conan's other spellings (-pr:h, -pr:b, -s:b, -o:a, -c, --build), as conan create takes them.
+    add_conan_arguments(wheelify, skip=("-pr", "--profile", "-s", "--settings", "-o", "--options"))
+    wheelify.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a build-machine path inside an ELF file's data too (default: reported)",
+    )
     wheelify.add_argument(
         "-v",
         "--verbose",
@@ -101,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     wheelify.set_defaults(func=_wheelify, parser=wheelify)
     add_verify_parser(sub)
     add_publish_parser(sub)
+    add_parity_parser(sub)
     return parser
 
 
@@ -116,8 +126,19 @@ def _wheelify(args: argparse.Namespace) -> int:
     if len(dirs) + (args.output_dir is not None) > 1:
         args.parser.error("give the output directory once (--output-dir)")
     out = args.output_dir or (Path(dirs[0]) if dirs else Path("dist"))
-    selection = Selection(tuple(args.profile), tuple(args.settings), tuple(options))
-    print(wheelify(args.package, out, remote=args.remote, update=args.update, selection=selection))
+    selection = Selection.from_conan_args(
+        args.conan_args, Selection(tuple(args.profile), tuple(args.settings), tuple(options))
+    )
+    print(
+        wheelify(
+            args.package,
+            out,
+            remote=args.remote,
+            update=args.update,
+            selection=selection,
+            strict=args.strict,
+        )
+    )
     return 0
 
 

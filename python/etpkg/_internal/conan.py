@@ -34,6 +34,7 @@ from etpkg._internal.model import (
     DependencyComponent,
     Sdk,
     default_import_name,
+    shadowed,
 )
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,10 @@ _UNSUPPORTED_FIELDS = {
 }
 
 
+_FIND_MODES = ("config", "module", "both", "none")
+_VERSION_COMPAT = ("SameMajorVersion", "AnyNewerVersion", "SameMinorVersion", "ExactVersion")
+
+
 @dataclass(frozen=True)
 class Selection:
     """Which binary of the package: what `conan install` takes as -pr, -s and -o (host)."""
@@ -54,11 +59,51 @@ class Selection:
     profiles: tuple[str, ...] = ()  # default: the default profile
     settings: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value"
     options: tuple[str, ...] = ()  # "key=value" or "pkg/*:key=value", e.g. "*:shared=True"
+    conf: tuple[str, ...] = ()  # "tools.build:jobs=2"
+    # The build context (-pr:b, -s:b, -o:b, -c:b); default: the default build profile.
+    build_profiles: tuple[str, ...] = ()
+    build_settings: tuple[str, ...] = ()
+    build_options: tuple[str, ...] = ()
+    build_conf: tuple[str, ...] = ()
+    # --build policies ("missing", "missing:pkg/*"): binaries built into the cache first.
+    build_modes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         parts = [f"-pr {p}" for p in self.profiles]
         parts += [f"-s {s}" for s in self.settings] + [f"-o {o}" for o in self.options]
+        parts += [f"-c {c}" for c in self.conf] + [f"-pr:b {p}" for p in self.build_profiles]
+        parts += [f"-s:b {s}" for s in self.build_settings]
+        parts += [f"-o:b {o}" for o in self.build_options]
+        parts += [f"-c:b {c}" for c in self.build_conf]
         return " ".join(parts) if parts else "the default profile"
+
+    @classmethod
+    def from_conan_args(cls, pairs: list[tuple[str, str]], base: Selection) -> Selection:
+        """base plus Conan's spellings as etpkg's CLI collects them: (flag, value) with the
+        flag's short form and context suffix ("-pr:h", "-s:b", "-o:a", "-c", "--build")."""
+        fields: dict[str, list[str]] = {
+            "profiles": list(base.profiles),
+            "settings": list(base.settings),
+            "options": list(base.options),
+            "conf": list(base.conf),
+            "build_profiles": list(base.build_profiles),
+            "build_settings": list(base.build_settings),
+            "build_options": list(base.build_options),
+            "build_conf": list(base.build_conf),
+            "build_modes": list(base.build_modes),
+        }
+        kinds = {"-pr": "profiles", "-s": "settings", "-o": "options", "-c": "conf"}
+        for flag, value in pairs:
+            if flag == "--build":
+                fields["build_modes"].append(value)
+                continue
+            kind, _, ctx = flag.partition(":")
+            name = kinds[kind]
+            if ctx in ("", "h", "a"):
+                fields[name].append(value)
+            if ctx in ("b", "a"):
+                fields[f"build_{name}"].append(value)
+        return cls(**{k: tuple(v) for k, v in fields.items()})
 
 
 DEFAULT_SELECTION = Selection()
@@ -140,8 +185,14 @@ def profiles(api: Any, selection: Selection) -> tuple[Any, Any]:
             list(selection.profiles) or [api.profiles.get_default_host()],
             settings=list(selection.settings),
             options=list(selection.options),
+            conf=list(selection.conf),
         )
-        build = api.profiles.get_profile([api.profiles.get_default_build()])
+        build = api.profiles.get_profile(
+            list(selection.build_profiles) or [api.profiles.get_default_build()],
+            settings=list(selection.build_settings),
+            options=list(selection.build_options),
+            conf=list(selection.build_conf),
+        )
     except ConanException as exc:
         raise PackageError(
             f"cannot load the profile ({selection.describe()}): {_first_line(exc)}"
@@ -180,7 +231,11 @@ def read_package(spec: str, selection: Selection = DEFAULT_SELECTION) -> ConanPa
             )
         try:
             api.graph.analyze_binaries(
-                graph, build_mode=None, remotes=[], update=None, lockfile=None
+                graph,
+                build_mode=list(selection.build_modes) or None,
+                remotes=[],
+                update=None,
+                lockfile=None,
             )
         except ConanException as exc:
             raise PackageError(f"cannot resolve the binaries of {ref}: {_first_line(exc)}") from exc
@@ -278,9 +333,24 @@ def _dependencies(
                 sharedlinkflags=tuple(info.sharedlinkflags or ()),
                 exelinkflags=tuple(info.exelinkflags or ()),
                 components=_dependency_components(dep.cpp_info),
+                described=_described(dep),
             )
         )
     return tuple(deps)
+
+
+def _described(dep: Any) -> Sdk | None:
+    """A required package's own cpp_info as an Sdk, or None when it cannot be one (a system
+    wrapper, an application, fields a wheel cannot carry): then the wheel writes no config or
+    .pc for it."""
+    direct = tuple(
+        Dependency(str(d.ref.name), str(d.ref.version), True, True, False, None)
+        for _, d in dep.dependencies.direct_host.items()
+    )
+    try:
+        return _to_sdk(dep, (), direct)
+    except (PackageError, AttributeError, TypeError):
+        return None
 
 
 def _dependency_components(cpp_info: Any) -> tuple[DependencyComponent, ...]:
@@ -392,6 +462,8 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
             external = [f"{d.name}::{d.name}" for d in deps]
         where = f"component {comp_name}"
         target = comp.get_property("cmake_target_name") or f"{name}::{comp_name}"
+        if comp is info:  # the package is its one component: its root target's name
+            target = info.get_property("cmake_target_name") or f"{name}::{name}"
         pc = comp.get_property("pkg_config_name") or (
             root_pc if comp is info else f"{root_pc}-{comp_name}"
         )
@@ -416,9 +488,28 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 cxxflags=tuple(comp.cxxflags or ()),
                 sharedlinkflags=tuple(comp.sharedlinkflags or ()),
                 exelinkflags=tuple(comp.exelinkflags or ()),
+                target_aliases=() if comp is info else _str_list(comp, "cmake_target_aliases"),
+                module_target=str(comp.get_property("cmake_module_target_name") or "")
+                if comp is not info
+                else "",
+                pkg_config_aliases=() if comp is info else _str_list(comp, "pkg_config_aliases"),
+                pkg_config_custom_content=""
+                if comp is info
+                else str(comp.get_property("pkg_config_custom_content") or ""),
+                languages_declared=bool(
+                    getattr(comp, "languages", None) or getattr(conanfile, "languages", None)
+                ),
             )
         )
     comps = tuple(components)
+    find_mode = str(info.get_property("cmake_find_mode") or "config").lower()
+    if find_mode not in _FIND_MODES:
+        raise LayoutError(f"cmake_find_mode {find_mode!r}: Conan knows {', '.join(_FIND_MODES)}")
+    compat = str(info.get_property("cmake_config_version_compat") or "SameMajorVersion")
+    if compat not in _VERSION_COMPAT:
+        raise LayoutError(
+            f"cmake_config_version_compat {compat!r}: Conan knows {', '.join(_VERSION_COMPAT)}"
+        )
     python_packages = _str_list(info, properties.PYTHON_PACKAGES)
     python_requires = _str_list(info, properties.PYTHON_REQUIRES)
     cxx = info.get_property(properties.CXX_STANDARD.name)
@@ -427,7 +518,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
     )
     return Sdk(
         name=name,
-        version=str(conanfile.version),
+        version=str(conanfile.ref.version) if conanfile.ref else str(conanfile.version),
         package_folder=package_folder,
         components=comps,
         cmake_file_name=info.get_property("cmake_file_name") or name,
@@ -446,6 +537,15 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         bin_dirs=tuple(dict.fromkeys(bin_dirs)),
         res_dirs=tuple(dict.fromkeys(res_dirs)),
         dependencies=deps,
+        cmake_find_mode=find_mode,
+        package_defines=tuple(dict.fromkeys(d for c in comps for d in c.defines)),
+        cmake_module_file_name=str(info.get_property("cmake_module_file_name") or ""),
+        cmake_module_target=str(info.get_property("cmake_module_target_name") or ""),
+        cmake_target_aliases=_str_list(info, "cmake_target_aliases"),
+        cmake_variable_prefixes=_str_list(info, "cmake_additional_variables_prefixes"),
+        cmake_config_version_compat=compat,
+        pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
+        pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
     )
 
 
@@ -457,6 +557,13 @@ def _import_name(info: Any, name: str) -> str:
         raise LayoutError(
             f"import name {import_name!r} ({source}) is not a Python identifier; set "
             f"{properties.IMPORT_NAME.name} to one"
+        )
+    hidden = shadowed(import_name)
+    if hidden is not None:
+        raise LayoutError(
+            f"import name {import_name!r} ({properties.IMPORT_NAME.name}) would shadow "
+            f"{hidden}; set {properties.IMPORT_NAME.name} to another name (unset, etpkg "
+            f"takes {default_import_name(name)!r})"
         )
     return import_name
 
@@ -480,4 +587,3 @@ def _license(value: object) -> str | None:
     if isinstance(value, (list, tuple)):
         return " AND ".join(str(v) for v in value)
     return str(value)
-

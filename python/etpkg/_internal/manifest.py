@@ -9,13 +9,14 @@ learn it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from etpkg._internal.errors import LayoutError, WheelError
-from etpkg._internal.model import LANGUAGES, SHARED, STATIC, Component, Sdk
+from etpkg._internal.model import LANGUAGES, SHARED, STATIC, Component, Dependency, Sdk
 from etpkg._internal.naming import is_static_file, library_name
 
 MARKER = "# etpkg-sdk: "
@@ -23,7 +24,7 @@ _LINE = re.compile(r"^# etpkg-sdk: (.*)$", re.M)
 
 
 def to_json(sdk: Sdk) -> str:
-    data = {
+    data: dict[str, Any] = {
         "name": sdk.name,
         "version": sdk.version,
         "import_name": sdk.import_name,
@@ -54,6 +55,13 @@ def to_json(sdk: Sdk) -> str:
     }
     if sdk.build_modules:  # absent when none, as in wheels made before it was recorded
         data["build_modules"] = list(sdk.build_modules)
+    required = [
+        {"name": d.name, "system": d.system, "carried": d.name in {b.name for b in sdk.bundled}}
+        for d in sdk.dependencies
+        if d.headers or d.libs
+    ]
+    if required:  # absent when none, as in wheels made before it was recorded
+        data["required"] = required
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -157,6 +165,7 @@ def from_json(text: str, where: str) -> Sdk:
         res_dirs=_list(data, "res_dirs", what),
         build_modules=_strings(data.get("build_modules", []), f"{what}: build_modules"),
     )
+    sdk = dataclasses.replace(sdk, dependencies=_required(data.get("required", []), what))
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
     try:
@@ -164,3 +173,15 @@ def from_json(text: str, where: str) -> Sdk:
     except LayoutError as exc:
         raise WheelError(f"{what}: {exc}") from exc
     return sdk
+
+
+def _required(value: Any, what: str) -> tuple[Dependency, ...]:
+    """The required packages reaching consumers: names, and whether the OS answers for them."""
+    if not isinstance(value, list):
+        raise WheelError(f"{what}: required is not a list")
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("system"), bool):
+            raise WheelError(f"{what}: required holds {item!r}, not {{name, system}}")
+        out.append(Dependency(_string(item, "name", what), "", True, True, item["system"], None))
+    return tuple(out)

@@ -13,6 +13,7 @@ variable, which the CMake config and the Python helper define the same way.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,15 @@ class Component:
     # Libraries of other packages consumers link with this component, by wheel-relative path
     # (a grafted <dist>.libs/libx-1a2b3c4d.so.1, an archive shipped in <pkg>/lib/).
     dependency_files: tuple[str, ...] = ()
+    # Conan's names beside the target: cmake_target_aliases, cmake_module_target_name (the
+    # target a Find module defines; default the target), pkg_config_aliases.
+    target_aliases: tuple[str, ...] = ()
+    module_target: str = ""
+    pkg_config_aliases: tuple[str, ...] = ()
+    pkg_config_custom_content: str = ""
+    # The recipe declared the languages (cpp_info.languages or the recipe's): without that, a
+    # .pc carries no -std (PkgConfigDeps never writes one).
+    languages_declared: bool = True
 
     @property
     def header_only(self) -> bool:
@@ -122,6 +132,10 @@ class Dependency:
     # Its components (none when its cpp_info has none): a requirement on one of them links
     # that component's libraries and those of what it requires, not the whole package's.
     components: tuple[DependencyComponent, ...] = ()
+    # Its own cpp_info as an Sdk (names, components, properties; files in its package folder),
+    # from which the wheel writes its CMake config and .pc files. None when read back from a
+    # wheel's manifest.
+    described: Sdk | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,22 @@ class Sdk:
     res_dirs: tuple[str, ...] = ()  # data files, shipped at the same package-relative path
     executables: tuple[str, ...] = ()  # file names in <pkg>/bin, once probed
     dependencies: tuple[Dependency, ...] = ()
+    # CMakeDeps' vocabulary: config, module, both or none; the Find module's file name and
+    # package-wide target; the version file's policy (CMake's names).
+    cmake_find_mode: str = "config"
+    cmake_module_file_name: str = ""
+    cmake_module_target: str = ""
+    cmake_target_aliases: tuple[str, ...] = ()
+    cmake_variable_prefixes: tuple[str, ...] = ()  # cmake_additional_variables_prefixes
+    cmake_config_version_compat: str = "SameMajorVersion"
+    pkg_config_aliases: tuple[str, ...] = ()  # of the package-wide .pc
+    pkg_config_custom_content: str = ""  # of the package-wide .pc
+    # Required packages whose CMake config and .pc files the wheel carries (their libraries
+    # grafted or shipped, their headers in include/), each described as an Sdk of its own.
+    bundled: tuple[Sdk, ...] = ()
+    # Definitions the package's own cpp_info gives (CMakeDeps' <Name>_DEFINITIONS), before
+    # those of required packages are merged into its components.
+    package_defines: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:
@@ -164,6 +194,10 @@ class Sdk:
             object.__setattr__(self, "cmake_target", f"{self.name}::{self.name}")
         if not self.pkg_config_name:
             object.__setattr__(self, "pkg_config_name", self.name)
+        if not self.cmake_module_file_name:
+            object.__setattr__(self, "cmake_module_file_name", self.cmake_file_name)
+        if not self.cmake_module_target:
+            object.__setattr__(self, "cmake_module_target", self.cmake_target)
 
     @property
     def distribution(self) -> str:
@@ -247,7 +281,29 @@ class Sdk:
         return {f for n in names if not self.component(n).static for f in self.component(n).files}
 
 
+# Top-level names a wheel's package must not take besides the standard library's: what
+# nearly every environment holds (installers, build tools, the scientific stack, etpkg's own).
+WELL_KNOWN_PACKAGES = frozenset(
+    """_distutils_hack attr certifi charset_normalizer cmake conan cython etpkg google
+    idna jinja2 markupsafe nanobind ninja numpy packaging pandas pip pkg_resources pybind11
+    pytest requests scipy setuptools six tomli torch typing_extensions urllib3 wheel yaml""".split()
+)
+SAFE_SUFFIX = "_sdk"
+
+
+def shadowed(import_name: str) -> str | None:
+    """What an import name would hide ("the standard library's zlib"), or None."""
+    if import_name in sys.stdlib_module_names:
+        return f"the standard library's {import_name}"
+    if import_name.lower() in WELL_KNOWN_PACKAGES:
+        return f"the well-known package {import_name.lower()}"
+    return None
+
+
 def default_import_name(name: str) -> str:
     """The import name etpkg gives a package when etpkg_import_name is unset: the PEP 503
-    normalized name with '-' as '_' ("geo-kit" and "Geo.Kit" -> "geo_kit")."""
-    return canonicalize_name(name).replace("-", "_")
+    normalized name with '-' as '_' ("geo-kit" and "Geo.Kit" -> "geo_kit"), with "_sdk"
+    appended when that would shadow a standard-library module or a well-known package
+    ("zlib" -> "zlib_sdk": `import zlib` and `python -m zlib` stay Python's)."""
+    base = canonicalize_name(name).replace("-", "_")
+    return base + SAFE_SUFFIX if shadowed(base) else base

@@ -29,7 +29,9 @@ IMPORT_NAME = Property(
     "package",
     "The Python import name of the wheel's package (its top-level directory, python -m "
     "<name>). Default: the PEP 503 normalized package name with '-' as '_' (geo-kit -> "
-    "geo_kit). The distribution name is always the normalized package name.",
+    "geo_kit), with '_sdk' appended when that would shadow a standard-library module or a "
+    "well-known package (zlib -> zlib_sdk); a value that would shadow one is refused. The "
+    "distribution name is always the normalized package name.",
 )
 PYTHON_PACKAGES = Property(
     "etpkg_python_packages",

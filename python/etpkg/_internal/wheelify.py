@@ -43,10 +43,12 @@ def wheelify(
     remote: str | None = None,
     update: bool = False,
     selection: Selection = DEFAULT_SELECTION,
+    strict: bool = False,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
     for the binary `selection` picks; with `remote`, first installs it from that Conan remote
-    into the cache (remote.py).
+    into the cache (remote.py). A build-machine path inside an ELF file's data is logged as a
+    note, or refused with `strict`; in any other file it is always refused.
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     """
@@ -121,7 +123,9 @@ def wheelify(
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
         checks.raise_problems(checks.runpath_problems(final_tree, elf_files))
-        checks.raise_problems(checks.forbidden_path_problems(final_tree, forbidden))
+        checks.raise_problems(checks.forbidden_path_problems(final_tree, forbidden, strict=strict))
+        for note in checks.embedded_paths(final_tree, forbidden):
+            log.warning("note: %s (allowed; --strict refuses it)", note)
 
         final = tmp / "out" / final_name.filename
         final.parent.mkdir()

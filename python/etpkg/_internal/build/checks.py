@@ -60,13 +60,49 @@ def runpath_problems(root: Path, libraries: list[str]) -> list[Problem]:
     return problems
 
 
-def forbidden_path_problems(root: Path, forbidden: list[Path]) -> list[Problem]:
-    """Every file scanned for every build-machine directory (as bytes, anywhere in the file)."""
-    needles = sorted(
+@dataclass(frozen=True)
+class EmbeddedPath:
+    """A build-machine path inside an ELF file's data (a __FILE__ string, a debug path):
+    nothing a consumer or the loader opens, so it is reported, not refused."""
+
+    path: str  # wheel-relative
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.path}: holds a build-machine path {self.count} time(s) as string data"
+
+
+def _needles(forbidden: list[Path]) -> list[bytes]:
+    return sorted(
         {os.fsencode(str(p)) for p in forbidden if str(p) not in ("", "/")}, key=len, reverse=True
     )
+
+
+def embedded_paths(root: Path, forbidden: list[Path]) -> list[EmbeddedPath]:
+    """ELF files holding a build-machine path as data, with how often. Their RUNPATH is
+    runpath_problems()'s (an absolute entry is an error there)."""
+    needles = _needles(forbidden)
+    found: list[EmbeddedPath] = []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if not is_elf(path):
+            continue
+        data = path.read_bytes()
+        count = max((data.count(n) for n in needles), default=0)
+        if count:
+            found.append(EmbeddedPath(path.relative_to(root).as_posix(), count))
+    return found
+
+
+def forbidden_path_problems(
+    root: Path, forbidden: list[Path], *, strict: bool = False
+) -> list[Problem]:
+    """Every file but ELF files (unless strict) scanned for every build-machine directory
+    (as bytes, anywhere in the file): configs, .pc files, scripts and data a consumer opens."""
+    needles = _needles(forbidden)
     problems: list[Problem] = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if not strict and is_elf(path):
+            continue
         data = path.read_bytes()
         for needle in needles:
             if needle in data:

@@ -12,9 +12,11 @@ spellings; `GeoKit-config.cmake` is never found).
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from packaging.version import Version
 
@@ -65,6 +67,16 @@ def genex_text(value: str) -> str:
     quoted = cmake_path(value)[1:-1]
     # One pass: replacing ',' first would have the '>' of its $<COMMA> replaced too.
     return re.sub(r"[,>]", lambda m: "$<COMMA>" if m[0] == "," else "$<ANGLE-R>", quoted)
+
+
+_POLICY_TEXT = {
+    "SameMajorVersion": "a request is compatible when it names this major version and is not "
+    "newer than this build.",
+    "AnyNewerVersion": "a request is compatible when it is not newer than this build.",
+    "SameMinorVersion": "a request is compatible when it names this major and minor version "
+    "and is not newer than this build.",
+    "ExactVersion": "a request is compatible when it names this major, minor and patch version.",
+}
 
 
 @dataclass(frozen=True)
@@ -199,27 +211,75 @@ def libs_dir_name(sdk: Sdk) -> str:
     return f"{sdk.distribution.replace('-', '_')}.libs"
 
 
-def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
-    """Wheel-relative path -> content of every file of the generated CMake package."""
-    if not sdk.components:
-        raise LayoutError(f"{sdk.name} declares no component: nothing to export to CMake")
+def _bundled_requires(sdk: Sdk, is_module: bool) -> list[str]:
+    """find_package calls for the carried packages this one's components require: its own
+    file name in CONFIG mode, searched only next to this config."""
+    wanted = {r.partition("::")[0] for c in sdk.components for r in c.external_requires}
+    out = []
+    for dep in sdk.bundled:
+        if dep.name in wanted:
+            out.append(dep.cmake_file_name)
+    return out
+
+
+MODULE_DIR = "lib/cmake/modules"  # <pkg>/..., Find<Name>.cmake for cmake_find_mode module/both
+
+
+def module_view(sdk: Sdk) -> Sdk:
+    """The Sdk as its Find module names it: cmake_module_file_name, the module targets."""
+    comps = tuple(
+        dataclasses.replace(c, target=c.module_target or c.target)
+        for c in sdk.components
+    )
+    return dataclasses.replace(
+        sdk,
+        components=comps,
+        cmake_file_name=sdk.cmake_module_file_name,
+        cmake_target=sdk.cmake_module_target,
+        cmake_module_file_name=sdk.cmake_module_file_name,
+        cmake_module_target=sdk.cmake_module_target,
+    )
+
+
+def _context(
+    sdk: Sdk, base: str, *, is_module: bool, libs_dir: str, with_manifest: bool = False
+) -> dict[str, Any]:
     version = sdk.cmake_version
     release = Version(sdk.wheel_version).release
     major, minor = release[0], (release[1] if len(release) > 1 else 0)
-    base = cmake_dir(sdk)
+    patch = release[2] if len(release) > 2 else 0
     views = _views(sdk)
-    context = {
+    defines = dict.fromkeys(sdk.package_defines or [d for c in sdk.components for d in c.defines])
+    prefixes = [sdk.cmake_file_name, sdk.cmake_file_name.upper(), *sdk.cmake_variable_prefixes]
+    aliases = [(a, sdk.cmake_target) for a in sdk.cmake_target_aliases]
+    aliases += [(a, c.target) for c in sdk.components for a in c.target_aliases]
+    return {
         "name": sdk.name,
         "version": sdk.wheel_version,
+        "conan_version": sdk.version,
         "cmake_version": version,
         "major": major,
+        "minor": minor,
+        "patch": patch,
+        "policy": sdk.cmake_config_version_compat,
+        "policy_text": _POLICY_TEXT[sdk.cmake_config_version_compat],
         "range_example": f"{major}.{minor}...<{major}.{minor + 1}",
+        "is_module": is_module,
+        "find_mode": sdk.cmake_find_mode,
+        "import_name": sdk.import_name,
         "cmake_file_name": sdk.cmake_file_name,
         "config_file": config_file_name(sdk.cmake_file_name),
         "version_file": version_file_name(sdk.cmake_file_name),
         "pkg": sdk.cmake_file_name,
         "var": sdk.variable_prefix,
-        "fn_id": re.sub(r"[^A-Za-z0-9_]", "_", sdk.cmake_file_name),
+        "cmakedeps_prefixes": [
+            p for p in dict.fromkeys(prefixes) if re.fullmatch(r"[A-Za-z0-9_.+-]+", p)
+        ],
+        "root_target": sdk.cmake_target,
+        "aliases": aliases,
+        "define_flags": ["-D" + d for d in defines],
+        "fn_id": re.sub(r"[^A-Za-z0-9_]", "_", sdk.cmake_file_name)
+        + ("_module" if is_module else ""),
         "cxx_standard": sdk.cxx_standard if any(c.cxx for c in sdk.components) else None,
         "components": views,
         "component_names": [c.name for c in sdk.components],
@@ -227,15 +287,31 @@ def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
         "aggregate": sdk.aggregate_target,
         "executables": _executables(sdk),
         "res_dirs": [cmake_path(f"{PREFIX}/{d}")[1:-1] for d in sdk.res_dirs],
-        "libs_dir": libs_dir_name(sdk),
+        "libs_dir": libs_dir or libs_dir_name(sdk),
+        # Required packages the wheel carries, found before this package's targets are made
+        # (CMakeDeps' find_dependency): (file name, mode) of each this package requires.
+        "bundled": _bundled_requires(sdk, is_module),
         "has_headers": any(v.has_headers for v in views),
-        "build_modules": [
-            posixpath.relpath(rel, f"lib/cmake/{sdk.cmake_file_name}") for rel in sdk.build_modules
-        ],
-        "manifest": manifest.to_json(sdk),
+        "build_modules": [posixpath.relpath(rel, base) for rel in sdk.build_modules],
+        "manifest": manifest.to_json(sdk) if with_manifest and not is_module else "",
         "runpath_file": RUNPATH_FILE,
         "module_runpath_file": MODULE_RUNPATH_FILE,
     }
+
+
+def render_cmake_package(
+    sdk: Sdk, *, libs_dir: str = "", with_manifest: bool = True
+) -> dict[str, bytes]:
+    """Wheel-relative path -> content of every file of the generated CMake package: the
+    config and its version file (always: the config carries the wheel's manifest), and a
+    Find module for cmake_find_mode module or both."""
+    if not sdk.components:
+        raise LayoutError(f"{sdk.name} declares no component: nothing to export to CMake")
+    base = cmake_dir(sdk)
+    rel_base = f"lib/cmake/{sdk.cmake_file_name}"
+    context = _context(
+        sdk, rel_base, is_module=False, libs_dir=libs_dir, with_manifest=with_manifest
+    )
     filters = {"cmake_quote": cmake_quote}
     files = {
         f"{base}/{config_file_name(sdk.cmake_file_name)}": render(
@@ -245,7 +321,18 @@ def render_cmake_package(sdk: Sdk) -> dict[str, bytes]:
             "config-version.cmake.j2", context, filters
         ),
     }
-    if any(v.runpath for v in views):
+    runpath = any(v.runpath for v in context["components"])
+    if runpath:
         for name, text in runpath_files(sdk).items():
             files[f"{base}/{name}"] = text
+    if sdk.cmake_find_mode in ("module", "both"):
+        module = module_view(sdk)
+        module_dir = f"{sdk.import_name}/{MODULE_DIR}"
+        module_context = _context(module, MODULE_DIR, is_module=True, libs_dir=libs_dir)
+        files[f"{module_dir}/Find{module.cmake_file_name}.cmake"] = render(
+            "config.cmake.j2", module_context, filters
+        )
+        if runpath:
+            for name, text in runpath_files(sdk).items():
+                files[f"{module_dir}/{name}"] = text
     return {path: text.encode() for path, text in sorted(files.items())}

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import Sdk
 from etpkg._internal.plan import metadata, pymodule
-from etpkg._internal.plan.cmake import render_cmake_package
+from etpkg._internal.plan.cmake import libs_dir_name, render_cmake_package
 from etpkg._internal.plan.pkgconfig import render_pkg_config
 from etpkg._internal.tags import WheelName
 
@@ -25,6 +26,18 @@ def generated_files(
     package ships itself (etpkg writes no __init__.py or __main__.py over them)."""
     pkg = sdk.import_name
     files = {**render_cmake_package(sdk), **render_pkg_config(sdk)}
+    libs_dir = libs_dir_name(sdk)
+    for dep in sdk.bundled:  # required packages the wheel carries: their own names
+        for path, data in {
+            **render_cmake_package(dep, libs_dir=libs_dir, with_manifest=False),
+            **render_pkg_config(dep),
+        }.items():
+            if path in files:
+                raise LayoutError(
+                    f"{path} would be written for both {sdk.name} and its required package "
+                    f"{dep.name}: their CMake file or pkg-config names collide"
+                )
+            files[path] = data
     if f"{pkg}/__init__.py" not in shipped_python:
         files[f"{pkg}/__init__.py"] = pymodule.render_init(sdk)
     if f"{pkg}/__main__.py" not in shipped_python:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 from etpkg._internal import naming
 from etpkg._internal.errors import LayoutError
@@ -116,9 +117,13 @@ def _cflags(sdk: Sdk, comp: Component) -> tuple[list[str], dict[str, str]]:
     cflags = ["-I${includedir}"] if comp.include_dirs else []
     cflags += ["-D" + _escape(d) for d in comp.defines]
     variables: dict[str, str] = {}
-    std = [f"-std=c++{sdk.cxx_standard}"] if sdk.cxx_standard else []
+    # PkgConfigDeps never writes -std; a component whose languages the recipe declares as
+    # C++ alone gets it (etpkg_cxx_standard), any other leaves the standard to the consumer.
+    std = [f"-std=c++{sdk.cxx_standard}"] if sdk.cxx_standard and comp.languages_declared else []
     cxx = [_escape_flag(f) for f in comp.cxxflags] + std
-    if comp.c_only:
+    if not comp.languages_declared:  # as PkgConfigDeps: cflags then cxxflags
+        cflags += [_escape_flag(f) for f in comp.cflags + comp.cxxflags]
+    elif comp.c_only:
         cflags += [_escape_flag(f) for f in comp.cflags]
     elif "C" not in comp.languages:
         cflags += cxx
@@ -165,9 +170,49 @@ def render_component(sdk: Sdk, comp: Component) -> str:
         "description": f"{_one_line(sdk.description) or sdk.name} (component {comp.name})",
         "version": sdk.wheel_version,
         "homepage": sdk.homepage,
-        "requires": [pc_name(sdk, sdk.component(r)) for r in comp.requires],
+        "requires": [pc_name(sdk, sdk.component(r)) for r in comp.requires]
+        + _external_requires(sdk, comp),
         "cflags": cflags,
         "libs": _libs(sdk, comp),
+        "custom": _custom(comp.pkg_config_custom_content),
+    }
+    return render("component.pc.j2", context)
+
+
+def _external_requires(sdk: Sdk, comp: Component) -> list[str]:
+    """The .pc names of the carried packages (Sdk.bundled) the component requires."""
+    bundled = {b.name: b for b in sdk.bundled}
+    out: list[str] = []
+    for req in comp.external_requires:
+        pkg, _, part = req.partition("::")
+        dep = bundled.get(pkg)
+        if dep is None:
+            continue
+        names = {c.name: c for c in dep.components}
+        if part in names and len(dep.components) > 1:
+            out.append(pc_name(dep, names[part]))
+        else:
+            out.append(dep.aggregate_pkg_config or pc_name(dep, dep.components[0]))
+    return list(dict.fromkeys(out))
+
+
+def _custom(text: str) -> list[str]:
+    """pkg_config_custom_content: lines of variables written as given."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def render_alias(sdk: Sdk, alias: str, target: str) -> str:
+    """An alias .pc as PkgConfigDeps writes it: the same version, requiring the module."""
+    context: dict[str, Any] = {
+        "variables": {},
+        "name": alias,
+        "description": f"Alias {alias} for {target}",
+        "version": sdk.wheel_version,
+        "homepage": None,
+        "requires": [target],
+        "cflags": [],
+        "libs": [],
+        "custom": [],
     }
     return render("component.pc.j2", context)
 
@@ -182,6 +227,7 @@ def render_aggregate(sdk: Sdk, name: str) -> str:
         "requires": [pc_name(sdk, c) for c in sdk.components],
         "cflags": [],
         "libs": [],
+        "custom": _custom(sdk.pkg_config_custom_content),
     }
     return render("component.pc.j2", context)
 
@@ -201,4 +247,12 @@ def render_pkg_config(sdk: Sdk) -> dict[str, bytes]:
     aggregate = sdk.aggregate_pkg_config
     if aggregate is not None and f"{pc_dir(sdk)}/{aggregate}.pc" not in files:
         files[f"{pc_dir(sdk)}/{aggregate}.pc"] = render_aggregate(sdk, aggregate).encode()
+    aliases = [(a, pc_name(sdk, c)) for c in sdk.components for a in c.pkg_config_aliases]
+    root = aggregate or pc_name(sdk, sdk.components[0])
+    aliases += [(a, root) for a in sdk.pkg_config_aliases]
+    for alias, target in aliases:
+        path = f"{pc_dir(sdk)}/{alias}.pc"
+        if path in files:
+            raise LayoutError(f"pkg-config alias {alias} is also a module's name")
+        files[path] = render_alias(sdk, alias, target).encode()
     return dict(sorted(files.items()))

@@ -127,9 +127,7 @@ def _relocated(rel: str, table: list[tuple[str, str]], flag: str, where: str) ->
 
 
 def _relocated_flags(comp: Component, sdk: Sdk, table: list[tuple[str, str]]) -> Component:
-    retention = naming.retained_flag(
-        [f"{PREFIX}/lib/{f}" for f in comp.files], static=comp.static
-    )
+    retention = naming.retained_flag([f"{PREFIX}/lib/{f}" for f in comp.files], static=comp.static)
 
     def carried(kind: str, flags: tuple[str, ...]) -> tuple[str, ...]:
         where = f"component {comp.name}: {kind}"
@@ -231,9 +229,7 @@ def _linked_of(dep: Dependency, files: DependencyFiles, parts: set[str] | None) 
     )
 
 
-def wheel_sdk(
-    sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = None
-) -> Sdk:
+def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = None) -> Sdk:
     """The Sdk as the wheel holds it. `grafts` maps an original SONAME to the wheel path of
     the copy auditwheel grafted (None before repair: grafted links are left out)."""
     linkage = dict(files.linkage)
@@ -280,8 +276,19 @@ def wheel_sdk(
         )
     if not has_headers:
         comps = [dataclasses.replace(c, include_dirs=()) for c in comps]
+    bundled = tuple(
+        _bundled(d, required[d.name], dep_files[d.name], sdk, grafts, sonames)
+        for d in sdk.dependencies
+        if d.described is not None and not d.system and d.name in dep_files
+    )
+    # Each names the others, so that one requiring another finds it first.
+    bundled = tuple(
+        dataclasses.replace(b, bundled=tuple(o for o in bundled if o.name != b.name))
+        for b in bundled
+    )
     return dataclasses.replace(
         sdk,
+        bundled=bundled,
         package_folder=Path(pkg),
         components=tuple(comps),
         executables=tuple(e.name for e in files.executables),
@@ -307,3 +314,77 @@ def static_archives(files: PackageFiles) -> Iterable[str]:
     for dep in files.dependencies:
         yield from (lib.file_name for lib in dep.archives)
 
+
+def _bundled(
+    dep: Dependency,
+    relocated: Dependency,
+    files: DependencyFiles,
+    sdk: Sdk,
+    grafts: Mapping[str, str] | None,
+    sonames: Mapping[str, str | None],
+) -> Sdk:
+    """A required package the wheel carries, as its own config and .pc files describe it:
+    each component an interface target linking the wheel's copies of its libraries (an
+    archive in <pkg>/lib, a grafted shared library) with its headers in include/."""
+    assert dep.described is not None
+    own = dep.described
+    pkg = sdk.import_name
+    entries = dict(files.by_lib)
+    archives = {lib.file_name for lib in files.archives}
+    shipped_headers = bool(files.headers)
+    comps = []
+    for comp in own.components:
+        linked: list[str] = []
+        system_libs: list[str] = []
+        for lib in comp.libs:
+            entry = entries.get(lib)
+            if entry in archives:
+                linked.append(f"{pkg}/lib/{entry}")
+            elif entry is not None and grafts is not None and entry in grafts:
+                linked.append(grafts[entry])
+        for lib_name in comp.system_libs:
+            soname = sonames.get(lib_name)
+            if grafts is not None and soname is not None and soname in grafts:
+                linked.append(grafts[soname])
+            else:
+                system_libs.append(lib_name)
+        flags = relocated if len(own.components) == 1 else None
+        comps.append(
+            dataclasses.replace(
+                comp,
+                libs=(),
+                linkage="",
+                include_dirs=("include",) if shipped_headers and comp.include_dirs else (),
+                lib_dirs=("lib",),
+                system_libs=tuple(system_libs),
+                dependency_files=tuple(dict.fromkeys(linked)),
+                registration_only=False,
+                # Flags naming its package folder are carried relocated for a package of one
+                # component; a component's own flags otherwise only when they name no path.
+                cflags=flags.cflags if flags else _pathless(comp.cflags),
+                cxxflags=flags.cxxflags if flags else _pathless(comp.cxxflags),
+                sharedlinkflags=flags.sharedlinkflags if flags else _pathless(comp.sharedlinkflags),
+                exelinkflags=flags.exelinkflags if flags else _pathless(comp.exelinkflags),
+                # Its requirements on packages the wheel does not carry stay unnamed.
+                external_requires=comp.external_requires,
+            )
+        )
+    return dataclasses.replace(
+        own,
+        package_folder=Path(pkg),
+        import_name=pkg,
+        components=tuple(comps),
+        python_packages=(),
+        python_requires=(),
+        forbidden_paths=(),
+        build_modules=(),
+        bin_dirs=(),
+        res_dirs=(),
+        executables=(),
+        dependencies=(),
+        bundled=(),
+    )
+
+
+def _pathless(flags: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f for f in flags if "/" not in f)

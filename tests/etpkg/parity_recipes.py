@@ -1,0 +1,140 @@
+"""Two packages for the parity tests, written with write_tree and created in the test's Conan
+cache: pardep (header-only, required, its headers shipped in the wheel of the other) and
+parkit, a C library whose package_info() sets every property CMakeDeps and PkgConfigDeps
+read: file, target, module and alias names, find mode both, a version policy, components
+requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
+aliases and custom content. No `languages`: its .pc files get no -std."""
+
+from __future__ import annotations
+
+PARDEP_REF = "pardep/2.1.0"
+PARKIT_REF = "parkit/1.4.2"
+
+RECIPES = {
+    "pardep/conanfile.py": """
+        import os
+
+        from conan import ConanFile
+        from conan.tools.files import copy
+
+
+        class ParDep(ConanFile):
+            name = "pardep"
+            version = "2.1.0"
+            license = "MIT"
+            package_type = "header-library"
+            exports_sources = "include/*", "LICENSE"
+            no_copy_source = True
+
+            def package_id(self):
+                self.info.clear()
+
+            def package(self):
+                copy(self, "*.h", os.path.join(self.source_folder, "include"),
+                     os.path.join(self.package_folder, "include"))
+                copy(self, "LICENSE", self.source_folder,
+                     os.path.join(self.package_folder, "licenses"))
+
+            def package_info(self):
+                self.cpp_info.bindirs = []
+                self.cpp_info.libdirs = []
+                self.cpp_info.defines = ["PARDEP_ON=1"]
+                self.cpp_info.set_property("cmake_file_name", "ParDep")
+                self.cpp_info.set_property("cmake_target_name", "ParDep::pardep")
+                self.cpp_info.set_property("cmake_config_version_compat", "AnyNewerVersion")
+                self.cpp_info.set_property("pkg_config_name", "pardep")
+    """,
+    "pardep/include/pardep/pardep.h": """
+        #pragma once
+        #ifndef PARDEP_ON
+        #error "PARDEP_ON must come from the package"
+        #endif
+        static inline int pardep_twice(int v) { return v + v; }
+    """,
+    "pardep/LICENSE": "MIT (test fixture only)\n",
+    "parkit/LICENSE": "MIT (test fixture only)\n",
+    "parkit/conanfile.py": """
+        import os
+
+        from conan import ConanFile
+        from conan.tools.files import copy
+
+
+        class ParKit(ConanFile):
+            name = "parkit"
+            version = "1.4.2"
+            license = "MIT"
+            package_type = "shared-library"
+            settings = "os", "arch", "compiler", "build_type"
+            exports_sources = "src/*", "include/*", "LICENSE"
+
+            def requirements(self):
+                self.requires("pardep/2.1.0", transitive_headers=True)
+
+            def build(self):
+                src = os.path.join(self.source_folder, "src")
+                inc = [os.path.join(self.source_folder, "include")]
+                inc += self.dependencies["pardep"].cpp_info.includedirs
+                flags = " ".join("-I" + d for d in inc) + " -DPARDEP_ON=1 -fPIC -shared"
+                self.run(f"cc {flags} -o libparkit_core.so -Wl,-soname,libparkit_core.so "
+                         f"{src}/core.c -lm")
+                self.run(f"cc {flags} -o libparkit_extra.so -Wl,-soname,libparkit_extra.so "
+                         f"{src}/extra.c -L. -lparkit_core")
+
+            def package(self):
+                copy(self, "*.h", os.path.join(self.source_folder, "include"),
+                     os.path.join(self.package_folder, "include"))
+                copy(self, "*.so", self.build_folder, os.path.join(self.package_folder, "lib"))
+                copy(self, "LICENSE", self.source_folder,
+                     os.path.join(self.package_folder, "licenses"))
+
+            def package_info(self):
+                info = self.cpp_info
+                info.set_property("cmake_file_name", "parkit")
+                info.set_property("cmake_target_name", "parkit::parkit")
+                info.set_property("cmake_target_aliases", ["parkit::all"])
+                info.set_property("cmake_find_mode", "both")
+                info.set_property("cmake_module_file_name", "PARKIT")
+                info.set_property("cmake_module_target_name", "PARKIT::PARKIT")
+                info.set_property("cmake_config_version_compat", "SameMinorVersion")
+                info.set_property("pkg_config_name", "parkit")
+                info.set_property("pkg_config_aliases", ["parkit-1"])
+                core = info.components["core"]
+                core.libs = ["parkit_core"]
+                core.defines = ["PARKIT_CORE=1"]
+                core.system_libs = ["m"]
+                core.cflags = ["-fno-common"]
+                core.requires = ["pardep::pardep"]
+                core.set_property("cmake_target_name", "parkit::core")
+                core.set_property("cmake_module_target_name", "PARKIT::core")
+                core.set_property("pkg_config_name", "parkit-core")
+                core.set_property("pkg_config_aliases", ["parkitcore"])
+                extra = info.components["extra"]
+                extra.libs = ["parkit_extra"]
+                extra.requires = ["core"]
+                extra.exelinkflags = ["-Wl,-z,now"]
+                extra.sharedlinkflags = ["-Wl,-z,now"]
+                extra.set_property("cmake_target_name", "parkit::extra")
+                extra.set_property("cmake_target_aliases", ["parkit::extra_alias"])
+                extra.set_property("pkg_config_custom_content", "flavour=extra")
+    """,
+    "parkit/include/parkit/core.h": """
+        #pragma once
+        #include <pardep/pardep.h>
+        int parkit_core(int v);
+    """,
+    "parkit/include/parkit/extra.h": """
+        #pragma once
+        #include <parkit/core.h>
+        int parkit_extra(int v);
+    """,
+    "parkit/src/core.c": """
+        #include <math.h>
+        #include <parkit/core.h>
+        int parkit_core(int v) { return pardep_twice(v) + (int)sqrt(16.0); }
+    """,
+    "parkit/src/extra.c": """
+        #include <parkit/extra.h>
+        int parkit_extra(int v) { return parkit_core(v) * 10; }
+    """,
+}

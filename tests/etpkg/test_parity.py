@@ -1,0 +1,244 @@
+"""The wheel gives consumers what CMakeDeps and PkgConfigDeps give them (issue 21), proved by
+`etpkg parity` on a package that sets every property those generators read
+(parity_recipes.py) and by real consumers built against the wheel alone; plus the names and
+policies around it (import names, build paths in ELF data, Conan's spellings, -std)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import etpkg
+import pytest
+from etpkg._internal import conan as conan_module
+from etpkg._internal.build import checks
+from etpkg._internal.conan import Selection
+from etpkg._internal.errors import LayoutError
+from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
+from etpkg._internal.plan.pkgconfig import render_component
+from etpkg_fixtures import checked_run, conan, env, rewrite_wheel, run_etpkg, write_tree
+from parity_recipes import PARKIT_REF, RECIPES
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    recipes = tmp_path_factory.mktemp("parity-recipes")
+    write_tree(recipes, RECIPES)
+    conan("create", str(recipes / "pardep"))
+    conan("create", str(recipes / "parkit"))
+    dist = tmp_path_factory.mktemp("dist-parkit")
+    # Conan's own spellings, as conan create takes them (issue 21, observation 8).
+    proc = run_etpkg(
+        "wheelify", PARKIT_REF, "--output-dir", dist,
+        "-pr:h", "default", "-pr:b", "default", "-s:h", "build_type=Release",
+        "-c", "tools.build:jobs=1", "--build", "missing",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
+@pytest.fixture(scope="module")
+def site(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("parity-site")
+    checked_run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                 "--target", target, wheel])  # fmt: skip
+    return target
+
+
+def helper(site: Path, *args: str) -> str:
+    run_env = {**env(), "PYTHONPATH": str(site)}
+    return checked_run([sys.executable, "-m", "parkit", *args], env=run_env).stdout.strip()
+
+
+def test_parity_finds_no_difference_on_a_package_setting_every_property(
+    wheel: Path, tmp_path: Path
+) -> None:
+    report = etpkg.parity(wheel, work_dir=tmp_path)
+    assert report.ok, "\n".join(report.differences)
+    assert {
+        "cmake parkit (CONFIG)",
+        "cmake PARKIT (MODULE)",
+        "cmake ParDep (CONFIG)",
+        "pkg-config parkit",
+        "pkg-config parkit-1",
+        "pkg-config parkit-core",
+        "pkg-config parkitcore",
+        "pkg-config parkit-extra",
+        "pkg-config pardep",
+    } <= set(report.checked), report.checked
+
+
+def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_path: Path) -> None:
+    refuse_all = rewrite_wheel(
+        wheel,
+        tmp_path / "a" / wheel.name,
+        "parkit-config-version.cmake",
+        lambda d: d.replace(b"set(PACKAGE_VERSION_COMPATIBLE TRUE)", b""),
+    )
+    broken = rewrite_wheel(
+        refuse_all,
+        tmp_path / "b" / wheel.name,
+        "lib/pkgconfig/parkit-core.pc",
+        lambda d: d.replace(b" -DPARKIT_CORE=1", b""),
+    )
+    proc = run_etpkg("parity", broken, "--work", tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "cmake parkit (CONFIG): version 1.4.2: CMakeDeps accepts it, the wheel does not" in lines
+    assert any(ln.startswith("pkg-config parkit-core: cflags: PkgConfigDeps {") for ln in lines)
+    assert lines[-1].endswith("difference(s) for parkit/1.4.2")
+    good = run_etpkg("parity", wheel, "--work", tmp_path)
+    assert good.returncode == 0 and good.stdout.splitlines()[-1].startswith("no difference")
+
+
+CONSUMER_CMAKE = """
+    cmake_minimum_required(VERSION 3.21)
+    project(consumer C)
+    # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted.
+    find_package(ParDep 1.0 REQUIRED)
+    find_package(parkit 1.4 REQUIRED)
+    # Observation 3: a required package the wheel carries gives its own targets.
+    if(NOT TARGET ParDep::pardep OR NOT TARGET parkit::extra_alias OR NOT TARGET parkit::all)
+      message(FATAL_ERROR "missing targets")
+    endif()
+    # Observation 5: CMakeDeps' variables, in the file name's case and upper case.
+    if(NOT parkit_LIBRARIES STREQUAL "parkit::parkit"
+       OR NOT parkit_DEFINITIONS STREQUAL "-DPARKIT_CORE=1"
+       OR NOT PARKIT_VERSION_STRING STREQUAL "1.4.2"
+       OR NOT ParDep_INCLUDE_DIR)
+      message(FATAL_ERROR "variables: ${parkit_LIBRARIES} ${parkit_DEFINITIONS}")
+    endif()
+    add_executable(app main.c)
+    target_link_libraries(app PRIVATE parkit::extra_alias ParDep::pardep)
+"""
+MODULE_CMAKE = """
+    cmake_minimum_required(VERSION 3.21)
+    project(consumer C)
+    # Observation 1: the package's Find module answers module mode.
+    find_package(PARKIT 1.4 MODULE REQUIRED)
+    add_executable(app main.c)
+    target_link_libraries(app PRIVATE PARKIT::PARKIT)
+"""
+MAIN_C = """
+    #include <stdio.h>
+    #include <parkit/extra.h>
+    int main(void) { printf("%d %d\\n", parkit_extra(3), pardep_twice(5)); return 0; }
+"""
+
+
+@pytest.mark.parametrize("cmake_lists", [CONSUMER_CMAKE, MODULE_CMAKE], ids=["config", "module"])
+def test_a_cmake_consumer_of_the_wheel_alone_builds_and_runs(
+    site: Path, tmp_path: Path, cmake_lists: str
+) -> None:
+    write_tree(tmp_path / "src", {"CMakeLists.txt": cmake_lists, "main.c": MAIN_C})
+    build = tmp_path / "build"
+    checked_run(
+        ["cmake", "-G", "Ninja", "-S", tmp_path / "src", "-B", build,
+         f"-DCMAKE_PREFIX_PATH={helper(site, '--cmake-prefix-path')}",
+         f"-DCMAKE_MODULE_PATH={helper(site, '--cmake-module-path')}",
+         "-DCMAKE_IGNORE_PREFIX_PATH=/usr;/usr/local"],
+        env=env(),
+    )  # fmt: skip
+    checked_run(["cmake", "--build", build], env=env())
+    assert checked_run([build / "app"]).stdout == "100 10\n"
+
+
+def test_a_pkg_config_consumer_of_an_alias_builds_with_the_required_packages_pc(
+    site: Path, tmp_path: Path
+) -> None:
+    """Observations 2 and 9: parkit-1.pc (an alias) requires parkit.pc, whose components
+    require pardep.pc (the carried package's own); no -std reaches a C consumer."""
+    pc_env = {"PKG_CONFIG_LIBDIR": helper(site, "--pkg-config-path"), "PATH": "/usr/bin:/bin"}
+    flags = shlex.split(
+        checked_run(["pkg-config", "--cflags", "--libs", "parkit-1"], env=pc_env).stdout
+    )
+    assert "-DPARDEP_ON=1" in flags and not [f for f in flags if f.startswith("-std")], flags
+    variable = ["pkg-config", "--variable=flavour", "parkit-extra"]
+    assert checked_run(variable, env=pc_env).stdout.strip() == "extra"
+    (tmp_path / "main.c").write_text(MAIN_C.replace("\n    ", "\n"))
+    compiler = shutil.which("clang") or "gcc"
+    app = tmp_path / "app"
+    checked_run([compiler, tmp_path / "main.c", "-o", app, *flags])
+    run_env = {**os.environ, "LD_LIBRARY_PATH": str(site / "parkit" / "lib")}
+    assert checked_run([app], env=run_env).stdout == "100 10\n"
+
+
+def _sdk(**component: object) -> Sdk:
+    comp = Component(name="core", target="x::core", libs=("x",), **component)  # type: ignore[arg-type]
+    return Sdk("x", "1.0", Path("x"), (comp,), "x", "x", cxx_standard="17")
+
+
+def test_pc_files_carry_std_only_for_components_declared_cxx_only() -> None:
+    """Observation 9: without declared languages a .pc has no -std (PkgConfigDeps never
+    writes one); declared C++ alone keeps the package's standard."""
+    undeclared = _sdk(languages=(CXX,), languages_declared=False, cflags=("-fno-common",))
+    text = render_component(undeclared, undeclared.components[0])
+    assert "-std=" not in text and "-fno-common" in text
+    declared = _sdk(languages=(CXX,), languages_declared=True)
+    assert "-std=c++17" in render_component(declared, declared.components[0])
+    both = _sdk(languages=(C, CXX), languages_declared=True)
+    assert "Cflags: -I${includedir}\n" in render_component(both, both.components[0])
+
+
+class _Info:
+    def __init__(self, value: str | None) -> None:
+        self.value = value
+
+    def get_property(self, name: str) -> str | None:
+        return self.value
+
+
+def test_an_import_name_shadowing_the_standard_library_gets_a_safe_default_or_is_refused() -> None:
+    """Observation 6: zlib's wheel imports as zlib_sdk; etpkg_import_name "json" is refused
+    naming the property."""
+    assert default_import_name("zlib") == "zlib_sdk"
+    assert default_import_name("numpy") == "numpy_sdk"
+    assert default_import_name("geo-kit") == "geo_kit"
+    assert conan_module._import_name(_Info(None), "zlib") == "zlib_sdk"
+    with pytest.raises(LayoutError, match=r"etpkg_import_name.*shadow the standard library.s json"):
+        conan_module._import_name(_Info("json"), "jsonkit")
+
+
+def test_a_build_path_in_elf_string_data_is_reported_and_refused_only_when_strict(
+    tmp_path: Path,
+) -> None:
+    """Observation 7: a __FILE__ string inside a program is data; a .pc naming the build
+    dir is a path a consumer uses."""
+    build_dir = Path("/home/builder/.conan2/p/b/zstd1234/b")
+    program = tmp_path / "pkg" / "bin" / "zstd"
+    program.parent.mkdir(parents=True)
+    elf = Path(sys.executable).resolve().read_bytes()
+    program.write_bytes(elf + (str(build_dir) + "/lib/common/zstd.c\0").encode() * 3)
+    pc = tmp_path / "pkg" / "lib" / "pkgconfig" / "zstd.pc"
+    pc.parent.mkdir(parents=True)
+    pc.write_text(f"prefix={build_dir}\n")
+    problems = checks.forbidden_path_problems(tmp_path, [build_dir])
+    assert [p.path for p in problems] == ["pkg/lib/pkgconfig/zstd.pc"]
+    strict = checks.forbidden_path_problems(tmp_path, [build_dir], strict=True)
+    assert sorted(p.path for p in strict) == ["pkg/bin/zstd", "pkg/lib/pkgconfig/zstd.pc"]
+    assert [(e.path, e.count) for e in checks.embedded_paths(tmp_path, [build_dir])] == [
+        ("pkg/bin/zstd", 3)
+    ]
+
+
+def test_conan_spellings_map_to_host_and_build_contexts() -> None:
+    """Observation 8: -pr:h/-pr:b/-s:h/-s:b/-o:a/-c/--build as conan create reads them."""
+    pairs = [("-pr:h", "h"), ("-pr:b", "b"), ("-s:h", "build_type=Debug"),
+             ("-s:b", "os=Linux"), ("-o:a", "*:shared=True"), ("-c", "tools.build:jobs=2"),
+             ("--build", "missing")]  # fmt: skip
+    sel = Selection.from_conan_args(pairs, Selection(profiles=("p",)))
+    assert sel.profiles == ("p", "h") and sel.build_profiles == ("b",)
+    assert sel.settings == ("build_type=Debug",) and sel.build_settings == ("os=Linux",)
+    assert sel.options == sel.build_options == ("*:shared=True",)
+    assert sel.conf == ("tools.build:jobs=2",) and sel.build_modes == ("missing",)
+    proc = subprocess.run(
+        [sys.executable, "-m", "etpkg", "wheelify", "-pr:x", "a"],
+        env=env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "unrecognized arguments" in proc.stderr
