@@ -70,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"corpus: {case.name}: {e}", file=sys.stderr)
             return 2
         results.append(result)
-        cells = " ".join(f"{s.step}={'ok' if s.ok else 'FAIL'}" for s in result.steps.values())
+        cells = " ".join(
+            f"{s.step}={'ok' if s.ok else 'FAIL'}:{s.seconds:.0f}" for s in result.steps.values()
+        )
         print(f"{case.name:<18} {result.seconds:6.0f}s {cells}", flush=True)
     text = runner.table(results)
     total = f"Total {time.monotonic() - start:.0f} s."

@@ -243,13 +243,14 @@ class _CaseRun:
         existing = sorted((self.dir / "dist").glob("*.whl"))
         if existing:
             self.wheel = existing[-1]
-        self.conan_args = ["-pr", "default"]
+        # Conan's own context spellings, the same for conan create, wheelify and parity.
+        self.conan_args = ["-pr:h", "default", "-pr:b", "default"]
         if case.replace_requires:
             profile = self.dir / "replace.profile"
             profile.write_text("[replace_requires]\n" + "\n".join(case.replace_requires) + "\n")
-            self.conan_args += ["-pr", str(profile)]
+            self.conan_args += ["-pr:h", str(profile)]
         for option in case.options:
-            self.conan_args += ["-o", option]
+            self.conan_args += ["-o:h", option]
 
     def step(self, step: str) -> StepResult:
         log = self.logs / f"{step}.log"
@@ -447,6 +448,13 @@ class _CaseRun:
     def _test_package(self, fh: TextIO) -> str:
         site, module = self._site(fh)
         prefix = self._query(fh, site, module, "--cmake-prefix-path")
+        # cmake_find_mode module/both: the wheel's Find module goes first, as CMakeDeps' does
+        # (conan_toolchain.cmake puts it on CMAKE_MODULE_PATH).
+        prefix_args: list[str] = []
+        if "--cmake-module-path" in self._query(fh, site, module, "--help"):
+            modules = self._query(fh, site, module, "--cmake-module-path")
+            if modules:
+                prefix_args = [f"-DCMAKE_MODULE_PATH={modules}"]
         src = self.dir / "recipe" / "test_package"
         build = self.dir / "tp-build"
         if build.exists():
@@ -465,6 +473,7 @@ class _CaseRun:
                 "-DCMAKE_BUILD_TYPE=Release",
                 f"-DCMAKE_PREFIX_PATH={prefix}",
                 "-DCMAKE_IGNORE_PREFIX_PATH=/usr",
+                *prefix_args,
                 *defs,
             ],
             what="cmake configure",
@@ -513,6 +522,7 @@ class _CaseRun:
 
     def _parity(self, fh: TextIO) -> str:
         assert self.wheel is not None
+        (self.dir / "parity").mkdir(exist_ok=True)
         out = self._sh(
             fh,
             [
