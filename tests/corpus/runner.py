@@ -148,14 +148,21 @@ class Corpus:
     def _new_conan_home(self) -> None:
         (self.conan_home / "profiles").mkdir(parents=True, exist_ok=True)
         version = subprocess.run(
-            ["cmake", "--version"], env=self.env, capture_output=True, text=True, check=True
+            ["cmake", "--version"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            check=True,
         ).stdout.split()[2]
         (self.conan_home / "profiles" / "default").write_text(PROFILE.format(cmake=version))
         self._conan(["remote", "remove", "*"], check=False)
         self._conan(["remote", "add", "corpus", str(CORPUS), "--type=local-recipes-index"])
 
     def _conan(self, args: list[str], *, check: bool = True) -> None:
-        proc = subprocess.run(["conan", *args], env=self.env, capture_output=True, text=True)
+        proc = subprocess.run(
+            ["conan", *args], env=self.env, capture_output=True, text=True, errors="replace"
+        )
         if check and proc.returncode:
             raise CorpusError(f"conan {shlex.join(args)} failed: {proc.stderr.strip()[-500:]}")
 
@@ -191,7 +198,9 @@ class Corpus:
             for d in ("lists/partial", "cache/archives/partial", "sources.list.d"):
                 (apt / d).mkdir(parents=True, exist_ok=True)
             (apt / "sources.list").write_text(deb_src_lines(APT_SYSTEM_SOURCES))
-            proc = subprocess.run(["apt-get", *options, "update"], capture_output=True, text=True)
+            proc = subprocess.run(
+                ["apt-get", *options, "update"], capture_output=True, text=True, errors="replace"
+            )
             if proc.returncode:
                 raise CorpusError(f"apt-get update (deb-src) failed: {proc.stderr.strip()[-400:]}")
             self._apt_ready = True
@@ -262,6 +271,8 @@ class _CaseRun:
                 ok = True
             except _StepFailed as e:
                 detail, ok = str(e), False
+            except (OSError, ValueError, subprocess.SubprocessError) as e:
+                detail, ok = f"{type(e).__name__}: {e}", False
             fh.write(f"\n== {'PASS' if ok else 'FAIL'}: {detail}\n")
         return StepResult(step, ok, time.monotonic() - start, detail)
 
@@ -278,7 +289,12 @@ class _CaseRun:
         fh.write(f"$ {shlex.join(argv)}\n")
         fh.flush()
         proc = subprocess.run(
-            list(argv), cwd=cwd, env=env or self.corpus.env, capture_output=True, text=True
+            list(argv),
+            cwd=cwd,
+            env=env or self.corpus.env,
+            capture_output=True,
+            text=True,
+            errors="replace",
         )
         fh.write(proc.stdout + proc.stderr)
         if proc.returncode:

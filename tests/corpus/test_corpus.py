@@ -7,6 +7,8 @@ steps after that reuse the wheel. Work area: build/corpus (sources, Conan home, 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from corpus import runner
 from corpus.cases import CASES, Case
@@ -68,3 +70,28 @@ def test_every_recipe_keeps_its_upstream_package_info_and_a_checked_debian_sourc
         text = (recipe.folder / "conanfile.py").read_text()
         assert "def package_info(self):" in text and "_debian_orig_source(self" in text
         assert 'conan_data["sources"][self.version],' not in text, case.name
+
+
+@pytest.mark.corpus
+def test_deb_src_lines_follow_the_machines_own_apt_sources(tmp_path: Path) -> None:
+    (tmp_path / "sources.list.d").mkdir()
+    (tmp_path / "sources.list").write_text(
+        "# old style\ndeb http://mirror.test/debian bookworm main\n"
+    )
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.test/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\nSigned-By: /k.gpg\n\n"
+        "Types: deb-src\nURIs: http://other.test/x\nSuites: y\nComponents: main\n"
+    )
+    (tmp_path / "sources.list.d" / "vendor.list.disabled").write_text(
+        "deb http://no.test/ x main\n"
+    )
+    assert runner.deb_src_lines(tmp_path).splitlines() == [
+        "deb-src http://mirror.test/debian bookworm main",
+        "deb-src [signed-by=/k.gpg] http://mirror.test/debian bookworm main",
+        "deb-src [signed-by=/k.gpg] http://mirror.test/debian bookworm-updates main",
+    ]
+    (tmp_path / "sources.list").unlink()
+    (tmp_path / "sources.list.d" / "debian.sources").unlink()
+    with pytest.raises(runner.CorpusError, match="no deb entries"):
+        runner.deb_src_lines(tmp_path)
