@@ -515,18 +515,40 @@ class _CaseRun:
         if build.exists():
             shutil.rmtree(build)
         build.mkdir()
-        built = []
+        cflags = [f for f in flags if f.startswith(("-I", "-D", "-f", "-std", "-pthread"))]
+        objects: dict[Path, Path] = {}
         for source in sources:
             c = source.suffix == ".c"
+            obj = build / (source.name + ".o")
             out = self._sh(
                 fh,
-                ["cc" if c else "c++", str(source), "-o", str(build / source.stem), *flags],
+                ["cc" if c else "c++", "-c", str(source), "-o", str(obj), *cflags],
                 cwd=build,
-                what="compile",
+                what=f"compile {source.name}",
             )
             # gcc only warns where clang refuses: a C compile given a C++ standard.
             if c and "valid for C++" in out:
                 raise _StepFailed(f"{source.name}: a C compile got a C++ flag from the .pc files")
+            objects[source] = obj
+        # A source defining main() is a program; the others (lz4's lib.c) go into each program.
+        mains = [p for p in sources if re.search(r"\bmain\s*\(", p.read_text(errors="replace"))]
+        helpers = [objects[p] for p in sources if p not in mains]
+        cxx = any(p.suffix != ".c" for p in sources)
+        built = []
+        for source in mains:
+            self._sh(
+                fh,
+                [
+                    "c++" if cxx else "cc",
+                    str(objects[source]),
+                    *map(str, helpers),
+                    "-o",
+                    str(build / source.stem),
+                    *flags,
+                ],
+                cwd=build,
+                what=f"link {source.stem}",
+            )
             built.append(source.stem)
         if self.case.ctest:
             return "compiled " + ", ".join(built)

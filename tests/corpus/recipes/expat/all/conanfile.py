@@ -113,5 +113,13 @@ def _debian_orig_source(conanfile, destination=None, strip_root=False):
         raise ConanException(f"{data['file']} is not in ETPKG_CORPUS_SOURCES: run the corpus "
                              f"runner, or apt-get source --download-only {data['debian']}")
     check_sha256(conanfile, tarball, data["sha256"])
-    unzip(conanfile, tarball, destination=destination or conanfile.source_folder,
-          strip_root=strip_root)
+    destination = destination or conanfile.source_folder
+    if not data.get("subdir"):
+        unzip(conanfile, tarball, destination=destination, strip_root=strip_root)
+        return
+    # Debian's tarball is the git tag's archive: the release tarball's tree is its `subdir`.
+    import shutil
+    import tempfile
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(destination)) as tmp:
+        unzip(conanfile, tarball, destination=tmp, strip_root=strip_root)
+        shutil.copytree(os.path.join(tmp, data["subdir"]), destination, dirs_exist_ok=True)
