@@ -132,11 +132,15 @@ CASES: tuple[Case, ...] = (
         ("C++",),
         _shared("double-conversion"),
     ),
-    Case("snappy", "snappy", ("snappy",), ("C++", "components"), _shared("snappy")),
+    Case("snappy", "snappy", ("snappy",), ("C++", "components"), _shared("snappy"), gate=True),
     Case("libdeflate", "libdeflate", ("libdeflate",), ("C",), _shared("libdeflate")),
     Case("xxhash", "xxhash", ("libxxhash",), ("C", "executables"), _shared("xxhash"), gate=True),
     Case(
-        "cli11", "cli11", ("CLI11",), ("C++", "static"), ("cli11/*:header_only=False",), gate=True
+        "cli11",
+        "cli11",
+        ("CLI11",),
+        ("C++", "static"),
+        ("cli11/*:header_only=False",),
     ),
     Case("pugixml", "pugixml", ("pugixml",), ("C++", "target-aliases"), _shared("pugixml")),
     Case("giflib", "giflib", ("giflib",), ("C", "find-mode-both"), _shared("giflib")),
