@@ -143,7 +143,14 @@ CASES: tuple[Case, ...] = (
         ("cli11/*:header_only=False",),
     ),
     Case("pugixml", "pugixml", ("pugixml",), ("C++", "target-aliases"), _shared("pugixml")),
-    Case("giflib", "giflib", ("giflib",), ("C", "find-mode-both"), _shared("giflib")),
+    Case(
+        "giflib",
+        "giflib",
+        ("giflib",),
+        ("C", "find-mode-both"),
+        _shared("giflib"),
+        run_args=("testimg.gif",),
+    ),
     Case(
         "libjpeg-turbo",
         "libjpeg-turbo",

@@ -2,11 +2,13 @@
 
 The gate runs the cases marked `gate` (`-m corpus` without `long`); `pytest -m corpus`
 runs every case. Each case builds its Conan package and its wheel once per session; the
-steps after that reuse the wheel. Work area: build/corpus (sources, Conan home, case dirs).
+steps after that reuse the wheel. Work area: build/corpus (sources, Conan home, case dirs), or
+$ETPKG_CORPUS_WORK; the source cache: $ETPKG_CORPUS_SOURCES or <work area>/sources.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ _results: dict[str, runner.CaseResult] = {}
 
 @pytest.fixture(scope="session")
 def corpus() -> runner.Corpus:
-    work = runner.Corpus(runner.REPO / "build" / "corpus")
+    work = runner.Corpus(
+        Path(os.environ.get("ETPKG_CORPUS_WORK") or runner.REPO / "build" / "corpus")
+    )
     work.setup()
     return work
 
