@@ -92,11 +92,14 @@ def wheelify(
     settings: Sequence[str] = (),
     options: Sequence[str] = (),
     strict: bool = False,
+    conan_args: Sequence[str] = (),
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
     a package with binaries, py3-none-any for a header-only one. A build-machine path in an
     ELF file's string data is logged as a note (refused with `strict`); anywhere else (configs,
-    .pc files, scripts, RUNPATH) it is a CheckError.
+    .pc files, scripts, RUNPATH) it is a CheckError. `conan_args` takes Conan's other spellings
+    as conan create does (["-pr:b", "x", "-s:h", "build_type=Debug", "-c", "...",
+    "--build=missing"]); a malformed one raises PackageError.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -113,9 +116,20 @@ def wheelify(
         Path(output_dir),
         remote=remote,
         update=update,
-        selection=_selection(profiles, settings, options),
+        selection=_conan_selection(_selection(profiles, settings, options), conan_args),
         strict=strict,
     )
+
+
+def _conan_selection(base: Selection, conan_args: Sequence[str]) -> Selection:
+    from etpkg._internal.conanargs import as_pairs
+
+    if isinstance(conan_args, str):
+        raise TypeError("conan_args must be a sequence of strings, not one string")
+    try:
+        return Selection.from_conan_args(as_pairs(conan_args), base)
+    except ValueError as exc:
+        raise PackageError(str(exc)) from exc
 
 
 def verify(

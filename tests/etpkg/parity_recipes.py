@@ -3,7 +3,8 @@ cache: pardep (header-only, required, its headers shipped in the wheel of the ot
 parkit, a C library whose package_info() sets every property CMakeDeps and PkgConfigDeps
 read: file, target, module and alias names, find mode both, a version policy, components
 requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
-aliases and custom content. No `languages`: its .pc files get no -std."""
+aliases, custom content, a component version, nested include dirs, a builddir; pardep reports a
+system_package_version. No `languages`: its .pc files get no -std."""
 
 from __future__ import annotations
 
@@ -39,10 +40,12 @@ RECIPES = {
                 self.cpp_info.bindirs = []
                 self.cpp_info.libdirs = []
                 self.cpp_info.defines = ["PARDEP_ON=1"]
-                self.cpp_info.set_property("cmake_file_name", "ParDep")
+                self.cpp_info.set_property("cmake_file_name", "Par-Dep")  # as yaml-cpp: a '-'
                 self.cpp_info.set_property("cmake_target_name", "ParDep::pardep")
                 self.cpp_info.set_property("cmake_config_version_compat", "AnyNewerVersion")
                 self.cpp_info.set_property("pkg_config_name", "pardep")
+                # What its files report (freetype reports its libtool version this way).
+                self.cpp_info.set_property("system_package_version", "7.0.1")
     """,
     "pardep/include/pardep/pardep.h": """
         #pragma once
@@ -66,7 +69,7 @@ RECIPES = {
             license = "MIT"
             package_type = "shared-library"
             settings = "os", "arch", "compiler", "build_type"
-            exports_sources = "src/*", "include/*", "LICENSE"
+            exports_sources = "src/*", "include/*", "cmake/*", "LICENSE"
 
             def requirements(self):
                 self.requires("pardep/2.1.0", transitive_headers=True)
@@ -85,6 +88,8 @@ RECIPES = {
                 copy(self, "*.h", os.path.join(self.source_folder, "include"),
                      os.path.join(self.package_folder, "include"))
                 copy(self, "*.so", self.build_folder, os.path.join(self.package_folder, "lib"))
+                copy(self, "*.cmake", os.path.join(self.source_folder, "cmake"),
+                     os.path.join(self.package_folder, "cmake"))
                 copy(self, "LICENSE", self.source_folder,
                      os.path.join(self.package_folder, "licenses"))
 
@@ -101,6 +106,8 @@ RECIPES = {
                 info.set_property("pkg_config_aliases", ["parkit-1"])
                 core = info.components["core"]
                 core.libs = ["parkit_core"]
+                core.includedirs = ["include", "include/parkit"]  # nested, as freetype2
+                core.builddirs = ["cmake"]  # include(parkit_tools), as doctest's and catch2's
                 core.defines = ["PARKIT_CORE=1"]
                 core.system_libs = ["m"]
                 core.cflags = ["-fno-common"]
@@ -117,6 +124,12 @@ RECIPES = {
                 extra.set_property("cmake_target_name", "parkit::extra")
                 extra.set_property("cmake_target_aliases", ["parkit::extra_alias"])
                 extra.set_property("pkg_config_custom_content", "flavour=extra")
+                extra.set_property("component_version", "9.9")
+    """,
+    "parkit/cmake/parkit_tools.cmake": """
+        function(parkit_tools_answer out)
+          set(${out} 42 PARENT_SCOPE)
+        endfunction()
     """,
     "parkit/include/parkit/core.h": """
         #pragma once

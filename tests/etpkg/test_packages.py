@@ -253,18 +253,31 @@ def test_names_are_conans_cmakedeps_and_pkgconfigdeps(
     )
     assert (generated / version_file).is_file()
     assert (installed.pkg_root / "lib" / "cmake" / sdk.cmake_file_name / version_file).is_file()
-    # Every target Conan gives (its own helpers and the dependencies' aside) the wheel gives,
-    # and only those, besides the imported executables.
-    dep_namespaces = ("tinyhash::", "BZip2::", "CONAN_LIB::")  # CONAN_LIB: its internals
+    # Every target Conan gives (its own helpers and the OS's packages' aside) the wheel gives,
+    # and only those, besides the imported executables: a required package the wheel carries
+    # (tinyhash) gives its own targets, as find_dependency does for a CMakeDeps consumer.
+    dep_namespaces = ("BZip2::", "CONAN_LIB::")  # CONAN_LIB: its internals
     expected = {t for t in conan_targets if "::" in t and not t.startswith(dep_namespaces)}
     executables = {f"{sdk.cmake_namespace}::{exe}" for exe in sdk.executables}
     assert wheel_targets - executables == expected
     assert sdk.cmake_target in expected  # the package-wide target, e.g. GeoKit::GeoKit
-    # The same .pc names (the dependencies' own aside: their contents ship inside ours).
-    deps = {f"{recipe}.pc" for recipe, _ in fixture.recipes}
+    # The same .pc names, a carried package's included (a system package's aside).
+    deps = {f"{recipe}.pc" for recipe, version in fixture.recipes if version == "system"}
     conan_pcs = {p.name for p in generated.glob("*.pc")} - deps
     wheel_pcs = {p.name for p in (installed.lib_dir / "pkgconfig").glob("*.pc")}
     assert wheel_pcs == conan_pcs, (wheel_pcs, conan_pcs)
+
+
+def test_parity_finds_no_difference_from_cmakedeps_and_pkgconfigdeps(
+    name: str, wheel: Path, tmp_path: Path
+) -> None:
+    """etpkg parity on every fixture shape: registration-only plugin and a system package
+    (toysdk: BZip2 left to the OS), archives and a carried requirement whose archive ships
+    (geokit: tinyhash's own config and .pc), the same shared (tinyhash's headers only reach
+    consumers, its library grafted), header-only with a version whose PEP 440 form differs
+    (2024.05.1)."""
+    report = etpkg.parity(wheel, conan_args=list(PACKAGES[name].conan_args), work_dir=tmp_path)
+    assert report.ok, "\n".join(report.differences)
 
 
 # ----------------------------------------------------------------------------- consumers

@@ -17,10 +17,20 @@ import pytest
 from etpkg._internal import conan as conan_module
 from etpkg._internal.build import checks
 from etpkg._internal.conan import Selection
+from etpkg._internal.conanargs import as_pairs
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
+from etpkg._internal.plan.cmake import render_cmake_package
 from etpkg._internal.plan.pkgconfig import render_component
-from etpkg_fixtures import checked_run, conan, env, rewrite_wheel, run_etpkg, write_tree
+from etpkg_fixtures import (
+    REPO_ROOT,
+    checked_run,
+    conan,
+    env,
+    rewrite_wheel,
+    run_etpkg,
+    write_tree,
+)
 from parity_recipes import PARKIT_REF, RECIPES
 
 pytestmark = pytest.mark.slow
@@ -64,7 +74,7 @@ def test_parity_finds_no_difference_on_a_package_setting_every_property(
     assert {
         "cmake parkit (CONFIG)",
         "cmake PARKIT (MODULE)",
-        "cmake ParDep (CONFIG)",
+        "cmake Par-Dep (CONFIG)",
         "pkg-config parkit",
         "pkg-config parkit-1",
         "pkg-config parkit-core",
@@ -93,15 +103,17 @@ def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_p
     assert "cmake parkit (CONFIG): version 1.4.2: CMakeDeps accepts it, the wheel does not" in lines
     assert any(ln.startswith("pkg-config parkit-core: cflags: PkgConfigDeps {") for ln in lines)
     assert lines[-1].endswith("difference(s) for parkit/1.4.2")
-    good = run_etpkg("parity", wheel, "--work", tmp_path)
-    assert good.returncode == 0 and good.stdout.splitlines()[-1].startswith("no difference")
 
 
 CONSUMER_CMAKE = """
     cmake_minimum_required(VERSION 3.21)
     project(consumer C)
-    # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted.
-    find_package(ParDep 1.0 REQUIRED)
+    # Observation 4: ParDep declares AnyNewerVersion, so an older request is accepted; its
+    # version is its system_package_version, as CMakeDeps reports it.
+    find_package(Par-Dep 1.0 REQUIRED)
+    if(NOT Par-Dep_VERSION STREQUAL "7.0.1")
+      message(FATAL_ERROR "Par-Dep_VERSION ${Par-Dep_VERSION}")
+    endif()
     find_package(parkit 1.4 REQUIRED)
     # Observation 3: a required package the wheel carries gives its own targets.
     if(NOT TARGET ParDep::pardep OR NOT TARGET parkit::extra_alias OR NOT TARGET parkit::all)
@@ -111,8 +123,14 @@ CONSUMER_CMAKE = """
     if(NOT parkit_LIBRARIES STREQUAL "parkit::parkit"
        OR NOT parkit_DEFINITIONS STREQUAL "-DPARKIT_CORE=1"
        OR NOT PARKIT_VERSION_STRING STREQUAL "1.4.2"
-       OR NOT ParDep_INCLUDE_DIR)
+       OR NOT Par-Dep_INCLUDE_DIR OR NOT PAR-DEP_INCLUDE_DIRS)
       message(FATAL_ERROR "variables: ${parkit_LIBRARIES} ${parkit_DEFINITIONS}")
+    endif()
+    # A builddir is on CMAKE_MODULE_PATH (finding F12: doctest, catch2).
+    include(parkit_tools)
+    parkit_tools_answer(answer)
+    if(NOT answer EQUAL 42)
+      message(FATAL_ERROR "builddir module: ${answer}")
     endif()
     add_executable(app main.c)
     target_link_libraries(app PRIVATE parkit::extra_alias ParDep::pardep)
@@ -161,6 +179,11 @@ def test_a_pkg_config_consumer_of_an_alias_builds_with_the_required_packages_pc(
     assert "-DPARDEP_ON=1" in flags and not [f for f in flags if f.startswith("-std")], flags
     variable = ["pkg-config", "--variable=flavour", "parkit-extra"]
     assert checked_run(variable, env=pc_env).stdout.strip() == "extra"
+    # The nested include dir reaches every route (finding F15: json-c's include/json-c).
+    assert "-I${includedir}/parkit" in (site / "parkit/lib/pkgconfig/parkit-core.pc").read_text()
+    assert f"-I{site / 'parkit' / 'include' / 'parkit'}" in helper(site, "--includes").split()
+    versions = ["pkg-config", "--modversion", "parkit-extra", "pardep", "parkit-1"]
+    assert checked_run(versions, env=pc_env).stdout.split() == ["9.9", "7.0.1", "1.4.2"]
     (tmp_path / "main.c").write_text(MAIN_C.replace("\n    ", "\n"))
     compiler = shutil.which("clang") or "gcc"
     app = tmp_path / "app"
@@ -237,8 +260,113 @@ def test_conan_spellings_map_to_host_and_build_contexts() -> None:
     assert sel.settings == ("build_type=Debug",) and sel.build_settings == ("os=Linux",)
     assert sel.options == sel.build_options == ("*:shared=True",)
     assert sel.conf == ("tools.build:jobs=2",) and sel.build_modes == ("missing",)
+    api = Selection.from_conan_args(
+        as_pairs(["-pr:b", "b", "-s:h", "build_type=Debug", "--build=missing"]), Selection()
+    )
+    assert api.build_profiles == ("b",) and api.build_modes == ("missing",)
+    with pytest.raises(etpkg.PackageError, match="-q"):
+        etpkg.wheelify("x/1.0", conan_args=["-q", "x"])
     proc = subprocess.run(
         [sys.executable, "-m", "etpkg", "wheelify", "-pr:x", "a"],
         env=env(), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 2 and "unrecognized arguments" in proc.stderr
+
+
+def test_verify_passes_on_a_find_mode_both_package_with_its_own_version_policy(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """verify's consumers get the package's config, not CMake's Find<Name> (corpus finding
+    F3), its version checks follow SameMinorVersion (1.3 refused), and the carried Par-Dep's
+    variables (PAR-DEP_* too, CMakeDeps' upper case: findings F8, F11) are not a leak."""
+    report = etpkg.verify(
+        wheel, quick=True, work_dir=tmp_path / "w", cmake_cache=REPO_ROOT / "build" / "cmake-venvs"
+    )
+    assert report.ok, {r.name: r.detail for r in report.failures}
+    versions = next(r for r in report.results if r.name == "versions")
+    assert "1.3: rejected" in versions.detail and "1.4: accepted" in versions.detail
+
+
+def test_parity_creates_its_work_directory(wheel: Path, tmp_path: Path) -> None:
+    """Corpus finding F4: --work naming a directory that does not exist yet."""
+    proc = run_etpkg("parity", wheel, "--work", tmp_path / "new" / "dir")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("no difference")
+
+
+def test_a_find_module_names_a_package_without_components_by_its_module_target() -> None:
+    """cmake_module_file_name / cmake_module_target_name of a package with no components
+    (giflib: GIF, GIF::GIF) name the Find module and its target; the config keeps its own."""
+    comp = Component(name="gif", target="gif::gif", libs=("gif",), languages=(C,))
+    sdk = Sdk(
+        "gif", "5.2.1", Path("gif"), (comp,), "gif", "gif",
+        cmake_target="gif::gif", cmake_find_mode="both",
+        cmake_module_file_name="GIF", cmake_module_target="GIF::GIF",
+    )  # fmt: skip
+    files = {k: v.decode() for k, v in render_cmake_package(sdk).items()}
+    module = files["gif/lib/cmake/modules/FindGIF.cmake"]
+    assert "add_library(GIF::GIF SHARED IMPORTED)" in module and "gif::gif" not in module
+    assert "set(GIF_LIBRARIES" in module and "find_package_handle_standard_args(GIF" in module
+    config = files["gif/lib/cmake/gif/gif-config.cmake"]
+    assert "add_library(gif::gif SHARED IMPORTED)" in config and "GIF::GIF" not in config
+
+
+def test_a_find_module_answers_ahead_of_cmakes_own_even_with_the_system_package_present(
+    tmp_path: Path,
+) -> None:
+    """Observation 1: zlib's cmake_find_mode "both". Debian's zlib1g-dev is on this machine
+    (/usr/include/zlib.h), so without the wheel's FindZLIB.cmake CMake's own FindZLIB answers
+    find_package(ZLIB) from /usr; with the wheel's module dir on CMAKE_MODULE_PATH, the
+    wheel's answers."""
+    assert Path("/usr/include/zlib.h").is_file(), "the system zlib this test shadows is gone"
+    comp = Component(name="zlib", target="ZLIB::ZLIB", libs=(), languages=(C,))
+    sdk = Sdk(
+        "zlib", "1.2.13", Path("zlib_sdk"), (comp,), "ZLIB", "ZLIB",
+        cmake_target="ZLIB::ZLIB", cmake_find_mode="both",
+    )  # fmt: skip
+    for rel, data in render_cmake_package(sdk).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "zlib_sdk" / "include").mkdir()
+    write_tree(
+        tmp_path / "src",
+        {
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.21)
+                project(consumer C)
+                find_package(ZLIB 1.2 REQUIRED)
+                message(STATUS "zlib-from=${ZLIB_INCLUDE_DIRS}")
+            """
+        },
+    )
+
+    def answer(*args: str) -> str:
+        proc = checked_run(
+            ["cmake", "-S", tmp_path / "src", "-B", tmp_path / f"b{len(args)}", *args], env=env()
+        )
+        found = [ln for ln in proc.stdout.splitlines() if "zlib-from=" in ln]
+        return found[0].split("zlib-from=", 1)[1]
+
+    assert answer().startswith("/usr/include")  # CMake's own FindZLIB
+    module_dir = tmp_path / "zlib_sdk" / "lib" / "cmake" / "modules"
+    assert answer(f"-DCMAKE_MODULE_PATH={module_dir}") == str(tmp_path / "zlib_sdk" / "include")
+    # What the config refuses (a range excluding 1.2.13, as verify asks) the Find module
+    # refuses too, so falling back to module mode finds nothing.
+    write_tree(
+        tmp_path / "range",
+        {
+            "CMakeLists.txt": """
+                cmake_minimum_required(VERSION 3.21)
+                project(consumer C)
+                find_package(ZLIB 1.1...<1.2.13 QUIET)
+                message(STATUS "zlib-found=${ZLIB_FOUND}")
+            """
+        },
+    )
+    proc = checked_run(
+        ["cmake", "-S", tmp_path / "range", "-B", tmp_path / "range-build",
+         f"-DCMAKE_PREFIX_PATH={tmp_path / 'zlib_sdk'}", f"-DCMAKE_MODULE_PATH={module_dir}",
+         "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON", "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
+        env=env(),
+    )  # fmt: skip
+    assert "zlib-found=FALSE" in proc.stdout, proc.stdout

@@ -44,7 +44,6 @@ _UNSUPPORTED_FIELDS = {
     "objects": "object files to link (ship them in an archive instead)",
     "frameworks": "Apple frameworks",
     "frameworkdirs": "Apple framework directories",
-    "builddirs": "CMake module directories (ship CMake code as cmake_build_modules)",
 }
 
 
@@ -441,11 +440,17 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         sorted_components = {name: info}
     bin_dirs: list[str] = []
     res_dirs: list[str] = []
+    build_dirs: list[str] = []
     for comp_name, comp in sorted_components.items():
         where = f"component {comp_name}"
         _check_supported(comp, where)
         bin_dirs += _relative(package_folder, comp.bindirs or [], f"{where}: bin dir")
         res_dirs += _relative(package_folder, comp.resdirs or [], f"{where}: res dir")
+        build_dirs += [
+            d
+            for d in _relative(package_folder, comp.builddirs or [], f"{where}: build dir")
+            if (package_folder / d).is_dir() and d != "."
+        ]
     for comp_name, comp in sorted_components.items():
         requires: list[str] = []
         external: list[str] = []
@@ -496,6 +501,9 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 pkg_config_custom_content=""
                 if comp is info
                 else str(comp.get_property("pkg_config_custom_content") or ""),
+                version=str(comp.get_property("component_version") or "")
+                if comp is not info
+                else "",
                 languages_declared=bool(
                     getattr(comp, "languages", None) or getattr(conanfile, "languages", None)
                 ),
@@ -536,6 +544,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         build_modules=build_modules,
         bin_dirs=tuple(dict.fromkeys(bin_dirs)),
         res_dirs=tuple(dict.fromkeys(res_dirs)),
+        build_dirs=tuple(dict.fromkeys(build_dirs)),
         dependencies=deps,
         cmake_find_mode=find_mode,
         package_defines=tuple(dict.fromkeys(d for c in comps for d in c.defines)),
@@ -546,6 +555,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         cmake_config_version_compat=compat,
         pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
         pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
+        system_package_version=str(info.get_property("system_package_version") or ""),
     )
 
 

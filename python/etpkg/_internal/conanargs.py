@@ -68,3 +68,26 @@ def as_argv(pairs: Sequence[tuple[str, str]]) -> list[str]:
     for flag, value in pairs:
         argv += [f"{flag}={value}"] if flag == "--build" else [flag, value]
     return argv
+
+
+_FLAGS = {short + ctx for short, _, _, _ in _KINDS for ctx in CONTEXTS}
+
+
+def as_pairs(argv: Sequence[str]) -> list[tuple[str, str]]:
+    """["-pr:h", "x", "--build=missing"] -> [("-pr:h", "x"), ("--build", "missing")]: the
+    inverse of as_argv, for the API's conan_args. ValueError names what it cannot read."""
+    pairs: list[tuple[str, str]] = []
+    it = iter(argv)
+    for arg in it:
+        if arg.startswith("--build="):
+            pairs.append(("--build", arg.split("=", 1)[1]))
+        elif arg in _FLAGS or arg == "--build":
+            value = next(it, None)
+            if value is None:
+                raise ValueError(f"Conan argument {arg} lacks its value")
+            pairs.append((arg, value))
+        else:
+            raise ValueError(
+                f"{arg!r} is not one of Conan's -pr, -s, -o, -c (with :h, :b or :a) or --build"
+            )
+    return pairs

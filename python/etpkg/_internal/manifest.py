@@ -55,13 +55,22 @@ def to_json(sdk: Sdk) -> str:
     }
     if sdk.build_modules:  # absent when none, as in wheels made before it was recorded
         data["build_modules"] = list(sdk.build_modules)
+    if sdk.build_dirs:
+        data["build_dirs"] = list(sdk.build_dirs)
+    carried = {b.name: b.cmake_file_name for b in sdk.bundled}
     required = [
-        {"name": d.name, "system": d.system, "carried": d.name in {b.name for b in sdk.bundled}}
+        {"name": d.name, "system": d.system, "cmake_file_name": carried.get(d.name, "")}
         for d in sdk.dependencies
         if d.headers or d.libs
     ]
     if required:  # absent when none, as in wheels made before it was recorded
         data["required"] = required
+    if sdk.cmake_config_version_compat != "SameMajorVersion":
+        data["cmake_config_version_compat"] = sdk.cmake_config_version_compat
+    if sdk.system_package_version:
+        data["system_package_version"] = sdk.system_package_version
+    if sdk.cmake_variable_prefixes:
+        data["cmake_variable_prefixes"] = list(sdk.cmake_variable_prefixes)
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -165,7 +174,16 @@ def from_json(text: str, where: str) -> Sdk:
         res_dirs=_list(data, "res_dirs", what),
         build_modules=_strings(data.get("build_modules", []), f"{what}: build_modules"),
     )
-    sdk = dataclasses.replace(sdk, dependencies=_required(data.get("required", []), what))
+    sdk = dataclasses.replace(
+        sdk,
+        dependencies=_required(data.get("required", []), what),
+        cmake_config_version_compat=_policy(data.get("cmake_config_version_compat"), what),
+        system_package_version=str(data.get("system_package_version") or ""),
+        build_dirs=_strings(data.get("build_dirs", []), f"{what}: build_dirs"),
+        cmake_variable_prefixes=_strings(
+            data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
+        ),
+    )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
     try:
@@ -183,5 +201,20 @@ def _required(value: Any, what: str) -> tuple[Dependency, ...]:
     for item in value:
         if not isinstance(item, dict) or not isinstance(item.get("system"), bool):
             raise WheelError(f"{what}: required holds {item!r}, not {{name, system}}")
-        out.append(Dependency(_string(item, "name", what), "", True, True, item["system"], None))
+        file_name = item.get("cmake_file_name", "")
+        if not isinstance(file_name, str):
+            raise WheelError(f"{what}: required holds {item!r}, not {{name, system}}")
+        dep = Dependency(_string(item, "name", what), "", True, True, item["system"], None)
+        out.append(dataclasses.replace(dep, cmake_file_name=file_name))
     return tuple(out)
+
+
+POLICIES = ("SameMajorVersion", "AnyNewerVersion", "SameMinorVersion", "ExactVersion")
+
+
+def _policy(value: Any, what: str) -> str:
+    if value is None:
+        return "SameMajorVersion"
+    if value not in POLICIES:
+        raise WheelError(f"{what}: cmake_config_version_compat {value!r} is not one of {POLICIES}")
+    return str(value)

@@ -67,6 +67,7 @@ class Component:
     # The recipe declared the languages (cpp_info.languages or the recipe's): without that, a
     # .pc carries no -std (PkgConfigDeps never writes one).
     languages_declared: bool = True
+    version: str = ""  # component_version: its .pc Version (default the package's)
 
     @property
     def header_only(self) -> bool:
@@ -136,6 +137,8 @@ class Dependency:
     # from which the wheel writes its CMake config and .pc files. None when read back from a
     # wheel's manifest.
     described: Sdk | None = None
+    # The CMake file name of the config the wheel carries for it ("" when none).
+    cmake_file_name: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,9 @@ class Sdk:
     build_modules: tuple[str, ...] = ()  # cmake_build_modules, package-relative
     bin_dirs: tuple[str, ...] = ()  # executables consumers run, shipped in <pkg>/bin
     res_dirs: tuple[str, ...] = ()  # data files, shipped at the same package-relative path
+    # cpp_info.builddirs: CMake module dirs, shipped at the same package-relative path and put
+    # on the consumer's CMAKE_MODULE_PATH by the config (as Conan's CMakeToolchain does).
+    build_dirs: tuple[str, ...] = ()
     executables: tuple[str, ...] = ()  # file names in <pkg>/bin, once probed
     dependencies: tuple[Dependency, ...] = ()
     # CMakeDeps' vocabulary: config, module, both or none; the Find module's file name and
@@ -180,6 +186,9 @@ class Sdk:
     cmake_config_version_compat: str = "SameMajorVersion"
     pkg_config_aliases: tuple[str, ...] = ()  # of the package-wide .pc
     pkg_config_custom_content: str = ""  # of the package-wide .pc
+    # The version the package's files report (CMake's version file, .pc Version) when it is
+    # not the Conan version: freetype's libtool version 24.3.18 for 2.12.1.
+    system_package_version: str = ""
     # Required packages whose CMake config and .pc files the wheel carries (their libraries
     # grafted or shipped, their headers in include/), each described as an Sdk of its own.
     bundled: tuple[Sdk, ...] = ()
@@ -216,8 +225,18 @@ class Sdk:
 
     @property
     def cmake_version(self) -> str:
-        """The numeric release part of the version, the only form CMake compares."""
+        """The numeric release part of the version, the only form CMake compares; of
+        system_package_version when the package sets one (as CMakeDeps' version file)."""
+        if self.system_package_version:
+            nums = re.findall(r"[0-9]+", self.system_package_version)
+            if nums:
+                return ".".join(str(int(n)) for n in nums[:4])
         return ".".join(str(n) for n in Version(self.wheel_version).release)
+
+    @property
+    def pc_version(self) -> str:
+        """The package-wide .pc Version: system_package_version, else the wheel's."""
+        return self.system_package_version or self.wheel_version
 
     @property
     def variable_prefix(self) -> str:

@@ -280,4 +280,3 @@ def _command(args: Any) -> int:
     )
     print(report(results))
     return 0
-

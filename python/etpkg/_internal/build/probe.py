@@ -241,7 +241,13 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
     include_dirs = dict.fromkeys(
         sdk.package_folder / d for c in sdk.components for d in c.include_dirs
     )
-    includes = tuple(tree(inc) for inc in include_dirs if inc.is_dir())
+    # A dir nested in another declared include dir ships with that one's tree, once.
+    outer = [
+        inc
+        for inc in include_dirs
+        if not any(other != inc and inc.is_relative_to(other) for other in include_dirs)
+    ]
+    includes = tuple(tree(inc) for inc in outer if inc.is_dir())
     pythons: list[Tree] = []
     for rel_dir in sdk.python_packages:
         src = sdk.package_folder / rel_dir
@@ -265,7 +271,8 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
     module_trees = tuple((rel, tree(sdk.package_folder / rel)) for rel in build_module_dirs(sdk))
     deps = tuple(probe_dependency(d, arch) for d in sdk.dependencies)
     system_names = dict.fromkeys(
-        [n for c in sdk.components for n in c.system_libs] + [n for d in deps for n in d.system_libs]
+        [n for c in sdk.components for n in c.system_libs]
+        + [n for d in deps for n in d.system_libs]
     )
     return PackageFiles(
         libraries=libraries,
@@ -307,6 +314,11 @@ def build_module_dirs(sdk: Sdk) -> list[str]:
             continue
         if (sdk.package_folder / parent).is_dir() and str(parent) not in found:
             found.append(str(parent))
+    for rel in sdk.build_dirs:  # builddirs ship whole, wherever they are
+        if rel not in found and not any(
+            PurePosixPath(rel).is_relative_to(PurePosixPath(d)) for d in sdk.res_dirs
+        ):
+            found.append(rel)
     return found
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from packaging.version import InvalidVersion, Version
+
 from etpkg._internal.parity.observe import CMakeView, PcView, Roots, normalise_value
 
 # What CMakeDeps gives a consumer under <prefix>_ (file name's case and upper case); the rest
@@ -67,6 +69,7 @@ def compare_cmake(
     *,
     module: bool = False,
     version: str = "",
+    foreign: frozenset[str] = frozenset(),
 ) -> list[str]:
     if wheel is None:
         return [f"{label}: the wheel has no such package"]
@@ -94,10 +97,14 @@ def compare_cmake(
         va, vb = conan.variables[var], wheel.variables[var]
         if var.endswith("_FOUND"):
             same = _truthy(va) == _truthy(vb)
+        elif var.endswith("_VERSION"):
+            # etpkg's policy: CMake gets the numeric release of the version (1.2.3-rc1 ->
+            # 1.2.3, 2024.05.1 -> 2024.5.1), what CMake compares.
+            same = _release(va) == _release(vb)
         else:
             libraries = var.endswith("_LIBRARIES")
-            va = normalise_value(va, conan_roots, ca, libraries=libraries)
-            vb = normalise_value(vb, wheel_roots, cb, libraries=libraries)
+            va = _without(normalise_value(va, conan_roots, ca, libraries=libraries), foreign)
+            vb = _without(normalise_value(vb, wheel_roots, cb, libraries=libraries), foreign)
             same = va == vb
         if not same:
             out.append(f"{label}: variable {var}: CMakeDeps {va!r}, wheel {vb!r}")
@@ -117,6 +124,8 @@ def compare_pc(name: str, conan: PcView, wheel: PcView) -> list[str]:
     out = []
     for what in ("cflags", "libs", "requires", "version"):
         va, vb = getattr(conan, what), getattr(wheel, what)
+        if what == "version" and _pep440(va) == _pep440(vb):
+            continue  # etpkg's policy: the PEP 440 normal form (1.2.3-rc1 -> 1.2.3rc1)
         if va != vb:
             out.append(f"pkg-config {name}: {what}: PkgConfigDeps {_show(va)}, wheel {_show(vb)}")
     return out
@@ -127,3 +136,21 @@ def _newer(request: str, version: str) -> bool:
         return tuple(int(p) for p in re.findall(r"[0-9]+", v)[:4])
 
     return key(request) > key(version)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    nums = [int(p) for p in re.findall(r"[0-9]+", version.split("-")[0])]
+    while len(nums) > 1 and nums[-1] == 0:
+        nums.pop()
+    return tuple(nums)
+
+
+def _pep440(version: str) -> str:
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        return version
+
+
+def _without(value: str, foreign: frozenset[str]) -> str:
+    return ";".join(item for item in value.split(";") if item not in foreign)

@@ -7,6 +7,7 @@ names come from the OS, not from the wheel."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from etpkg._internal.errors import ToolError
+from etpkg._internal.errors import OutputError, ToolError
 from etpkg._internal.model import Sdk
 from etpkg._internal.parity import compare, observe, reference
 from etpkg._internal.verify.wheel import read_sdk
@@ -72,6 +73,11 @@ def parity(
     sdk = read_sdk(wheel)
     ref = ref or f"{sdk.name}/{sdk.version}"
     env = _env()
+    if work is not None:
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot create the work directory {work}: {exc.strerror}") from exc
     with tempfile.TemporaryDirectory(prefix="etpkg-parity-", dir=work) as tmp_name:
         tmp = Path(tmp_name)
         ref_side = reference.install(ref, tmp / "conan", list(conan_args or []), env)
@@ -92,6 +98,21 @@ def parity(
             else:
                 skipped.append(f"{package.name}: {why}")
         foreign = _foreign_targets(ref_side, wanted, tmp / "probe", conan_roots, env)
+        # What of the left-out packages CMakeDeps and PkgConfigDeps still name (PkgConfigDeps
+        # requires a shared library's private dependency): the OS's to answer, not the wheel's.
+        left_out = [p for p in ref_side.packages if p not in wanted]
+        foreign_links = {
+            form
+            for p in left_out
+            for lib in p.libs
+            for form in (f"-l{lib}", f"lib{lib}.so", f"lib{lib}.a")
+        }
+        # A carried package whose libraries CMakeDeps links for no target (Conan's libs trait:
+        # a shared library's requirement reaches consumers by its headers only) still gets
+        # -l<lib> from PkgConfigDeps, which ignores the trait; the wheel follows the trait.
+        linked_by_cmake: set[str] = set()
+        # Likewise its headers (the headers trait): CMakeDeps gives no include dir.
+        without_headers: set[str] = set()
         for package in wanted:
             for file_name, mode in package.cmake_probes:
                 label = f"cmake {file_name} ({mode})"
@@ -105,7 +126,7 @@ def parity(
                     env,
                 )  # fmt: skip
                 try:
-                    wheel_view: observe.CMakeView | None = observe.run_cmake_probe(
+                    wheel_view = observe.run_cmake_probe(
                         work_dir / "wheel", file_name, mode, package.version,
                         wheel_roots,
                         [f"-DCMAKE_PREFIX_PATH={pkg_root}",
@@ -117,6 +138,18 @@ def parity(
                     continue
                 for target in foreign:
                     conan_view.targets.pop(target, None)
+                linked_by_cmake.update(
+                    lib for t in conan_view.targets.values() for lib in t.libraries
+                )
+                if package.name != sdk.name and not any(
+                    t.include_dirs for t in conan_view.targets.values()
+                ):
+                    without_headers.add(package.name)
+                for view in (conan_view, wheel_view):
+                    for name, target_view in view.targets.items():
+                        view.targets[name] = dataclasses.replace(
+                            target_view, libraries=target_view.libraries - foreign_links
+                        )
                 diffs += compare.compare_cmake(
                     label,
                     conan_view,
@@ -126,7 +159,17 @@ def parity(
                     file_name,
                     module=mode == reference.MODULE,
                     version=package.version,
+                    foreign=frozenset(foreign_links),
                 )
+        trait_excluded = {
+            f"-l{lib}"
+            for p in wanted
+            if p.name != sdk.name
+            and p.cmake_probes
+            and not any(f"lib{lib}{ext}" in linked_by_cmake for lib in p.libs
+                        for ext in (".so", ".a"))
+            for lib in p.libs
+        }  # fmt: skip
         conan_pcs = [
             n for n in observe.pkg_config_names(ref_side.folder)
             if any(p.owns_pc(n) for p in wanted) or not any(
@@ -140,11 +183,25 @@ def parity(
                 diffs.append(f"pkg-config {name}: the wheel has no {name}.pc")
                 continue
             theirs = observe.run_pkg_config(ref_side.folder, name, conan_roots, env)
+            theirs = dataclasses.replace(
+                theirs,
+                libs=theirs.libs - foreign_links - trait_excluded,
+                cflags=frozenset(
+                    f
+                    for f in theirs.cflags
+                    if not f.startswith("-I")
+                    or not any(p.owns_pc(name) and p.name in without_headers for p in wanted)
+                ),
+                requires=frozenset(
+                    r for r in theirs.requires if not any(p.owns_pc(r) for p in left_out)
+                ),
+            )
             try:
                 ours = observe.run_pkg_config(wheel_pc_dir, name, wheel_roots, env)
             except ToolError as exc:
                 diffs.append(f"pkg-config {name}: the wheel's answer fails: {exc}")
                 continue
+            ours = dataclasses.replace(ours, libs=ours.libs - foreign_links)
             diffs += compare.compare_pc(name, theirs, ours)
         for name in sorted(wheel_pcs - set(observe.pkg_config_names(ref_side.folder))):
             diffs.append(f"pkg-config {name}: the wheel's only ({name}.pc)")

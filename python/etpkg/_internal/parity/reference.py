@@ -27,6 +27,8 @@ class ReferencePackage:
     find_mode: str  # config, module, both, none
     pkg_config_name: str
     components: tuple[str, ...]
+    libs: tuple[str, ...] = ()  # every component's libs and system_libs (-l names)
+    pc_names: tuple[str, ...] = ()  # components' pkg_config_name and every pkg_config_aliases
 
     @property
     def cmake_probes(self) -> tuple[tuple[str, str], ...]:
@@ -39,7 +41,11 @@ class ReferencePackage:
         return tuple(out)
 
     def owns_pc(self, stem: str) -> bool:
-        return stem == self.pkg_config_name or stem.startswith(f"{self.pkg_config_name}-")
+        return (
+            stem == self.pkg_config_name
+            or stem.startswith(f"{self.pkg_config_name}-")
+            or stem in self.pc_names
+        )
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,23 @@ def _package(node: dict[str, Any]) -> ReferencePackage:
         find_mode=str(props.get("cmake_find_mode") or "config").lower(),
         pkg_config_name=str(props.get("pkg_config_name") or name),
         components=tuple(k for k in cpp if k != "root"),
+        pc_names=tuple(
+            str(name)
+            for comp in cpp.values()
+            if isinstance(comp, dict)
+            for props in [comp.get("properties") or {}]
+            for name in [props.get("pkg_config_name"), *_listed(props.get("pkg_config_aliases"))]
+            if name
+        ),
+        libs=tuple(
+            dict.fromkeys(
+                str(lib)
+                for comp in cpp.values()
+                if isinstance(comp, dict)
+                for key in ("libs", "system_libs")
+                for lib in comp.get(key) or ()
+            )
+        ),
     )
 
 
@@ -89,3 +112,9 @@ def install(ref: str, out: Path, conan_args: list[str], env: dict[str, str]) -> 
         if key != "0" and node.get("context") == "host"
     ]
     return Reference(out, tuple(packages))
+
+
+def _listed(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return [value]
+    return list(value or [])

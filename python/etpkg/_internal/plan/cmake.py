@@ -18,8 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.version import Version
-
 from etpkg._internal import manifest, naming
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.model import Component, Sdk
@@ -93,6 +91,7 @@ class _ComponentView:
     cxx_standard: str | None  # only for a component consumed from C++
     link_language: str  # IMPORTED_LINK_INTERFACE_LANGUAGES of an archive
     has_headers: bool
+    include_dirs: tuple[str, ...]  # ${prefix}/include, ${prefix}/include/<sub>
     closure: tuple[str, ...]  # this component and everything it requires, dependencies first
     # The entries below are written inside quoted CMake arguments (escaped already).
     link_items: tuple[str, ...]  # INTERFACE_LINK_LIBRARIES
@@ -162,6 +161,7 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
         cxx_standard=sdk.cxx_standard if comp.cxx else None,
         link_language="C" if comp.c_only else "CXX",
         has_headers=bool(comp.include_dirs),
+        include_dirs=tuple(cmake_path(f"{PREFIX}/{d}")[1:-1] for d in comp.include_dirs),
         closure=sdk.closure([comp.name]),
         link_items=tuple(link_items),
         compile_options=tuple(compile_options),
@@ -227,10 +227,14 @@ MODULE_DIR = "lib/cmake/modules"  # <pkg>/..., Find<Name>.cmake for cmake_find_m
 
 def module_view(sdk: Sdk) -> Sdk:
     """The Sdk as its Find module names it: cmake_module_file_name, the module targets."""
-    comps = tuple(
-        dataclasses.replace(c, target=c.module_target or c.target)
-        for c in sdk.components
-    )
+
+    def module_target(c: Component) -> str:
+        if c.module_target:
+            return c.module_target
+        # A package without components: its one target is the package's.
+        return sdk.cmake_module_target if c.target == sdk.cmake_target else c.target
+
+    comps = tuple(dataclasses.replace(c, target=module_target(c)) for c in sdk.components)
     return dataclasses.replace(
         sdk,
         components=comps,
@@ -238,6 +242,9 @@ def module_view(sdk: Sdk) -> Sdk:
         cmake_target=sdk.cmake_module_target,
         cmake_module_file_name=sdk.cmake_module_file_name,
         cmake_module_target=sdk.cmake_module_target,
+        # CMakeDeps' Find module reports the Conan version; only its config's version file
+        # takes system_package_version.
+        system_package_version="",
     )
 
 
@@ -245,7 +252,7 @@ def _context(
     sdk: Sdk, base: str, *, is_module: bool, libs_dir: str, with_manifest: bool = False
 ) -> dict[str, Any]:
     version = sdk.cmake_version
-    release = Version(sdk.wheel_version).release
+    release = tuple(int(n) for n in version.split("."))
     major, minor = release[0], (release[1] if len(release) > 1 else 0)
     patch = release[2] if len(release) > 2 else 0
     views = _views(sdk)
@@ -292,7 +299,9 @@ def _context(
         # (CMakeDeps' find_dependency): (file name, mode) of each this package requires.
         "bundled": _bundled_requires(sdk, is_module),
         "has_headers": any(v.has_headers for v in views),
+        "include_dirs": list(dict.fromkeys(d for v in views for d in v.include_dirs)),
         "build_modules": [posixpath.relpath(rel, base) for rel in sdk.build_modules],
+        "build_dirs": [posixpath.relpath(rel, base) for rel in sdk.build_dirs],
         "manifest": manifest.to_json(sdk) if with_manifest and not is_module else "",
         "runpath_file": RUNPATH_FILE,
         "module_runpath_file": MODULE_RUNPATH_FILE,

@@ -114,7 +114,7 @@ def _dependency_libs(comp: Component, pkg: str) -> list[str]:
 
 
 def _cflags(sdk: Sdk, comp: Component) -> tuple[list[str], dict[str, str]]:
-    cflags = ["-I${includedir}"] if comp.include_dirs else []
+    cflags = ["-I${includedir}" + d.removeprefix("include") for d in comp.include_dirs]
     cflags += ["-D" + _escape(d) for d in comp.defines]
     variables: dict[str, str] = {}
     # PkgConfigDeps never writes -std; a component whose languages the recipe declares as
@@ -168,7 +168,7 @@ def render_component(sdk: Sdk, comp: Component) -> str:
         "variables": {**_variables(sdk), **extra},
         "name": pc_name(sdk, comp),
         "description": f"{_one_line(sdk.description) or sdk.name} (component {comp.name})",
-        "version": sdk.wheel_version,
+        "version": comp.version or sdk.pc_version,
         "homepage": sdk.homepage,
         "requires": [pc_name(sdk, sdk.component(r)) for r in comp.requires]
         + _external_requires(sdk, comp),
@@ -189,7 +189,7 @@ def _external_requires(sdk: Sdk, comp: Component) -> list[str]:
         if dep is None:
             continue
         names = {c.name: c for c in dep.components}
-        if part in names and len(dep.components) > 1:
+        if part in names:
             out.append(pc_name(dep, names[part]))
         else:
             out.append(dep.aggregate_pkg_config or pc_name(dep, dep.components[0]))
@@ -201,13 +201,13 @@ def _custom(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def render_alias(sdk: Sdk, alias: str, target: str) -> str:
+def render_alias(sdk: Sdk, alias: str, target: str, version: str) -> str:
     """An alias .pc as PkgConfigDeps writes it: the same version, requiring the module."""
     context: dict[str, Any] = {
         "variables": {},
         "name": alias,
         "description": f"Alias {alias} for {target}",
-        "version": sdk.wheel_version,
+        "version": version,
         "homepage": None,
         "requires": [target],
         "cflags": [],
@@ -222,7 +222,7 @@ def render_aggregate(sdk: Sdk, name: str) -> str:
         "variables": _variables(sdk),
         "name": name,
         "description": _one_line(sdk.description) or sdk.name,
-        "version": sdk.wheel_version,
+        "version": sdk.pc_version,
         "homepage": sdk.homepage,
         "requires": [pc_name(sdk, c) for c in sdk.components],
         "cflags": [],
@@ -247,12 +247,16 @@ def render_pkg_config(sdk: Sdk) -> dict[str, bytes]:
     aggregate = sdk.aggregate_pkg_config
     if aggregate is not None and f"{pc_dir(sdk)}/{aggregate}.pc" not in files:
         files[f"{pc_dir(sdk)}/{aggregate}.pc"] = render_aggregate(sdk, aggregate).encode()
-    aliases = [(a, pc_name(sdk, c)) for c in sdk.components for a in c.pkg_config_aliases]
+    aliases = [
+        (a, pc_name(sdk, c), c.version or sdk.pc_version)
+        for c in sdk.components
+        for a in c.pkg_config_aliases
+    ]
     root = aggregate or pc_name(sdk, sdk.components[0])
-    aliases += [(a, root) for a in sdk.pkg_config_aliases]
-    for alias, target in aliases:
+    aliases += [(a, root, sdk.pc_version) for a in sdk.pkg_config_aliases]
+    for alias, target, version in aliases:
         path = f"{pc_dir(sdk)}/{alias}.pc"
         if path in files:
             raise LayoutError(f"pkg-config alias {alias} is also a module's name")
-        files[path] = render_alias(sdk, alias, target).encode()
+        files[path] = render_alias(sdk, alias, target, version).encode()
     return dict(sorted(files.items()))

@@ -44,6 +44,7 @@ def render_helper(sdk: Sdk) -> bytes:
         "system_libs": tuple(system_libs),
         "link_flags": tuple(link_flags),
         "has_headers": any(c.include_dirs for c in sdk.components),
+        "include_dirs": tuple(dict.fromkeys(d for c in sdk.components for d in c.include_dirs)),
         "res_dirs": sdk.res_dirs,
         "has_bin": bool(sdk.executables),
         "has_module": sdk.cmake_find_mode in ("module", "both"),

@@ -35,6 +35,23 @@ PREFIX = "${prefix}"
 _PATH_END = re.compile(r"[,;\s\"'=]")
 
 
+def include_dir_in_wheel(sdk: Sdk, rel: str) -> str:
+    """Where a declared include dir lands: include/, or include/<sub> for one nested in
+    another declared include dir (freetype's include and include/freetype2), whose files ship
+    once, with the outer dir's tree."""
+    path = PurePosixPath(rel)
+    outer = [
+        PurePosixPath(d)
+        for c in sdk.components
+        for d in c.include_dirs
+        if PurePosixPath(d) != path and path.is_relative_to(PurePosixPath(d))
+    ]
+    if not outer:
+        return "include"
+    top = min(outer, key=lambda d: len(d.parts))
+    return f"include/{path.relative_to(top).as_posix()}"
+
+
 def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
     """(package-relative path, path in the wheel's package dir), longest first: where each
     shipped file or dir of the package lands."""
@@ -48,7 +65,7 @@ def relocation_table(sdk: Sdk, files: PackageFiles) -> list[tuple[str, str]]:
                     table.append((f"{d}/{alias}", f"lib/{lib.file_name}"))
     for comp in sdk.components:
         for d in comp.include_dirs:
-            table.append((d, "include"))
+            table.append((d, include_dir_in_wheel(sdk, d)))
     for d in sdk.res_dirs:
         table.append((d, d))
     for d in sdk.bin_dirs:
@@ -268,7 +285,12 @@ def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = 
         comps.append(
             dataclasses.replace(
                 own,
-                include_dirs=("include",) if comp.include_dirs or deps else (),
+                include_dirs=tuple(
+                    dict.fromkeys(
+                        [include_dir_in_wheel(sdk, d) for d in comp.include_dirs]
+                        or (["include"] if deps else [])
+                    )
+                ),
                 lib_dirs=("lib",),
                 system_libs=tuple(dict.fromkeys(system_libs)),
                 dependency_files=tuple(dict.fromkeys(linked)),
@@ -276,11 +298,12 @@ def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = 
         )
     if not has_headers:
         comps = [dataclasses.replace(c, include_dirs=()) for c in comps]
-    bundled = tuple(
+    carried = [
         _bundled(d, required[d.name], dep_files[d.name], sdk, grafts, sonames)
         for d in sdk.dependencies
         if d.described is not None and not d.system and d.name in dep_files
-    )
+    ]
+    bundled = tuple(b for b in carried if b is not None)
     # Each names the others, so that one requiring another finds it first.
     bundled = tuple(
         dataclasses.replace(b, bundled=tuple(o for o in bundled if o.name != b.name))
@@ -322,10 +345,11 @@ def _bundled(
     sdk: Sdk,
     grafts: Mapping[str, str] | None,
     sonames: Mapping[str, str | None],
-) -> Sdk:
+) -> Sdk | None:
     """A required package the wheel carries, as its own config and .pc files describe it:
     each component an interface target linking the wheel's copies of its libraries (an
-    archive in <pkg>/lib, a grafted shared library) with its headers in include/."""
+    archive in <pkg>/lib, a grafted shared library) with its headers in include/. None when
+    the wheel holds none of its components' libraries."""
     assert dep.described is not None
     own = dep.described
     pkg = sdk.import_name
@@ -333,6 +357,7 @@ def _bundled(
     archives = {lib.file_name for lib in files.archives}
     shipped_headers = bool(files.headers)
     comps = []
+    missing: set[str] = set()  # components whose libraries the wheel lacks
     for comp in own.components:
         linked: list[str] = []
         system_libs: list[str] = []
@@ -342,6 +367,8 @@ def _bundled(
                 linked.append(f"{pkg}/lib/{entry}")
             elif entry is not None and grafts is not None and entry in grafts:
                 linked.append(grafts[entry])
+            elif grafts is not None and dep.libs:
+                missing.add(comp.name)  # its libraries reach consumers, the wheel lacks this one
         for lib_name in comp.system_libs:
             soname = sonames.get(lib_name)
             if grafts is not None and soname is not None and soname in grafts:
@@ -369,11 +396,24 @@ def _bundled(
                 external_requires=comp.external_requires,
             )
         )
+    # A component is carried only with its libraries (and what it requires): a target or
+    # .pc linking nothing would be a lie. Nothing ships it when no library of the wheel
+    # needs it (libbase_extra.so when only base::core is required).
+    changed = True
+    while changed:
+        changed = False
+        for comp in comps:
+            if comp.name not in missing and any(r in missing for r in comp.requires):
+                missing.add(comp.name)
+                changed = True
+    kept = tuple(c for c in comps if c.name not in missing)
+    if not kept:
+        return None
     return dataclasses.replace(
         own,
         package_folder=Path(pkg),
         import_name=pkg,
-        components=tuple(comps),
+        components=kept,
         python_packages=(),
         python_requires=(),
         forbidden_paths=(),

@@ -110,9 +110,9 @@ def targets_project(
             languages=languages(sdk),
             version=version or sdk.cmake_version,
             components=list(components),
-            targets=list(targets) if targets is not None else [
-                sdk.component(c).target for c in components
-            ],
+            targets=list(targets)
+            if targets is not None
+            else [sdk.component(c).target for c in components],
             shared_targets=[
                 sdk.component(c).target
                 for c in closure
@@ -201,11 +201,7 @@ def linked_shared(sdk: Sdk, names: Sequence[str]) -> set[str]:
     """The shared library files an app linking these components (not their closure) needs."""
     out = sdk.shared_files(names)
     for name in names:
-        out |= {
-            Path(f).name
-            for f in sdk.component(name).dependency_files
-            if not f.endswith(".a")
-        }
+        out |= {Path(f).name for f in sdk.component(name).dependency_files if not f.endswith(".a")}
     return out
 
 

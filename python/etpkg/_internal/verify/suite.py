@@ -90,9 +90,7 @@ class Suite:
         for a header-only component), and per shared library of another package it links."""
         info = self.sdk.component(comp)
         paths = [] if info.registration_only else [self.ws.lib_dir / f for f in info.files]
-        paths += [
-            self.ws.site / f for f in info.dependency_files if not f.endswith(".a")
-        ]
+        paths += [self.ws.site / f for f in info.dependency_files if not f.endswith(".a")]
         picked = []
         for path in paths:
             funcs = exported_functions(path)

@@ -147,6 +147,16 @@ class Workspace:
                 "-G",
                 generator,
                 f"-DCMAKE_PREFIX_PATH={self.pkg_root}",
+                # The package's own config answers, never CMake's Find<Name> of the same name
+                # (cmake_find_mode both: zlib's ZLIB); parity checks the wheel's Find module.
+                "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON",
+                # A request the config refuses falls back to module mode: the wheel's own
+                # Find module then, never CMake's (which would find the wheel's files itself).
+                *(
+                    [f"-DCMAKE_MODULE_PATH={self.pkg_root / 'lib' / 'cmake' / 'modules'}"]
+                    if (self.pkg_root / "lib" / "cmake" / "modules").is_dir()
+                    else []
+                ),
                 "-DCMAKE_BUILD_TYPE=Release",
                 *args,
             ],

@@ -110,7 +110,16 @@ def check(suite: Suite) -> str:
 
     before, cache_before = _parse(base / "build" / "before.txt")
     after, cache_after = _parse(base / "build" / "after.txt")
-    own = re.compile(rf"^_?({re.escape(m.cmake_file_name)}|{re.escape(m.variable_prefix)})_")
+    # The package's prefixes, and those of the required packages it carries configs for
+    # (found as CMakeDeps' find_dependency would: their variables reach the caller too).
+    carried = [d.cmake_file_name for d in m.dependencies if d.cmake_file_name]
+    # CMakeDeps' own prefixes too: the file name upper-cased as it is (YAML-CPP, MICROSOFT.GSL).
+    prefixes = [m.cmake_file_name, m.cmake_file_name.upper(), m.variable_prefix]
+    prefixes += m.cmake_variable_prefixes
+    prefixes += [
+        p for c in carried for p in (c, c.upper(), re.sub(r"[^A-Za-z0-9_]", "_", c).upper())
+    ]
+    own = re.compile(rf"^_?({'|'.join(re.escape(p) for p in prefixes)})_")
     changed = sorted(
         k
         for k in after
@@ -119,9 +128,12 @@ def check(suite: Suite) -> str:
         and k not in theirs
         and k not in _DUMP_LOCALS
         and not k.startswith("CMAKE_CURRENT_FUNCTION")
+        # builddirs go on CMAKE_MODULE_PATH, as Conan's CMakeToolchain puts them.
+        and not (k == "CMAKE_MODULE_PATH" and m.build_dirs)
     )
     removed = sorted(k for k in before if k not in after)
-    new_cache = sorted(k for k in cache_after - cache_before if k != f"{m.cmake_file_name}_DIR")
+    dirs = {f"{n}_DIR" for n in [m.cmake_file_name, *carried]}
+    new_cache = sorted(k for k in cache_after - cache_before if k not in dirs)
     if changed or removed or new_cache:
         raise CheckFailed(
             f"find_package changed the caller's scope: set {changed}, unset {removed}, "

@@ -52,9 +52,9 @@ def check(suite: Suite) -> str:
                 raise CheckFailed(f"{exe}: DT_RPATH {info.rpath}, DT_RUNPATH {info.runpath}")
             resolved = _resolved(suite, path)
             inside = {
-                n: p for n, p in resolved.items() if p.resolve().parent in {
-                    d.resolve() for d in ws.wheel_lib_dirs
-                }
+                n: p
+                for n, p in resolved.items()
+                if p.resolve().parent in {d.resolve() for d in ws.wheel_lib_dirs}
             }
             detail += f" (loads {sorted(inside)} from the wheel)"
         lines.append(detail)

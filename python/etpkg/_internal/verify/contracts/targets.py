@@ -89,9 +89,7 @@ def check(suite: Suite, version: str, generator: str) -> str:
 
 def first_shared(suite: Suite) -> str | None:
     """The SDK's first shared library file, the one the shadow check instruments."""
-    return next(
-        (f for c in suite.sdk.components if not c.static for f in c.files), None
-    )
+    return next((f for c in suite.sdk.components if not c.static for f in c.files), None)
 
 
 def shadow(suite: Suite, tool: Cmake, app: Path) -> str:

@@ -1,4 +1,5 @@
-"""Versions: SameMajorVersion, ranges, newer and excluding requests rejected, build version."""
+"""Versions: the package's policy (cmake_config_version_compat, SameMajorVersion by default),
+ranges, newer and excluding requests rejected, build version."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ def check(suite: Suite) -> str:
     if older:
         reject.append(f"{older}...<{m.cmake_version}")  # excludes the installed version
     lines = []
+    version = (major, minor, patch)
     for i, request in enumerate(accept + reject):
-        want = request in accept
+        want = compatible(m.cmake_config_version_compat, version, request)
         proc = suite.configure_only(f"version{i}", "version_request.cmake.j2", request=request)
         got = re.search(r"etpkg: found=(\S*) version=(\S*) build=(\S*)", proc.stdout)
         if got is None:
@@ -58,3 +60,33 @@ def check(suite: Suite) -> str:
             f"{proc.stderr[-1500:]}"
         )
     return "; ".join(lines)
+
+
+def _parts(text: str) -> tuple[int, int, int]:
+    nums = [int(p) for p in text.split(".")] + [0, 0, 0]
+    return nums[0], nums[1], nums[2]
+
+
+def compatible(policy: str, version: tuple[int, int, int], request: str) -> bool:
+    """What the generated version file answers (plan/templates/config-version.cmake.j2)."""
+    major = version[0]
+    if "..." in request:
+        low_text, high_text = request.split("...")
+        exclude = high_text.startswith("<")
+        low, high = _parts(low_text), _parts(high_text.lstrip("<"))
+        inside = low <= version and (version < high if exclude else version <= high)
+        if policy == "SameMajorVersion":
+            inside = inside and (high <= (major + 1, 0, 0) if exclude else high[0] == major)
+        want = low
+    else:
+        want = _parts(request)
+        inside = want <= version
+    if not inside:
+        return False
+    if policy == "AnyNewerVersion":
+        return True
+    if policy == "SameMinorVersion":
+        return want[:2] == version[:2]
+    if policy == "ExactVersion":
+        return want == version
+    return want[0] == major
