@@ -24,6 +24,7 @@ class Case:
     run_args: tuple[str, ...] = ()
     cmake_defs: tuple[str, ...] = ()
     ctest: bool = False  # test_package's conanfile runs ctest instead of the program
+    pc_sources: tuple[str, ...] = ()  # the pkg-config build's sources, when not all of them
     gate: bool = False
 
 
@@ -124,6 +125,7 @@ CASES: tuple[Case, ...] = (
         ("header-only", "build-modules", "components"),
         cmake_defs=("WITH_MAIN=False", "WITH_BENCHMARK=False", "WITH_PREFIX=False"),
         ctest=True,
+        pc_sources=("000-CatchMain.cpp", "100-standalone.cpp"),  # its `standalone` target
     ),
     Case(
         "double-conversion",
