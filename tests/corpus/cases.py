@@ -1,0 +1,173 @@
+"""The corpus: which recipe of tests/corpus/recipes each case builds, and how.
+
+A case's recipe is conan-center-index's, adapted only in source()/conandata.yml (README.md
+here says where each came from). Options are Conan's spellings; `replace_requires` lines go
+into a profile's [replace_requires] where the recipe pins a version Debian does not ship.
+`pkgconfig` names the modules the pkg-config build of test_package asks for, `run_args`
+what the recipe's own test_package/conanfile.py passes to the program (relative to
+test_package/), `cmake_defs` what that conanfile's generate() sets for the CMake project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    recipe: str
+    pkgconfig: tuple[str, ...]
+    shapes: tuple[str, ...]
+    options: tuple[str, ...] = ()
+    replace_requires: tuple[str, ...] = ()
+    run_args: tuple[str, ...] = ()
+    cmake_defs: tuple[str, ...] = ()
+    ctest: bool = False  # test_package's conanfile runs ctest instead of the program
+    pc_sources: tuple[str, ...] = ()  # the pkg-config build's sources, when not all of them
+    gate: bool = False
+
+
+def _shared(name: str) -> tuple[str, ...]:
+    return (f"{name}/*:shared=True",)
+
+
+CASES: tuple[Case, ...] = (
+    Case("zlib", "zlib", ("zlib",), ("C", "find-mode-both"), _shared("zlib"), gate=True),
+    Case("zlib-static", "zlib", ("zlib",), ("C", "static", "find-mode-both")),
+    Case(
+        "fmt",
+        "fmt",
+        ("fmt",),
+        ("C++", "version-compat", "target-aliases"),
+        _shared("fmt"),
+        cmake_defs=("FMT_HEADER_ONLY=False",),
+    ),
+    Case(
+        "fmt-header-only",
+        "fmt",
+        ("fmt",),
+        ("header-only", "version-compat"),
+        ("fmt/*:header_only=True",),
+        cmake_defs=("FMT_HEADER_ONLY=True",),
+    ),
+    Case(
+        "spdlog",
+        "spdlog",
+        ("spdlog",),
+        ("C++", "requires", "replace-requires"),
+        ("*:shared=True",),
+        replace_requires=("fmt/8.1.1: fmt/9.1.0",),
+        cmake_defs=("SPDLOG_HEADER_ONLY=False", "SPDLOG_USE_STD_FORMAT=False"),
+    ),
+    Case("nlohmann_json", "nlohmann_json", ("nlohmann_json",), ("header-only",)),
+    Case("zstd", "zstd", ("libzstd",), ("C", "executables", "components"), _shared("zstd")),
+    Case(
+        "libpng",
+        "libpng",
+        ("libpng", "libpng16"),
+        ("C", "find-mode-both", "pkg-config-aliases", "requires"),
+        ("*:shared=True",),
+        gate=True,
+    ),
+    Case(
+        "freetype",
+        "freetype",
+        ("freetype2",),
+        ("C", "three-level-chain", "build-modules", "find-mode-both", "target-aliases"),
+        ("*:shared=True", "freetype/*:with_brotli=False", "freetype/*:with_bzip2=False"),
+        run_args=("OpenSans-Bold.ttf",),
+    ),
+    Case(
+        "bzip2",
+        "bzip2",
+        ("bzip2",),
+        ("C", "executables", "build-modules", "find-mode-both"),
+        _shared("bzip2"),
+        gate=True,
+    ),
+    Case("expat", "expat", ("expat",), ("C", "find-mode-both"), _shared("expat")),
+    Case(
+        "lz4",
+        "lz4",
+        ("liblz4",),
+        ("C", "target-aliases"),
+        _shared("lz4"),
+        cmake_defs=("TEST_SHARED_LIB=True",),
+    ),
+    Case("libyaml", "libyaml", ("libyaml",), ("C", "static"), gate=True),
+    Case("cjson", "cjson", ("libcjson",), ("C", "components"), _shared("cjson"), gate=True),
+    Case("jsoncpp", "jsoncpp", ("jsoncpp",), ("C++", "target-aliases"), _shared("jsoncpp")),
+    Case("tinyxml2", "tinyxml2", ("tinyxml2",), ("C++",), _shared("tinyxml2")),
+    Case("yaml-cpp", "yaml-cpp", ("yaml-cpp",), ("C++", "target-aliases"), _shared("yaml-cpp")),
+    Case(
+        "pcre2",
+        "pcre2",
+        ("libpcre2-8", "libpcre2-posix"),
+        ("C", "components", "executables", "requires"),
+        _shared("pcre2"),
+    ),
+    Case("libwebp", "libwebp", ("libwebp",), ("C", "components"), _shared("libwebp")),
+    Case("gflags", "gflags", ("gflags",), ("C++", "target-aliases"), _shared("gflags")),
+    Case(
+        "glog",
+        "glog",
+        ("libglog",),
+        ("C++", "requires"),
+        ("*:shared=True", "glog/*:with_unwind=False"),
+    ),
+    Case("ms-gsl", "ms-gsl", ("ms-gsl",), ("header-only", "components"), gate=True),
+    Case("doctest", "doctest", ("doctest",), ("header-only", "build-modules")),
+    Case(
+        "catch2",
+        "catch2",
+        ("catch2",),
+        ("header-only", "build-modules", "components"),
+        cmake_defs=("WITH_MAIN=False", "WITH_BENCHMARK=False", "WITH_PREFIX=False"),
+        ctest=True,
+        pc_sources=("000-CatchMain.cpp", "100-standalone.cpp"),  # its `standalone` target
+    ),
+    Case(
+        "double-conversion",
+        "double-conversion",
+        ("double-conversion",),
+        ("C++",),
+        _shared("double-conversion"),
+    ),
+    Case("snappy", "snappy", ("snappy",), ("C++", "components"), _shared("snappy"), gate=True),
+    Case("libdeflate", "libdeflate", ("libdeflate",), ("C",), _shared("libdeflate")),
+    Case("xxhash", "xxhash", ("libxxhash",), ("C", "executables"), _shared("xxhash"), gate=True),
+    Case(
+        "cli11",
+        "cli11",
+        ("CLI11",),
+        ("C++", "static"),
+        ("cli11/*:header_only=False",),
+    ),
+    Case("pugixml", "pugixml", ("pugixml",), ("C++", "target-aliases"), _shared("pugixml")),
+    Case(
+        "giflib",
+        "giflib",
+        ("giflib",),
+        ("C", "find-mode-both"),
+        _shared("giflib"),
+        run_args=("testimg.gif",),
+    ),
+    Case(
+        "libjpeg-turbo",
+        "libjpeg-turbo",
+        ("libjpeg", "libturbojpeg"),
+        ("C", "components", "find-mode-both"),
+        ("*:shared=True", "libjpeg-turbo/*:SIMD=False"),
+    ),
+    Case("c-ares", "c-ares", ("libcares",), ("C", "components", "executables"), _shared("c-ares")),
+    Case("libuv", "libuv", ("libuv",), ("C",), _shared("libuv")),
+    Case("json-c", "json-c", ("json-c",), ("C",), _shared("json-c")),
+)
+
+
+def by_name(name: str) -> Case:
+    for case in CASES:
+        if case.name == name:
+            return case
+    raise KeyError(f"no corpus case {name!r}; the cases are {', '.join(c.name for c in CASES)}")

@@ -1,0 +1,90 @@
+from conan import ConanFile
+from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
+from conan.tools.files import copy, get, rmdir
+from conan.tools.microsoft import is_msvc
+import os
+
+required_conan_version = ">=2.4"
+
+
+class LibYAMLConan(ConanFile):
+    name = "libyaml"
+    description = "LibYAML is a YAML parser and emitter library."
+    topics = ("yaml", "parser", "emitter")
+    url = "https://github.com/conan-io/conan-center-index"
+    homepage = "https://github.com/yaml/libyaml"
+    license = "MIT"
+
+    package_type = "library"
+    settings = "os", "arch", "compiler", "build_type"
+    options = {
+        "shared": [True, False],
+        "fPIC": [True, False],
+    }
+    default_options = {
+        "shared": False,
+        "fPIC": True,
+    }
+
+    def config_options(self):
+        if self.settings.os == 'Windows':
+            del self.options.fPIC
+
+    def configure(self):
+        if self.options.shared:
+            self.options.rm_safe("fPIC")
+        self.settings.rm_safe("compiler.cppstd")
+        self.settings.rm_safe("compiler.libcxx")
+
+    def layout(self):
+        cmake_layout(self, src_folder="src")
+
+    def source(self):
+        _debian_orig_source(self, strip_root=True)
+
+    def generate(self):
+        tc = CMakeToolchain(self)
+        tc.cache_variables["INSTALL_CMAKE_DIR"] = "lib/cmake/libyaml"
+        tc.cache_variables["YAML_STATIC_LIB_NAME"] = "yaml"
+        tc.cache_variables["CMAKE_POLICY_VERSION_MINIMUM"] = "3.5" # CMake 4 support
+        tc.generate()
+
+    def build(self):
+        cmake = CMake(self)
+        cmake.configure()
+        cmake.build()
+
+    def package(self):
+        copy(self, pattern="License", src=self.source_folder,
+             dst=os.path.join(self.package_folder, "licenses"))
+        cmake = CMake(self)
+        cmake.install()
+        rmdir(self, os.path.join(self.package_folder, "lib", "cmake"))
+
+    def package_info(self):
+        self.cpp_info.set_property("cmake_file_name", "yaml")
+        self.cpp_info.set_property("cmake_target_name", "yaml")
+        self.cpp_info.libs = ["yaml"]
+        if is_msvc(self):
+            self.cpp_info.defines = [
+                "YAML_DECLARE_EXPORT" if self.options.shared
+                else "YAML_DECLARE_STATIC"
+            ]
+
+
+def _debian_orig_source(conanfile, destination=None, strip_root=False):
+    # Corpus adaptation (the only change to this recipe besides conandata.yml): the upstream
+    # sources are the .orig tarball of Debian's source package, which the corpus runner
+    # downloads with `apt-get source` into $ETPKG_CORPUS_SOURCES.
+    import os
+    from conan.errors import ConanException
+    from conan.tools.files import check_sha256, unzip
+    data = conanfile.conan_data["sources"][conanfile.version]
+    cache = os.environ.get("ETPKG_CORPUS_SOURCES", "")
+    tarball = os.path.join(cache, data["file"])
+    if not cache or not os.path.isfile(tarball):
+        raise ConanException(f"{data['file']} is not in ETPKG_CORPUS_SOURCES: run the corpus "
+                             f"runner, or apt-get source --download-only {data['debian']}")
+    check_sha256(conanfile, tarball, data["sha256"])
+    unzip(conanfile, tarball, destination=destination or conanfile.source_folder,
+          strip_root=strip_root)
