@@ -150,6 +150,7 @@ def wheelify(
 
 
 def _conan_selection(base: Selection, conan_args: Sequence[str]) -> Selection:
+    from etpkg._internal.conan import Selection
     from etpkg._internal.conanargs import as_pairs
 
     if isinstance(conan_args, str):
