@@ -356,6 +356,10 @@ def render_cmake_package(
         files[f"{module_dir}/Find{module.cmake_file_name}.cmake"] = render(
             "config.cmake.j2", module_context, filters
         )
+        # The Find module defines the install function too (it includes this file).
+        files[f"{module_dir}/{install_file_name(module.cmake_file_name)}"] = render(
+            "install.cmake.j2", module_context, filters
+        )
         if runpath:
             for name, text in runpath_files(sdk).items():
                 files[f"{module_dir}/{name}"] = text
