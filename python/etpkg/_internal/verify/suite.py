@@ -58,6 +58,10 @@ class Suite:
     versions: tuple[str, ...] = CMAKE_VERSIONS
     generators: tuple[str, ...] = GENERATORS
     exempt_headers: tuple[str, ...] = ()
+    # Strict: every header not exempt must compile alone. Lenient: failures are a note.
+    strict_headers: bool = False
+    # The headers a lenient headers check found not to compile alone (kept out of later TUs).
+    lone_failures: frozenset[str] = frozenset()
     results: list[CheckResult] = field(default_factory=list)
     # Told (check name, checks done, checks in all) as each check starts: the CLI's progress.
     progress: Callable[[str, int, int], None] | None = None
@@ -207,12 +211,14 @@ def verify_wheel(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
+    strict_headers: bool = False,
     work_dir: Path | None = None,
     cmake_cache: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Report:
     """work_dir None: a temporary directory, removed at the end (the caller's directory is never
-    written); cmake_cache None: the user cache (cache.cmake_cache_dir())."""
+    written); cmake_cache None: the user cache (cache.cmake_cache_dir()). The headers check is
+    strict when strict_headers or an exempt list is given."""
     with contextlib.ExitStack() as stack:
         if work_dir is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="etpkg-verify-"))
@@ -222,6 +228,7 @@ def verify_wheel(
             ws,
             versions=tuple(cmake_versions or CMAKE_VERSIONS),
             exempt_headers=tuple(exempt_headers),
+            strict_headers=strict_headers or bool(exempt_headers),
             progress=progress,
         )
         return Report(ws.sdk, tuple(suite.run_all(quick=quick)))

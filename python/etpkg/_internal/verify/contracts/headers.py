@@ -1,5 +1,7 @@
-"""Headers: each public header compiles on its own; the exempt list is compiled and must
-still fail (so it cannot go stale)."""
+"""Headers: each public header compiles on its own. Strict (an exempt list given, or asked
+for): a header that does not is a failure, and the exempt list is compiled and must still fail
+(so it cannot go stale). Otherwise self-contained headers are a contract the SDK has not opted
+into: the ones that do not compile alone are reported (count, first few), not a failure."""
 
 from __future__ import annotations
 
@@ -60,6 +62,9 @@ def compile_each(suite: Suite, name: str, headers: Sequence[str]) -> dict[str, b
     }
 
 
+SHOWN = 5  # headers named in the lenient mode's note
+
+
 def check(suite: Suite) -> str:
     headers = public_headers(suite)
     exempt = suite.exempt_headers
@@ -68,6 +73,17 @@ def check(suite: Suite) -> str:
         raise CheckFailed(f"exempt headers that the wheel does not ship: {unknown}")
     regular = [h for h in headers if h not in exempt]
     failed = sorted(h for h, ok in compile_each(suite, "headers", regular).items() if not ok)
+    as_c = " as C" if source_suffix(suite.sdk) == "c" else ""
+    if not suite.strict_headers:
+        suite.lone_failures = frozenset(failed)
+        done = f"{len(regular) - len(failed)} of {len(regular)} headers compile on their own{as_c}"
+        if not failed:
+            return done
+        more = f", ... ({len(failed) - SHOWN} more)" if len(failed) > SHOWN else ""
+        return (
+            f"{done}; note: {len(failed)} do not (not a failure without --strict-headers or "
+            f"--exempt-headers): {', '.join(failed[:SHOWN])}{more}"
+        )
     if failed:
         raise CheckFailed(f"headers that do not compile on their own: {failed}")
     now_fine = sorted(h for h, ok in compile_each(suite, "headers-exempt", exempt).items() if ok)
@@ -75,5 +91,4 @@ def check(suite: Suite) -> str:
         raise CheckFailed(
             f"exempt headers that now compile (remove them from the exempt list): {now_fine}"
         )
-    as_c = " as C" if source_suffix(suite.sdk) == "c" else ""
     return f"{len(regular)} headers compile on their own{as_c}; {len(exempt)} exempt still fail"
