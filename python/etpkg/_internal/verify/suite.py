@@ -105,8 +105,27 @@ class Suite:
             funcs = exported_functions(path)
             if not funcs:
                 raise CheckFailed(f"{path.name} exports no function to reference")
-            picked.append(funcs[0])
+            # One no other library of the wheel exports, where there is one: the reference
+            # then binds to this library whatever the link order (--as-needed keeps it).
+            others = self._exports_besides(path)
+            picked.append(next((f for f in funcs if f not in others), funcs[0]))
         return picked
+
+    def _exports_besides(self, path: Path) -> set[str]:
+        """The functions the wheel's other shared libraries (its own and grafted) export."""
+        m = self.sdk
+        libs = {self.ws.lib_dir / f for f in m.shared_files([c.name for c in m.components])}
+        libs |= {
+            self.ws.site / f
+            for c in m.components
+            for f in c.dependency_files
+            if not f.endswith(".a")
+        }
+        out: set[str] = set()
+        for lib in sorted(libs - {path}):
+            if lib.is_file():
+                out |= set(exported_functions(lib))
+        return out
 
     def configure_only(
         self, name: str, template: str, *, check: bool = True, **context: Any
