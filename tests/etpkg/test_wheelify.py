@@ -7,6 +7,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
 import shlex
 import stat
@@ -334,8 +335,14 @@ def test_exclude_leaves_a_script_with_the_build_path_out(tmp_path: Path) -> None
     assert "bin/badsdk-config left out of the wheel (--exclude)" in proc.stderr
     with zipfile.ZipFile(proc.stdout.strip()) as zf:
         names = zf.namelist()
-    assert not [n for n in names if n.endswith("badsdk-config")], names
-    assert "badsdk_script/lib/libbad.so" in names, names
+        assert not [n for n in names if n.endswith("badsdk-config")], names
+        assert "badsdk_script/lib/libbad.so" in names, names
+        sbom_name = next(n for n in names if n.endswith("sboms/etpkg.cdx.json"))
+        doc = json.loads(zf.read(sbom_name))
+    # The package's own component (the Conan package the files come from) lists what was left out.
+    (package,) = [c for c in doc["components"] if c["name"] == "badsdk_script"]
+    excluded = [p["value"] for p in package["properties"] if p["name"] == "etpkg:excluded"]
+    assert excluded == ["bin/badsdk-config"], package["properties"]
     # The Python API takes the same globs; one that leaves nothing out is an error.
     with pytest.raises(etpkg.LayoutError, match="--exclude bin/nothing: matches no"):
         etpkg.wheelify(ref, tmp_path / "api", exclude=["bin/badsdk-config", "bin/nothing"])

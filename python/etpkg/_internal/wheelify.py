@@ -136,6 +136,7 @@ def wheelify(
             external,
             repaired=final_tree != tree,
             etpkg_version=VERSION,
+            excluded=excluded,
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
