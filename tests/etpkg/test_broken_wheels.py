@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from etpkg._internal.verify.suite import Suite
 from etpkg._internal.verify.workspace import prepare
-from etpkg_fixtures import REPO_ROOT, rewrite_wheel
+from etpkg_fixtures import REPO_ROOT, rewrite_wheel, run_etpkg
 
 pytestmark = pytest.mark.slow
 
@@ -265,3 +265,20 @@ def test_headers_check_notes_a_header_that_does_not_compile_alone_unless_strict(
     strict = Suite(ws, versions=("3.31.10",), generators=("Ninja",), strict_headers=True)
     strict.record("headers", strict.check_headers)
     assert not strict.results[-1].ok and "toysdk/core.h" in strict.results[-1].detail
+
+
+def test_verify_cli_is_strict_with_an_exempt_file_or_strict_headers(
+    package_wheel: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """An exempt file, even an empty one (etrt's), opts into self-contained headers, as does
+    --strict-headers; without either the same wheel passes (the lenient test above)."""
+    wheel = broken_wheel(package_wheel("toysdk"), tmp_path / "dist", CASES["headers"])
+    empty = tmp_path / "exempt.txt"
+    empty.write_text("# none\n")
+    for flags in (["--exempt-headers", empty], ["--strict-headers"]):
+        proc = run_etpkg(
+            "verify", wheel, "--quick", "--work", tmp_path / "w", "--cmake-cache", CMAKE_CACHE,
+            *flags,
+        )
+        assert proc.returncode == 1, proc.stdout
+        assert "FAIL  headers" in proc.stdout and "['toysdk/core.h']" in proc.stdout, proc.stdout
