@@ -7,7 +7,8 @@ toolchain's default) resolves from libdupdec, linked first: the app never NEEDs 
 directly, yet loads it through libdupmux.so. verify's contract is that every library of the
 linked components is loaded when the app runs (one exporting nothing another loaded one does
 not may stay unloaded: nothing can make an app need it); only retained (registration-only)
-libraries must be NEEDED directly.
+libraries must be NEEDED directly. lite (libduplite.so, full's twin that nothing NEEDs) is
+the one left unloaded: dec, loaded, exports all it does.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ RECIPE = {
                 cc = "cc -shared -fPIC -O1"
                 self.run(f"{cc} -o libdupdec.so -Wl,-soname,libdupdec.so {src}/dec.c")
                 self.run(f"{cc} -o libdupfull.so -Wl,-soname,libdupfull.so {src}/full.c")
+                self.run(f"{cc} -o libduplite.so -Wl,-soname,libduplite.so {src}/full.c")
                 self.run(f"{cc} -o libdupmux.so -Wl,-soname,libdupmux.so {src}/mux.c "
                          "-L. -Wl,--no-as-needed -ldupfull")
 
             def package(self):
-                for lib in ("dupdec", "dupfull", "dupmux"):
+                for lib in ("dupdec", "duplite", "dupfull", "dupmux"):
                     copy(self, f"lib{lib}.so", self.build_folder,
                          os.path.join(self.package_folder, "lib"))
                 copy(self, "*.h", os.path.join(self.source_folder, "include"),
@@ -59,6 +61,7 @@ RECIPE = {
 
             def package_info(self):
                 self.cpp_info.components["dec"].libs = ["dupdec"]
+                self.cpp_info.components["lite"].libs = ["duplite"]
                 self.cpp_info.components["full"].libs = ["dupfull"]
                 self.cpp_info.components["mux"].libs = ["dupmux"]
                 self.cpp_info.components["mux"].requires = ["full"]
@@ -117,4 +120,4 @@ def test_the_shape_is_the_one_verify_used_to_refuse(suite: Suite) -> None:
     needed = testing.wheel_needed(app, suite.sdk)
     assert "libdupfull.so" not in needed and "libdupmux.so" in needed, needed
     out = testing.run([app], env=suite.ws.env(suite.ws.tool(testing.MODERN[0]))).stdout
-    assert "libdupfull.so" in out, out
+    assert "libdupfull.so" in out and "libduplite.so" not in out, out

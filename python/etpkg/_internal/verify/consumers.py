@@ -140,7 +140,7 @@ def expect_loaded(output: str, files: set[str], where: Path | Sequence[Path]) ->
     if missing:
         raise CheckFailed(f"not loaded at run time: {missing}; loaded: {sorted(loaded)}")
     allowed = {d.resolve() for d in dirs}
-    for name in files:
+    for name in present:
         if loaded[name].resolve().parent not in allowed:
             shown = " or ".join(str(d) for d in dirs)
             raise CheckFailed(f"{name} was loaded from {loaded[name]}, expected from {shown}")
