@@ -7,7 +7,9 @@ toolchain's default) resolves from libdupdec, linked first: the app never NEEDs 
 directly, yet loads it through libdupmux.so. verify's contract is that every library of the
 linked components is loaded when the app runs (one exporting nothing another loaded one does
 not may stay unloaded: nothing can make an app need it); only retained (registration-only)
-libraries must be NEEDED directly. lite (libduplite.so, full's twin that nothing NEEDs) is
+libraries must be NEEDED directly. dup/register.hpp (doctest.h's shape) links only with an
+implementation unit of the consumer's: verify's variables check compiles the headers, never
+links them. lite (libduplite.so, full's twin that nothing NEEDs) is
 the one left unloaded: dec, loaded, exports all it does.
 """
 
@@ -54,7 +56,7 @@ RECIPE = {
                 for lib in ("dupdec", "duplite", "dupfull", "dupmux"):
                     copy(self, f"lib{lib}.so", self.build_folder,
                          os.path.join(self.package_folder, "lib"))
-                copy(self, "*.h", os.path.join(self.source_folder, "include"),
+                copy(self, "*.h*", os.path.join(self.source_folder, "include"),
                      os.path.join(self.package_folder, "include"))
                 copy(self, "LICENSE", self.source_folder,
                      os.path.join(self.package_folder, "licenses"))
@@ -77,6 +79,13 @@ RECIPE = {
         #ifdef __cplusplus
         }
         #endif
+    """,
+    # doctest.h's shape: including it registers something the consumer's own implementation
+    # unit defines. It compiles alone; an app that includes it without that unit cannot link.
+    "include/dup/register.hpp": """
+        #pragma once
+        int dup_register();
+        static const int dup_registered = dup_register();
     """,
     "src/dec.c": """
         int dup_decode(void) { return 1; }
