@@ -22,7 +22,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
-BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath", "objects", "dollarflag")
+BAD_DEFECTS = ("missing", "notelf", "wrongarch", "abspath", "objects", "dollarflag", "script")
 
 
 @dataclass(frozen=True)

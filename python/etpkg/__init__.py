@@ -121,13 +121,16 @@ def wheelify(
     options: Sequence[str] = (),
     strict: bool = False,
     conan_args: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
     a package with binaries, py3-none-any for a header-only one. A build-machine path in an
     ELF file's string data is logged as a note (refused with `strict`); anywhere else (configs,
     .pc files, scripts, RUNPATH) it is a CheckError. `conan_args` takes Conan's other spellings
     as conan create does (["-pr:b", "x", "-s:h", "build_type=Debug", "-c", "...",
-    "--build=missing"]); a malformed one raises PackageError.
+    "--build=missing"]); a malformed one raises PackageError. `exclude`: globs of paths inside
+    the package folder (e.g. "bin/pcre2-config") left out of the wheel, each logged; one that
+    matches nothing raises LayoutError.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -146,6 +149,7 @@ def wheelify(
         update=update,
         selection=_conan_selection(_selection(profiles, settings, options), conan_args),
         strict=strict,
+        exclude=[exclude] if isinstance(exclude, str) else list(exclude),
     )
 
 
@@ -167,6 +171,7 @@ def verify(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
+    strict_headers: bool = False,
     work_dir: str | Path | None = None,
     cmake_cache: str | Path | None = None,
 ) -> Report:
@@ -177,7 +182,9 @@ def verify(
     venvs under cmake_cache (default: $ETPKG_CACHE_DIR, else $XDG_CACHE_HOME/etpkg, else
     ~/.cache/etpkg; then cmake-venvs). Returns a Report (report.ok, report.results); a failed
     check is a result, not an exception. Raises WheelError for an unreadable or corrupt
-    wheel, VerifyError when a tool cannot be set up."""
+    wheel, VerifyError when a tool cannot be set up. Headers that do not compile on their own
+    are a note unless strict_headers or exempt_headers is given: then each header not listed must
+    compile alone and each listed one must still fail."""
     from etpkg._internal.verify.suite import verify_wheel
 
     return verify_wheel(
@@ -185,6 +192,7 @@ def verify(
         quick=quick,
         cmake_versions=cmake_versions,
         exempt_headers=exempt_headers,
+        strict_headers=strict_headers,
         work_dir=None if work_dir is None else Path(work_dir),
         cmake_cache=None if cmake_cache is None else Path(cmake_cache),
     )

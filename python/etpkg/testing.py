@@ -78,10 +78,15 @@ def verify_installed(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
+    strict_headers: bool = False,
 ) -> Report:
     """Runs etpkg verify's consumer checks on an installed workspace; a failed check is a
-    result (report.failures), not an exception."""
+    result (report.failures), not an exception. The headers check is strict when
+    strict_headers or exempt_headers is given (as `etpkg verify`)."""
     suite = Suite(
-        ws, versions=tuple(cmake_versions or CMAKE_VERSIONS), exempt_headers=tuple(exempt_headers)
+        ws,
+        versions=tuple(cmake_versions or CMAKE_VERSIONS),
+        exempt_headers=tuple(exempt_headers),
+        strict_headers=strict_headers or bool(exempt_headers),
     )
     return Report(ws.sdk, tuple(suite.run_all(quick=quick)))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from etpkg._internal.verify.suite import Suite
 from etpkg._internal.verify.workspace import prepare
-from etpkg_fixtures import REPO_ROOT, rewrite_wheel
+from etpkg_fixtures import REPO_ROOT, rewrite_wheel, run_etpkg
 
 pytestmark = pytest.mark.slow
 
@@ -219,7 +219,9 @@ def broken_suite(
     def make(case: Broken) -> Suite:
         wheel = broken_wheel(package_wheel(case.package), tmp_path / "dist", case)
         ws = prepare(wheel, tmp_path / "work", CMAKE_CACHE)
-        return Suite(ws, versions=("3.31.10",), generators=("Ninja",))
+        # Strict headers: the headers contract is the one an SDK opts into (test_headers_* below
+        # cover the lenient default).
+        return Suite(ws, versions=("3.31.10",), generators=("Ninja",), strict_headers=True)
 
     yield make
     shutil.rmtree(tmp_path / "work", ignore_errors=True)
@@ -241,6 +243,42 @@ def test_headers_check_reports_an_exempt_header_that_compiles(
     package_wheel: Callable[[str], Path], tmp_path: Path
 ) -> None:
     ws = prepare(package_wheel("toysdk"), tmp_path, CMAKE_CACHE)
-    s = Suite(ws, exempt_headers=("toysdk/core.h",))
+    s = Suite(ws, exempt_headers=("toysdk/core.h",), strict_headers=True)
     s.record("headers", s.check_headers)
     assert not s.results[-1].ok and "now compile" in s.results[-1].detail
+
+
+def test_headers_check_notes_a_header_that_does_not_compile_alone_unless_strict(
+    package_wheel: Callable[[str], Path], tmp_path: Path
+) -> None:
+    case = CASES["headers"]
+    wheel = broken_wheel(package_wheel(case.package), tmp_path / "dist", case)
+    ws = prepare(wheel, tmp_path / "work", CMAKE_CACHE)
+    lenient = Suite(ws, versions=("3.31.10",), generators=("Ninja",))
+    lenient.record("headers", lenient.check_headers)
+    # The variables check compiles the headers together: the one that failed alone stays out.
+    lenient.record("variables", lambda: lenient.check_variables("3.31.10"))
+    headers, variables = lenient.results
+    assert headers.ok, headers.detail
+    assert "note: 1 do not" in headers.detail and "toysdk/core.h" in headers.detail, headers.detail
+    assert variables.ok, variables.detail
+    strict = Suite(ws, versions=("3.31.10",), generators=("Ninja",), strict_headers=True)
+    strict.record("headers", strict.check_headers)
+    assert not strict.results[-1].ok and "toysdk/core.h" in strict.results[-1].detail
+
+
+def test_verify_cli_is_strict_with_an_exempt_file_or_strict_headers(
+    package_wheel: Callable[[str], Path], tmp_path: Path
+) -> None:
+    """An exempt file, even an empty one (etrt's), opts into self-contained headers, as does
+    --strict-headers; without either the same wheel passes (the lenient test above)."""
+    wheel = broken_wheel(package_wheel("toysdk"), tmp_path / "dist", CASES["headers"])
+    empty = tmp_path / "exempt.txt"
+    empty.write_text("# none\n")
+    for flags in (["--exempt-headers", empty], ["--strict-headers"]):
+        proc = run_etpkg(
+            "verify", wheel, "--quick", "--work", tmp_path / "w", "--cmake-cache", CMAKE_CACHE,
+            *flags,
+        )
+        assert proc.returncode == 1, proc.stdout
+        assert "FAIL  headers" in proc.stdout and "['toysdk/core.h']" in proc.stdout, proc.stdout

@@ -155,6 +155,7 @@ def test_verify_accepts_what_the_build_module_sets(wheel: Path, tmp_path: Path) 
         cmake_versions=(testing.MODERN[0],),
         work_dir=tmp_path / "w",
         cmake_cache=CMAKE_CACHE,
+        strict_headers=True,
     )
     results = {r.name: r for r in report.results}
     assert report.ok, {r.name: r.detail for r in report.failures}

@@ -384,6 +384,7 @@ def test_verify_passes(
         cmake_versions=VERIFY_CMAKE,
         work_dir=tmp_path / "w",
         cmake_cache=CMAKE_CACHE,
+        strict_headers=True,
     )
     failed = {r.name: r.detail for r in report.failures}
     assert report.ok, failed

@@ -280,7 +280,11 @@ def test_verify_passes_on_a_find_mode_both_package_with_its_own_version_policy(
     F3), its version checks follow SameMinorVersion (1.3 refused), and the carried Par-Dep's
     variables (PAR-DEP_* too, CMakeDeps' upper case: findings F8, F11) are not a leak."""
     report = etpkg.verify(
-        wheel, quick=True, work_dir=tmp_path / "w", cmake_cache=REPO_ROOT / "build" / "cmake-venvs"
+        wheel,
+        quick=True,
+        work_dir=tmp_path / "w",
+        cmake_cache=REPO_ROOT / "build" / "cmake-venvs",
+        strict_headers=True,
     )
     assert report.ok, {r.name: r.detail for r in report.failures}
     versions = next(r for r in report.results if r.name == "versions")

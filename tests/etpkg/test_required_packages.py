@@ -198,6 +198,7 @@ def test_verify_passes_on_component_names_with_dash_and_plus(
         cmake_versions=(testing.MODERN[0],),
         work_dir=tmp_path / "w",
         cmake_cache=CMAKE_CACHE,
+        strict_headers=True,
     )
     results = {r.name: r for r in report.results}
     assert report.ok, {r.name: r.detail for r in report.failures}

@@ -30,7 +30,7 @@ def suite(
     ws = testing.prepare(
         toysdk_wheel_for_consumers, tmp_path_factory.mktemp("consumers"), CMAKE_CACHE
     )
-    s = Suite(ws)
+    s = Suite(ws, strict_headers=True)  # toysdk keeps every public header self-contained
     start = time.monotonic()
     s.run_all()
     print(

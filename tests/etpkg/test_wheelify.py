@@ -7,6 +7,7 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
 import shlex
 import stat
@@ -17,6 +18,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import etpkg
 import pytest
 from etpkg._internal.build.elf import read_elf
 from etpkg_fixtures import BAD_DEFECTS, REPO_ROOT, ensure_badsdk, ensure_toysdk, env, run_etpkg
@@ -293,6 +295,11 @@ BAD_PACKAGE_ERRORS = {
     "abspath": ("badsdk_abspath/lib/libbad.so", "build-machine path"),
     "objects": ("component badsdk_objects: cpp_info.objects", "cannot be carried into a wheel"),
     "dollarflag": ("exelinkflags", "'-Wl,-rpath,$ORIGIN/../lib' holds a '$'"),
+    # A script is no ELF data: always refused, and the error names the way out.
+    "script": (
+        "badsdk_script/bin/badsdk-config: contains the build-machine path",
+        "--exclude bin/badsdk-config",
+    ),
 }
 
 
@@ -319,6 +326,26 @@ def test_a_build_path_in_library_data_is_a_note_without_strict(tmp_path: Path) -
     assert proc.returncode == 0, proc.stderr
     assert "badsdk_abspath/lib/libbad.so: holds a build-machine path 1 time(s)" in proc.stderr
     assert "--strict refuses it" in proc.stderr
+
+
+def test_exclude_leaves_a_script_with_the_build_path_out(tmp_path: Path) -> None:
+    ref = ensure_badsdk("script")
+    proc = run_etpkg("wheelify", ref, "-o", tmp_path, "--exclude", "bin/*-config")
+    assert proc.returncode == 0, proc.stderr
+    assert "bin/badsdk-config left out of the wheel (--exclude)" in proc.stderr
+    with zipfile.ZipFile(proc.stdout.strip()) as zf:
+        names = zf.namelist()
+        assert not [n for n in names if n.endswith("badsdk-config")], names
+        assert "badsdk_script/lib/libbad.so" in names, names
+        sbom_name = next(n for n in names if n.endswith("sboms/etpkg.cdx.json"))
+        doc = json.loads(zf.read(sbom_name))
+    # The package's own component (the Conan package the files come from) lists what was left out.
+    (package,) = [c for c in doc["components"] if c["name"] == "badsdk_script"]
+    excluded = [p["value"] for p in package["properties"] if p["name"] == "etpkg:excluded"]
+    assert excluded == ["bin/badsdk-config"], package["properties"]
+    # The Python API takes the same globs; one that leaves nothing out is an error.
+    with pytest.raises(etpkg.LayoutError, match="--exclude bin/nothing: matches no"):
+        etpkg.wheelify(ref, tmp_path / "api", exclude=["bin/badsdk-config", "bin/nothing"])
 
 
 def test_unwritable_output_dir(toysdk_wheel: Path, tmp_path: Path) -> None:

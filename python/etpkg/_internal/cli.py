@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse a build-machine path inside an ELF file's data too (default: reported)",
     )
     wheelify.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out the package-folder files matching GLOB (relative to the package "
+        "folder, e.g. bin/NAME-config; repeatable)",
+    )
+    wheelify.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -144,6 +152,7 @@ def _wheelify(args: argparse.Namespace) -> int:
             update=args.update,
             selection=selection,
             strict=args.strict,
+            exclude=args.exclude,
             stage_note=progress.stage,
         )
     finally:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from etpkg._internal import tags
 from etpkg._internal.build import checks, repair
+from etpkg._internal.build.exclude import exclude_files
 from etpkg._internal.build.licenses import grafted_licenses
 from etpkg._internal.build.probe import probe_package
 from etpkg._internal.build.publish import publish
@@ -26,6 +27,7 @@ from etpkg._internal.build.sbom import write_sbom
 from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
 from etpkg._internal.conan import DEFAULT_SELECTION, Selection, read_package
+from etpkg._internal.facts import SourceFile
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.cmake import libs_dir_name
 from etpkg._internal.plan.generate import generated_files
@@ -45,12 +47,14 @@ def wheelify(
     update: bool = False,
     selection: Selection = DEFAULT_SELECTION,
     strict: bool = False,
+    exclude: Sequence[str] = (),
     stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
     for the binary `selection` picks; with `remote`, first installs it from that Conan remote
     into the cache (remote.py). A build-machine path inside an ELF file's data is logged as a
-    note, or refused with `strict`; in any other file it is always refused.
+    note, or refused with `strict`; in any other file it is always refused (`exclude`: globs of
+    package-folder paths left out of the wheel, e.g. such a script; see build/exclude.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     `stage_note(name)` is called as each step starts (the CLI's progress).
@@ -64,7 +68,11 @@ def wheelify(
     package = read_package(spec, selection)
     sdk = package.sdk
     arch = tags.arch_for_conan(package.arch) if package.arch is not None else None
-    files = probe_package(sdk, arch)
+    files, excluded = exclude_files(
+        probe_package(sdk, arch), sdk.package_folder, sdk.bin_dirs, exclude
+    )
+    for rel in excluded:
+        log.warning("note: %s left out of the wheel (--exclude)", rel)
     view = wheel_sdk(sdk, files)
     binary = not view.header_only
     name = metadata.wheel_name(view, tags.unrepaired_platform(arch if binary else None))
@@ -128,11 +136,18 @@ def wheelify(
             external,
             repaired=final_tree != tree,
             etpkg_version=VERSION,
+            excluded=excluded,
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
         checks.raise_problems(checks.runpath_problems(final_tree, elf_files))
-        checks.raise_problems(checks.forbidden_path_problems(final_tree, forbidden, strict=strict))
+        checks.raise_problems(
+            _with_exclude_hint(
+                checks.forbidden_path_problems(final_tree, forbidden, strict=strict),
+                plan.files,
+                sdk.package_folder,
+            )
+        )
         for embedded in checks.embedded_paths(final_tree, forbidden):
             log.warning("note: %s (allowed; --strict refuses it)", embedded)
 
@@ -142,3 +157,27 @@ def wheelify(
         dest = publish(final, out_dir)
     log.info("wrote %s in %.2f s", dest, time.monotonic() - start)
     return dest
+
+
+def _with_exclude_hint(
+    problems: list[checks.Problem], files: Mapping[str, SourceFile | bytes], folder: Path
+) -> list[checks.Problem]:
+    """A problem in a file copied from the package folder names the way out: --exclude."""
+    out: list[checks.Problem] = []
+    for problem in problems:
+        source = files.get(problem.path)
+        rel = _package_relative(source.path, folder) if isinstance(source, SourceFile) else None
+        if rel is not None:
+            problem = checks.Problem(
+                problem.path,
+                f"{problem.message} (leave it out of the wheel with --exclude {rel})",
+            )
+        out.append(problem)
+    return out
+
+
+def _package_relative(path: Path, folder: Path) -> str | None:
+    for base in (folder, folder.resolve()):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return None

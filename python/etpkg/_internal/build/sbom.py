@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -53,9 +53,13 @@ def kind(path: str, pkg: str, data: bytes) -> str:
     return sbom.DATA
 
 
-def sdk_origin(package: ConanPackage) -> sbom.Origin:
+def sdk_origin(package: ConanPackage, excluded: Sequence[str] = ()) -> sbom.Origin:
+    """`excluded`: package-folder files left out with --exclude, one etpkg:excluded each."""
     sdk = package.sdk
-    props = (("conan:binary", package.binary),) if package.binary else ()
+    props: tuple[tuple[str, str], ...] = (
+        (("conan:binary", package.binary),) if package.binary else ()
+    )
+    props += tuple(("etpkg:excluded", rel) for rel in excluded)
     return sbom.Origin(
         sbom.CONAN,
         sdk.name,
@@ -70,9 +74,9 @@ def sdk_origin(package: ConanPackage) -> sbom.Origin:
 class _Origins:
     """The package each source file comes from (cached per Debian package)."""
 
-    def __init__(self, package: ConanPackage) -> None:
+    def __init__(self, package: ConanPackage, excluded: Sequence[str] = ()) -> None:
         self.package = package
-        self.sdk = sdk_origin(package)
+        self.sdk = sdk_origin(package, excluded)
         self._debian: dict[str, sbom.Origin] = {}
 
     def of(self, source: Path) -> sbom.Origin | None:
@@ -139,6 +143,7 @@ def write_sbom(
     *,
     repaired: bool,
     etpkg_version: str,
+    excluded: Sequence[str] = (),
 ) -> str:
     """Writes <dist-info>/sboms/etpkg.cdx.json into the final tree; returns its path.
 
@@ -151,7 +156,7 @@ def write_sbom(
     if theirs_path.is_file():
         theirs = json.loads(theirs_path.read_text(encoding="utf-8"))
         theirs_path.unlink()
-    origins = _Origins(package)
+    origins = _Origins(package, excluded)
     refs = _their_refs(theirs)
     pkg = package.sdk.import_name
     graft_sources = {path: external[soname] for soname, path in grafted.items()}

@@ -1,4 +1,4 @@
-"""`etpkg verify WHEEL [--quick] [--cmake VERSION]... [--exempt-headers FILE]`."""
+"""`etpkg verify WHEEL [--quick] [--cmake V]... [--exempt-headers FILE] [--strict-headers]`."""
 
 from __future__ import annotations
 
@@ -34,7 +34,13 @@ def add_verify_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         "--exempt-headers",
         type=Path,
         metavar="FILE",
-        help="headers (relative to include/) expected not to compile alone, one per line",
+        help="headers (relative to include/) expected not to compile alone, one per line; "
+        "makes the headers check strict: every other header must compile on its own",
+    )
+    p.add_argument(
+        "--strict-headers",
+        action="store_true",
+        help="a header that does not compile on its own fails verify (default: a note)",
     )
     p.add_argument(
         "--work",
@@ -64,6 +70,8 @@ def verify_command(args: argparse.Namespace) -> int:
             quick=args.quick,
             cmake_versions=args.cmake,
             exempt_headers=read_exempt(args.exempt_headers),
+            # An exempt list, even an empty one, is an SDK opting into self-contained headers.
+            strict_headers=args.strict_headers or args.exempt_headers is not None,
             work_dir=args.work,
             cmake_cache=args.cmake_cache,
             progress=progress.step,

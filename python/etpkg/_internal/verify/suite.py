@@ -58,6 +58,10 @@ class Suite:
     versions: tuple[str, ...] = CMAKE_VERSIONS
     generators: tuple[str, ...] = GENERATORS
     exempt_headers: tuple[str, ...] = ()
+    # Strict: every header not exempt must compile alone. Lenient: failures are a note.
+    strict_headers: bool = False
+    # The headers a lenient headers check found not to compile alone (kept out of later TUs).
+    lone_failures: frozenset[str] = frozenset()
     results: list[CheckResult] = field(default_factory=list)
     # Told (check name, checks done, checks in all) as each check starts: the CLI's progress.
     progress: Callable[[str, int, int], None] | None = None
@@ -101,8 +105,27 @@ class Suite:
             funcs = exported_functions(path)
             if not funcs:
                 raise CheckFailed(f"{path.name} exports no function to reference")
-            picked.append(funcs[0])
+            # One no other library of the wheel exports, where there is one: the reference
+            # then binds to this library whatever the link order (--as-needed keeps it).
+            others = self._exports_besides(path)
+            picked.append(next((f for f in funcs if f not in others), funcs[0]))
         return picked
+
+    def _exports_besides(self, path: Path) -> set[str]:
+        """The functions the wheel's other shared libraries (its own and grafted) export."""
+        m = self.sdk
+        libs = {self.ws.lib_dir / f for f in m.shared_files([c.name for c in m.components])}
+        libs |= {
+            self.ws.site / f
+            for c in m.components
+            for f in c.dependency_files
+            if not f.endswith(".a")
+        }
+        out: set[str] = set()
+        for lib in sorted(libs - {path}):
+            if lib.is_file():
+                out |= set(exported_functions(lib))
+        return out
 
     def configure_only(
         self, name: str, template: str, *, check: bool = True, **context: Any
@@ -207,12 +230,14 @@ def verify_wheel(
     quick: bool = False,
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
+    strict_headers: bool = False,
     work_dir: Path | None = None,
     cmake_cache: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Report:
     """work_dir None: a temporary directory, removed at the end (the caller's directory is never
-    written); cmake_cache None: the user cache (cache.cmake_cache_dir())."""
+    written); cmake_cache None: the user cache (cache.cmake_cache_dir()). The headers check is
+    strict when strict_headers or an exempt list is given."""
     with contextlib.ExitStack() as stack:
         if work_dir is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="etpkg-verify-"))
@@ -222,6 +247,7 @@ def verify_wheel(
             ws,
             versions=tuple(cmake_versions or CMAKE_VERSIONS),
             exempt_headers=tuple(exempt_headers),
+            strict_headers=strict_headers or bool(exempt_headers),
             progress=progress,
         )
         return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
