@@ -252,3 +252,5 @@ if __name__ == "__main__":
     # the ASan+UBSan test builds, which the tests then find built (or wait for, never race).
     build_tools("runtime", ["all"])
     asan_build(["all"])
+    # The fuzzers' seeds (exports of real models) too, which test_fuzz would otherwise wait for.
+    subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
