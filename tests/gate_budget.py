@@ -4,16 +4,23 @@ it lands instead of when CI runs out of time on the slower machine class.
 
 The scale comes from a calibration run at the start of the session: a fixed C++ compile and a
 fixed Python loop, the two kinds of work the gate is made of, timed here and compared with the
-same calibration on the machine the budget was written for."""
+same calibration on the machine the budget was written for.
+
+ci/test.sh runs the gate as two pytest processes side by side (`--gate-shard NAME` each): each
+checks its own suites and writes build/gate-times-NAME.json; `python tests/gate_budget.py
+combine` then checks the whole run's wall time against the total and prints one table."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +28,7 @@ import pytest
 import tomllib
 
 BUDGET_OPTION = "--gate-budget"
+SHARD_OPTION = "--gate-shard"
 
 # Template-heavy enough that the compiler, not process start-up, dominates (about a second).
 _CALIBRATION_CXX = r"""
@@ -62,6 +70,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and the children it has waited for."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime + _children_cpu()
+
+
 def calibrate() -> float:
     """CPU seconds this machine takes for the fixed work, best of three. CPU time rather than
     wall time, so that other processes running beside the calibration do not inflate it."""
@@ -85,7 +99,9 @@ class Budget:
     reference_calibration_s: float
     suites: dict[str, float]  # budget seconds on the reference machine, "total" and "build" too
     calibration_s: float = 0.0
+    shard: str | None = None  # one of the gate's processes: its suites, not the whole run
     spent: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per suite, children too
     started: float = field(default_factory=time.monotonic)
 
     @classmethod
@@ -113,17 +129,27 @@ class Budget:
         ]
 
     def table(self) -> list[str]:
+        what = f"gate budget, process {self.shard}" if self.shard else "gate budget"
         head = (
-            f"gate budget ({self.path.name}; the calibration took {self.calibration_s:.2f} s, "
+            f"{what} ({self.path.name}; the calibration took {self.calibration_s:.2f} s, "
             f"{self.scale:.2f}x the reference machine's):"
         )
-        rows = [
-            f"  {suite:<12} {seconds:7.0f} s of {self.allowed(suite):5.0f} s"
-            if suite in self.suites
-            else f"  {suite:<12} {seconds:7.0f} s (no budget of its own)"
-            for suite, seconds in sorted(self.spent.items())
-        ]
+        rows = []
+        for suite, seconds in sorted(self.spent.items()):
+            cpu = f", {self.cpu[suite]:5.0f} s CPU" if suite in self.cpu else ""
+            limit = f"of {self.allowed(suite):5.0f} s" if suite in self.suites else "(no budget)"
+            rows.append(f"  {suite:<12} {seconds:7.0f} s {limit}{cpu}")
         return [head, *rows, *(f"OVER BUDGET: {line}" for line in self.over())]
+
+    def record(self) -> dict[str, object]:
+        return {
+            "shard": self.shard,
+            "calibration_s": self.calibration_s,
+            "scale": self.scale,
+            "spent_s": self.spent,
+            "cpu_s": self.cpu,
+            "allowed_s": {k: self.allowed(k) for k in self.suites},
+        }
 
 
 def suite_of(nodeid: str) -> str:
@@ -141,17 +167,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="TOML",
         help="check each suite's wall time against this budget (ci/budget.toml) at the end",
     )
+    parser.addoption(
+        SHARD_OPTION,
+        metavar="NAME",
+        help="this process is one of the gate's parallel processes: check its suites only and "
+        "write build/gate-times-NAME.json (`python tests/gate_budget.py combine` checks the total)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption(BUDGET_OPTION)
     if path:
         budget = Budget.load(Path(path))
+        budget.shard = config.getoption(SHARD_OPTION)
         budget.calibration_s = calibrate()
         build_s = os.environ.get("ETRT_BUILD_SECONDS")
-        if build_s:
+        if build_s and not budget.shard:
             budget.spent["build"] = float(build_s)
         _ACTIVE[:] = [budget]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    before = _cpu() if _ACTIVE else 0.0
+    try:
+        return (yield)
+    finally:
+        for budget in _ACTIVE:
+            suite = suite_of(item.nodeid)
+            budget.cpu[suite] = budget.cpu.get(suite, 0.0) + _cpu() - before
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -160,19 +204,24 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         budget.spent[suite] = budget.spent.get(suite, 0.0) + report.duration
 
 
+def times_path(root: Path, shard: str | None) -> Path:
+    return root / "build" / (f"gate-times-{shard}.json" if shard else "gate-times.json")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for budget in _ACTIVE:
-        # The session's wall time (collection and imports included) plus the build's.
-        budget.spent["total"] = time.monotonic() - budget.started + budget.spent.get("build", 0)
-        out = Path(session.config.rootpath) / "build" / "gate-times.json"
+        # The session's wall time (collection and imports included), plus the build's for a
+        # whole run; a shard's total is only its own process's (`combine` checks the run's).
+        session_s = time.monotonic() - budget.started
+        if budget.shard:
+            budget.spent[f"process {budget.shard}"] = session_s
+        else:
+            budget.spent["total"] = session_s + budget.spent.get("build", 0)
+        out = times_path(Path(session.config.rootpath), budget.shard)
         out.parent.mkdir(parents=True, exist_ok=True)
-        record = {
-            "calibration_s": budget.calibration_s,
-            "scale": budget.scale,
-            "spent_s": budget.spent,
-            "allowed_s": {k: budget.allowed(k) for k in budget.suites},
-        }
-        out.write_text(json.dumps(record, indent=2) + "\n")
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(budget.record(), indent=2) + "\n")
+        tmp.replace(out)
         if budget.over() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -181,3 +230,48 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for budget in _ACTIVE:
         for line in budget.table():
             terminalreporter.write_line(line)
+
+
+def combine(budget_path: Path, shard_files: list[Path], build_s: float, total_s: float) -> int:
+    """The whole run's table from the shards' records; 1 when a suite or the total is over."""
+    budget = Budget.load(budget_path)
+    records = [json.loads(f.read_text()) for f in shard_files]
+    # The slowest calibration of the run: the budget is scaled for the busier process.
+    budget.calibration_s = max(float(r["calibration_s"]) for r in records)
+    budget.shard = None
+    for r in records:
+        for suite, seconds in r["spent_s"].items():
+            budget.spent[suite] = budget.spent.get(suite, 0.0) + float(seconds)
+        for suite, seconds in r.get("cpu_s", {}).items():
+            budget.cpu[suite] = budget.cpu.get(suite, 0.0) + float(seconds)
+    budget.spent["build"] = build_s
+    budget.spent["total"] = total_s
+    out = times_path(budget_path.resolve().parents[1], None)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(budget.record(), indent=2) + "\n")
+    for line in budget.table():
+        print(line)
+    return 1 if budget.over() else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python tests/gate_budget.py")
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("combine", help="check the whole gate run from its processes' records")
+    c.add_argument("budget", type=Path, help="ci/budget.toml")
+    c.add_argument("records", type=Path, nargs="+", help="build/gate-times-NAME.json files")
+    c.add_argument("--build-seconds", type=float, required=True)
+    c.add_argument("--total-seconds", type=float, required=True)
+    args = parser.parse_args(argv)
+    missing = [str(f) for f in args.records if not f.is_file()]
+    if missing:
+        print(
+            f"gate budget: no record {', '.join(missing)} (a process did not finish)",
+            file=sys.stderr,
+        )
+        return 1
+    return combine(args.budget, args.records, args.build_seconds, args.total_seconds)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

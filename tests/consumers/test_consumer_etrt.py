@@ -21,6 +21,7 @@ import torch
 from etpkg import testing
 from etpkg_fixtures import REPO_ROOT
 from models import make
+from suites import GATE_CMAKE, REST_CMAKE, gate_subset
 
 pytestmark = pytest.mark.slow
 
@@ -40,16 +41,34 @@ class Verified:
     report: testing.Report
 
 
-@pytest.fixture(scope="session")
-def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Verified:
-    ws = testing.prepare(etrt_wheel, tmp_path_factory.mktemp("etrt-consumers"), CMAKE_CACHE)
+def _verify(etrt_wheel: Path, root: Path, versions: tuple[str, ...]) -> Verified:
+    ws = testing.prepare(etrt_wheel, root, CMAKE_CACHE)
     start = time.monotonic()
     # Strict: etrt keeps every public header self-contained (the exempt file may be empty).
     report = testing.verify_installed(
-        ws, exempt_headers=testing.read_exempt(EXEMPT), strict_headers=True
+        ws,
+        cmake_versions=versions,
+        exempt_headers=testing.read_exempt(EXEMPT),
+        strict_headers=True,
     )
-    print(f"\netrt consumer suite: {time.monotonic() - start:.1f} s", file=sys.stderr)
+    print(f"\netrt consumer suite {versions}: {time.monotonic() - start:.1f} s", file=sys.stderr)
     return Verified(ws, report)
+
+
+@pytest.fixture(scope="session")
+def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Verified:
+    return _verify(etrt_wheel, tmp_path_factory.mktemp("etrt-consumers"), GATE_CMAKE)
+
+
+@pytest.fixture(scope="session")
+def etrt_suite_rest(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Verified:
+    """The same suite on the matrix's other CMake versions (long: `ci/long.sh matrix`)."""
+    return _verify(etrt_wheel, tmp_path_factory.mktemp("etrt-consumers-rest"), REST_CMAKE)
+
+
+_MATRIX = [f"targets {v} {g}" for v in testing.CMAKE_VERSIONS for g in testing.GENERATORS]
+_VARIABLES = [f"variables {v}" for v in testing.OLD_CMAKE_VERSIONS]
+_GATE_MATRIX = [n for n in _MATRIX + _VARIABLES if n.split()[1] in GATE_CMAKE]
 
 
 @pytest.mark.parametrize(
@@ -60,13 +79,11 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Ve
         "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
         "versions",
         "unknown component",
-        *(f"targets {v} {g}" for v in testing.CMAKE_VERSIONS for g in testing.GENERATORS),
         "shadow control (DT_RPATH)",
         "each component alone",
         "package-wide target",
         "executables and data",
         "headers",
-        *(f"variables {v}" for v in testing.OLD_CMAKE_VERSIONS),
         "good citizen",
         "pkg-config",
         "relocation (wheel uninstalled)",
@@ -74,7 +91,18 @@ def etrt_suite(etrt_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Ve
     ],
 )
 def test_generic_consumer_property(etrt_suite: Verified, name: str) -> None:
-    matches = [r for r in etrt_suite.report.results if r.name == name]
+    _assert_passed(etrt_suite, name)
+
+
+@pytest.mark.matrix
+@pytest.mark.parametrize("name", gate_subset(_MATRIX + _VARIABLES, _GATE_MATRIX))
+def test_consumer_on_each_cmake(request: pytest.FixtureRequest, name: str) -> None:
+    gate = name.split()[1] in GATE_CMAKE
+    _assert_passed(request.getfixturevalue("etrt_suite" if gate else "etrt_suite_rest"), name)
+
+
+def _assert_passed(suite: Verified, name: str) -> None:
+    matches = [r for r in suite.report.results if r.name == name]
     assert matches and matches[0].ok, matches[0].detail if matches else f"{name} did not run"
 
 
@@ -149,7 +177,8 @@ def test_kernels_app_matches_eager_and_runs_moved(
     assert rc == 0 and diff <= 1e-5, err
 
 
-@pytest.mark.parametrize("version", testing.OLD_CMAKE_VERSIONS)
+@pytest.mark.matrix
+@pytest.mark.parametrize("version", gate_subset(testing.OLD_CMAKE_VERSIONS, [OLD]))
 def test_variables_route_runs_the_mlp_with_retention(
     etrt_suite: Verified, mlp: Mlp, version: str
 ) -> None:

@@ -1,8 +1,9 @@
 """The consumer suite (etpkg verify) against the toysdk wheel, plus toysdk's own probe app.
 
-The whole suite runs once per session (full CMake matrix: 3.24.3, 3.27.9, 3.28.4, 3.31.10,
-4.4.5 x Ninja, Unix Makefiles); each test asserts one property from its results. That each
-check can fail is shown by test_broken_wheels.py.
+The whole suite runs once per session on the gate's CMake versions (tests/suites.py, both
+generators), and once more on the matrix's other versions for `ci/long.sh matrix`; each test
+asserts one property from its results. That each check can fail is shown by
+test_broken_wheels.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from etpkg import testing
 from etpkg._internal.verify.suite import SBOM_CHECK, Suite
 from etpkg_fixtures import REPO_ROOT, env, run_on_tty
+from suites import GATE_CMAKE, REST_CMAKE, gate_subset
 
 pytestmark = pytest.mark.slow
 
@@ -23,14 +25,9 @@ CMAKE_CACHE = REPO_ROOT / "build" / "cmake-venvs"
 APP = REPO_ROOT / "tests" / "consumer" / "toysdk_app"
 
 
-@pytest.fixture(scope="session")
-def suite(
-    toysdk_wheel_for_consumers: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Suite:
-    ws = testing.prepare(
-        toysdk_wheel_for_consumers, tmp_path_factory.mktemp("consumers"), CMAKE_CACHE
-    )
-    s = Suite(ws, strict_headers=True)  # toysdk keeps every public header self-contained
+def _run_suite(wheel: Path, root: Path, versions: tuple[str, ...]) -> Suite:
+    ws = testing.prepare(wheel, root, CMAKE_CACHE)
+    s = Suite(ws, versions=versions, strict_headers=True)  # toysdk's headers are self-contained
     start = time.monotonic()
     s.run_all()
     print(
@@ -40,6 +37,21 @@ def suite(
     for r in s.results:
         print(f"  {'PASS' if r.ok else 'FAIL'} {r.name} {r.seconds:.1f} s", file=sys.stderr)
     return s
+
+
+@pytest.fixture(scope="session")
+def suite(toysdk_wheel_for_consumers: Path, tmp_path_factory: pytest.TempPathFactory) -> Suite:
+    return _run_suite(toysdk_wheel_for_consumers, tmp_path_factory.mktemp("consumers"), GATE_CMAKE)
+
+
+@pytest.fixture(scope="session")
+def suite_rest(toysdk_wheel_for_consumers: Path, tmp_path_factory: pytest.TempPathFactory) -> Suite:
+    root = tmp_path_factory.mktemp("consumers-rest")
+    return _run_suite(toysdk_wheel_for_consumers, root, REST_CMAKE)
+
+
+def suite_for(request: pytest.FixtureRequest, version: str) -> Suite:
+    return request.getfixturevalue("suite" if version in GATE_CMAKE else "suite_rest")  # type: ignore[no-any-return]
 
 
 def result(s: Suite, name: str) -> testing.CheckResult:
@@ -80,13 +92,14 @@ def test_unknown_component_fails_at_configure_naming_it(suite: Suite) -> None:
     result(suite, "unknown component")
 
 
+@pytest.mark.matrix
 @pytest.mark.parametrize("generator", testing.GENERATORS)
-@pytest.mark.parametrize("version", testing.CMAKE_VERSIONS)
+@pytest.mark.parametrize("version", gate_subset(testing.CMAKE_VERSIONS, GATE_CMAKE))
 def test_targets_give_deployable_runpath(
-    suite: Suite, version: str, generator: str
+    request: pytest.FixtureRequest, version: str, generator: str
 ) -> None:
     """DT_RUNPATH $ORIGIN:$ORIGIN/../lib (installed: exactly), in-place run, shadowing, install."""
-    detail = result(suite, f"targets {version} {generator}").detail
+    detail = result(suite_for(request, version), f"targets {version} {generator}").detail
     assert "installed $ORIGIN:$ORIGIN/../lib;" in detail
 
 
@@ -96,9 +109,7 @@ def test_shadow_check_fails_for_a_dt_rpath_app(suite: Suite) -> None:
 
 def test_installed_apps_run_moved_with_the_wheel_uninstalled(suite: Suite) -> None:
     detail = result(suite, "relocation (wheel uninstalled)").detail
-    assert detail.startswith(
-        f"{2 * len(testing.CMAKE_VERSIONS) * len(testing.GENERATORS)} moved apps"
-    )
+    assert detail.startswith(f"{2 * len(GATE_CMAKE) * len(testing.GENERATORS)} moved apps")
     assert "grafted" in detail  # auditwheel grafted libbz2; the install carried it along
 
 
@@ -110,9 +121,17 @@ def test_every_public_header_compiles_alone(suite: Suite) -> None:
     result(suite, "headers")
 
 
-@pytest.mark.parametrize("version", testing.OLD_CMAKE_VERSIONS)
-def test_variables_route_each_variable_necessary(suite: Suite, version: str) -> None:
-    detail = result(suite, f"variables {version}").detail
+@pytest.mark.matrix
+@pytest.mark.parametrize(
+    "version",
+    gate_subset(
+        testing.OLD_CMAKE_VERSIONS, [v for v in testing.OLD_CMAKE_VERSIONS if v in GATE_CMAKE]
+    ),
+)
+def test_variables_route_each_variable_necessary(
+    request: pytest.FixtureRequest, version: str
+) -> None:
+    detail = result(suite_for(request, version), f"variables {version}").detail
     assert "drop INCLUDE_DIRS: compile error" in detail
     assert "TOYSDK_API_VERSION" in detail  # dropping the definitions hits the header's #error
     assert "needs C++17" in detail  # dropping the standard hits the C++17 check

@@ -604,15 +604,14 @@ CMAKE_CACHE_REL = Path("build") / "cmake-venvs"  # the consumer suites' CMake ve
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int]]:
-    """(size, mtime) of every file under `root`, but the venvs and the CMake cache handed out."""
-    skip = {".git", ".venv", ".venv-servers"}
+    """(size, mtime) of every file under `root`, but the venvs, and what the gate's other
+    process writes meanwhile (ci/test.sh): build/, the Conan cache, pytest's and Python's caches."""
+    skip = {".git", ".venv", ".venv-servers", "build", ".conan-home", ".pytest_cache"}
     state = {}
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root)
         dirnames[:] = [
-            d
-            for d in dirnames
-            if not (rel == Path(".") and d in skip) and rel / d != CMAKE_CACHE_REL
+            d for d in dirnames if d != "__pycache__" and not (rel == Path(".") and d in skip)
         ]
         for name in filenames:
             st = (Path(dirpath) / name).lstat()

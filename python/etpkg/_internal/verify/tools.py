@@ -3,11 +3,14 @@ version), PyPI's pkgconf beside the system's pkg-config, patchelf; and the pinne
 
 from __future__ import annotations
 
+import fcntl
 import io
 import logging
 import re
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,11 +49,29 @@ class Cmake:
         return self.venv / "bin" / "ninja"
 
 
+@contextmanager
+def _cache_entry(path: Path) -> Iterator[None]:
+    """Holds <path>.lock: two verifies (or two test processes) sharing a cache create an entry
+    once, the second waiting for the first instead of installing into the same venv."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure_cmake(version: str, cache: Path) -> Cmake:
     """The cached venv <cache>/<version>, created on demand (pip install cmake==<version> ninja)."""
     tool = Cmake(version, cache / version)
     if tool.cmake.is_file() and tool.ninja.is_file():
         return tool
+    with _cache_entry(tool.venv):
+        if not (tool.cmake.is_file() and tool.ninja.is_file()):
+            _install_cmake(tool)
+    return tool
+
+
+def _install_cmake(tool: Cmake) -> None:
+    version = tool.version
     log.info("installing cmake==%s into %s", version, tool.venv)
     try:
         run([sys.executable, "-m", "venv", "--without-pip", tool.venv])
@@ -72,7 +93,6 @@ def ensure_cmake(version: str, cache: Path) -> Cmake:
     got = run([tool.cmake, "--version"]).stdout.split("\n")[0]
     if version not in got:
         raise VerifyError(f"cmake venv {tool.venv} reports {got!r}, wanted {version}")
-    return tool
 
 
 def ensure_pkgconf(cache: Path) -> Path:
@@ -81,13 +101,17 @@ def ensure_pkgconf(cache: Path) -> Path:
     exe = venv / "bin" / "pkg-config"
     if exe.is_file():
         return exe
-    log.info("installing %s into %s", PKGCONF_PIN, venv)
-    try:
-        run([sys.executable, "-m", "venv", "--without-pip", venv])
-        py = venv / "bin" / "python"
-        run([sys.executable, "-m", "pip", "--python", py, "install", "--quiet", PKGCONF_PIN])
-    except CheckFailed as exc:
-        raise VerifyError(f"cannot install {PKGCONF_PIN}: {exc}") from exc
+    with _cache_entry(venv):
+        if not exe.is_file():
+            log.info("installing %s into %s", PKGCONF_PIN, venv)
+            try:
+                run([sys.executable, "-m", "venv", "--without-pip", venv])
+                py = venv / "bin" / "python"
+                run(
+                    [sys.executable, "-m", "pip", "--python", py, "install", "--quiet", PKGCONF_PIN]
+                )
+            except CheckFailed as exc:
+                raise VerifyError(f"cannot install {PKGCONF_PIN}: {exc}") from exc
     if not exe.is_file():
         raise VerifyError(f"{PKGCONF_PIN} installed no {exe}")
     return exe
