@@ -340,10 +340,12 @@ def _dependencies(
 
 
 def _required_version(require: Any, dep: Any) -> str:
-    """The version the recipe requires as written ("9.1.0", "[>=1 <2]"): Conan keeps the
-    reference before range resolution beside the resolved one."""
-    ref = getattr(require, "_required_ref", None) or require.ref
-    return str(getattr(ref, "version", "") or dep.ref.version)
+    """The range the recipe requires as written ("[>=1 <2]"; Conan keeps the reference
+    before resolution beside the resolved one), else the version resolved: an exact
+    reference may have been overridden or replaced ([replace_requires])."""
+    ref = getattr(require, "_required_ref", None)
+    written = str(getattr(ref, "version", "") or "")
+    return written if written.startswith("[") else str(dep.ref.version)
 
 
 def _described(dep: Any) -> Sdk | None:
