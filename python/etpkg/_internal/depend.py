@@ -108,7 +108,7 @@ def plan_depends(
     sdk: Sdk,
     files: PackageFiles,
     extra: Sequence[str] = (),
-    sonames: Mapping[str, tuple[str, ...]] | None = None,
+    sonames: Mapping[str, tuple[tuple[str, str], ...]] | None = None,
 ) -> tuple[Sdk, PackageFiles]:
     """sdk and files with each chosen package (and what only it brings) taken out of what
     the wheel ships and named in sdk.wheel_requires instead. `sonames`: each required
@@ -144,7 +144,9 @@ def plan_depends(
     return kept, kept_files
 
 
-def _requirement(dep: Dependency, dist: str | None, sonames: tuple[str, ...]) -> WheelRequirement:
+def _requirement(
+    dep: Dependency, dist: str | None, sonames: tuple[tuple[str, str], ...]
+) -> WheelRequirement:
     own = dep.described
     if own is None or dep.system:
         raise LayoutError(

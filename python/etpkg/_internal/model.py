@@ -159,7 +159,9 @@ class WheelRequirement:
     targets: tuple[tuple[str, str], ...] = ()  # (component, CMake target) of its components
     pkg_config_name: str = ""  # its package-wide .pc ("" when none)
     pkg_config_names: tuple[tuple[str, str], ...] = ()  # (component, .pc name)
-    sonames: tuple[str, ...] = ()  # its shared libraries: never grafted (auditwheel --exclude)
+    # (SONAME as built, file name in its wheel) of its shared libraries: DT_NEEDED entries
+    # of this SDK's libraries are rewritten to the second, which is never grafted.
+    sonames: tuple[tuple[str, str], ...] = ()
 
     @property
     def requirement(self) -> str:

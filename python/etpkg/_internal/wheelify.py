@@ -79,7 +79,7 @@ def wheelify(
         log.warning("note: %s left out of the wheel (--exclude)", rel)
     sonames = {d.name: dependency_sonames(d, arch) for d in sdk.dependencies}
     sdk, files = plan_depends(sdk, files, depend, sonames)
-    never_graft = tuple(s for r in sdk.wheel_requires for s in r.sonames)
+    never_graft = tuple(n for r in sdk.wheel_requires for pair in r.sonames for n in pair)
     view = wheel_sdk(sdk, files)
     binary = not view.header_only
     name = metadata.wheel_name(view, tags.unrepaired_platform(arch if binary else None))

@@ -76,9 +76,12 @@ def sibling_runpaths(sdk: Sdk) -> tuple[str, ...]:
 
 
 def library_patches(
-    pkg: str, libraries: list[Library], siblings: tuple[str, ...] = ()
+    pkg: str,
+    libraries: list[Library],
+    siblings: tuple[str, ...] = (),
+    wheel_renames: tuple[tuple[str, str], ...] = (),
 ) -> list[LibraryPatch]:
-    renames = _renames(libraries)
+    renames = {**dict(wheel_renames), **_renames(libraries)}
     runpath = ":".join([LIBRARY_RUNPATH, *siblings])
     patches = []
     for lib in libraries:
@@ -118,8 +121,11 @@ def plan_wheel(
     for lib in plan.libraries:
         plan.add(f"{pkg}/lib/{lib.file_name}", lib.source, str(lib.source.path))
     siblings = sibling_runpaths(sdk)
-    plan.patches = library_patches(pkg, plan.libraries, siblings)
-    renames = _renames(plan.libraries)
+    # A library of an SDK wheel depended on is named as that wheel names it (libfmt.so.9 ->
+    # libfmt.so).
+    wheel_renames = tuple(pair for r in sdk.wheel_requires for pair in r.sonames)
+    plan.patches = library_patches(pkg, plan.libraries, siblings, wheel_renames)
+    renames = {**dict(wheel_renames), **_renames(plan.libraries)}
     for exe in files.executables:
         plan.add(f"{pkg}/bin/{exe.name}", exe.source, str(exe.source.path))
         if exe.elf:
