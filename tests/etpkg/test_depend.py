@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 from etpkg._internal.depend import lowest_version, pep440_specifier
 from etpkg._internal.errors import LayoutError
-from etpkg_fixtures import ensure, rewrite_wheel, run_etpkg, write_tree
+from etpkg._internal.verify.contracts import depends
+from etpkg._internal.verify.runner import CheckFailed
+from etpkg._internal.verify.suite import Suite
+from etpkg._internal.verify.workspace import prepare
+from etpkg_fixtures import ensure, record_hash, rewrite_wheel, run_etpkg, write_tree
 from wheel_venv import make_venv
 
 SHARED = ("-o", "*:shared=True")
@@ -215,3 +219,49 @@ def test_pip_refuses_a_dependency_outside_the_range(
     proc = _pip(venv.python, "--find-links", links, "geo-kit")
     assert proc.returncode != 0
     assert "tinyhash<1.1,>=1.0" in proc.stdout + proc.stderr
+
+
+def _with_member(wheel: Path, out: Path, name: str, data: bytes) -> Path:
+    """A copy of the wheel with one more file (RECORD lists it)."""
+    with zipfile.ZipFile(wheel) as src:
+        items = [(info, src.read(info)) for info in src.infolist()]
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info, content in items:
+            if info.filename.endswith(".dist-info/RECORD"):
+                content += f"{name},{record_hash(data)},{len(data)}\n".encode()
+            dst.writestr(info, content)
+        dst.writestr(name, data)
+    return out
+
+
+def _depends_check(wheel: Path, links: Path, work: Path) -> str:
+    ws = prepare(wheel, work, work / "cmake-cache", (links,))
+    return depends.check(Suite(ws))
+
+
+def test_verify_installs_the_depended_wheel_and_refuses_a_graft_too(
+    wheels: dict[str, Path], tmp_path: Path
+) -> None:
+    links = wheels["tinyhash"].parent
+    good = _depends_check(wheels["geokit"], links, tmp_path / "good")
+    assert good == (
+        "tinyhash>=1.0,<1.1 installed beside it, reached by RUNPATH, nothing of it grafted"
+    )
+    # The same wheel with the copy of libtinyhash the default (grafting) wheel carries.
+    with zipfile.ZipFile(wheels["grafted"]) as zf:
+        (copy,) = [n for n in zf.namelist() if n.startswith("geo_kit.libs/libtinyhash")]
+        data = zf.read(copy)
+    both = _with_member(wheels["geokit"], tmp_path / wheels["geokit"].name, copy, data)
+    with pytest.raises(CheckFailed, match=r"tinyhash is depended on \(tinyhash>=1.0,<1.1\) "
+                       r"and grafted too: \['libtinyhash-[0-9a-f]{8}\.so'\]"):  # fmt: skip
+        _depends_check(both, links, tmp_path / "both")
+
+
+@pytest.mark.long
+@pytest.mark.sdkdeps
+def test_etpkg_verify_passes_across_the_two_wheels(wheels: dict[str, Path]) -> None:
+    proc = run_etpkg(
+        "verify", "--quick", "-q", "--find-links", wheels["tinyhash"].parent, wheels["geokit"]
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "PASS  SDK wheels depended on" in proc.stdout
