@@ -202,6 +202,21 @@ def test_consumer_runs_against_the_two_installed_wheels(
     assert done.returncode == 0, done.stderr
 
 
+def test_target_layout_resolves_the_sibling(wheels: dict[str, Path], tmp_path: Path) -> None:
+    """pip install --target puts the dependency in the same dir: the RUNPATH reaches it."""
+    target = tmp_path / "target"
+    argv = [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--target", target,
+            "--find-links", wheels["tinyhash"].parent, wheels["geokit"]]  # fmt: skip
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    ldd = subprocess.run(
+        ["ldd", target / "geo_kit" / "lib" / "libgeokit.so"], capture_output=True, text=True
+    ).stdout
+    (line,) = [ln for ln in ldd.splitlines() if "libtinyhash" in ln]
+    found = Path(line.split("=>")[1].split()[0]).resolve()
+    assert found == (target / "tinyhash" / "lib" / "libtinyhash.so").resolve()
+
+
 def test_pip_refuses_a_dependency_outside_the_range(
     wheels: dict[str, Path], tmp_path: Path
 ) -> None:
