@@ -144,3 +144,12 @@ def test_upgrade_within_range_works_outside_pip_refuses(
     refused = _pip(venv, "--find-links", links, "etrt-customop", "etrt==0.2.0")
     assert refused.returncode != 0
     assert "Cannot install etrt-customop==0.1.0 and etrt==0.2.0" in refused.stderr
+
+
+def test_etpkg_verify_across_etrt(plugin_wheel: Path) -> None:
+    proc = run_etpkg(
+        "verify", "--quick", "-q", "--find-links", _etrt_wheel().parent, plugin_wheel
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "PASS  SDK wheels depended on  " in proc.stdout
+    assert "etrt>=0.1.0,<0.2 installed beside it" in proc.stdout

@@ -116,3 +116,11 @@ def test_upstream_test_package_against_the_two_wheels(
         capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
+
+
+def test_etpkg_verify_across_the_two_wheels(wheels: tuple[Path, Path]) -> None:
+    argv = [sys.executable, "-m", "etpkg", "verify", "--quick", "-q",
+            "--find-links", str(wheels[0].parent), str(wheels[1])]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "PASS  SDK wheels depended on" in proc.stdout
