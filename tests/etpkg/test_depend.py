@@ -13,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from etpkg._internal.depend import lowest_version, pep440_specifier
+from etpkg._internal.depend import lowest_version, parse_choice, pep440_specifier
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.verify.contracts import depends
 from etpkg._internal.verify.runner import CheckFailed
@@ -43,6 +43,26 @@ SHARED = ("-o", "*:shared=True")
 )
 def test_conan_requirement_maps_to_pep440(required: str, built: str, spec: str) -> None:
     assert pep440_specifier(required, built) == spec
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("fmt", ("fmt", None)),
+        ("fmt=fmt-sdk", ("fmt", "fmt-sdk")),
+        (" etrt = etrt_gpu ", ("etrt", "etrt_gpu")),
+    ],
+)
+def test_depend_choice_names_the_package_and_its_wheel(
+    text: str, parsed: tuple[str, str | None]
+) -> None:
+    assert parse_choice(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["", "=fmt", "fmt=", "fmt=not a name", "fmt=-x"])
+def test_depend_choice_refuses_what_names_no_wheel(text: str) -> None:
+    with pytest.raises(LayoutError, match="depend"):
+        parse_choice(text)
 
 
 def test_alternatives_are_refused_by_name() -> None:

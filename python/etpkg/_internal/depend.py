@@ -17,6 +17,7 @@ refused.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -27,6 +28,8 @@ from etpkg._internal.errors import LayoutError
 from etpkg._internal.facts import PackageFiles
 from etpkg._internal.model import Dependency, Sdk, WheelRequirement
 
+# PEP 508's project name.
+_PROJECT_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 _OPERATORS = {">=": ">=", ">": ">", "<": "<", "<=": "<=", "=": "=="}
 
 
@@ -38,7 +41,7 @@ def parse_choice(text: str) -> tuple[str, str | None]:
             f"depend {text!r}: give a required package's Conan name, optionally "
             "=<distribution name of its wheel> (e.g. fmt or fmt=fmt-sdk)"
         )
-    if sep and canonicalize_name(dist) != dist.lower().replace("_", "-").replace(".", "-"):
+    if sep and not _PROJECT_NAME.fullmatch(dist):
         raise LayoutError(f"depend {text!r}: {dist!r} is not a distribution name")
     return name, (dist if sep else None)
 
