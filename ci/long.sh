@@ -2,12 +2,12 @@
 # A long suite, outside the CI gate (docs/TESTING.md): the build, then every test of one suite,
 # its long ones included. Extra arguments go to pytest.
 #
-#   bash ci/long.sh models|opinfo|corpus|soak|fuzz|matrix|all [pytest args]
+#   bash ci/long.sh models|opinfo|corpus|soak|fuzz|matrix|sdkdeps|all [pytest args]
 #
 # fuzz runs each target for ETRT_FUZZ_SECONDS (default 600 here, 10 in the gate);
 # soak runs for ETRT_SOAK_SECONDS where its tests take a duration.
 set -euo pipefail
-suites="models opinfo corpus soak fuzz matrix"
+suites="models opinfo corpus soak fuzz matrix sdkdeps"
 suite="${1:-}"
 if [ -z "$suite" ] || { [ "$suite" != all ] && [[ " $suites " != *" $suite "* ]]; }; then
   echo "usage: bash ci/long.sh {${suites// /|}|all} [pytest args]" >&2

@@ -122,6 +122,7 @@ def wheelify(
     strict: bool = False,
     conan_args: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    depend: Sequence[str] = (),
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
     a package with binaries, py3-none-any for a header-only one. A build-machine path in an
@@ -130,7 +131,8 @@ def wheelify(
     as conan create does (["-pr:b", "x", "-s:h", "build_type=Debug", "-c", "...",
     "--build=missing"]); a malformed one raises PackageError. `exclude`: globs of paths inside
     the package folder (e.g. "bin/pcre2-config") left out of the wheel, each logged; one that
-    matches nothing raises LayoutError.
+    matches nothing raises LayoutError. `depend`: required packages reached as SDK wheels of
+    their own instead of grafted ("fmt" or "fmt=<distribution>"; docs/DEPENDENCIES.md).
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -150,6 +152,7 @@ def wheelify(
         selection=_conan_selection(_selection(profiles, settings, options), conan_args),
         strict=strict,
         exclude=[exclude] if isinstance(exclude, str) else list(exclude),
+        depend=[depend] if isinstance(depend, str) else list(depend),
     )
 
 

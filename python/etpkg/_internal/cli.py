@@ -114,6 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
         "folder, e.g. bin/NAME-config; repeatable)",
     )
     wheelify.add_argument(
+        "--depend",
+        action="append",
+        default=[],
+        metavar="PKG[=DIST]",
+        help="depend on the required Conan package PKG as an SDK wheel of its own (the one "
+        "etpkg makes of it, or the distribution DIST) instead of grafting its libraries: "
+        "Requires-Dist, find_dependency, .pc Requires, a RUNPATH into its sibling package "
+        "(repeatable; adds to the recipe's etpkg_depend)",
+    )
+    wheelify.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -153,6 +163,7 @@ def _wheelify(args: argparse.Namespace) -> int:
             selection=selection,
             strict=args.strict,
             exclude=args.exclude,
+            depend=args.depend,
             stage_note=progress.stage,
         )
     finally:

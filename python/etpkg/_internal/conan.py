@@ -333,9 +333,19 @@ def _dependencies(
                 exelinkflags=tuple(info.exelinkflags or ()),
                 components=_dependency_components(dep.cpp_info),
                 described=_described(dep),
+                required_version=_required_version(require, dep),
             )
         )
     return tuple(deps)
+
+
+def _required_version(require: Any, dep: Any) -> str:
+    """The range the recipe requires as written ("[>=1 <2]"; Conan keeps the reference
+    before resolution beside the resolved one), else the version resolved: an exact
+    reference may have been overridden or replaced ([replace_requires])."""
+    ref = getattr(require, "_required_ref", None)
+    written = str(getattr(ref, "version", "") or "")
+    return written if written.startswith("[") else str(dep.ref.version)
 
 
 def _described(dep: Any) -> Sdk | None:
@@ -556,6 +566,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
         pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
         system_package_version=str(info.get_property("system_package_version") or ""),
+        depend=_str_list(info, properties.DEPEND),
     )
 
 

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from etpkg._internal.errors import LayoutError, WheelError
-from etpkg._internal.model import LANGUAGES, SHARED, STATIC, Component, Dependency, Sdk
+from etpkg._internal.model import (
+    LANGUAGES,
+    SHARED,
+    STATIC,
+    Component,
+    Dependency,
+    Sdk,
+    WheelRequirement,
+)
 from etpkg._internal.naming import is_static_file, library_name
 
 MARKER = "# etpkg-sdk: "
@@ -65,6 +73,18 @@ def to_json(sdk: Sdk) -> str:
     ]
     if required:  # absent when none, as in wheels made before it was recorded
         data["required"] = required
+    if sdk.wheel_requires:  # SDK wheels depended on (depend.py)
+        data["wheel_requires"] = [
+            {
+                "name": w.name,
+                "distribution": w.distribution,
+                "specifier": w.specifier,
+                "import_name": w.import_name,
+                "cmake_file_name": w.cmake_file_name,
+                "sonames": [list(pair) for pair in w.sonames],
+            }
+            for w in sdk.wheel_requires
+        ]
     if sdk.cmake_config_version_compat != "SameMajorVersion":
         data["cmake_config_version_compat"] = sdk.cmake_config_version_compat
     if sdk.system_package_version:
@@ -183,6 +203,7 @@ def from_json(text: str, where: str) -> Sdk:
         cmake_variable_prefixes=_strings(
             data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
         ),
+        wheel_requires=_wheel_requires(data.get("wheel_requires", []), what),
     )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
@@ -191,6 +212,36 @@ def from_json(text: str, where: str) -> Sdk:
     except LayoutError as exc:
         raise WheelError(f"{what}: {exc}") from exc
     return sdk
+
+
+def _wheel_requires(value: Any, what: str) -> tuple[WheelRequirement, ...]:
+    """The SDK wheels the wheel depends on (names, range, SONAMEs as built and as shipped)."""
+    where = f"{what}: wheel_requires"
+    if not isinstance(value, list):
+        raise WheelError(f"{where} is not a list")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise WheelError(f"{where}[{i}] is not an object")
+        sonames = item.get("sonames", [])
+        if not isinstance(sonames, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+            for p in sonames
+        ):
+            raise WheelError(f"{where}[{i}]: sonames is not a list of [built, shipped] pairs")
+        out.append(
+            WheelRequirement(
+                name=_string(item, "name", f"{where}[{i}]"),
+                distribution=_string(item, "distribution", f"{where}[{i}]"),
+                specifier=str(item.get("specifier") or ""),
+                import_name=_string(item, "import_name", f"{where}[{i}]"),
+                cmake_file_name=_string(item, "cmake_file_name", f"{where}[{i}]"),
+                cmake_version="",
+                package_target="",
+                sonames=tuple((a, b) for a, b in sonames),
+            )
+        )
+    return tuple(out)
 
 
 def _required(value: Any, what: str) -> tuple[Dependency, ...]:

@@ -139,6 +139,42 @@ class Dependency:
     described: Sdk | None = None
     # The CMake file name of the config the wheel carries for it ("" when none).
     cmake_file_name: str = ""
+    # The version the recipe requires, as written: "9.1.0" or a range "[>=1.0 <2]".
+    required_version: str = ""
+
+
+@dataclass(frozen=True)
+class WheelRequirement:
+    """A required package the SDK depends on as an SDK wheel of its own instead of grafting
+    it (depend.py): its wheel is a Requires-Dist, its config a find_dependency, its .pc a
+    Requires, its lib dir a relative RUNPATH into the sibling package in site-packages."""
+
+    name: str  # Conan name, e.g. "fmt"
+    distribution: str  # its wheel's distribution name, e.g. "fmt"
+    specifier: str  # PEP 440, e.g. ">=9.1.0,<9.2"
+    import_name: str  # its wheel's package dir in site-packages
+    cmake_file_name: str
+    cmake_version: str  # the lowest version find_package asks of its config, e.g. "9.1"
+    package_target: str  # its package-wide CMake target, e.g. "fmt::fmt"
+    targets: tuple[tuple[str, str], ...] = ()  # (component, CMake target) of its components
+    pkg_config_name: str = ""  # its package-wide .pc ("" when none)
+    pkg_config_names: tuple[tuple[str, str], ...] = ()  # (component, .pc name)
+    # (SONAME as built, file name in its wheel) of its shared libraries: DT_NEEDED entries
+    # of this SDK's libraries are rewritten to the second, which is never grafted.
+    sonames: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def requirement(self) -> str:
+        """The PEP 508 line of Requires-Dist."""
+        return f"{self.distribution}{self.specifier}"
+
+    def target(self, component: str) -> str:
+        """The CMake target a requirement on <name>::<component> links."""
+        return dict(self.targets).get(component, self.package_target)
+
+    def pkg_config(self, component: str) -> str:
+        """The .pc name a requirement on <name>::<component> requires."""
+        return dict(self.pkg_config_names).get(component, self.pkg_config_name)
 
 
 @dataclass(frozen=True)
@@ -195,6 +231,10 @@ class Sdk:
     # Definitions the package's own cpp_info gives (CMakeDeps' <Name>_DEFINITIONS), before
     # those of required packages are merged into its components.
     package_defines: tuple[str, ...] = ()
+    # etpkg_depend: required packages to depend on as SDK wheels ("fmt" or "fmt=<wheel
+    # name>"); once planned, each a WheelRequirement and gone from `dependencies`.
+    depend: tuple[str, ...] = ()
+    wheel_requires: tuple[WheelRequirement, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:

@@ -45,6 +45,14 @@ PYTHON_REQUIRES = Property(
     "PEP 508 requirements of the Python side, written as Requires-Dist; an extra named in a "
     'marker (extra == "x") becomes Provides-Extra. A string or a list of strings.',
 )
+DEPEND = Property(
+    "etpkg_depend",
+    "package",
+    "Required packages the wheel depends on as SDK wheels of their own instead of grafting "
+    'their libraries: "<conan name>" (the wheel etpkg makes of it, named as etpkg names it) '
+    'or "<conan name>=<distribution>"; a string or a list of strings. wheelify --depend adds '
+    "to it (docs/DEPENDENCIES.md).",
+)
 REGISTRATION_ONLY = Property(
     "etpkg_registration_only",
     "component",
@@ -53,4 +61,4 @@ REGISTRATION_ONLY = Property(
     "(archives: --whole-archive; see naming.py) or the linker drops them.",
 )
 
-ALL = (CXX_STANDARD, IMPORT_NAME, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)
+ALL = (CXX_STANDARD, DEPEND, IMPORT_NAME, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)

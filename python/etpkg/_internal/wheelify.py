@@ -21,12 +21,13 @@ from etpkg._internal import tags
 from etpkg._internal.build import checks, repair
 from etpkg._internal.build.exclude import exclude_files
 from etpkg._internal.build.licenses import grafted_licenses
-from etpkg._internal.build.probe import probe_package
+from etpkg._internal.build.probe import dependency_sonames, probe_package
 from etpkg._internal.build.publish import publish
 from etpkg._internal.build.sbom import write_sbom
 from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
 from etpkg._internal.conan import DEFAULT_SELECTION, Selection, read_package
+from etpkg._internal.depend import plan_depends
 from etpkg._internal.facts import SourceFile
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.cmake import libs_dir_name
@@ -48,6 +49,7 @@ def wheelify(
     selection: Selection = DEFAULT_SELECTION,
     strict: bool = False,
     exclude: Sequence[str] = (),
+    depend: Sequence[str] = (),
     stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
@@ -55,6 +57,8 @@ def wheelify(
     into the cache (remote.py). A build-machine path inside an ELF file's data is logged as a
     note, or refused with `strict`; in any other file it is always refused (`exclude`: globs of
     package-folder paths left out of the wheel, e.g. such a script; see build/exclude.py).
+    `depend`: required packages reached as SDK wheels of their own instead of grafted
+    ("fmt" or "fmt=<distribution>", beside the recipe's etpkg_depend; see depend.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     `stage_note(name)` is called as each step starts (the CLI's progress).
@@ -73,6 +77,9 @@ def wheelify(
     )
     for rel in excluded:
         log.warning("note: %s left out of the wheel (--exclude)", rel)
+    sonames = {d.name: dependency_sonames(d, arch) for d in sdk.dependencies}
+    sdk, files = plan_depends(sdk, files, depend, sonames)
+    never_graft = tuple(n for r in sdk.wheel_requires for pair in r.sonames for n in pair)
     view = wheel_sdk(sdk, files)
     binary = not view.header_only
     name = metadata.wheel_name(view, tags.unrepaired_platform(arch if binary else None))
@@ -102,12 +109,15 @@ def wheelify(
                 write_wheel(tree, unrepaired, name.dist_info)
                 analysis = repair.analyze(unrepaired, package.ld_paths)
                 platform = tags.strictest(analysis.platform, *([platform] if archives else []))
-                external = analysis.external
+                external = {k: v for k, v in analysis.external.items() if k not in never_graft}
                 (tmp / "repaired").mkdir()
-                repaired = repair.repair(unrepaired, platform, tmp / "repaired", package.ld_paths)
+                repaired = repair.repair(
+                    unrepaired, platform, tmp / "repaired", package.ld_paths, never_graft
+                )
                 final_tree = tmp / "final"
                 unpack_wheel(repaired, final_tree)
                 repair.restore_runpaths(final_tree)
+                repair.keep_runpaths(final_tree, {p.path: p.runpath for p in plan.patches})
         final_name = metadata.wheel_name(view, platform)
 
         # Now what was grafted is known: what consumers link, and the licences it brings.
@@ -140,7 +150,8 @@ def wheelify(
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
-        checks.raise_problems(checks.runpath_problems(final_tree, elf_files))
+        siblings = tuple(f"{r.import_name}/lib" for r in sdk.wheel_requires)
+        checks.raise_problems(checks.runpath_problems(final_tree, elf_files, siblings))
         checks.raise_problems(
             _with_exclude_hint(
                 checks.forbidden_path_problems(final_tree, forbidden, strict=strict),

@@ -22,9 +22,13 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
-def runpath_problems(root: Path, libraries: list[str]) -> list[Problem]:
-    """DT_RUNPATH only; every entry $ORIGIN-relative, non-empty and inside the wheel.
-    `libraries` (wheel-relative) must also carry $ORIGIN itself."""
+def runpath_problems(
+    root: Path, libraries: list[str], siblings: tuple[str, ...] = ()
+) -> list[Problem]:
+    """DT_RUNPATH only; every entry $ORIGIN-relative, non-empty and inside the wheel, or one
+    of `siblings` (wheel-relative lib dirs of the SDK wheels depended on, installed beside
+    this one). `libraries` (wheel-relative) must also carry $ORIGIN itself."""
+    sibling_dirs = {(root / s).resolve() for s in siblings}
     problems: list[Problem] = []
     root_resolved = root.resolve()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -55,7 +59,7 @@ def runpath_problems(root: Path, libraries: list[str]) -> list[Problem]:
                 problems.append(
                     Problem(rel, f"DT_RUNPATH entry {entry!r} points outside the wheel")
                 )
-            elif not target.is_dir():
+            elif not target.is_dir() and target not in sibling_dirs:
                 problems.append(Problem(rel, f"DT_RUNPATH entry {entry!r} points nowhere"))
     return problems
 

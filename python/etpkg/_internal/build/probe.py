@@ -216,6 +216,24 @@ def _system_headers(dep: Dependency, what: str) -> list[Tree]:
     return [Tree(system.INCLUDE_ROOT, tuple(files))]
 
 
+def dependency_sonames(dep: Dependency, arch: Arch | None) -> tuple[tuple[str, str], ...]:
+    """(SONAME as built, file name in its wheel's lib/) of each of a required package's
+    shared libraries, whether or not consumers link them (a library of the SDK may need
+    them): what an SDK wheel of it provides (depend.py). Its wheel names each library
+    lib<name>.so with that SONAME (naming.library_file), so libfmt.so.9 becomes libfmt.so."""
+    found: list[tuple[str, str]] = []
+    if dep.system or arch is None:
+        return ()
+    for name in dep.libs_names:
+        for d in dep.lib_dirs:
+            shared = d / naming.library_file(name)
+            if shared.exists():
+                info = check_shared_library(shared.resolve(), arch)
+                found.append((info.soname or shared.resolve().name, naming.library_file(name)))
+                break
+    return tuple(found)
+
+
 def _dependency_library(
     dep: Dependency, name: str, arch: Arch | None, what: str
 ) -> tuple[Library | None, str | None]:

@@ -41,15 +41,44 @@ def analyze(wheel: Path, ld_paths: tuple[Path, ...] = ()) -> Analysis:
     return Analysis(tag, external)
 
 
-def repair(wheel: Path, platform: str, out_dir: Path, ld_paths: tuple[Path, ...] = ()) -> Path:
-    """auditwheel repair --only-plat into out_dir; returns the repaired wheel."""
+def repair(
+    wheel: Path,
+    platform: str,
+    out_dir: Path,
+    ld_paths: tuple[Path, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> Path:
+    """auditwheel repair --only-plat into out_dir; returns the repaired wheel. `exclude`:
+    SONAMEs never grafted (the libraries of SDK wheels depended on)."""
+    excludes = [arg for soname in exclude for arg in ("--exclude", soname)]
     auditwheel(
-        "repair", "--plat", platform, "--only-plat", "-w", out_dir, wheel, ld_paths=ld_paths
+        "repair",
+        "--plat",
+        platform,
+        "--only-plat",
+        *excludes,
+        "-w",
+        out_dir,
+        wheel,
+        ld_paths=ld_paths,
     )
     wheels = sorted(out_dir.glob("*.whl"))
     if len(wheels) != 1:
         raise ToolError(f"auditwheel repair wrote {len(wheels)} wheels into {out_dir}, expected 1")
     return wheels[0]
+
+
+def keep_runpaths(root: Path, wanted: dict[str, str]) -> None:
+    """Puts back planned DT_RUNPATH entries (wheel path -> runpath) that repair dropped:
+    auditwheel keeps only entries naming directories inside the wheel, and a sibling
+    wheel's lib dir is not."""
+    for rel, runpath in wanted.items():
+        path = root / rel
+        info = read_elf(path)
+        have = list(info.runpath or info.rpath or ())
+        missing = [e for e in runpath.split(":") if e not in have]
+        if missing:
+            patchelf("--set-rpath", ":".join([*have, *missing]), path)
 
 
 def restore_runpaths(root: Path) -> list[Path]:

@@ -142,6 +142,8 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
     files = comp.files
     where = f"component {comp.name}"
     link_items = [sdk.component(r).target for r in comp.requires]
+    # Targets of SDK wheels depended on (depend.py), defined by their own configs.
+    link_items += _wheel_targets(sdk, comp)
     # A second library of one component is linked by path (a target has one location).
     link_items += ["${lib}/" + _item(f, f"{where}: library file") for f in files[1:]]
     deps = ["${site}/" + _item(p, f"{where}: dependency file") for p in comp.dependency_files]
@@ -184,6 +186,16 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
         runtime_files=(*runtime, *shared_deps),
         runpath=kind == "SHARED" or bool(shared_deps),
     )
+
+
+def _wheel_targets(sdk: Sdk, comp: Component) -> list[str]:
+    wheels = {w.name: w for w in sdk.wheel_requires}
+    out: list[str] = []
+    for req in comp.external_requires:
+        pkg, _, part = req.partition("::")
+        if pkg in wheels:
+            out.append(_item(wheels[pkg].target(part), f"component {comp.name}: target"))
+    return list(dict.fromkeys(out))
 
 
 def _views(sdk: Sdk) -> list[_ComponentView]:
@@ -308,6 +320,18 @@ def _context(
         # Required packages the wheel carries, found before this package's targets are made
         # (CMakeDeps' find_dependency): (file name, mode) of each this package requires.
         "bundled": _bundled_requires(sdk, is_module),
+        # SDK wheels depended on (depend.py): find_dependency, their sibling dir as a hint.
+        "wheel_requires": [
+            {
+                "cmake_file_name": w.cmake_file_name,
+                "cmake_version": w.cmake_version,
+                "import_name": w.import_name,
+                "distribution": w.distribution,
+                "specifier": w.specifier,
+                "var": re.sub(r"[^A-Za-z0-9_]", "_", w.cmake_file_name).upper(),
+            }
+            for w in sdk.wheel_requires
+        ],
         "has_headers": any(v.has_headers for v in views),
         "include_dirs": list(dict.fromkeys(d for v in views for d in v.include_dirs)),
         "build_modules": [posixpath.relpath(rel, base) for rel in sdk.build_modules],

@@ -69,14 +69,26 @@ def _digest(source: SourceFile | bytes) -> str:
     return hashlib.sha256(source).hexdigest()
 
 
-def library_patches(pkg: str, libraries: list[Library]) -> list[LibraryPatch]:
-    renames = _renames(libraries)
+def sibling_runpaths(sdk: Sdk) -> tuple[str, ...]:
+    """From <pkg>/lib or <pkg>/bin, the lib dir of each SDK wheel depended on (depend.py),
+    its sibling in the same site-packages."""
+    return tuple(f"$ORIGIN/../../{r.import_name}/lib" for r in sdk.wheel_requires)
+
+
+def library_patches(
+    pkg: str,
+    libraries: list[Library],
+    siblings: tuple[str, ...] = (),
+    wheel_renames: tuple[tuple[str, str], ...] = (),
+) -> list[LibraryPatch]:
+    renames = {**dict(wheel_renames), **_renames(libraries)}
+    runpath = ":".join([LIBRARY_RUNPATH, *siblings])
     patches = []
     for lib in libraries:
         if lib.static:
             continue
         replace = _replacements(lib.needed, renames)
-        patches.append(LibraryPatch(f"{pkg}/lib/{lib.file_name}", lib.file_name, replace))
+        patches.append(LibraryPatch(f"{pkg}/lib/{lib.file_name}", lib.file_name, replace, runpath))
     return patches
 
 
@@ -108,8 +120,12 @@ def plan_wheel(
     plan.libraries = list(files.libraries)
     for lib in plan.libraries:
         plan.add(f"{pkg}/lib/{lib.file_name}", lib.source, str(lib.source.path))
-    plan.patches = library_patches(pkg, plan.libraries)
-    renames = _renames(plan.libraries)
+    siblings = sibling_runpaths(sdk)
+    # A library of an SDK wheel depended on is named as that wheel names it (libfmt.so.9 ->
+    # libfmt.so).
+    wheel_renames = tuple(pair for r in sdk.wheel_requires for pair in r.sonames)
+    plan.patches = library_patches(pkg, plan.libraries, siblings, wheel_renames)
+    renames = {**dict(wheel_renames), **_renames(plan.libraries)}
     for exe in files.executables:
         plan.add(f"{pkg}/bin/{exe.name}", exe.source, str(exe.source.path))
         if exe.elf:
@@ -118,7 +134,7 @@ def plan_wheel(
                     f"{pkg}/bin/{exe.name}",
                     None,
                     _replacements(exe.needed, renames),
-                    EXECUTABLE_RUNPATH,
+                    ":".join([EXECUTABLE_RUNPATH, *siblings]),
                 )
             )
 

@@ -89,6 +89,9 @@ def requirements(sdk: Sdk) -> tuple[list[str], list[str]]:
             for name in _EXTRA.findall(str(req.marker)):
                 extras.add(str(canonicalize_name(name)))
         requires.append(str(req))
+    # SDK wheels depended on instead of grafted (depend.py): pip refuses a version outside
+    # the range the Conan requirement allows.
+    requires += [str(Requirement(r.requirement)) for r in sdk.wheel_requires]
     return requires, sorted(extras)
 
 

@@ -180,11 +180,18 @@ def render_component(sdk: Sdk, comp: Component) -> str:
 
 
 def _external_requires(sdk: Sdk, comp: Component) -> list[str]:
-    """The .pc names of the carried packages (Sdk.bundled) the component requires."""
+    """The .pc names of the carried packages (Sdk.bundled) and of the SDK wheels depended on
+    (Sdk.wheel_requires) the component requires."""
     bundled = {b.name: b for b in sdk.bundled}
+    wheels = {w.name: w for w in sdk.wheel_requires}
     out: list[str] = []
     for req in comp.external_requires:
         pkg, _, part = req.partition("::")
+        wheel = wheels.get(pkg)
+        if wheel is not None:  # an SDK wheel depended on: its own .pc (PKG_CONFIG_PATH)
+            if wheel.pkg_config(part):
+                out.append(wheel.pkg_config(part))
+            continue
         dep = bundled.get(pkg)
         if dep is None:
             continue

@@ -56,6 +56,15 @@ def add_verify_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         help="where the per-version CMake venvs are kept between runs (default: "
         "$ETPKG_CACHE_DIR, else $XDG_CACHE_HOME/etpkg, else ~/.cache/etpkg; then cmake-venvs)",
     )
+    p.add_argument(
+        "--find-links",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="where the SDK wheels this one depends on are (repeatable; default: the wheel's "
+        "directory); each is installed within the wheel's range and the consumers run on both",
+    )
     p.add_argument("-v", "--verbose", action="count", default=0, help="log each check as it runs")
     add_quiet_flag(p)
     p.set_defaults(func=verify_command)
@@ -75,6 +84,7 @@ def verify_command(args: argparse.Namespace) -> int:
             work_dir=args.work,
             cmake_cache=args.cmake_cache,
             progress=progress.step,
+            find_links=args.find_links,
         )
     finally:
         progress.done()

@@ -25,6 +25,7 @@ from etpkg._internal.verify.consumers import render, write
 from etpkg._internal.verify.contracts import (
     citizen,
     components,
+    depends,
     entry_points,
     files,
     headers,
@@ -179,6 +180,9 @@ class Suite:
     def check_relocation(self) -> str:
         return relocation.check(self)
 
+    def check_depends(self) -> str:
+        return depends.check(self)
+
     def check_entry_points(self) -> str:
         return entry_points.check(self.ws)
 
@@ -201,6 +205,8 @@ class Suite:
             self.check_entry_points,
         ))
         plan.append(("versions", self.check_versions))
+        if self.ws.sdk.wheel_requires:
+            plan.append(("SDK wheels depended on", self.check_depends))
         plan.append(("unknown component", self.check_unknown_component))
         for version, gen in matrix:
             plan.append((f"targets {version} {gen}", partial(self.check_targets, version, gen)))
@@ -234,6 +240,7 @@ def verify_wheel(
     work_dir: Path | None = None,
     cmake_cache: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    find_links: Sequence[Path] = (),
 ) -> Report:
     """work_dir None: a temporary directory, removed at the end (the caller's directory is never
     written); cmake_cache None: the user cache (cache.cmake_cache_dir()). The headers check is
@@ -242,7 +249,7 @@ def verify_wheel(
         if work_dir is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="etpkg-verify-"))
             work_dir = Path(tmp)
-        ws = prepare(wheel, work_dir, cmake_cache or cmake_cache_dir())
+        ws = prepare(wheel, work_dir, cmake_cache or cmake_cache_dir(), tuple(find_links))
         suite = Suite(
             ws,
             versions=tuple(cmake_versions or CMAKE_VERSIONS),

@@ -29,6 +29,8 @@ class Workspace:
     root: Path  # a path with a space in it
     sdk: Sdk  # read back from the wheel's manifest
     cmake_cache: Path
+    # Where the SDK wheels it depends on are found (default: the wheel's own directory).
+    find_links: tuple[Path, ...] = ()
     venv: Path = field(init=False)
     site: Path = field(init=False)
     poison: Path = field(init=False)
@@ -56,9 +58,17 @@ class Workspace:
         return self.site / libs_dir_name(self.sdk)
 
     @property
-    def wheel_lib_dirs(self) -> tuple[Path, Path]:
-        """Where an app run against the installed wheel loads its libraries from."""
-        return self.lib_dir, self.grafted_dir
+    def wheel_lib_dirs(self) -> tuple[Path, ...]:
+        """Where an app run against the installed wheel loads its libraries from: its lib
+        dir, its grafted libraries, the lib dirs of the SDK wheels it depends on."""
+        siblings = tuple(self.site / r.import_name / "lib" for r in self.sdk.wheel_requires)
+        return (self.lib_dir, self.grafted_dir, *siblings)
+
+    @property
+    def pkg_config_path(self) -> str:
+        """PKG_CONFIG_PATH holding its .pc files and those of the SDK wheels it depends on."""
+        dirs = [self.pkg_root, *(self.site / r.import_name for r in self.sdk.wheel_requires)]
+        return os.pathsep.join(str(d / "lib" / "pkgconfig") for d in dirs)
 
     @property
     def python_log(self) -> Path:
@@ -86,6 +96,16 @@ class Workspace:
             script.chmod(0o755)
 
     def reinstall(self) -> None:
+        if self.sdk.wheel_requires:  # the SDK wheels it depends on, each within its range
+            links = self.find_links or (self.wheel.parent,)
+            run(
+                [
+                    sys.executable, "-m", "pip", "--python", self.venv / "bin" / "python",
+                    "install", "--quiet", "--no-deps", "--no-index",
+                    *(a for d in links for a in ("--find-links", d)),
+                    *(r.requirement for r in self.sdk.wheel_requires),
+                ]
+            )  # fmt: skip
         run(
             [
                 sys.executable,
@@ -173,8 +193,11 @@ class Workspace:
         return ensure_cmake(version, self.cmake_cache)
 
 
-def prepare(wheel: Path, work: Path, cmake_cache: Path) -> Workspace:
-    """Reads the wheel's manifest; installs it under work/'etpkg verify' (has a space)."""
+def prepare(
+    wheel: Path, work: Path, cmake_cache: Path, find_links: tuple[Path, ...] = ()
+) -> Workspace:
+    """Reads the wheel's manifest; installs it (and the SDK wheels it depends on, from
+    find_links) under work/'etpkg verify' (has a space)."""
     wheel = wheel.resolve()
     if not wheel.is_file():
         raise WheelError(f"no such wheel: {wheel}")
@@ -183,6 +206,6 @@ def prepare(wheel: Path, work: Path, cmake_cache: Path) -> Workspace:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    ws = Workspace(wheel, root, sdk, cmake_cache.resolve())
+    ws = Workspace(wheel, root, sdk, cmake_cache.resolve(), tuple(d.resolve() for d in find_links))
     ws.install()
     return ws

@@ -113,13 +113,15 @@ def check(suite: Suite) -> str:
     # The package's prefixes, and those of the required packages it carries configs for
     # (found as CMakeDeps' find_dependency would: their variables reach the caller too).
     carried = [d.cmake_file_name for d in m.dependencies if d.cmake_file_name]
+    carried += [r.cmake_file_name for r in m.wheel_requires]  # SDK wheels depended on
     # CMakeDeps' own prefixes too: the file name upper-cased as it is (YAML-CPP, MICROSOFT.GSL).
     prefixes = [m.cmake_file_name, m.cmake_file_name.upper(), m.variable_prefix]
     prefixes += m.cmake_variable_prefixes
     prefixes += [
         p for c in carried for p in (c, c.upper(), re.sub(r"[^A-Za-z0-9_]", "_", c).upper())
     ]
-    own = re.compile(rf"^_?({'|'.join(re.escape(p) for p in prefixes)})_")
+    # find_dependency (an SDK wheel depended on) leaves CMake's own _CMAKE_<dep>_* behind.
+    own = re.compile(rf"^(_CMAKE)?_?({'|'.join(re.escape(p) for p in prefixes)})_")
     changed = sorted(
         k
         for k in after

@@ -50,7 +50,7 @@ def app(
     with --as-needed (retention must hold); it needs and loads exactly comps' files."""
     ws, m = suite.ws, suite.sdk
     label, exe = tool
-    env = dict(os.environ, PKG_CONFIG_PATH=str(ws.lib_dir / "pkgconfig"))
+    env = dict(os.environ, PKG_CONFIG_PATH=ws.pkg_config_path)
     env.pop("PKG_CONFIG_LIBDIR", None)
     flags = shlex.split(run([exe, "--cflags", "--libs", *modules], env=env).stdout)
     c_app = c_only(m)

@@ -56,7 +56,7 @@ def check(suite: Suite, version: str, generator: str) -> str:
     ):
         raise CheckFailed(
             f"build-tree app DT_RUNPATH {':'.join(runpath)}; expected "
-            f"$ORIGIN:$ORIGIN/../lib then only {ws.lib_dir} (and {ws.grafted_dir})"
+            f"$ORIGIN:$ORIGIN/../lib then only {', '.join(map(str, ws.wheel_lib_dirs))}"
         )
     if not all_files and info.runpath is not None:
         raise CheckFailed(f"the app links no shared library, yet has DT_RUNPATH {runpath}")
