@@ -44,10 +44,20 @@ else
       --basetemp "$tmp/$name" "$@" 2>&1 | sed -u "s/^/[$name] /"
     return "${PIPESTATUS[0]}"
   }
-  shard sdk tests/consumers tests/etpkg "$@" &
+  sdk_paths=(tests/consumers tests/etpkg)
+  # The runtime process starts with what needs no in-tree build (those compile meanwhile in
+  # the background), then every other suite folder, a new one included.
+  runtime_paths=(tests/corpus tests/etrt_python tests/etrt_cpp)
+  for dir in tests/*/; do
+    dir=${dir%/}
+    if [[ " ${sdk_paths[*]} ${runtime_paths[*]} " != *" $dir "* ]] &&
+      [ -n "$(find "$dir" -name 'test_*.py' -print -quit)" ]; then
+      runtime_paths+=("$dir")
+    fi
+  done
+  shard sdk "${sdk_paths[@]}" "$@" &
   sdk=$!
-  CONAN_HOME="$ETRT_ROOT/build/conan-home-runtime" \
-    shard runtime tests --ignore=tests/consumers --ignore=tests/etpkg "$@" &
+  CONAN_HOME="$ETRT_ROOT/build/conan-home-runtime" shard runtime "${runtime_paths[@]}" "$@" &
   runtime=$!
   status=0
   wait "$sdk" || status=1
