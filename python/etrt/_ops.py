@@ -266,7 +266,19 @@ SYMBOLIC_OPS: frozenset[str] = frozenset(
     }
 )
 
-SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS
+# PT2E's quantize/dequantize ops and the integer kernels quantized.py folds q/dq patterns into.
+QUANTIZED_OPS: frozenset[str] = frozenset(
+    {
+        "quantized_decomposed::quantize_per_tensor",
+        "quantized_decomposed::dequantize_per_tensor",
+        "quantized_decomposed::quantize_per_channel",
+        "quantized_decomposed::dequantize_per_channel",
+        "etrt_quant::conv2d",
+        "etrt_quant::linear",
+    }
+)
+
+SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS | QUANTIZED_OPS
 
 # Ops whose kernel may write its output over its first argument (`self`): a state update the
 # exporter writes into the state itself when nothing reads the old value afterwards.
