@@ -444,4 +444,10 @@ def kernel_dtypes(name: str) -> tuple[str, ...]:
 
 def refusal(name: str) -> str | None:
     """Why etrt refuses op `name` at export, or None when it does not."""
+    if name.startswith("quantized_decomposed::") and name not in QUANTIZED_OPS:
+        return (
+            "a quantization scheme etrt does not run (dynamic, per-token or group-wise "
+            "quantization); etrt runs PT2E static int8: per-tensor quantize/dequantize with "
+            "constant scales, per-channel weights"
+        )
     return REFUSED_OPS.get(name)

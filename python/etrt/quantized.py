@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.ao.quantization.fx._decomposed  # noqa: F401  (defines torch.ops.quantized_decomposed)
+import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-_LIB = torch.library.Library("etrt_quant", "DEF")
+_LIB: Any = torch.library.Library("etrt_quant", "DEF")  # type: ignore[no-untyped-call]
 _COMMON = (
     "Tensor input, Tensor weight, Tensor weight_scale, Tensor? bias, float input_scale, "
     "int input_zero_point, float output_scale, int output_zero_point, int output_min, "
@@ -154,7 +154,11 @@ def _int8_activation(node: Any) -> _Activation | None:
     if node.kwargs.get("out_dtype") not in (None, torch.float32):
         return None
     scale, zp = node.args[1], node.args[2]
-    if not isinstance(scale, float) or not isinstance(zp, int) or not isinstance(node.args[0], Node):
+    if (
+        not isinstance(scale, float)
+        or not isinstance(zp, int)
+        or not isinstance(node.args[0], Node)
+    ):
         return None
     return _Activation(node.args[0], scale, zp)
 
@@ -243,7 +247,8 @@ class _Folder:
         self.graph.erase_node(q)
 
     def fold_conv(self, q: Node, conv: Node, out: _Output) -> int:
-        x, w, b, stride, padding, dilation, transposed, _, groups = conv.args[:9]
+        conv_args: Any = conv.args[:9]
+        x, w, b, stride, padding, dilation, transposed, _, groups = conv_args
         act, weight = _int8_activation(x), self.weight(w)
         ok, bias = self.bias(b)
         val = conv.meta.get("val")
@@ -260,7 +265,10 @@ class _Folder:
     def fold_linear(self, q: Node, src: Node, out: _Output) -> int:
         """addmm(bias, x, permute(w)) or mm(x, permute(w)), 2-D or between the views of a
         linear over more dimensions."""
-        mm = src
+        mm: Any = src
+        b: Any
+        x: Any
+        wt: Any
         if _is(src, _ATEN.view.default) and isinstance(src.args[0], Node):
             mm = src.args[0]
             if len(mm.users) != 1:
