@@ -431,10 +431,23 @@ _INTEGER_DOMAIN_OPS = frozenset(
 )
 
 
+# The quantized ops' input dtypes: float32 in, int8/uint8/int32 out, and back.
+_QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
+    "quantized_decomposed::quantize_per_tensor": ("float32",),
+    "quantized_decomposed::quantize_per_channel": ("float32",),
+    "quantized_decomposed::dequantize_per_tensor": ("int32", "int8", "uint8"),
+    "quantized_decomposed::dequantize_per_channel": ("int32", "int8", "uint8"),
+    "etrt_quant::conv2d": ("int8",),
+    "etrt_quant::linear": ("int8",),
+}
+
+
 def kernel_dtypes(name: str) -> tuple[str, ...]:
     """The dtypes op `name` runs for (float16 and bfloat16 through float32, upcast.py unless
     HALF_NATIVE_OPS); the exporter refuses float-only kernels' other dtypes.
     tests/etrt_python/test_opinfo.py checks each claim against torch's samples."""
+    if name in _QUANTIZED_DTYPES:
+        return _QUANTIZED_DTYPES[name]
     if name in FLOAT_ONLY_OPS or name in _FLOAT_DOMAIN_OPS:
         return FLOAT_DTYPES
     if name in _INTEGER_DOMAIN_OPS:
