@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <immintrin.h>
 
 #include "heavy.h"
 #include "util.h"
@@ -289,6 +291,106 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
   });
 }
 
+// ---------------------------------------------------------------------------------------------
+// AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each int32 lane. The input is stored
+// as u8 (x + 128) and the product corrected by (zero point + 128) * sum_k w[n][k]. Weights are
+// packed per call into blocks of 16 output channels x 4 taps (64 bytes), K padded to 4 with 0.
+
+constexpr int64_t kNr = 32;  // output channels per tile: two zmm of int32
+constexpr int64_t kMr = 8;   // rows (pixels) per tile
+
+// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it).
+bool vnni_enabled() {
+  static const bool enabled = [] {
+    const char* cap = std::getenv("ETRT_INT8_ISA");
+    if (cap != nullptr && std::string(cap) == "portable") return false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+  }();
+  return enabled;
+}
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// packed: [cols / 16 blocks][k4][16][4] int8; wsum[n] = sum_k w[n][k] (cols padded to kNr).
+void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t* wsum) {
+  const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr);
+  for (int64_t n = 0; n < colsp; ++n) {
+    int32_t sum = 0;
+    const int64_t block = n / 16, lane = n % 16;
+    for (int64_t kk = 0; kk < k4 * 4; ++kk) {
+      const int8_t v = (n < cols && kk < k) ? w[n * k + kk] : int8_t{0};
+      sum += v;
+      packed[((block * k4 + kk / 4) * 16 + lane) * 4 + kk % 4] = v;
+    }
+    wsum[n] = sum;
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint8_t* a, int64_t kp,
+                                                                     const int8_t* b0, const int8_t* b1,
+                                                                     int64_t k4, int32_t* acc_out) {
+  __m512i acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < k4; ++q) {
+    const __m512i w0 = _mm512_loadu_si512(b0 + q * 64);
+    const __m512i w1 = _mm512_loadu_si512(b1 + q * 64);
+    for (int r = 0; r < MR; ++r) {
+      int32_t four;
+      std::memcpy(&four, a + r * kp + q * 4, 4);
+      const __m512i av = _mm512_set1_epi32(four);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm512_storeu_si512(acc_out + r * kNr, acc[r][0]);
+    _mm512_storeu_si512(acc_out + r * kNr + 16, acc[r][1]);
+  }
+}
+#endif
+
+// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] u8 by the packed weights.
+void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
+                       int32_t a_zero, int64_t cols, const Requant& r, int64_t n0, int8_t* out, int64_t mstride,
+                       int64_t nstride) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const int64_t k4 = kp / 4, tiles = (rows + kMr - 1) / kMr;
+  parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[kMr * kNr];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t m = t * kMr, mr = std::min(kMr, rows - m);
+      for (int64_t n = 0; n < cols; n += kNr) {
+        const int8_t* b0 = packed + (n / 16) * k4 * 64;
+        const int8_t* b1 = b0 + k4 * 64;
+        if (mr == kMr) {
+          vnni_tile<kMr>(a + m * kp, kp, b0, b1, k4, acc);
+        } else {
+          for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
+        }
+        const int64_t nr = std::min(kNr, cols - n);
+        for (int64_t i = 0; i < mr; ++i) {
+          for (int64_t j = 0; j < nr; ++j) {
+            const int32_t v = acc[i * kNr + j] - a_zero * wsum[n + j];
+            out[(m + i) * mstride + (n + j) * nstride] = requantize(v, r, n0 + n + j);
+          }
+        }
+      }
+    }
+  });
+#else
+  (void)a, (void)rows, (void)kp, (void)packed, (void)wsum, (void)a_zero, (void)cols, (void)r, (void)n0;
+  (void)out, (void)mstride, (void)nstride;
+#endif
+}
+
 struct QuantArgs {
   Tensor* input = nullptr;
   Tensor* weight = nullptr;
@@ -336,18 +438,14 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
   return true;
 }
 
-// Per-call buffers: weights widened to int16 and the requantization multipliers.
-bool prepare(KernelContext& ctx, const char* op, const QuantArgs& q, int16_t** wide, Requant* r) {
+// The requantization multipliers (in_scale * w_scale[n]) and output parameters.
+bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Requant* r) {
   const int64_t cout = q.weight->size(0);
-  const int64_t n = q.weight->numel();
-  *wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(int16_t)));
   float* mult = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(cout, 1)) * sizeof(float)));
-  if (*wide == nullptr || mult == nullptr) {
-    fail(ctx, op, "out of memory for the widened weights");
+  if (mult == nullptr) {
+    fail(ctx, op, "out of memory for the requantization multipliers");
     return false;
   }
-  const int8_t* w = q.weight->data_as<int8_t>();
-  for (int64_t i = 0; i < n; ++i) (*wide)[i] = w[i];
   const float in_scale = static_cast<float>(q.in_scale);
   for (int64_t c = 0; c < cout; ++c) mult[c] = in_scale * q.w_scale->data_as<float>()[c];
   r->multiplier = mult;
@@ -357,6 +455,70 @@ bool prepare(KernelContext& ctx, const char* op, const QuantArgs& q, int16_t** w
   r->lo = static_cast<float>(q.lo);
   r->hi = static_cast<float>(q.hi);
   return true;
+}
+
+// The portable path's weights, widened to int16.
+int16_t* widen_weights(KernelContext& ctx, const char* op, const Tensor& w) {
+  const int64_t n = w.numel();
+  auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(int16_t)));
+  if (wide == nullptr) {
+    fail(ctx, op, "out of memory for the widened weights");
+    return nullptr;
+  }
+  for (int64_t i = 0; i < n; ++i) wide[i] = w.data_as<int8_t>()[i];
+  return wide;
+}
+
+// The VNNI path's packed weights for `groups` products of `cols` x `k` each.
+struct Packed {
+  int8_t* data = nullptr;
+  int32_t* wsum = nullptr;
+  int64_t kp = 0, colsp = 0;
+};
+
+bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t groups, int64_t cols, int64_t k,
+                  Packed* p) {
+  p->kp = round_up(k, 4);
+  p->colsp = round_up(cols, kNr);
+  p->data = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp * p->kp)));
+  p->wsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp) * sizeof(int32_t)));
+  if (p->data == nullptr || p->wsum == nullptr) {
+    fail(ctx, op, "out of memory for the packed weights");
+    return false;
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    vnni_pack(w + g * cols * k, cols, k, p->data + g * p->colsp * p->kp, p->wsum + g * p->colsp);
+  }
+  return true;
+}
+
+// Depthwise (one input and one output channel per group): taps summed per pixel.
+void depthwise(const int8_t* x, const int8_t* w, int64_t n, int64_t c, int64_t h, int64_t wd, int64_t kh, int64_t kw,
+               int64_t sh, int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int64_t oh, int64_t ow,
+               int32_t zp, const Requant& r, int8_t* out) {
+  parallel_for(0, n * c, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t ch = i % c;
+      const int8_t* plane = x + i * h * wd;
+      const int8_t* taps = w + ch * kh * kw;
+      int8_t* o = out + i * oh * ow;
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          int32_t acc = 0;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = oy * sh - ph + ky * dh;
+            if (iy < 0 || iy >= h) continue;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t ix = ox * sw - pw + kx * dw;
+              if (ix < 0 || ix >= wd) continue;
+              acc += (static_cast<int32_t>(plane[iy * wd + ix]) - zp) * taps[ky * kw + kx];
+            }
+          }
+          o[oy * ow + ox] = requantize(acc, r, ch);
+        }
+      }
+    }
+  });
 }
 
 }  // namespace
@@ -392,35 +554,59 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   const int64_t out_sizes[4] = {n, cout, oh, ow};
   Tensor* out = output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
   if (out == nullptr) return;
-  int16_t* wide = nullptr;
   Requant r;
-  if (!prepare(ctx, op, q, &wide, &r)) return;
+  if (!prepare_requant(ctx, op, q, &r)) return;
   const int64_t k = cg * kh * kw, pixels = oh * ow, coutg = cout / groups;
-  int16_t* cols = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * k) * sizeof(int16_t)));
-  if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
   const int8_t* xd = x.data_as<int8_t>();
   int8_t* od = out->data_as<int8_t>();
-  const int16_t zp = static_cast<int16_t>(q.in_zp);
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t g = 0; g < groups; ++g) {
-      // Unfold: row p holds the taps of output pixel p, (x - zero point), padding as 0.
-      parallel_for(0, pixels, 64, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) {
-          const int64_t oy = p / ow, ox = p % ow;
-          int16_t* row = cols + p * k;
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            const int8_t* plane = xd + ((b * c) + g * cg + ci) * h * wd;
-            for (int64_t ky = 0; ky < kh; ++ky) {
-              const int64_t iy = oy * sh - ph + ky * dh;
-              for (int64_t kx = 0; kx < kw; ++kx) {
-                const int64_t ix = ox * sw - pw + kx * dw;
-                const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < wd;
-                *row++ = inside ? static_cast<int16_t>(plane[iy * wd + ix] - zp) : int16_t{0};
-              }
+  const int32_t zp = static_cast<int32_t>(q.in_zp);
+  if (cg == 1 && coutg == 1) {
+    depthwise(xd, w.data_as<int8_t>(), n, c, h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, zp, r, od);
+    return;
+  }
+  // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point).
+  auto unfold = [&](auto* rows, int64_t row_len, int64_t b, int64_t g, auto value, auto pad) {
+    parallel_for(0, pixels, 64, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t oy = p / ow, ox = p % ow;
+        auto* row = rows + p * row_len;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int8_t* plane = xd + ((b * c) + g * cg + ci) * h * wd;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = oy * sh - ph + ky * dh;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t ix = ox * sw - pw + kx * dw;
+              const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < wd;
+              *row++ = inside ? value(plane[iy * wd + ix]) : pad;
             }
           }
         }
-      });
+        for (int64_t j = k; j < row_len; ++j) *row++ = 0;
+      }
+    });
+  };
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, w.data_as<int8_t>(), groups, coutg, k, &pk)) return;
+    auto* cols = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
+    if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
+    const auto pad = static_cast<uint8_t>(zp + 128);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t g = 0; g < groups; ++g) {
+        unfold(cols, pk.kp, b, g, [](int8_t v) { return static_cast<uint8_t>(v + 128); }, pad);
+        vnni_gemm_requant(cols, pixels, pk.kp, pk.data + g * pk.colsp * pk.kp, pk.wsum + g * pk.colsp, zp + 128,
+                          coutg, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1, pixels);
+      }
+    }
+    return;
+  }
+  int16_t* wide = widen_weights(ctx, op, w);
+  if (wide == nullptr) return;
+  auto* cols = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * k) * sizeof(int16_t)));
+  if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      unfold(cols, k, b, g, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
       gemm_requant(cols, wide + g * coutg * k, pixels, coutg, k, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1,
                    pixels);
     }
@@ -445,13 +631,25 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   out_sizes[x.dim() - 1] = cols;
   Tensor* out = output_arg(ctx, op, args, 10, ScalarType::Char, Span<const int64_t>(out_sizes, static_cast<size_t>(x.dim())));
   if (out == nullptr) return;
-  int16_t* wide = nullptr;
   Requant r;
-  if (!prepare(ctx, op, q, &wide, &r)) return;
-  int16_t* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
-  if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
+  if (!prepare_requant(ctx, op, q, &r)) return;
   const int8_t* xd = x.data_as<int8_t>();
-  const int16_t zp = static_cast<int16_t>(q.in_zp);
+  const int32_t zp = static_cast<int32_t>(q.in_zp);
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
+    auto* a = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
+    if (a == nullptr) return fail(ctx, op, "out of memory for the input rows");
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < pk.kp; ++j) a[i * pk.kp + j] = j < k ? static_cast<uint8_t>(xd[i * k + j] + 128) : 0;
+    }
+    vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
+    return;
+  }
+  int16_t* wide = widen_weights(ctx, op, w);
+  if (wide == nullptr) return;
+  auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
+  if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
   for (int64_t i = 0; i < rows * k; ++i) a[i] = static_cast<int16_t>(xd[i] - zp);
   gemm_requant(a, wide, rows, cols, k, r, 0, out->data_as<int8_t>(), cols, 1);
 }
