@@ -8,7 +8,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include "heavy.h"
 #include "util.h"
