@@ -100,6 +100,30 @@ def test_integer_kernels_equal_the_folded_graph_run_by_torch(
     assert torch.equal(got, want)
 
 
+def test_portable_int8_path_gives_the_same_integers(
+    inprocess_runtime: Path, converted: nn.Module, tmp_path: Path
+) -> None:
+    """ETRT_INT8_ISA=portable (the path of CPUs without AVX-512 VNNI) against this process's
+    kernels: the same integers, whichever path this machine picks."""
+    x = _inputs(11)
+    path = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
+    np.save(tmp_path / "x.npy", x.numpy())
+    script = (
+        "import sys, numpy as np, etrt\n"
+        "out = etrt.load(sys.argv[1]).forward(np.load(sys.argv[2]))\n"
+        "np.save(sys.argv[3], np.asarray(out[0]))\n"
+    )
+    env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime), "ETRT_INT8_ISA": "portable"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(path), *(str(tmp_path / f) for f in ("x.npy", "y.npy"))],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    portable = torch.from_numpy(np.load(tmp_path / "y.npy"))
+    here = torch.from_numpy(np.asarray(etrt.load(path).forward(x.numpy())[0]))
+    assert torch.equal(portable, here)
+
+
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
