@@ -271,10 +271,20 @@ struct Requant {
   float lo = -128, hi = 127;
 };
 
+// Round half to even without a libm call: below 2^22 in magnitude, adding and subtracting
+// 1.5 * 2^23 rounds in the default mode. Values are first clamped to +-2^22, which changes
+// nothing once the result is clamped to the int8 range.
+inline float round_even_fast(float v) {
+  constexpr float kMagic = 12582912.0f;
+  constexpr float kLimit = 4194304.0f;
+  v = std::min(std::max(v, -kLimit), kLimit);
+  return (v + kMagic) - kMagic;  // not folded: the build does not use -ffast-math
+}
+
 inline int8_t requantize(int32_t acc, const Requant& r, int64_t n) {
   float y = static_cast<float>(acc) * r.multiplier[n];
   if (r.bias != nullptr) y += r.bias[n];
-  float v = round_even(y * r.inv_out_scale) + r.out_zp;
+  float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
   return static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
 }
 
@@ -323,16 +333,28 @@ inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // packed: [cols / 16 blocks][k4][16][4] int8; wsum[n] = sum_k w[n][k] (cols padded to kNr).
 void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t* wsum) {
-  const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr);
+  const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr), full = k / 4;
   for (int64_t n = 0; n < colsp; ++n) {
     int32_t sum = 0;
-    const int64_t block = n / 16, lane = n % 16;
-    for (int64_t kk = 0; kk < k4 * 4; ++kk) {
-      const int8_t v = (n < cols && kk < k) ? w[n * k + kk] : int8_t{0};
-      sum += v;
-      packed[((block * k4 + kk / 4) * 16 + lane) * 4 + kk % 4] = v;
+    if (n < cols) {
+      for (int64_t kk = 0; kk < k; ++kk) sum += w[n * k + kk];
     }
     wsum[n] = sum;
+  }
+  for (int64_t block = 0; block < colsp / 16; ++block) {
+    for (int64_t q = 0; q < k4; ++q) {
+      int8_t* dst = packed + (block * k4 + q) * 64;
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t n = block * 16 + lane;
+        if (n < cols && q < full) {
+          std::memcpy(dst + lane * 4, w + n * k + q * 4, 4);
+        } else {
+          for (int64_t j = 0; j < 4; ++j) {
+            dst[lane * 4 + j] = (n < cols && q * 4 + j < k) ? w[n * k + q * 4 + j] : int8_t{0};
+          }
+        }
+      }
+    }
   }
 }
 
@@ -568,24 +590,36 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
     depthwise(xd, w.data_as<int8_t>(), n, c, h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, zp, r, od);
     return;
   }
-  // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point).
+  // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point). Per
+  // output row and tap, the output columns that read inside the input are one range.
   auto unfold = [&](auto* rows, int64_t row_len, int64_t b, int64_t g, auto value, auto pad) {
-    parallel_for(0, pixels, 64, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t oy = p / ow, ox = p % ow;
-        auto* row = rows + p * row_len;
+    parallel_for(0, oh, 1, [&](int64_t y0, int64_t y1) {
+      for (int64_t oy = y0; oy < y1; ++oy) {
+        auto* base = rows + oy * ow * row_len;
         for (int64_t ci = 0; ci < cg; ++ci) {
           const int8_t* plane = xd + ((b * c) + g * cg + ci) * h * wd;
           for (int64_t ky = 0; ky < kh; ++ky) {
             const int64_t iy = oy * sh - ph + ky * dh;
             for (int64_t kx = 0; kx < kw; ++kx) {
-              const int64_t ix = ox * sw - pw + kx * dw;
-              const bool inside = iy >= 0 && iy < h && ix >= 0 && ix < wd;
-              *row++ = inside ? value(plane[iy * wd + ix]) : pad;
+              auto* dst = base + (ci * kh + ky) * kw + kx;
+              const int64_t shift = kx * dw - pw;  // ix = ox * sw + shift
+              int64_t lo = 0, hi = 0;
+              if (iy >= 0 && iy < h) {
+                lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+                hi = wd - 1 - shift < 0 ? 0 : std::min(ow, (wd - 1 - shift) / sw + 1);
+                lo = std::min(lo, hi);
+              }
+              for (int64_t ox = 0; ox < lo; ++ox) dst[ox * row_len] = pad;
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox * row_len] = value(plane[iy * wd + ox * sw + shift]);
+              for (int64_t ox = hi; ox < ow; ++ox) dst[ox * row_len] = pad;
             }
           }
         }
-        for (int64_t j = k; j < row_len; ++j) *row++ = 0;
+        if (row_len > k) {
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            for (int64_t j = k; j < row_len; ++j) base[ox * row_len + j] = 0;
+          }
+        }
       }
     });
   };
