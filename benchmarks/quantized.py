@@ -18,6 +18,7 @@ QDQ model.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import statistics
 import sys
@@ -59,6 +60,8 @@ def _ort_session(model: torch.nn.Module, x: torch.Tensor, work: Path) -> Callabl
         )
     except ImportError as exc:
         return f"onnxruntime not importable ({exc.name})"
+    ort.set_default_logger_severity(3)  # its notes on unused initializers are not figures
+    logging.getLogger().setLevel(logging.ERROR)  # nor the quantizer's pre-processing advice
     fp32, int8 = work / "model.onnx", work / "model.int8.onnx"
     try:
         torch.onnx.export(model, (x,), str(fp32), input_names=["x"], dynamo=False)
