@@ -15,6 +15,7 @@ from .errors import EtrtError, ExportError, ProgramFormatError, SpecError
 _LAZY = {
     "export": "exporter",
     "export_program": "exporter",
+    "quantize": "quantization",
     "Program": "program",
     "ProgramInfo": "program",
     "load_program_info": "program",

@@ -266,7 +266,19 @@ SYMBOLIC_OPS: frozenset[str] = frozenset(
     }
 )
 
-SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS
+# PT2E's quantize/dequantize ops and the integer kernels quantized.py folds q/dq patterns into.
+QUANTIZED_OPS: frozenset[str] = frozenset(
+    {
+        "quantized_decomposed::quantize_per_tensor",
+        "quantized_decomposed::dequantize_per_tensor",
+        "quantized_decomposed::quantize_per_channel",
+        "quantized_decomposed::dequantize_per_channel",
+        "etrt_quant::conv2d",
+        "etrt_quant::linear",
+    }
+)
+
+SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS | QUANTIZED_OPS
 
 # Ops whose kernel may write its output over its first argument (`self`): a state update the
 # exporter writes into the state itself when nothing reads the old value afterwards.
@@ -419,10 +431,23 @@ _INTEGER_DOMAIN_OPS = frozenset(
 )
 
 
+# The quantized ops' input dtypes: float32 in, int8/uint8/int32 out, and back.
+_QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
+    "quantized_decomposed::quantize_per_tensor": ("float32",),
+    "quantized_decomposed::quantize_per_channel": ("float32",),
+    "quantized_decomposed::dequantize_per_tensor": ("int32", "int8", "uint8"),
+    "quantized_decomposed::dequantize_per_channel": ("int32", "int8", "uint8"),
+    "etrt_quant::conv2d": ("int8",),
+    "etrt_quant::linear": ("int8",),
+}
+
+
 def kernel_dtypes(name: str) -> tuple[str, ...]:
     """The dtypes op `name` runs for (float16 and bfloat16 through float32, upcast.py unless
     HALF_NATIVE_OPS); the exporter refuses float-only kernels' other dtypes.
     tests/etrt_python/test_opinfo.py checks each claim against torch's samples."""
+    if name in _QUANTIZED_DTYPES:
+        return _QUANTIZED_DTYPES[name]
     if name in FLOAT_ONLY_OPS or name in _FLOAT_DOMAIN_OPS:
         return FLOAT_DTYPES
     if name in _INTEGER_DOMAIN_OPS:
@@ -432,4 +457,10 @@ def kernel_dtypes(name: str) -> tuple[str, ...]:
 
 def refusal(name: str) -> str | None:
     """Why etrt refuses op `name` at export, or None when it does not."""
+    if name.startswith("quantized_decomposed::") and name not in QUANTIZED_OPS:
+        return (
+            "a quantization scheme etrt does not run (dynamic, per-token or group-wise "
+            "quantization); etrt runs PT2E static int8: per-tensor quantize/dequantize with "
+            "constant scales, per-channel weights"
+        )
     return REFUSED_OPS.get(name)

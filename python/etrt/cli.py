@@ -93,6 +93,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="export even if etrt lacks a kernel for an op",
     )
     exp.add_argument(
+        "--quantize",
+        choices=("int8",),
+        help="quantize a FACTORY's model first (PT2E static int8, calibrated on its example "
+        "inputs; see docs/quantization.md); a .pt2 converted with convert_pt2e needs no flag",
+    )
+    exp.add_argument(
         "--external-constants",
         action="store_true",
         help="keep the weights out of the program: write them, by parameter name, to a named "
@@ -192,8 +198,10 @@ _NO_TORCH = (
 
 
 def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    if args.spec.endswith(".pt2") and (args.strict or args.no_dynamic_shapes):
-        parser.error("--strict and --no-dynamic-shapes apply to a FACTORY; a .pt2 is exported")
+    if args.spec.endswith(".pt2") and (args.strict or args.no_dynamic_shapes or args.quantize):
+        parser.error(
+            "--strict, --no-dynamic-shapes and --quantize apply to a FACTORY; a .pt2 is exported"
+        )
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")
@@ -216,8 +224,14 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             )
         else:
             assert spec.model is not None
+            model = spec.model
+            if args.quantize:
+                from .quantization import quantize
+
+                progress.stage(f"quantizing ({args.quantize})")
+                model = quantize(model, spec.example_inputs, scheme=args.quantize)
             program = export(
-                spec.model,
+                model,
                 spec.example_inputs,
                 dynamic_shapes=None if args.no_dynamic_shapes else spec.dynamic_shapes,
                 strict=args.strict,

@@ -19,6 +19,7 @@ from .ir import ProgramData, required_version
 from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
+from .quantized import fold_quantized
 from .serialize import serialize
 from .upcast import upcast_half_precision
 from .weights import store_permuted_weights
@@ -201,6 +202,9 @@ def export_program(
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc
+    folded = fold_quantized(core)
+    if folded.conv2d or folded.linear:
+        log.info("int8 kernels: %d convolutions, %d linears", folded.conv2d, folded.linear)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

@@ -248,6 +248,8 @@ class _Lowerer:
                     node.name, spec.target
                 )
             elif spec.kind in _CONSTANT_KINDS:
+                if not node.users:  # e.g. the float weights a quantized program no longer reads
+                    continue
                 self.node_value[node.name] = self._constant(node.name, spec.target)
             elif spec.kind == InputKind.TOKEN:
                 raise ExportError(_effectful_refusal(self.ep.graph))

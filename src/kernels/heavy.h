@@ -36,5 +36,13 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args);
 // input, output_size?, align_corners, scale_factors? | out
 void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args);
 
+// quantized.cpp: PT2E's quantize/dequantize and the integer kernels of folded q/dq patterns
+void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args);
+void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args);
+void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args);
+void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args);
+void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
+void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
+
 }  // namespace kernels
 }  // namespace etrt

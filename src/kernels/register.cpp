@@ -23,6 +23,13 @@ const Kernel kKernels[] = {
     {"aten::avg_pool2d", op_avg_pool2d},
     {"aten::_adaptive_avg_pool2d", op_adaptive_avg_pool2d},
     {"aten::scaled_dot_product_attention", op_scaled_dot_product_attention},
+    // quantized.cpp
+    {"quantized_decomposed::quantize_per_tensor", op_quantize_per_tensor},
+    {"quantized_decomposed::dequantize_per_tensor", op_dequantize_per_tensor},
+    {"quantized_decomposed::quantize_per_channel", op_quantize_per_channel},
+    {"quantized_decomposed::dequantize_per_channel", op_dequantize_per_channel},
+    {"etrt_quant::conv2d", op_quantized_conv2d},
+    {"etrt_quant::linear", op_quantized_linear},
     // elementwise
     {"aten::relu", op_relu},
     {"aten::gelu", op_gelu},

@@ -1,0 +1,134 @@
+"""int8 CNNs: etrt's int8 program (PT2E, etrt.quantize) against etrt float32, and against ONNX
+Runtime running the model quantized by its own quantize_static (QDQ, per-channel int8 weights)
+when onnxruntime and onnx are importable. Median latency at one thread, batch 1, random
+weights with live activations (tests/vision.py), and the program sizes.
+
+    ETRT_NUM_THREADS=1 python benchmarks/quantized.py [--models resnet18 mobilenet_v2]
+                                                      [--runs N] [--rounds N]
+
+etrt runs in this process through the Python binding (the installed wheel, or
+ETRT_LIBRARY_DIR). The contenders are measured in turn `--rounds` times and each figure is the
+median of its rounds' medians, so all see the same load: compare figures within one run.
+ETRT_INT8_ISA=portable times the portable int8 kernels instead of AVX-512 VNNI.
+
+Targets (issue 27, one thread): int8 at most 0.5x etrt float32, and no slower than ONNX Runtime's
+QDQ model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+
+import etrt  # noqa: E402
+import vision  # noqa: E402
+
+
+def _median_ms(fn: Callable[[], object], runs: int) -> float:
+    fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def _ort_session(model: torch.nn.Module, x: torch.Tensor, work: Path) -> Callable[[], object] | str:
+    """ONNX Runtime on the QDQ model from quantize_static, or why there is none."""
+    try:
+        import onnxruntime as ort
+        from onnxruntime.quantization import (
+            CalibrationDataReader,
+            QuantFormat,
+            QuantType,
+            quantize_static,
+        )
+    except ImportError as exc:
+        return f"onnxruntime not importable ({exc.name})"
+    ort.set_default_logger_severity(3)  # its notes on unused initializers are not figures
+    logging.getLogger().setLevel(logging.ERROR)  # nor the quantizer's pre-processing advice
+    fp32, int8 = work / "model.onnx", work / "model.int8.onnx"
+    try:
+        torch.onnx.export(model, (x,), str(fp32), input_names=["x"], dynamo=False)
+    except Exception as exc:  # the exporter's many failure types
+        return f"torch.onnx.export failed: {str(exc).splitlines()[0]}"
+
+    class Reader(CalibrationDataReader):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.items = iter([{"x": x.numpy()}])
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.items, None)
+
+    quantize_static(
+        str(fp32), str(int8), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+        activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+    )  # fmt: skip
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(int8), options, providers=["CPUExecutionProvider"])
+    feed = {"x": x.numpy()}
+    return lambda: session.run(None, feed)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=["resnet18", "mobilenet_v2"])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    if os.environ.get("ETRT_NUM_THREADS") != "1":
+        print("note: set ETRT_NUM_THREADS=1 for the one-thread figures the targets speak of")
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for name in args.models:
+            model = vision.live(vision.model(name))
+            x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
+            calibration = [(torch.randn(1, 3, 224, 224),) for _ in range(2)]
+            converted = etrt.quantize(model, (x,), calibration=calibration)
+            q_prog, f_prog = etrt.export(converted, (x,)), etrt.export(model, (x,))
+            q_mod = etrt.load(q_prog.save(work / f"{name}.int8.etrt"))
+            f_mod = etrt.load(f_prog.save(work / f"{name}.etrt"))
+            xn = x.numpy()
+            contenders: dict[str, Callable[[], object]] = {
+                "etrt int8": lambda m=q_mod, a=xn: m.forward(a),  # type: ignore[misc]
+                "etrt float32": lambda m=f_mod, a=xn: m.forward(a),  # type: ignore[misc]
+            }
+            ort_run = _ort_session(model, x, work)
+            if isinstance(ort_run, str):
+                print(f"{name}: ONNX Runtime left out: {ort_run}")
+            else:
+                contenders["onnxruntime int8 (QDQ)"] = ort_run
+            medians: dict[str, list[float]] = {k: [] for k in contenders}
+            for _ in range(args.rounds):
+                for label, fn in contenders.items():
+                    medians[label].append(_median_ms(fn, args.runs))
+            figures = {k: statistics.median(v) for k, v in medians.items()}
+            print(f"{name}: program int8 {len(q_prog) / 2**20:.1f} MiB, float32 "
+                  f"{len(f_prog) / 2**20:.1f} MiB ({len(q_prog) / len(f_prog):.2f}x)")  # fmt: skip
+            for label, ms in figures.items():
+                ratio = ms / figures["etrt float32"]
+                print(f"  {label:<24} {ms:9.2f} ms  {ratio:5.2f}x etrt float32")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

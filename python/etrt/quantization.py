@@ -1,0 +1,71 @@
+"""etrt.quantize: a model quantized with PT2E, ready for etrt.export.
+
+`quantize(model, example_inputs, scheme="int8")` traces the model, annotates it with an
+XNNPACK-style quantizer (per-channel symmetric int8 weights, per-tensor affine int8
+activations), calibrates the observers on `calibration` (each item a tuple of inputs; the
+example inputs when none are given) and converts it: the result is the reference module
+`convert_pt2e` returns, which etrt.export folds into integer kernels (quantized.py). This is
+torchao's own recipe (torch 2.13 moved PT2E there); a program quantized by hand with
+prepare_pt2e / convert_pt2e and any quantizer exports the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from .errors import ExportError
+
+# scheme -> what it means, for messages and the docs
+SCHEMES: dict[str, str] = {
+    "int8": "PT2E static int8: per-channel symmetric int8 weights, per-tensor int8 activations",
+}
+
+
+class QuantizeError(ExportError):
+    """The model cannot be quantized with the scheme asked for."""
+
+
+def _torchao() -> tuple[Any, Any, Any, Any]:
+    try:
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torchao.testing.pt2e._xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+    except ImportError as exc:
+        raise QuantizeError(
+            f"quantizing needs torchao (pip install torchao), which holds PT2E since torch 2.9: "
+            f"{exc}"
+        ) from exc
+    return prepare_pt2e, convert_pt2e, XNNPACKQuantizer, get_symmetric_quantization_config
+
+
+def quantize(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    *,
+    scheme: str = "int8",
+    calibration: Iterable[tuple[Any, ...]] | None = None,
+) -> torch.nn.Module:
+    """The PT2E-quantized reference module of `model` (pass it to etrt.export)."""
+    if scheme not in SCHEMES:
+        known = ", ".join(f"{k!r} ({v})" for k, v in SCHEMES.items())
+        raise QuantizeError(f"unknown quantization scheme {scheme!r}; etrt supports {known}")
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    prepare_pt2e, convert_pt2e, quantizer_cls, config = _torchao()
+    try:
+        traced = torch.export.export(model.eval(), tuple(example_inputs)).module()
+    except Exception as exc:  # torch reports many exception types for untraceable models
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise QuantizeError(f"torch.export failed while quantizing ({scheme}): {first}") from exc
+    quantizer = quantizer_cls().set_global(config(is_per_channel=True))
+    prepared = prepare_pt2e(traced, quantizer)
+    with torch.no_grad():
+        for inputs in calibration if calibration is not None else [tuple(example_inputs)]:
+            prepared(*((inputs,) if isinstance(inputs, torch.Tensor) else inputs))
+    converted: torch.nn.Module = convert_pt2e(prepared)
+    return converted

@@ -1,0 +1,743 @@
+// Quantized kernels: PT2E's quantize/dequantize ops (quantized_decomposed::*, the arithmetic of
+// torch.ao.quantization.fx._decomposed) and the integer convolution and linear the exporter
+// folds dq -> op -> q patterns into (etrt_quant::*): int8 products summed in int32, then the
+// requantization of the reference module (y = acc * in_scale * w_scale[c] + bias[c] in float32,
+// round half to even of y * (1 / out_scale), plus the zero point, clamped).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "heavy.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+std::string dtype_name(ScalarType t) { return to_string(t); }
+
+bool quant_range(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, int64_t* lo,
+                 int64_t* hi) {
+  return int_arg(ctx, op, args, i, "quant_min", lo) && int_arg(ctx, op, args, i + 1, "quant_max", hi);
+}
+
+// The integer dtype the quantized values are stored as (the `dtype` argument).
+bool quant_dtype(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, ScalarType* out) {
+  int64_t code = 0;
+  if (!int_arg(ctx, op, args, i, "dtype", &code)) return false;
+  ScalarType st = static_cast<ScalarType>(code);
+  if (st != ScalarType::Char && st != ScalarType::Byte && st != ScalarType::Int) {
+    fail(ctx, op, "quantized dtype must be int8, uint8 or int32, got " + dtype_name(st));
+    return false;
+  }
+  *out = st;
+  return true;
+}
+
+bool contiguous_input(KernelContext& ctx, const char* op, const Tensor& t, const char* name) {
+  if (!check_has_data(ctx, op, t, name)) return false;
+  if (!t.is_contiguous()) {
+    fail(ctx, op, std::string("'") + name + "' must be contiguous");
+    return false;
+  }
+  return true;
+}
+
+// torch.round: half to even (the default floating-point rounding mode).
+// Round half to even without a libm call: below 2^22 in magnitude, adding and subtracting
+// 1.5 * 2^23 rounds in the default mode. Values are first clamped to +-2^22, which changes
+// nothing once the result is clamped to the int8 range.
+inline float round_even_fast(float v) {
+  constexpr float kMagic = 12582912.0f;
+  constexpr float kLimit = 4194304.0f;
+  v = std::min(std::max(v, -kLimit), kLimit);
+  return (v + kMagic) - kMagic;  // not folded: the build does not use -ffast-math
+}
+
+
+template <typename Q>
+ETRT_VECTOR_CLONES void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo,
+                                        float hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = round_even_fast(x[i] * inv_scale) + zp;
+    out[i] = static_cast<Q>(std::min(std::max(v, lo), hi));
+  }
+}
+
+template <typename Q>
+void load_dequantized(const Q* q, float* out, int64_t n, float zp, float scale) {
+  for (int64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(q[i]) - zp) * scale;
+}
+
+// Per-channel: the element's channel along `axis` of a contiguous tensor.
+struct ChannelWalk {
+  int64_t channels = 1;
+  int64_t inner = 1;  // elements per step of the axis
+};
+
+bool channel_walk(KernelContext& ctx, const char* op, const Tensor& t, int64_t axis, const Tensor& scales,
+                  ChannelWalk* walk) {
+  if (axis < 0) axis += t.dim();
+  if (axis < 0 || axis >= t.dim()) {
+    fail(ctx, op, "axis " + std::to_string(axis) + " is out of range for a " + std::to_string(t.dim()) +
+                      "-D input");
+    return false;
+  }
+  walk->channels = t.size(static_cast<int>(axis));
+  walk->inner = 1;
+  for (int d = static_cast<int>(axis) + 1; d < t.dim(); ++d) walk->inner *= t.size(d);
+  if (scales.numel() != walk->channels || scales.dtype() != ScalarType::Float) {
+    fail(ctx, op, "scales must be float32 with one value per channel (" + std::to_string(walk->channels) + ")");
+    return false;
+  }
+  return true;
+}
+
+bool zero_points_arg(KernelContext& ctx, const char* op, const Tensor* zps, int64_t channels) {
+  if (zps == nullptr) return true;
+  if (zps->numel() != channels || (zps->dtype() != ScalarType::Long && zps->dtype() != ScalarType::Int)) {
+    fail(ctx, op, "zero_points must be int64 or int32 with one value per channel");
+    return false;
+  }
+  return contiguous_input(ctx, op, *zps, "zero_points");
+}
+
+inline int64_t zero_point_at(const Tensor* zps, int64_t c) {
+  if (zps == nullptr) return 0;
+  return zps->dtype() == ScalarType::Long ? zps->data_as<int64_t>()[c] : zps->data_as<int32_t>()[c];
+}
+
+template <typename F>
+bool dispatch_quantized(ScalarType st, F&& f) {
+  switch (st) {
+    case ScalarType::Char: f(int8_t{}); return true;
+    case ScalarType::Byte: f(uint8_t{}); return true;
+    case ScalarType::Int: f(int32_t{}); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+// input, scale, zero_point, quant_min, quant_max, dtype | out
+void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "quantized_decomposed::quantize_per_tensor";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  double scale = 0;
+  int64_t zp = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
+      !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
+      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+    return;
+  }
+  if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
+  Tensor* out = output_arg(ctx, op, args, 6, qt, x->sizes());
+  if (out == nullptr) return;
+  const float inv = static_cast<float>(1.0 / scale);
+  dispatch_quantized(qt, [&](auto tag) {
+    using Q = decltype(tag);
+    store_quantized(x->data_as<float>(), out->data_as<Q>(), x->numel(), inv, static_cast<float>(zp),
+                    static_cast<float>(lo), static_cast<float>(hi));
+  });
+}
+
+// input, scale, zero_point, quant_min, quant_max, dtype, out_dtype? | out
+void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "quantized_decomposed::dequantize_per_tensor";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  double scale = 0;
+  int64_t zp = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
+      !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
+      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+    return;
+  }
+  if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
+  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
+  if (out == nullptr) return;
+  dispatch_quantized(qt, [&](auto tag) {
+    using Q = decltype(tag);
+    load_dequantized(x->data_as<Q>(), out->data_as<float>(), x->numel(), static_cast<float>(zp),
+                     static_cast<float>(scale));
+  });
+}
+
+// input, scales, zero_points?, axis, quant_min, quant_max, dtype | out
+void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "quantized_decomposed::quantize_per_channel";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
+  Tensor* zps = nullptr;
+  int64_t axis = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  ChannelWalk walk;
+  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
+      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
+      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
+      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
+      !zero_points_arg(ctx, op, zps, walk.channels)) {
+    return;
+  }
+  if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
+  Tensor* out = output_arg(ctx, op, args, 7, qt, x->sizes());
+  if (out == nullptr) return;
+  const int64_t outer = walk.channels * walk.inner == 0 ? 0 : x->numel() / (walk.channels * walk.inner);
+  dispatch_quantized(qt, [&](auto tag) {
+    using Q = decltype(tag);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = 0; c < walk.channels; ++c) {
+        const int64_t at = (o * walk.channels + c) * walk.inner;
+        // 1.0 / scales is a float32 tensor division in the reference.
+        const float inv = 1.0f / scales->data_as<float>()[c];
+        store_quantized(x->data_as<float>() + at, out->data_as<Q>() + at, walk.inner, inv,
+                        static_cast<float>(zero_point_at(zps, c)), static_cast<float>(lo), static_cast<float>(hi));
+      }
+    }
+  });
+}
+
+// input, scales, zero_points?, axis, quant_min, quant_max, dtype, out_dtype? | out
+void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "quantized_decomposed::dequantize_per_channel";
+  if (!check_nargs(ctx, op, args, 9)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
+  Tensor* zps = nullptr;
+  int64_t axis = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  ChannelWalk walk;
+  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
+      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
+      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
+      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
+      !zero_points_arg(ctx, op, zps, walk.channels)) {
+    return;
+  }
+  if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
+  Tensor* out = output_arg(ctx, op, args, 8, ScalarType::Float, x->sizes());
+  if (out == nullptr) return;
+  const int64_t outer = walk.channels * walk.inner == 0 ? 0 : x->numel() / (walk.channels * walk.inner);
+  dispatch_quantized(qt, [&](auto tag) {
+    using Q = decltype(tag);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = 0; c < walk.channels; ++c) {
+        const int64_t at = (o * walk.channels + c) * walk.inner;
+        load_dequantized(x->data_as<Q>() + at, out->data_as<float>() + at, walk.inner,
+                         static_cast<float>(zero_point_at(zps, c)), scales->data_as<float>()[c]);
+      }
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer convolution and linear
+
+namespace {
+
+// sum_k a[k] * b[k] over int16 values, in int32: compiled per instruction set, where the
+// compiler turns it into multiply-add pairs (pmaddwd / vpmaddwd).
+ETRT_VECTOR_CLONES
+void dot4_i16(const int16_t* a, const int16_t* b0, const int16_t* b1, const int16_t* b2, const int16_t* b3,
+              int64_t k, int32_t* out) {
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    const int32_t v = a[i];
+    s0 += v * b0[i];
+    s1 += v * b1[i];
+    s2 += v * b2[i];
+    s3 += v * b3[i];
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+ETRT_VECTOR_CLONES
+int32_t dot_i16(const int16_t* a, const int16_t* b, int64_t k) {
+  int32_t s = 0;
+  for (int64_t i = 0; i < k; ++i) s += static_cast<int32_t>(a[i]) * b[i];
+  return s;
+}
+
+// Requantization parameters shared by convolution and linear.
+struct Requant {
+  const float* multiplier = nullptr;  // in_scale * w_scale[n], per output channel
+  const float* bias = nullptr;        // float32 or null
+  float inv_out_scale = 1;
+  float out_zp = 0;
+  float lo = -128, hi = 127;
+};
+
+inline int8_t requantize(int32_t acc, const Requant& r, int64_t n) {
+  float y = static_cast<float>(acc) * r.multiplier[n];
+  if (r.bias != nullptr) y += r.bias[n];
+  float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
+  return static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+}
+
+// out[m * out_stride + n * out_nstride] for m < rows, n < cols: a [rows][k] (int16) by b [cols][k].
+void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols, int64_t k, const Requant& r,
+                  int64_t n0, int8_t* out, int64_t out_mstride, int64_t out_nstride) {
+  parallel_for(0, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, cols * k / 64)), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const int16_t* am = a + m * k;
+      int64_t n = 0;
+      int32_t acc[4];
+      for (; n + 4 <= cols; n += 4) {
+        dot4_i16(am, b + n * k, b + (n + 1) * k, b + (n + 2) * k, b + (n + 3) * k, k, acc);
+        for (int j = 0; j < 4; ++j) out[m * out_mstride + (n + j) * out_nstride] = requantize(acc[j], r, n0 + n + j);
+      }
+      for (; n < cols; ++n) out[m * out_mstride + n * out_nstride] = requantize(dot_i16(am, b + n * k, k), r, n0 + n);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each int32 lane. The input is stored
+// as u8 (x + 128) and the product corrected by (zero point + 128) * sum_k w[n][k]. Weights are
+// packed per call into blocks of 16 output channels x 4 taps (64 bytes), K padded to 4 with 0.
+
+constexpr int64_t kNr = 32;  // output channels per tile: two zmm of int32
+constexpr int64_t kMr = 8;   // rows (pixels) per tile
+
+// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it).
+bool vnni_enabled() {
+  static const bool enabled = [] {
+    const char* cap = std::getenv("ETRT_INT8_ISA");
+    if (cap != nullptr && std::string(cap) == "portable") return false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vnni");
+#else
+    return false;
+#endif
+  }();
+  return enabled;
+}
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// packed: [cols / 16 blocks][k4][16][4] int8; wsum[n] = sum_k w[n][k] (cols padded to kNr).
+void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t* wsum) {
+  const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr), full = k / 4;
+  for (int64_t n = 0; n < colsp; ++n) {
+    int32_t sum = 0;
+    if (n < cols) {
+      for (int64_t kk = 0; kk < k; ++kk) sum += w[n * k + kk];
+    }
+    wsum[n] = sum;
+  }
+  for (int64_t block = 0; block < colsp / 16; ++block) {
+    for (int64_t q = 0; q < k4; ++q) {
+      int8_t* dst = packed + (block * k4 + q) * 64;
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t n = block * 16 + lane;
+        if (n < cols && q < full) {
+          std::memcpy(dst + lane * 4, w + n * k + q * 4, 4);
+        } else {
+          for (int64_t j = 0; j < 4; ++j) {
+            dst[lane * 4 + j] = (n < cols && q * 4 + j < k) ? w[n * k + q * 4 + j] : int8_t{0};
+          }
+        }
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint8_t* a, int64_t kp,
+                                                                     const int8_t* b0, const int8_t* b1,
+                                                                     int64_t k4, int32_t* acc_out) {
+  __m512i acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  for (int64_t q = 0; q < k4; ++q) {
+    const __m512i w0 = _mm512_loadu_si512(b0 + q * 64);
+    const __m512i w1 = _mm512_loadu_si512(b1 + q * 64);
+    for (int r = 0; r < MR; ++r) {
+      int32_t four;
+      std::memcpy(&four, a + r * kp + q * 4, 4);
+      const __m512i av = _mm512_set1_epi32(four);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm512_storeu_si512(acc_out + r * kNr, acc[r][0]);
+    _mm512_storeu_si512(acc_out + r * kNr + 16, acc[r][1]);
+  }
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// requantize() for 16 channels at once: the same float32 steps (multiply, then add the bias, no
+// fused multiply-add), rounding half to even.
+__attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* acc, const int32_t* wsum,
+                                                                int32_t a_zero, const Requant& r, int64_t n,
+                                                                int64_t count, int8_t* dst) {
+  const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1u);
+  __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc),
+                               _mm512_mullo_epi32(_mm512_set1_epi32(a_zero), _mm512_maskz_loadu_epi32(mask, wsum)));
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_maskz_loadu_ps(mask, r.multiplier + n));
+  if (r.bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(mask, r.bias + n));
+  y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+  y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+  alignas(16) int8_t bytes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+  std::memcpy(dst, bytes, static_cast<size_t>(count));
+}
+#endif
+
+// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] u8 by the packed weights.
+void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
+                       int32_t a_zero, int64_t cols, const Requant& r, int64_t n0, int8_t* out, int64_t mstride,
+                       int64_t nstride) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const int64_t k4 = kp / 4, tiles = (rows + kMr - 1) / kMr;
+  parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    alignas(64) int32_t acc[kMr * kNr];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t m = t * kMr, mr = std::min(kMr, rows - m);
+      for (int64_t n = 0; n < cols; n += kNr) {
+        const int8_t* b0 = packed + (n / 16) * k4 * 64;
+        const int8_t* b1 = b0 + k4 * 64;
+        if (mr == kMr) {
+          vnni_tile<kMr>(a + m * kp, kp, b0, b1, k4, acc);
+        } else {
+          for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
+        }
+        const int64_t nr = std::min(kNr, cols - n);
+        alignas(64) int8_t q[kMr * kNr];
+        for (int64_t i = 0; i < mr; ++i) {
+          for (int64_t half = 0; half < nr; half += 16) {
+            vnni_requant16(acc + i * kNr + half, wsum + n + half, a_zero, r, n0 + n + half,
+                           std::min<int64_t>(16, nr - half), q + i * kNr + half);
+          }
+        }
+        for (int64_t j = 0; j < nr; ++j) {
+          for (int64_t i = 0; i < mr; ++i) out[(m + i) * mstride + (n + j) * nstride] = q[i * kNr + j];
+        }
+      }
+    }
+  });
+#else
+  (void)a, (void)rows, (void)kp, (void)packed, (void)wsum, (void)a_zero, (void)cols, (void)r, (void)n0;
+  (void)out, (void)mstride, (void)nstride;
+#endif
+}
+
+struct QuantArgs {
+  Tensor* input = nullptr;
+  Tensor* weight = nullptr;
+  Tensor* w_scale = nullptr;
+  Tensor* bias = nullptr;
+  double in_scale = 1, out_scale = 1;
+  int64_t in_zp = 0, out_zp = 0, lo = 0, hi = 0;
+};
+
+// input, weight, weight_scale, bias?, input_scale, input_zero_point, output_scale,
+// output_zero_point, output_min, output_max
+bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs* q) {
+  q->input = tensor_arg(ctx, op, args, 0, "input");
+  q->weight = tensor_arg(ctx, op, args, 1, "weight");
+  q->w_scale = tensor_arg(ctx, op, args, 2, "weight_scale");
+  if (q->input == nullptr || q->weight == nullptr || q->w_scale == nullptr ||
+      !optional_tensor_arg(ctx, op, args, 3, "bias", &q->bias) ||
+      !scalar_arg(ctx, op, args, 4, "input_scale", &q->in_scale) ||
+      !int_arg(ctx, op, args, 5, "input_zero_point", &q->in_zp) ||
+      !scalar_arg(ctx, op, args, 6, "output_scale", &q->out_scale) ||
+      !int_arg(ctx, op, args, 7, "output_zero_point", &q->out_zp) || !int_arg(ctx, op, args, 8, "output_min", &q->lo) ||
+      !int_arg(ctx, op, args, 9, "output_max", &q->hi) || !contiguous_input(ctx, op, *q->input, "input") ||
+      !contiguous_input(ctx, op, *q->weight, "weight") || !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
+    return false;
+  }
+  if (q->input->dtype() != ScalarType::Char || q->weight->dtype() != ScalarType::Char) {
+    fail(ctx, op, "input and weight must be int8, got " + dtype_name(q->input->dtype()) + " and " +
+                      dtype_name(q->weight->dtype()));
+    return false;
+  }
+  const int64_t cout = q->weight->dim() > 0 ? q->weight->size(0) : 0;
+  if (q->w_scale->dtype() != ScalarType::Float || q->w_scale->numel() != cout) {
+    fail(ctx, op, "weight_scale must be float32 with one value per output channel");
+    return false;
+  }
+  if (q->bias != nullptr &&
+      (q->bias->dtype() != ScalarType::Float || q->bias->numel() != cout || !contiguous_input(ctx, op, *q->bias, "bias"))) {
+    if (!ctx.failed()) fail(ctx, op, "bias must be float32 with one value per output channel");
+    return false;
+  }
+  if (q->lo < -128 || q->hi > 127 || q->lo > q->hi) {
+    fail(ctx, op, "output range [" + std::to_string(q->lo) + ", " + std::to_string(q->hi) + "] is not within int8");
+    return false;
+  }
+  return true;
+}
+
+// The requantization multipliers (in_scale * w_scale[n]) and output parameters.
+bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Requant* r) {
+  const int64_t cout = q.weight->size(0);
+  float* mult = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(cout, 1)) * sizeof(float)));
+  if (mult == nullptr) {
+    fail(ctx, op, "out of memory for the requantization multipliers");
+    return false;
+  }
+  const float in_scale = static_cast<float>(q.in_scale);
+  for (int64_t c = 0; c < cout; ++c) mult[c] = in_scale * q.w_scale->data_as<float>()[c];
+  r->multiplier = mult;
+  r->bias = q.bias != nullptr ? q.bias->data_as<float>() : nullptr;
+  r->inv_out_scale = static_cast<float>(1.0 / q.out_scale);
+  r->out_zp = static_cast<float>(q.out_zp);
+  r->lo = static_cast<float>(q.lo);
+  r->hi = static_cast<float>(q.hi);
+  return true;
+}
+
+// The portable path's weights, widened to int16.
+int16_t* widen_weights(KernelContext& ctx, const char* op, const Tensor& w) {
+  const int64_t n = w.numel();
+  auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(int16_t)));
+  if (wide == nullptr) {
+    fail(ctx, op, "out of memory for the widened weights");
+    return nullptr;
+  }
+  for (int64_t i = 0; i < n; ++i) wide[i] = w.data_as<int8_t>()[i];
+  return wide;
+}
+
+// The VNNI path's packed weights for `groups` products of `cols` x `k` each.
+struct Packed {
+  int8_t* data = nullptr;
+  int32_t* wsum = nullptr;
+  int64_t kp = 0, colsp = 0;
+};
+
+bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t groups, int64_t cols, int64_t k,
+                  Packed* p) {
+  p->kp = round_up(k, 4);
+  p->colsp = round_up(cols, kNr);
+  p->data = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp * p->kp)));
+  p->wsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp) * sizeof(int32_t)));
+  if (p->data == nullptr || p->wsum == nullptr) {
+    fail(ctx, op, "out of memory for the packed weights");
+    return false;
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    vnni_pack(w + g * cols * k, cols, k, p->data + g * p->colsp * p->kp, p->wsum + g * p->colsp);
+  }
+  return true;
+}
+
+struct DepthwiseShape {
+  int64_t h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+};
+
+// Depthwise (one input and one output channel per group), one plane: per output row, each tap
+// adds its weight times a range of input pixels into an int32 row, no branches inside; then the
+// row is requantized. Compiled per instruction set, where both loops vectorise.
+ETRT_VECTOR_CLONES
+void depthwise_plane(const int8_t* plane, const int8_t* taps, const DepthwiseShape& d, int32_t zp, float mult,
+                     float bias, const Requant& r, int32_t* acc, int8_t* o) {
+  for (int64_t oy = 0; oy < d.oh; ++oy) {
+    for (int64_t ox = 0; ox < d.ow; ++ox) acc[ox] = 0;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      const int64_t iy = oy * d.sh - d.ph + ky * d.dh;
+      if (iy < 0 || iy >= d.h) continue;
+      const int8_t* row = plane + iy * d.wd;
+      for (int64_t kx = 0; kx < d.kw; ++kx) {
+        const int64_t shift = kx * d.dw - d.pw;
+        const int64_t lo = shift >= 0 ? 0 : std::min(d.ow, (-shift + d.sw - 1) / d.sw);
+        const int64_t hi = d.wd - 1 - shift < 0 ? 0 : std::min(d.ow, (d.wd - 1 - shift) / d.sw + 1);
+        const int32_t t = taps[ky * d.kw + kx];
+        if (d.sw == 1) {
+          for (int64_t ox = lo; ox < hi; ++ox) acc[ox] += (static_cast<int32_t>(row[ox + shift]) - zp) * t;
+        } else {
+          for (int64_t ox = lo; ox < hi; ++ox) acc[ox] += (static_cast<int32_t>(row[ox * d.sw + shift]) - zp) * t;
+        }
+      }
+    }
+    int8_t* out = o + oy * d.ow;
+    for (int64_t ox = 0; ox < d.ow; ++ox) {
+      float v = round_even_fast((static_cast<float>(acc[ox]) * mult + bias) * r.inv_out_scale) + r.out_zp;
+      out[ox] = static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+    }
+  }
+}
+
+void depthwise(const int8_t* x, const int8_t* w, int64_t n, int64_t c, const DepthwiseShape& d, int32_t zp,
+               const Requant& r, int32_t* acc_rows, int8_t* out) {
+  parallel_for(0, n * c, 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t ch = i % c;
+      const float bias = r.bias != nullptr ? r.bias[ch] : 0.0f;
+      depthwise_plane(x + i * d.h * d.wd, w + ch * d.kh * d.kw, d, zp, r.multiplier[ch], bias, r, acc_rows + i * d.ow,
+                      out + i * d.oh * d.ow);
+    }
+  });
+}
+
+}  // namespace
+
+// input [N, C, H, W] int8, weight [Cout, C/groups, kh, kw] int8, weight_scale [Cout], bias?,
+// input_scale, input_zero_point, output_scale, output_zero_point, output_min, output_max,
+// stride, padding, dilation, groups | out [N, Cout, OH, OW] int8
+void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::conv2d";
+  if (!check_nargs(ctx, op, args, 15)) return;
+  QuantArgs q;
+  Span<const int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+  if (!quant_args(ctx, op, args, &q) || !int_list_arg(ctx, op, args, 10, "stride", &stride) ||
+      !int_list_arg(ctx, op, args, 11, "padding", &padding) || !int_list_arg(ctx, op, args, 12, "dilation", &dilation) ||
+      !int_arg(ctx, op, args, 13, "groups", &groups)) {
+    return;
+  }
+  const Tensor& x = *q.input;
+  const Tensor& w = *q.weight;
+  if (x.dim() != 4 || w.dim() != 4 || stride.size() != 2 || padding.size() != 2 || dilation.size() != 2 ||
+      groups < 1 || x.size(1) % groups != 0 || w.size(0) % groups != 0 || w.size(1) * groups != x.size(1)) {
+    return fail(ctx, op, "expected a 4-D input and weight with matching channels and groups, got input " +
+                             shape_string(x.sizes()) + " and weight " + shape_string(w.sizes()));
+  }
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), wd = x.size(3);
+  const int64_t cout = w.size(0), cg = w.size(1), kh = w.size(2), kw = w.size(3);
+  const int64_t sh = stride[0], sw = stride[1], ph = padding[0], pw = padding[1], dh = dilation[0], dw = dilation[1];
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0) return fail(ctx, op, "invalid stride, padding or dilation");
+  const int64_t oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
+  const int64_t ow = (wd + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+  if (oh < 1 || ow < 1) return fail(ctx, op, "the kernel is larger than the padded input");
+  const int64_t out_sizes[4] = {n, cout, oh, ow};
+  Tensor* out = output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
+  if (out == nullptr) return;
+  Requant r;
+  if (!prepare_requant(ctx, op, q, &r)) return;
+  const int64_t k = cg * kh * kw, pixels = oh * ow, coutg = cout / groups;
+  const int8_t* xd = x.data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  const int32_t zp = static_cast<int32_t>(q.in_zp);
+  if (cg == 1 && coutg == 1) {
+    auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(n * c * ow) * sizeof(int32_t)));
+    if (acc == nullptr) return fail(ctx, op, "out of memory for the depthwise sums");
+    const DepthwiseShape d{h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
+    depthwise(xd, w.data_as<int8_t>(), n, c, d, zp, r, acc, od);
+    return;
+  }
+  // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point). Per
+  // output row and tap, the output columns that read inside the input are one range.
+  auto unfold = [&](auto* rows, int64_t row_len, int64_t b, int64_t g, auto value, auto pad) {
+    parallel_for(0, oh, 1, [&](int64_t y0, int64_t y1) {
+      for (int64_t oy = y0; oy < y1; ++oy) {
+        auto* base = rows + oy * ow * row_len;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int8_t* plane = xd + ((b * c) + g * cg + ci) * h * wd;
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            const int64_t iy = oy * sh - ph + ky * dh;
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              auto* dst = base + (ci * kh + ky) * kw + kx;
+              const int64_t shift = kx * dw - pw;  // ix = ox * sw + shift
+              int64_t lo = 0, hi = 0;
+              if (iy >= 0 && iy < h) {
+                lo = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+                hi = wd - 1 - shift < 0 ? 0 : std::min(ow, (wd - 1 - shift) / sw + 1);
+                lo = std::min(lo, hi);
+              }
+              for (int64_t ox = 0; ox < lo; ++ox) dst[ox * row_len] = pad;
+              for (int64_t ox = lo; ox < hi; ++ox) dst[ox * row_len] = value(plane[iy * wd + ox * sw + shift]);
+              for (int64_t ox = hi; ox < ow; ++ox) dst[ox * row_len] = pad;
+            }
+          }
+        }
+        if (row_len > k) {
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            for (int64_t j = k; j < row_len; ++j) base[ox * row_len + j] = 0;
+          }
+        }
+      }
+    });
+  };
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, w.data_as<int8_t>(), groups, coutg, k, &pk)) return;
+    auto* cols = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
+    if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
+    const auto pad = static_cast<uint8_t>(zp + 128);
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t g = 0; g < groups; ++g) {
+        unfold(cols, pk.kp, b, g, [](int8_t v) { return static_cast<uint8_t>(v + 128); }, pad);
+        vnni_gemm_requant(cols, pixels, pk.kp, pk.data + g * pk.colsp * pk.kp, pk.wsum + g * pk.colsp, zp + 128,
+                          coutg, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1, pixels);
+      }
+    }
+    return;
+  }
+  int16_t* wide = widen_weights(ctx, op, w);
+  if (wide == nullptr) return;
+  auto* cols = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * k) * sizeof(int16_t)));
+  if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t g = 0; g < groups; ++g) {
+      unfold(cols, k, b, g, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+      gemm_requant(cols, wide + g * coutg * k, pixels, coutg, k, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1,
+                   pixels);
+    }
+  }
+}
+
+// input [..., K] int8, weight [N, K] int8, weight_scale [N], bias?, input_scale,
+// input_zero_point, output_scale, output_zero_point, output_min, output_max | out [..., N] int8
+void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::linear";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  QuantArgs q;
+  if (!quant_args(ctx, op, args, &q)) return;
+  const Tensor& x = *q.input;
+  const Tensor& w = *q.weight;
+  if (x.dim() < 1 || w.dim() != 2 || x.size(-1) != w.size(1)) {
+    return fail(ctx, op, "input " + shape_string(x.sizes()) + " does not match weight " + shape_string(w.sizes()));
+  }
+  const int64_t k = w.size(1), cols = w.size(0), rows = k == 0 ? 0 : x.numel() / k;
+  int64_t out_sizes[kMaxDims];
+  for (int d = 0; d < x.dim(); ++d) out_sizes[d] = x.size(d);
+  out_sizes[x.dim() - 1] = cols;
+  Tensor* out = output_arg(ctx, op, args, 10, ScalarType::Char, Span<const int64_t>(out_sizes, static_cast<size_t>(x.dim())));
+  if (out == nullptr) return;
+  Requant r;
+  if (!prepare_requant(ctx, op, q, &r)) return;
+  const int8_t* xd = x.data_as<int8_t>();
+  const int32_t zp = static_cast<int32_t>(q.in_zp);
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
+    auto* a = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
+    if (a == nullptr) return fail(ctx, op, "out of memory for the input rows");
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < pk.kp; ++j) a[i * pk.kp + j] = j < k ? static_cast<uint8_t>(xd[i * k + j] + 128) : 0;
+    }
+    vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
+    return;
+  }
+  int16_t* wide = widen_weights(ctx, op, w);
+  if (wide == nullptr) return;
+  auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
+  if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
+  for (int64_t i = 0; i < rows * k; ++i) a[i] = static_cast<int16_t>(xd[i] - zp);
+  gemm_requant(a, wide, rows, cols, k, r, 0, out->data_as<int8_t>(), cols, 1);
+}
+
+}  // namespace kernels
+}  // namespace etrt

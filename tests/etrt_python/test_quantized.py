@@ -1,0 +1,227 @@
+"""PT2E static int8 programs (docs/quantization.md): convert_pt2e's reference modules export, fold
+into integer kernels and run, matching the reference module; unfolded quantize/dequantize ops
+run as kernels; other schemes are refused by name."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import etrt
+import numpy as np
+import pytest
+import torch
+from etrt.exporter import _decomposition_table
+from etrt.quantization import QuantizeError
+from etrt.quantized import DEQUANTIZE, fold_quantized
+from torch import nn
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class SmallNet(nn.Module):
+    """What PT2E quantizes in CNNs: conv + batch norm + ReLU, depthwise conv + hardswish, a
+    residual add, max pooling, cat, average pooling and a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = nn.BatchNorm2d(16)
+        self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.pw = nn.Conv2d(32, 24, 1, stride=2)
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn(self.conv(x)))
+        z = nn.functional.hardswish(self.dw(y)) + y
+        z = nn.functional.max_pool2d(torch.cat([z, y], 1), 2)
+        z = self.pw(z)
+        return self.fc(nn.functional.adaptive_avg_pool2d(z, 1).flatten(1))
+
+
+def _inputs(seed: int) -> torch.Tensor:
+    return torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def converted() -> nn.Module:
+    torch.manual_seed(0)
+    calibration = [(_inputs(100 + i),) for i in range(4)]
+    return etrt.quantize(SmallNet().eval(), (_inputs(0),), calibration=calibration)
+
+
+def _run(program: etrt.Program, path: Path, x: torch.Tensor) -> torch.Tensor:
+    program.save(path)
+    out = etrt.load(path).forward(x.numpy())
+    return torch.from_numpy(np.asarray(out[0]))
+
+
+def _output_scale(module: nn.Module) -> float:
+    """The scale of the dequantize producing the module's output."""
+    graph: Any = module.graph  # a GraphModule
+    (out,) = graph.output_node().args[0]
+    assert out.target == DEQUANTIZE
+    return float(out.args[1])
+
+
+def test_int8_conv_net_folds_into_integer_kernels_and_matches_pt2e(
+    inprocess_runtime: Path, converted: nn.Module, tmp_path: Path
+) -> None:
+    program = etrt.export(converted, (_inputs(0),))
+    ops = program.info.instruction_ops
+    assert ops.count("etrt_quant::conv2d") == 3 and ops.count("etrt_quant::linear") == 1
+    assert not {"aten::convolution", "aten::addmm", "aten::mm"} & set(ops)
+    lsb = _output_scale(converted)
+    path = tmp_path / "small.etrt"
+    for seed in range(3):
+        x = _inputs(seed)
+        got, want = _run(program, path, x), converted(x)
+        # The reference sums dequantized floats; the kernels sum integers exactly. A layer's
+        # integers differ only where float rounding crosses a rounding boundary (1 LSB, rare);
+        # through the layers after it such a flip moves the output by at most a few LSBs.
+        assert (got - want).abs().max().item() <= 2 * lsb + 1e-6
+        assert (got == want).float().mean().item() >= 0.75
+
+
+def test_integer_kernels_equal_the_folded_graph_run_by_torch(
+    inprocess_runtime: Path, converted: nn.Module, tmp_path: Path
+) -> None:
+    """etrt_quant::* have torch implementations (exact integer sums); etrt's kernels must give
+    the same integers."""
+    x = _inputs(7)
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    report = fold_quantized(core)
+    assert (report.conv2d, report.linear) == (3, 1)
+    want = core.module()(x)
+    got = _run(etrt.export(converted, (x,)), tmp_path / "small.etrt", x)
+    assert torch.equal(got, want)
+
+
+def test_portable_int8_path_gives_the_same_integers(
+    inprocess_runtime: Path, converted: nn.Module, tmp_path: Path
+) -> None:
+    """ETRT_INT8_ISA=portable (the path of CPUs without AVX-512 VNNI) against this process's
+    kernels: the same integers, whichever path this machine picks."""
+    x = _inputs(11)
+    path = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
+    np.save(tmp_path / "x.npy", x.numpy())
+    script = (
+        "import sys, numpy as np, etrt\n"
+        "out = etrt.load(sys.argv[1]).forward(np.load(sys.argv[2]))\n"
+        "np.save(sys.argv[3], np.asarray(out[0]))\n"
+    )
+    env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime), "ETRT_INT8_ISA": "portable"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(path), *(str(tmp_path / f) for f in ("x.npy", "y.npy"))],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    portable = torch.from_numpy(np.load(tmp_path / "y.npy"))
+    here = torch.from_numpy(np.asarray(etrt.load(path).forward(x.numpy())[0]))
+    assert torch.equal(portable, here)
+
+
+def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """Per-tensor weights are not folded: the program keeps the q/dq ops around float
+    convolutions (whose float sums round differently from torch's: the same LSB rule)."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.testing.pt2e._xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    torch.manual_seed(0)
+    x = _inputs(0)
+    traced = torch.export.export(SmallNet().eval(), (x,)).module()
+    config = get_symmetric_quantization_config(is_per_channel=False)
+    quantizer = XNNPACKQuantizer().set_global(config)
+    prepared = prepare_pt2e(traced, quantizer)
+    prepared(x)
+    reference = convert_pt2e(prepared)
+    program = etrt.export(reference, (x,))
+    ops = set(program.info.instruction_ops)
+    assert "aten::convolution" in ops and "etrt_quant::conv2d" not in ops
+    assert {
+        "quantized_decomposed::quantize_per_tensor",
+        "quantized_decomposed::dequantize_per_tensor",
+    } <= ops
+    got = _run(program, tmp_path / "pt.etrt", _inputs(3))
+    want = reference(_inputs(3))
+    assert (got - want).abs().max().item() <= 2 * _output_scale(reference) + 1e-6
+    assert (got == want).float().mean().item() >= 0.75
+
+
+class ChannelRoundTrip(nn.Module):
+    """Per-channel and uint8 quantize/dequantize on activations, as hand-written PT2E graphs
+    hold them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scales", torch.tensor([0.02, 0.05, 0.1]))
+        self.register_buffer("zero_points", torch.tensor([0, -3, 7]))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        qd = torch.ops.quantized_decomposed
+        q = qd.quantize_per_channel(x, self.scales, self.zero_points, 1, -128, 127, torch.int8)
+        d = qd.dequantize_per_channel(q, self.scales, self.zero_points, 1, -128, 127, torch.int8)
+        u = qd.quantize_per_tensor(x, 0.25, 128, 0, 255, torch.uint8)
+        return q, d, qd.dequantize_per_tensor(u, 0.25, 128, 0, 255, torch.uint8)
+
+
+def test_per_channel_and_uint8_quantize_dequantize_match_torch(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    model = ChannelRoundTrip()
+    # ties for the uint8 scale (x / 0.25 = k + 0.5) check round-half-to-even, and values
+    # beyond the range check the clamps
+    ties = torch.tensor([0.125, 0.375, -0.625, 40.0, -40.0]).expand(2, 3, 5)
+    x = torch.cat([torch.randn(2, 3, 5) * 4, ties], 2)
+    path = etrt.export(model, (x,)).save(tmp_path / "rt.etrt")
+    got = etrt.load(path).forward(x.numpy())
+    for g, w in zip(got, model(x), strict=True):
+        assert torch.equal(torch.from_numpy(np.asarray(g)), w)
+
+
+class DynamicQuant(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        qd = torch.ops.quantized_decomposed
+        scale, zp = qd.choose_qparams.tensor(x, -128, 127, 1e-5, torch.int8)
+        return qd.quantize_per_tensor.tensor(x, scale, zp, -128, 127, torch.int8)
+
+
+def test_other_schemes_are_refused_naming_the_op_and_the_scheme() -> None:
+    with pytest.raises(etrt.ExportError) as exc:
+        etrt.export(DynamicQuant(), (torch.randn(4, 8),))
+    message = str(exc.value)
+    assert "quantized_decomposed::choose_qparams.tensor" in message
+    assert "PT2E static int8" in message and "dynamic" in message
+    with pytest.raises(QuantizeError, match=r"'int4'.*'int8'"):
+        etrt.quantize(SmallNet(), (_inputs(0),), scheme="int4")
+
+
+def test_cli_exports_int8_and_the_profiler_names_the_integer_kernels(
+    inprocess_runtime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import runtime_build
+    from etrt import cli
+
+    out = tmp_path / "cnn.etrt"
+    assert cli.main(["export", "etrt.examples:cnn", "--quantize", "int8", "-o", str(out)]) == 0
+    assert f"wrote {out} (" in capsys.readouterr().out
+    assert "etrt_quant::conv2d" in etrt.load_program_info(out).instruction_ops
+    with pytest.raises(SystemExit) as usage:
+        cli.main(["export", str(tmp_path / "m.pt2"), "--quantize", "int8", "-o", str(out)])
+    assert usage.value.code == 2 and "--quantize" in capsys.readouterr().err
+    runtime_build.build_tools("runtime", ["etrt_etdump"])
+    env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "etrt", "profile", str(out), "--runs", "2"],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "etrt_quant::conv2d" in proc.stdout and "etrt_quant::linear" in proc.stdout

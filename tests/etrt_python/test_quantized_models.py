@@ -1,0 +1,61 @@
+"""PT2E int8 torchvision models (long, `models` suite: bash ci/long.sh models): every
+convolution and the classifier fold into integer kernels, etrt gives exactly the integers of the
+folded graph run by torch, and stays close to the PT2E reference module (docs/quantization.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import etrt
+import numpy as np
+import pytest
+import torch
+import vision
+from etrt.exporter import _decomposition_table
+from etrt.quantized import fold_quantized
+
+pytestmark = [pytest.mark.long, pytest.mark.models]
+
+
+def _image(seed: int) -> torch.Tensor:
+    return torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(seed))
+
+
+# exact: whether etrt's integers equal those of the folded graph run by torch. ResNet18's float
+# ops between the integer kernels (add, relu, max pooling) round as torch's do; MobileNetV3's
+# hardswish, hardsigmoid, squeeze-excite products and spatial means need not, and a 1-LSB flip
+# there travels on like one in a convolution.
+@pytest.mark.parametrize(
+    ("name", "exact"), [("resnet18", True), ("mobilenet_v2", True), ("mobilenet_v3_small", False)]
+)
+def test_int8_torchvision_model_runs_its_integer_kernels(
+    inprocess_runtime: Path, tmp_path: Path, name: str, exact: bool
+) -> None:
+    model = vision.live(vision.model(name))
+    calibration = [(_image(100 + i),) for i in range(2)]
+    converted = etrt.quantize(model, (_image(0),), calibration=calibration)
+    program = etrt.export(converted, (_image(0),))
+    ops = program.info.instruction_ops
+    assert "aten::convolution" not in ops and "etrt_quant::conv2d" in ops
+    assert "etrt_quant::linear" in ops
+    module = etrt.load(program.save(tmp_path / f"{name}.etrt"))
+
+    x = _image(1)
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    fold_quantized(core)
+    folded = core.module()(x)
+    got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
+    (out,) = converted.graph.output_node().args[0]  # type: ignore[union-attr,operator]
+    lsb = float(out.args[1])
+    if exact:
+        assert torch.equal(got, folded)
+    else:
+        assert (got - folded).abs().mean().item() <= 4 * lsb
+
+    # Against the float reference, a layer's integers differ by 1 LSB where float rounding
+    # crosses a boundary (a few in 10^5 outputs); through the depth such flips add up (torch
+    # running the folded graph differs as much), so the check is the logits' mean error in
+    # output LSBs and the top class.
+    want = converted(x)
+    assert (got - want).abs().mean().item() <= 4 * lsb
+    assert got.argmax() == want.argmax()
