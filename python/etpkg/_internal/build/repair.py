@@ -28,9 +28,12 @@ class Analysis:
     external: dict[str, Path]  # SONAME -> real path of each library it would graft (JSON: same)
 
 
-def analyze(wheel: Path, ld_paths: tuple[Path, ...] = ()) -> Analysis:
-    """auditwheel show --json: the platform (see tags.py) and the external libraries."""
-    text = auditwheel("show", "--json", wheel, ld_paths=ld_paths)
+def analyze(
+    wheel: Path, ld_paths: tuple[Path, ...] = (), machine: str | None = None
+) -> Analysis:
+    """auditwheel show --json: the platform (see tags.py) and the external libraries;
+    `machine`: the wheel's arch (auditwheel's policies are those of the machine it runs on)."""
+    text = auditwheel("show", "--json", wheel, ld_paths=ld_paths, machine=machine)
     tag = manylinux_platform(text, wheel.name)
     try:
         libs = json.loads(text).get("external_libs") or {}
@@ -41,10 +44,24 @@ def analyze(wheel: Path, ld_paths: tuple[Path, ...] = ()) -> Analysis:
     return Analysis(tag, external)
 
 
-def repair(wheel: Path, platform: str, out_dir: Path, ld_paths: tuple[Path, ...] = ()) -> Path:
+def repair(
+    wheel: Path,
+    platform: str,
+    out_dir: Path,
+    ld_paths: tuple[Path, ...] = (),
+    machine: str | None = None,
+) -> Path:
     """auditwheel repair --only-plat into out_dir; returns the repaired wheel."""
     auditwheel(
-        "repair", "--plat", platform, "--only-plat", "-w", out_dir, wheel, ld_paths=ld_paths
+        "repair",
+        "--plat",
+        platform,
+        "--only-plat",
+        "-w",
+        out_dir,
+        wheel,
+        ld_paths=ld_paths,
+        machine=machine,
     )
     wheels = sorted(out_dir.glob("*.whl"))
     if len(wheels) != 1:
