@@ -93,7 +93,7 @@ def _compiler_output(compiler: str, *args: str) -> str:
     return proc.stdout.strip()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def find_host(arch: str, c_compiler: str | None = None, cxx_compiler: str | None = None) -> Host:
     """The host `arch` as its compilers see it: by default Debian's `<triplet>-gcc`/`-g++`."""
     prefix = triplet(arch)

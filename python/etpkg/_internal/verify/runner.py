@@ -73,7 +73,9 @@ def emulated(cmd: list[str]) -> list[str]:
     try:
         emulator = target.find_host(arch).emulator()
     except ToolError as exc:
-        raise CheckFailed(f"cannot run the {arch} program {name} on this {here} machine: {exc}")
+        raise CheckFailed(
+            f"cannot run the {arch} program {name} on this {here} machine: {exc}"
+        ) from exc
     if emulator is None:
         raise CheckFailed(
             f"cannot run the {arch} program {name} on this {here} machine: no qemu-user "

@@ -123,8 +123,10 @@ class Workspace:
                 # pip installs only this machine's wheels into a venv; another arch's goes
                 # into its site-packages as a target, for that platform.
                 *(
-                    ["--only-binary=:all:", "--platform", self._platform(), "--upgrade"]
-                    + ["--target", str(self.site)]
+                    [
+                        *("--only-binary=:all:", "--platform", self._platform(), "--upgrade"),
+                        *("--target", str(self.site)),
+                    ]
                     if self.host is not None
                     else []
                 ),

@@ -67,7 +67,8 @@ def app(
         binary = base / f"app-{style.split()[0].lower()}"
         # The .pc carries no runpath (see plan/pkgconfig.py); the consumer adds one.
         rpaths = [f"-Wl,-rpath,{d}" for d in ws.wheel_lib_dirs]
-        run([ws.c_compiler if c_app else ws.cxx_compiler, src, "-o", binary, "-Wl,--as-needed", *args, *rpaths])
+        cc = ws.c_compiler if c_app else ws.cxx_compiler
+        run([cc, src, "-o", binary, "-Wl,--as-needed", *args, *rpaths])
         what = f"{' '.join(modules)} via {label} ({style}: {shlex.join(args)})"
         expect_linked(binary, m, comps, ws.lib_dir, what)
         expect_loaded(run([binary]).stdout, expected, ws.wheel_lib_dirs)
