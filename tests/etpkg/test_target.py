@@ -86,3 +86,22 @@ def test_an_aarch64_program_without_qemu_fails_saying_what_could_not_run(
     monkeypatch.undo()
     assert emulated([str(program)])[1:] == ["-L", "/usr/aarch64-linux-gnu", str(program)]
     assert emulated(["/bin/true"]) == ["/bin/true"]  # this machine's program runs as it is
+
+
+def test_verify_of_an_aarch64_wheel_without_the_cross_compiler_says_what_it_cannot_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from etpkg._internal.errors import VerifyError
+    from etpkg._internal.verify.workspace import wheel_host
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    target.find_host.cache_clear()
+    wheel = tmp_path / "zlib-1.2.13-py3-none-manylinux_2_17_aarch64.whl"
+    with pytest.raises(VerifyError, match=r"cannot build the consumers of zlib-1\.2\.13-py3"):
+        wheel_host(wheel)
+    target.find_host.cache_clear()
+    assert (
+        wheel_host(tmp_path / f"zlib-1.2.13-py3-none-manylinux_2_17_{target.this_machine()}.whl")
+        is None
+    )
+    assert wheel_host(tmp_path / "x-1.0-py3-none-any.whl") is None

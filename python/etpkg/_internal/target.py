@@ -103,8 +103,8 @@ def find_host(arch: str, c_compiler: str | None = None, cxx_compiler: str | None
         if shutil.which(tool) is None:
             raise ToolError(
                 f"the {arch} compiler {tool} is not on PATH: install the cross toolchain "
-                f"(Debian: apt-get install g++-{prefix}) or name it in the host profile "
-                "(tools.build:compiler_executables)"
+                f"(Debian: apt-get install g++-{prefix}); wheelify also takes the host "
+                "profile's tools.build:compiler_executables"
             )
     found = _compiler_output(c, "-print-file-name=libc.so.6")
     libc = Path(found).resolve()

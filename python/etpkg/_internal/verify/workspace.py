@@ -19,7 +19,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from etpkg._internal import target
-from etpkg._internal.errors import WheelError
+from etpkg._internal.errors import ToolError, VerifyError, WheelError
 from etpkg._internal.model import Sdk
 from etpkg._internal.plan.cmake import libs_dir_name
 from etpkg._internal.verify.consumers import render
@@ -239,5 +239,11 @@ def wheel_host(wheel: Path) -> target.Host | None:
         arch = tag.platform.split("_", 3)[-1] if tag.platform.startswith("manylinux_") else ""
         arch = arch or tag.platform.removeprefix("linux_")
         if tag.platform != "any" and target.is_foreign(arch):
-            return target.find_host(arch)
+            try:
+                return target.find_host(arch)
+            except ToolError as exc:
+                raise VerifyError(
+                    f"cannot build the consumers of {wheel.name} on this "
+                    f"{target.this_machine()} machine: {exc}"
+                ) from exc
     return None
