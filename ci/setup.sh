@@ -6,12 +6,16 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ETRT_ROOT"
 
+# Debian packages by the command that shows each is there; the aarch64 cross compilers and
+# qemu-user serve the cross-built wheels (docs/CROSS.md).
 need_apt=()
-for tool in g++ make git; do command -v "$tool" >/dev/null || need_apt+=("$tool")
+for pair in g++:g++ make:make git:git aarch64-linux-gnu-g++:g++-aarch64-linux-gnu \
+    qemu-aarch64:qemu-user; do
+  command -v "${pair%%:*}" >/dev/null || need_apt+=("${pair#*:}")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends g++ make git
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
 fi
 
 stamp=.venv/.requirements.sha256

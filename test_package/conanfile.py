@@ -21,6 +21,12 @@ class EtrtTestConan(ConanFile):
         cmake.build()
 
     def test(self):
+        app = os.path.join(self.cpp.build.bindir, "etrt_test_package")
+        # A cross build runs its program through the host profile's emulator (qemu-user).
+        emulator = self.conf.get("user.etrt:emulator", default="")
         if can_run(self):
-            app = os.path.join(self.cpp.build.bindir, "etrt_test_package")
             self.run(app, env="conanrun")
+        elif emulator:
+            self.run(f"{emulator} {app}", env="conanrun")
+        else:
+            self.output.warning(f"{app} not run: cross build without user.etrt:emulator")

@@ -1,6 +1,8 @@
 #include "conv_nhwc.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <cstring>
 
@@ -28,12 +30,18 @@ struct ConvIsa {
 };
 
 const ConvIsa kIsas[] = {
+#if ETRT_ISA_X86
     {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
      nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows},
     {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
      nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows},
     {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
      nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows},
+#else
+    {"generic", nhwc::isa_generic::tile_count, nhwc::isa_generic::scratch_floats, nhwc::isa_generic::conv_tiles,
+     nhwc::isa_generic::dw_rows, nhwc::isa_generic::wino_weights, nhwc::isa_generic::wino_block,
+     nhwc::isa_generic::wino_tile_rows},
+#endif
 };
 
 // The instruction set the GEMM uses (detected once, or forced by a test): one choice for all.
@@ -42,7 +50,7 @@ const ConvIsa& conv_isa() {
   for (const ConvIsa& i : kIsas) {
     if (std::strcmp(i.name, name) == 0) return i;
   }
-  return kIsas[2];
+  return kIsas[sizeof(kIsas) / sizeof(kIsas[0]) - 1];  // the baseline
 }
 
 // Below this many multiply-adds a second thread costs more than it saves.

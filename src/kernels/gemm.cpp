@@ -1,6 +1,8 @@
 #include "gemm.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <atomic>
 #include <cstdint>
@@ -25,9 +27,11 @@ struct Isa {
   void (*run)(const GemmParams&, float*);
 };
 
+#if ETRT_ISA_X86
 const Isa kAvx512 = {"avx512", isa_avx512::scratch_floats, isa_avx512::run};
 const Isa kAvx2 = {"avx2", isa_avx2::scratch_floats, isa_avx2::run};
 const Isa kSse2 = {"sse2", isa_sse2::scratch_floats, isa_sse2::run};
+const Isa* const kCandidates[] = {&kAvx512, &kAvx2, &kSse2};
 
 bool cpu_has(const Isa* isa) {
   __builtin_cpu_init();
@@ -41,6 +45,14 @@ const Isa* detect() {
   if (cpu_has(&kAvx2)) return &kAvx2;
   return &kSse2;
 }
+#else
+const Isa kGeneric = {"generic", isa_generic::scratch_floats, isa_generic::run};
+const Isa* const kCandidates[] = {&kGeneric};
+
+bool cpu_has(const Isa*) { return true; }
+
+const Isa* detect() { return &kGeneric; }
+#endif
 
 std::atomic<const Isa*> g_forced{nullptr};
 
@@ -192,8 +204,7 @@ void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs,
 const char* sgemm_isa() { return isa().name; }
 
 bool sgemm_force_isa(const char* name) {
-  const Isa* candidates[] = {&kAvx512, &kAvx2, &kSse2};
-  for (const Isa* c : candidates) {
+  for (const Isa* c : kCandidates) {
     if (std::strcmp(c->name, name) == 0) {
       if (!cpu_has(c)) return false;
       g_forced.store(c, std::memory_order_relaxed);

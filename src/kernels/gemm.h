@@ -39,9 +39,11 @@ bool sgemm(KernelContext& ctx, const GemmParams& p);
 // dst[i * cols + j] = src[i * rs + j * cs]; blocked so that a transposed source copies fast.
 void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst);
 
-// Name of the instruction set in use ("avx512", "avx2", "sse2"); for benchmarks and tests.
+// Name of the instruction set in use ("avx512", "avx2", "sse2"; "generic" off x86); for
+// benchmarks and tests.
 const char* sgemm_isa();
-// Forces an instruction set for tests: "avx512", "avx2", "sse2"; false if the CPU lacks it.
+// Forces an instruction set for tests: "avx512", "avx2", "sse2" ("generic" off x86); false if
+// the CPU lacks it.
 bool sgemm_force_isa(const char* name);
 
 }  // namespace kernels

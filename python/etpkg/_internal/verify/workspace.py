@@ -2,7 +2,9 @@
 
 The wheel is installed with `pip install --no-deps` into a fresh venv under a path with a space;
 every configure runs with a python3 that logs and fails first on PATH (a config must not run
-Python).
+Python). A wheel for another arch is installed for its platform (pip --platform --target) and
+its consumers are built with the host's cross compilers (a CMake toolchain file) and run
+through qemu-user (runner.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from etpkg._internal.errors import WheelError
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from etpkg._internal import target
+from etpkg._internal.errors import ToolError, VerifyError, WheelError
 from etpkg._internal.model import Sdk
 from etpkg._internal.plan.cmake import libs_dir_name
 from etpkg._internal.verify.consumers import render
@@ -31,6 +36,7 @@ class Workspace:
     cmake_cache: Path
     # Where the SDK wheels it depends on are found (default: the wheel's own directory).
     find_links: tuple[Path, ...] = ()
+    host: target.Host | None = None  # a foreign arch's wheel: its compilers and files
     venv: Path = field(init=False)
     site: Path = field(init=False)
     poison: Path = field(init=False)
@@ -71,6 +77,18 @@ class Workspace:
         return os.pathsep.join(str(d / "lib" / "pkgconfig") for d in dirs)
 
     @property
+    def c_compiler(self) -> str:
+        return self.host.c_compiler if self.host is not None else "gcc"
+
+    @property
+    def cxx_compiler(self) -> str:
+        return self.host.cxx_compiler if self.host is not None else "g++"
+
+    @property
+    def toolchain_file(self) -> Path:
+        return self.root / "toolchain.cmake"
+
+    @property
     def python_log(self) -> Path:
         return self.poison / "invocations.log"
 
@@ -79,11 +97,15 @@ class Workspace:
         if self.venv.exists():
             shutil.rmtree(self.venv)
         run([sys.executable, "-m", "venv", "--without-pip", self.venv])
-        self.reinstall()
         py = self.venv / "bin" / "python"
         self.site = Path(
             run([py, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"]).stdout.strip()
         )
+        self.reinstall()
+        if self.host is not None:
+            self.toolchain_file.write_text(
+                render("toolchain.cmake.j2", host=self.host, emulator=self.host.emulator())
+            )
         if not (self.pkg_root / "lib" / "cmake" / self.sdk.cmake_file_name).is_dir():
             raise WheelError(
                 f"{self.wheel.name} installed no "
@@ -118,9 +140,22 @@ class Workspace:
                 "--no-deps",
                 "--no-index",
                 "--force-reinstall",
+                # pip installs only this machine's wheels into a venv; another arch's goes
+                # into its site-packages as a target, for that platform.
+                *(
+                    [
+                        *("--only-binary=:all:", "--platform", self._platform(), "--upgrade"),
+                        *("--target", str(self.site)),
+                    ]
+                    if self.host is not None
+                    else []
+                ),
                 self.wheel,
             ]
         )
+
+    def _platform(self) -> str:
+        return next(iter(parse_wheel_filename(self.wheel.name)[3])).platform
 
     def uninstall(self) -> None:
         run(
@@ -178,6 +213,11 @@ class Workspace:
                     else []
                 ),
                 "-DCMAKE_BUILD_TYPE=Release",
+                *(
+                    [f"-DCMAKE_TOOLCHAIN_FILE={self.toolchain_file}"]
+                    if self.host is not None
+                    else []
+                ),
                 *args,
             ],
             env=self.env(tool),
@@ -206,6 +246,34 @@ def prepare(
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
-    ws = Workspace(wheel, root, sdk, cmake_cache.resolve(), tuple(d.resolve() for d in find_links))
+    ws = Workspace(
+        wheel,
+        root,
+        sdk,
+        cmake_cache.resolve(),
+        tuple(d.resolve() for d in find_links),
+        host=wheel_host(wheel),
+    )
     ws.install()
     return ws
+
+
+def wheel_host(wheel: Path) -> target.Host | None:
+    """The host of a wheel for another arch (its compilers found or a ToolError saying which
+    is missing); None for this machine's wheels and pure ones."""
+    try:
+        tags = parse_wheel_filename(wheel.name)[3]
+    except InvalidWheelFilename as exc:
+        raise WheelError(f"{wheel.name}: {exc}") from exc
+    for tag in tags:
+        arch = tag.platform.split("_", 3)[-1] if tag.platform.startswith("manylinux_") else ""
+        arch = arch or tag.platform.removeprefix("linux_")
+        if tag.platform != "any" and target.is_foreign(arch):
+            try:
+                return target.find_host(arch)
+            except ToolError as exc:
+                raise VerifyError(
+                    f"cannot build the consumers of {wheel.name} on this "
+                    f"{target.this_machine()} machine: {exc}"
+                ) from exc
+    return None

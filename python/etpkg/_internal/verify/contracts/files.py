@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 
 def _resolved(suite: Suite, exe: Path) -> dict[str, Path]:
     """ldd's answer for an executable: library name -> path; a library not found fails."""
-    out = run(["ldd", exe], env=suite.ws.env(suite.modern()[0])).stdout
+    env = suite.ws.env(suite.modern()[0])
+    if suite.ws.host is None:
+        out = run(["ldd", exe], env=env).stdout
+    else:  # ldd's own way, in the emulator: the loader lists what it would load
+        out = run([exe], env={**env, "LD_TRACE_LOADED_OBJECTS": "1"}).stdout
     if "not found" in out:
         raise CheckFailed(f"{exe.name}: libraries not found:\n{out}")
     found = {}

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from etpkg._internal.plan.pkgconfig import pc_name, pkg_config_modules
 from etpkg._internal.verify.consumers import (
     c_only,
-    compiler,
     entry_source,
     expect_linked,
     expect_loaded,
@@ -68,7 +67,8 @@ def app(
         binary = base / f"app-{style.split()[0].lower()}"
         # The .pc carries no runpath (see plan/pkgconfig.py); the consumer adds one.
         rpaths = [f"-Wl,-rpath,{d}" for d in ws.wheel_lib_dirs]
-        run([compiler(m), src, "-o", binary, "-Wl,--as-needed", *args, *rpaths])
+        cc = ws.c_compiler if c_app else ws.cxx_compiler
+        run([cc, src, "-o", binary, "-Wl,--as-needed", *args, *rpaths])
         what = f"{' '.join(modules)} via {label} ({style}: {shlex.join(args)})"
         expect_linked(binary, m, comps, ws.lib_dir, what)
         expect_loaded(run([binary]).stdout, expected, ws.wheel_lib_dirs)

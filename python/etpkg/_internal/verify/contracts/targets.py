@@ -104,7 +104,7 @@ def shadow(suite: Suite, tool: Cmake, app: Path) -> str:
         marker = write(shadow_dir / "marker.c", render("shadow_marker.c.j2", marker=SHADOW_MARKER))
         run(
             [
-                "gcc",
+                ws.c_compiler,
                 "-shared",
                 "-fPIC",
                 "-o",
