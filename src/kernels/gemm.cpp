@@ -2,7 +2,6 @@
 
 #include <immintrin.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -29,25 +28,13 @@ const Isa kAvx512 = {"avx512", isa_avx512::scratch_floats, isa_avx512::run};
 const Isa kAvx2 = {"avx2", isa_avx2::scratch_floats, isa_avx2::run};
 const Isa kSse2 = {"sse2", isa_sse2::scratch_floats, isa_sse2::run};
 
-bool cpu_has(const Isa* isa) {
-  __builtin_cpu_init();
-  if (isa == &kAvx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  if (isa == &kAvx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return true;
-}
-
-const Isa* detect() {
-  if (cpu_has(&kAvx512)) return &kAvx512;
-  if (cpu_has(&kAvx2)) return &kAvx2;
-  return &kSse2;
-}
-
-std::atomic<const Isa*> g_forced{nullptr};
-
+// The level etrt::kernel_isa() names (the CPU's best under ETRT_MAX_ISA / set_max_isa).
 const Isa& isa() {
-  static const Isa* const detected = detect();
-  const Isa* forced = g_forced.load(std::memory_order_relaxed);
-  return forced != nullptr ? *forced : *detected;
+  switch (isa_level()) {
+    case 2: return kAvx512;
+    case 1: return kAvx2;
+    default: return kSse2;
+  }
 }
 
 // Strides of size-1 dimensions are meaningless; give them the unit stride the fast paths test for.
@@ -158,8 +145,7 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   return true;
 }
 
-ETRT_VECTOR_CLONES
-void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
+ETRT_ISA_BODY void copy_to_row_major_body(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
   if (cs == 1) {
     for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * cols, src + i * rs, static_cast<size_t>(cols) * sizeof(float));
     return;
@@ -188,6 +174,7 @@ void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs,
     }
   }
 }
+ETRT_ISA_DISPATCH(void, copy_to_row_major, (const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst), (src, rows, cols, rs, cs, dst))
 
 const char* sgemm_isa() { return isa().name; }
 
@@ -195,8 +182,8 @@ bool sgemm_force_isa(const char* name) {
   const Isa* candidates[] = {&kAvx512, &kAvx2, &kSse2};
   for (const Isa* c : candidates) {
     if (std::strcmp(c->name, name) == 0) {
-      if (!cpu_has(c)) return false;
-      g_forced.store(c, std::memory_order_relaxed);
+      // The cap leaves the CPU's level when it is lower: then `name` cannot run here.
+      if (!set_max_isa(name).ok() || std::strcmp(isa().name, name) != 0) return false;
       return true;
     }
   }
