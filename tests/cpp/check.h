@@ -40,7 +40,8 @@ inline bool record(bool ok, const char* file, int line, const std::string& what)
 // Prints a summary; use as `return check::finish();` from main. A program that checked
 // nothing fails too: its tests did not run.
 inline int finish() {
-  std::printf("%d checks, %d failures\n", checks(), failures());
+  // The level the kernels ended on: a run under ETRT_MAX_ISA shows it really was capped.
+  std::printf("%d checks, %d failures (kernels: %s)\n", checks(), failures(), etrt::to_string(etrt::kernel_isa()));
   return failures() == 0 && checks() > 0 ? 0 : 1;
 }
 
