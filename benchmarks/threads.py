@@ -132,7 +132,12 @@ def export_models(out: Path, names: Sequence[str]) -> None:
             _atomic(
                 out / f"{name}.onnx",
                 lambda p, m=model, i=inputs: torch.onnx.export(  # type: ignore[misc]
-                    m, i, str(p), opset_version=ONNX_OPSET, dynamo=True, external_data=False,
+                    m,
+                    i,
+                    str(p),
+                    opset_version=ONNX_OPSET,
+                    dynamo=True,
+                    external_data=False,
                     verbose=False,
                 ),
             )

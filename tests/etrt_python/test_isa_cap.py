@@ -92,7 +92,9 @@ def test_a_mistyped_cap_is_a_one_line_error(
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "ETRT_MAX_ISA='avx3' is not an instruction set: expected sse2, avx2 or avx512" in lines[0]
+    assert (
+        "ETRT_MAX_ISA='avx3' is not an instruction set: expected sse2, avx2 or avx512" in lines[0]
+    )
 
 
 def test_cli_run_names_the_capped_level(
