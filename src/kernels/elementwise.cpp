@@ -85,7 +85,9 @@ ETRT_ISA_BODY void binary_vv_body(BinOp op, float* o, const float* a, const floa
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b[i]); break;
   }
 }
-ETRT_ISA_DISPATCH(void, binary_vv, (BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n), (op, o, a, b, alpha, n))
+ETRT_ISA_DISPATCH(void, binary_vv,
+                  (BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
 ETRT_ISA_BODY void binary_vs_body(BinOp op, float* o, const float* a, float b, float alpha, int64_t n) {
   const float ab = alpha * b;
@@ -98,7 +100,9 @@ ETRT_ISA_BODY void binary_vs_body(BinOp op, float* o, const float* a, float b, f
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b); break;
   }
 }
-ETRT_ISA_DISPATCH(void, binary_vs, (BinOp op, float* o, const float* a, float b, float alpha, int64_t n), (op, o, a, b, alpha, n))
+ETRT_ISA_DISPATCH(void, binary_vs,
+                  (BinOp op, float* o, const float* a, float b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
 ETRT_ISA_BODY void binary_sv_body(BinOp op, float* o, float a, const float* b, float alpha, int64_t n) {
   switch (op) {
@@ -110,7 +114,9 @@ ETRT_ISA_BODY void binary_sv_body(BinOp op, float* o, float a, const float* b, f
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a, b[i]); break;
   }
 }
-ETRT_ISA_DISPATCH(void, binary_sv, (BinOp op, float* o, float a, const float* b, float alpha, int64_t n), (op, o, a, b, alpha, n))
+ETRT_ISA_DISPATCH(void, binary_sv,
+                  (BinOp op, float* o, float a, const float* b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
 template <typename T>
 void binary_loop(const Loop<3>& loop, BinOp op, T alpha) {
@@ -361,7 +367,9 @@ ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnAr
     case UnOp::Silu: unary_run16<UnOp::Silu>(o, a, u, n); break;
   }
 }
-ETRT_ISA_DISPATCH(void, unary_contiguous, (UnOp op, float* o, const float* a, UnArgs u, int64_t n), (op, o, a, u, n))
+ETRT_ISA_DISPATCH(void, unary_contiguous,
+                  (UnOp op, float* o, const float* a, UnArgs u, int64_t n),
+                  (op, o, a, u, n))
 
 void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, UnArgs u, int64_t n) {
   if (op == UnOp::Scale) {  // a tight gather loop (e.g. attention's scaled transposed keys)
@@ -395,7 +403,9 @@ ETRT_ISA_BODY void unary_transposed_body(UnOp op, float* o, const float* a, int6
     }
   }
 }
-ETRT_ISA_DISPATCH(void, unary_transposed, (UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols), (op, o, a, cs, u, rows, cols))
+ETRT_ISA_DISPATCH(void, unary_transposed,
+                  (UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols),
+                  (op, o, a, cs, u, rows, cols))
 
 // True (and done) when the loop's two inner dimensions are a transpose of a contiguous output.
 bool unary_try_transposed(const Loop<2>& loop, UnOp uop, UnArgs u) {
@@ -582,7 +592,9 @@ ETRT_ISA_BODY void compare_run_body(Cmp cmp, uint8_t* o, const float* a, float b
     case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b != 0.0f; break;
   }
 }
-ETRT_ISA_DISPATCH(void, compare_run, (Cmp cmp, uint8_t* o, const float* a, float b, int64_t n), (cmp, o, a, b, n))
+ETRT_ISA_DISPATCH(void, compare_run,
+                  (Cmp cmp, uint8_t* o, const float* a, float b, int64_t n),
+                  (cmp, o, a, b, n))
 
 // o[i] = a[i] <cmp> b[i] over contiguous runs.
 ETRT_ISA_BODY void compare_vv_body(Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n) {
@@ -597,7 +609,9 @@ ETRT_ISA_BODY void compare_vv_body(Cmp cmp, uint8_t* o, const float* a, const fl
     case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b[i] != 0.0f; break;
   }
 }
-ETRT_ISA_DISPATCH(void, compare_vv, (Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n), (cmp, o, a, b, n))
+ETRT_ISA_DISPATCH(void, compare_vv,
+                  (Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n),
+                  (cmp, o, a, b, n))
 
 // self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
 // tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
@@ -676,7 +690,9 @@ ETRT_ISA_BODY void bitwise_bytes_body(Bitwise kind, bool logical, uint8_t* o, in
   }
   for (int64_t i = 0; i < n; ++i) o[i * so] = one(a[i * sa], b[i * sb]);
 }
-ETRT_ISA_DISPATCH(void, bitwise_bytes, (Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n), (kind, logical, o, so, a, sa, b, sb, n))
+ETRT_ISA_DISPATCH(void, bitwise_bytes,
+                  (Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n),
+                  (kind, logical, o, so, a, sa, b, sb, n))
 
 // bitwise_and/or/xor.Tensor on Bool (logical) or integer tensors, with broadcasting.
 void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise kind) {
@@ -1028,7 +1044,9 @@ ETRT_ISA_BODY bool half_float_copy_body(char* const* p, const int64_t* st, int64
   }
   return true;
 }
-ETRT_ISA_DISPATCH(bool, half_float_copy, (char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to), (p, st, n, from, to))
+ETRT_ISA_DISPATCH(bool, half_float_copy,
+                  (char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to),
+                  (p, st, n, from, to))
 
 // Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
 void op_to_copy(KernelContext& ctx, Span<Value*> args) {

@@ -174,7 +174,9 @@ ETRT_ISA_BODY void copy_to_row_major_body(const float* src, int64_t rows, int64_
     }
   }
 }
-ETRT_ISA_DISPATCH(void, copy_to_row_major, (const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst), (src, rows, cols, rs, cs, dst))
+ETRT_ISA_DISPATCH(void, copy_to_row_major,
+                  (const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst),
+                  (src, rows, cols, rs, cs, dst))
 
 const char* sgemm_isa() { return isa().name; }
 

@@ -99,7 +99,9 @@ ETRT_ISA_BODY void float_run_body(FloatFn f, float* o, int64_t so, const float* 
     case FloatFn::None: break;
   }
 }
-ETRT_ISA_DISPATCH(void, float_run, (FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n), (f, o, so, a, sa, n))
+ETRT_ISA_DISPATCH(void, float_run,
+                  (FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n),
+                  (f, o, so, a, sa, n))
 
 struct UnaryFns {
   double (*d)(double);

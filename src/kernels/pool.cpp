@@ -199,7 +199,9 @@ ETRT_ISA_BODY void pool_nhwc_pixel_body(const PoolShape& s, const float* img, in
     }
   }
 }
-ETRT_ISA_DISPATCH(void, pool_nhwc_pixel, (const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx, int64_t idx_sc), (s, img, y, x, out, idx, idx_sc))
+ETRT_ISA_DISPATCH(void, pool_nhwc_pixel,
+                  (const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx, int64_t idx_sc),
+                  (s, img, y, x, out, idx, idx_sc))
 
 // max_pool2d_with_indices (self, kernel_size, stride, padding, dilation, ceil_mode | out,
 // indices) and max_pool2d (the same arguments | out): the values only, for graphs that never

@@ -183,7 +183,9 @@ ETRT_ISA_BODY void softmax_columns_body(float* o, const float* x, int64_t len, i
     for (int64_t j = 0; j < inner; ++j) orow[j] *= sum[j];
   }
 }
-ETRT_ISA_DISPATCH(void, softmax_columns, (float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum), (o, x, len, inner, mx, sum))
+ETRT_ISA_DISPATCH(void, softmax_columns,
+                  (float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum),
+                  (o, x, len, inner, mx, sum))
 
 // Sum of x[i] or of (x[i] - shift)^2: 16 float lanes over blocks of 256 elements, summed by a
 // shuffle tree (a serial sum of 16 lanes would cost more than a 64-wide row), each block's total
@@ -292,7 +294,9 @@ ETRT_ISA_BODY void layer_norm_rows_body(float* o, const float* x, int64_t begin,
     normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
   }
 }
-ETRT_ISA_DISPATCH(void, layer_norm_rows, (float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w, const float* b, float* mo, float* ro), (o, x, begin, end, m, eps, w, b, mo, ro))
+ETRT_ISA_DISPATCH(void, layer_norm_rows,
+                  (float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w, const float* b, float* mo, float* ro),
+                  (o, x, begin, end, m, eps, w, b, mo, ro))
 
 // The arguments of _softmax and _log_softmax (self, dim, half_to_float | out), checked, and the
 // input as [outer, len, inner] contiguous floats.
