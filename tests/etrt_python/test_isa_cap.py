@@ -124,3 +124,16 @@ def test_set_max_isa_replaces_the_cap_and_rejects_unknown_names(inprocess_runtim
         assert etrt.isa_info().kernels == info.cpu  # a rejected name changes nothing
     finally:
         etrt.set_max_isa(before.cap)
+
+
+def test_info_says_when_the_cap_is_above_the_cpu() -> None:
+    info = etrt.runtime.IsaInfo
+    assert str(info("avx512", "avx512", "avx512")) == (
+        "kernels dispatch to avx512; the CPU has avx512"
+    )
+    assert str(info("avx512", "avx2", "avx2")) == (
+        "kernels dispatch to avx2 (capped at avx2); the CPU has avx512"
+    )
+    assert str(info("sse2", "avx2", "sse2")) == (
+        "kernels dispatch to sse2 (cap avx2 is above what the CPU has); the CPU has sse2"
+    )
