@@ -6,6 +6,7 @@
 
 #include "etrt/runtime/parallel.h"
 #include "gemm.h"
+#include "isa_dispatch.h"
 
 namespace etrt {
 namespace kernels {
@@ -36,14 +37,8 @@ const ConvIsa kIsas[] = {
      nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows},
 };
 
-// The instruction set the GEMM uses (detected once, or forced by a test): one choice for all.
-const ConvIsa& conv_isa() {
-  const char* name = sgemm_isa();
-  for (const ConvIsa& i : kIsas) {
-    if (std::strcmp(i.name, name) == 0) return i;
-  }
-  return kIsas[2];
-}
+// The level every kernel uses (etrt::kernel_isa(); kIsas runs from the highest).
+const ConvIsa& conv_isa() { return kIsas[2 - isa_level()]; }
 
 // Below this many multiply-adds a second thread costs more than it saves.
 constexpr double kConvParallelMinMacs = 128.0 * 1024.0;

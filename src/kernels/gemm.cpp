@@ -181,13 +181,11 @@ ETRT_ISA_DISPATCH(void, copy_to_row_major,
 const char* sgemm_isa() { return isa().name; }
 
 bool sgemm_force_isa(const char* name) {
-  const Isa* candidates[] = {&kAvx512, &kAvx2, &kSse2};
-  for (const Isa* c : candidates) {
-    if (std::strcmp(c->name, name) == 0) {
-      // The cap leaves the CPU's level when it is lower: then `name` cannot run here.
-      if (!set_max_isa(name).ok() || std::strcmp(isa().name, name) != 0) return false;
-      return true;
-    }
+  const Isa* candidates[] = {&kSse2, &kAvx2, &kAvx512};  // indexed by level
+  for (int level = 0; level < 3; ++level) {
+    if (std::strcmp(candidates[level]->name, name) != 0) continue;
+    // A level the CPU lacks leaves the cap alone.
+    return level <= static_cast<int>(cpu_isa()) && set_max_isa(name).ok();
   }
   return false;
 }
