@@ -22,9 +22,11 @@ _LAZY = {
     "EtrtRuntimeError": "runtime",
     "Method": "runtime",
     "Module": "runtime",
+    "isa_info": "runtime",
     "load": "runtime",
     "registered_backends": "runtime",
     "registered_kernels": "runtime",
+    "set_max_isa": "runtime",
     "set_random_seed": "runtime",
 }
 

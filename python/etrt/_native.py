@@ -137,6 +137,10 @@ _SIGNATURES: dict[str, tuple[object, list[object]]] = {
     "etrt_num_registered_backends": (ctypes.c_size_t, []),
     "etrt_registered_backend_name": (ctypes.c_char_p, [ctypes.c_size_t]),
     "etrt_set_random_seed": (None, [ctypes.c_uint64]),
+    "etrt_cpu_isa": (ctypes.c_char_p, []),
+    "etrt_kernel_isa": (ctypes.c_char_p, []),
+    "etrt_max_isa": (_Status, [ctypes.POINTER(ctypes.c_char_p)]),
+    "etrt_set_max_isa": (_Status, [ctypes.c_char_p]),
     "etrt_module_open": (_Status, [ctypes.c_char_p, ctypes.POINTER(_Ptr)]),
     "etrt_module_open_with_data": (
         _Status,

@@ -298,6 +298,13 @@ def _data_map(program: Path, given: Path | None) -> Path | None:
     return sibling
 
 
+def _isa_line() -> str:
+    """Which instruction set etrt's kernels ran with (ETRT_MAX_ISA may cap it)."""
+    from .runtime import isa_info
+
+    return str(isa_info())
+
+
 def _run(args: argparse.Namespace) -> int:
     from . import run_program
 
@@ -307,6 +314,7 @@ def _run(args: argparse.Namespace) -> int:
         "random inputs (no --input given, seed 0)" if result.random_inputs else "the given inputs"
     )
     print(f"ran '{result.method}' of {args.program} on {given} in {result.seconds * 1e3:.2f} ms")
+    print(_isa_line())
     for i, value in enumerate(result.outputs):
         print(run_program.describe(i, value))
     if args.output is not None:
@@ -351,6 +359,7 @@ def _profile(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         f"(+{args.warmup} warm-up), median run {result.median_run_ns / 1e3:.2f} us, "
         f"fastest {result.min_run_ns / 1e3:.2f} us"
     )
+    print(_isa_line())
     print(profile.format_table(result.stats, runs))
     if result.dump.dropped_events:
         print(f"warning: {result.dump.dropped_events} events did not fit and were dropped")

@@ -129,6 +129,49 @@ def set_random_seed(seed: int) -> None:
     _lib().etrt_set_random_seed(seed & (2**64 - 1))
 
 
+ISA_NAMES = ("sse2", "avx2", "avx512")
+
+
+@dataclass(frozen=True)
+class IsaInfo:
+    """The instruction sets of etrt's own kernels: the CPU's best, the cap (set_max_isa, else
+    ETRT_MAX_ISA, else "avx512": none) and the one they dispatch to, the lower of the two.
+    XNNPACK picks its own code paths and ignores the cap."""
+
+    cpu: str
+    cap: str
+    kernels: str
+
+    def __str__(self) -> str:
+        if self.cap == self.kernels or self.cap == "avx512":
+            capped = "" if self.cap == "avx512" else f" (capped at {self.cap})"
+        else:
+            capped = f" (cap {self.cap} is above what the CPU has)"
+        return f"kernels dispatch to {self.kernels}{capped}; the CPU has {self.cpu}"
+
+
+def isa_info() -> IsaInfo:
+    """The kernels' instruction sets. EtrtRuntimeError when ETRT_MAX_ISA is not one of
+    ISA_NAMES (loading a method fails the same way)."""
+    lib = _lib()
+    cap = ctypes.c_char_p()
+    _check(lib.etrt_max_isa(ctypes.byref(cap)))
+    return IsaInfo(
+        cpu=lib.etrt_cpu_isa().decode(),
+        cap=(cap.value or b"").decode(),
+        kernels=lib.etrt_kernel_isa().decode(),
+    )
+
+
+def set_max_isa(name: str) -> IsaInfo:
+    """Caps the instruction set etrt's own kernels dispatch to: "sse2", "avx2" or "avx512"
+    (no cap), as ETRT_MAX_ISA does at start-up, which it replaces. A cap above what the CPU
+    has leaves the CPU's level. Not while a method runs on another thread. EtrtRuntimeError
+    (InvalidArgument, naming the allowed values) for any other name."""
+    _check(_lib().etrt_set_max_isa(name.encode()))
+    return isa_info()
+
+
 def registered_backends() -> list[str]:
     lib = _lib()
     return [
@@ -595,16 +638,20 @@ def load(
 
 
 __all__ = [
+    "ISA_NAMES",
     "EtrtRuntimeError",
     "IOSpec",
+    "IsaInfo",
     "Method",
     "Module",
     "Output",
     "as_input_array",
+    "isa_info",
     "library_paths",
     "load",
     "registered_backends",
     "registered_kernels",
     "runtime_version",
+    "set_max_isa",
     "set_random_seed",
 ]

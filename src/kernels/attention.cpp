@@ -224,15 +224,19 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
   }
 }
 
-ETRT_VECTOR_CLONES
-void attend_rows(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
+ETRT_ISA_BODY void attend_rows_body(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
   attend<true>(g, it, qt, acc);
 }
+ETRT_ISA_DISPATCH(void, attend_rows,
+                  (const Geometry& g, const Item& it, F32x16* qt, F32x16* acc),
+                  (g, it, qt, acc))
 
-ETRT_VECTOR_CLONES
-void attend_strided(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
+ETRT_ISA_BODY void attend_strided_body(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
   attend<false>(g, it, qt, acc);
 }
+ETRT_ISA_DISPATCH(void, attend_strided,
+                  (const Geometry& g, const Item& it, F32x16* qt, F32x16* acc),
+                  (g, it, qt, acc))
 
 // Batch dimensions (all but the last two) of the output and each operand's stride over them.
 struct Batches {

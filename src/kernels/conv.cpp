@@ -57,8 +57,7 @@ bool spatial_list(KernelContext& ctx, Span<Value*> args, size_t i, const char* n
 
 // Stride 1 with OW == W ("same" padding) over contiguous planes: each column-matrix row is the
 // input plane shifted by a constant, so it is one long copy plus zeroed borders.
-ETRT_VECTOR_CLONES
-bool im2col_same(const ConvShape& s, const float* in, float* col) {
+ETRT_ISA_BODY bool im2col_same_body(const ConvShape& s, const float* in, float* col) {
   if (s.sh != 1 || s.sw != 1 || s.ow != s.w || s.in_sw != 1 || (s.h > 1 && s.in_sh != s.w)) return false;
   const int64_t npix = s.pixels(), plane = s.h * s.w;
   for (int64_t c = 0; c < s.cin_g(); ++c) {
@@ -92,10 +91,10 @@ bool im2col_same(const ConvShape& s, const float* in, float* col) {
   }
   return true;
 }
+ETRT_ISA_DISPATCH(bool, im2col_same, (const ConvShape& s, const float* in, float* col), (s, in, col))
 
 // col[(c*KH + i)*KW + j, oh*OW + ow] = input(c, oh*SH - PH + i*DH, ow*SW - PW + j*DW), 0 outside.
-ETRT_VECTOR_CLONES
-void im2col(const ConvShape& s, const float* in, float* col) {
+ETRT_ISA_BODY void im2col_body(const ConvShape& s, const float* in, float* col) {
   if (im2col_same(s, in, col)) return;
   const int64_t npix = s.pixels();
   for (int64_t c = 0; c < s.cin_g(); ++c) {
@@ -133,6 +132,7 @@ void im2col(const ConvShape& s, const float* in, float* col) {
     }
   }
 }
+ETRT_ISA_DISPATCH(void, im2col, (const ConvShape& s, const float* in, float* col), (s, in, col))
 
 // What every (image, group) product shares. With a column matrix the bias rides along as one
 // more column of A against a row of ones at the end of col, so no pass over the output adds it.

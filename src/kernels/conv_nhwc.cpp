@@ -8,6 +8,7 @@
 
 #include "etrt/runtime/parallel.h"
 #include "gemm.h"
+#include "isa_dispatch.h"
 
 namespace etrt {
 namespace kernels {
@@ -44,14 +45,13 @@ const ConvIsa kIsas[] = {
 #endif
 };
 
-// The instruction set the GEMM uses (detected once, or forced by a test): one choice for all.
-const ConvIsa& conv_isa() {
-  const char* name = sgemm_isa();
-  for (const ConvIsa& i : kIsas) {
-    if (std::strcmp(i.name, name) == 0) return i;
-  }
-  return kIsas[sizeof(kIsas) / sizeof(kIsas[0]) - 1];  // the baseline
-}
+// The level every kernel uses (etrt::kernel_isa(); on x86 kIsas runs from the highest, elsewhere
+// it holds the portable build alone).
+#if ETRT_ISA_X86
+const ConvIsa& conv_isa() { return kIsas[2 - isa_level()]; }
+#else
+const ConvIsa& conv_isa() { return kIsas[0]; }
+#endif
 
 // Below this many multiply-adds a second thread costs more than it saves.
 constexpr double kConvParallelMinMacs = 128.0 * 1024.0;

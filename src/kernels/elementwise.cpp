@@ -75,8 +75,7 @@ inline T apply(BinOp op, T a, T b, T alpha) {
   return a;
 }
 
-ETRT_VECTOR_CLONES
-void binary_vv(BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n) {
+ETRT_ISA_BODY void binary_vv_body(BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n) {
   switch (op) {
     case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + alpha * b[i]; break;
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a[i] - alpha * b[i]; break;
@@ -86,9 +85,11 @@ void binary_vv(BinOp op, float* o, const float* a, const float* b, float alpha, 
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b[i]); break;
   }
 }
+ETRT_ISA_DISPATCH(void, binary_vv,
+                  (BinOp op, float* o, const float* a, const float* b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
-ETRT_VECTOR_CLONES
-void binary_vs(BinOp op, float* o, const float* a, float b, float alpha, int64_t n) {
+ETRT_ISA_BODY void binary_vs_body(BinOp op, float* o, const float* a, float b, float alpha, int64_t n) {
   const float ab = alpha * b;
   switch (op) {
     case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a[i] + ab; break;
@@ -99,9 +100,11 @@ void binary_vs(BinOp op, float* o, const float* a, float b, float alpha, int64_t
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a[i], b); break;
   }
 }
+ETRT_ISA_DISPATCH(void, binary_vs,
+                  (BinOp op, float* o, const float* a, float b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
-ETRT_VECTOR_CLONES
-void binary_sv(BinOp op, float* o, float a, const float* b, float alpha, int64_t n) {
+ETRT_ISA_BODY void binary_sv_body(BinOp op, float* o, float a, const float* b, float alpha, int64_t n) {
   switch (op) {
     case BinOp::Add: for (int64_t i = 0; i < n; ++i) o[i] = a + alpha * b[i]; break;
     case BinOp::Sub: for (int64_t i = 0; i < n; ++i) o[i] = a - alpha * b[i]; break;
@@ -111,6 +114,9 @@ void binary_sv(BinOp op, float* o, float a, const float* b, float alpha, int64_t
     case BinOp::Min: for (int64_t i = 0; i < n; ++i) o[i] = min_nan(a, b[i]); break;
   }
 }
+ETRT_ISA_DISPATCH(void, binary_sv,
+                  (BinOp op, float* o, float a, const float* b, float alpha, int64_t n),
+                  (op, o, a, b, alpha, n))
 
 template <typename T>
 void binary_loop(const Loop<3>& loop, BinOp op, T alpha) {
@@ -271,8 +277,7 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
 
 // GELU 16 at a time: the cheap rational form when every lane is small (nearly always, for
 // activations), the erfc form otherwise.
-ETRT_VECTOR_CLONES
-void gelu_erf_contiguous(float* o, const float* a, int64_t n) {
+ETRT_ISA_BODY void gelu_erf_contiguous_body(float* o, const float* a, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     F32x16 v;
@@ -285,6 +290,7 @@ void gelu_erf_contiguous(float* o, const float* a, int64_t n) {
   }
   for (; i < n; ++i) o[i] = gelu_erf_f32(a[i]);
 }
+ETRT_ISA_DISPATCH(void, gelu_erf_contiguous, (float* o, const float* a, int64_t n), (o, a, n))
 
 // One loop per op (the switch stays outside), so each vectorises on its own.
 template <UnOp Op>
@@ -339,8 +345,7 @@ __attribute__((always_inline)) inline void unary_run16(float* o, const float* a,
   for (; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
 }
 
-ETRT_VECTOR_CLONES
-void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
+ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
   switch (op) {
     case UnOp::Relu: unary_run<UnOp::Relu>(o, a, u, n); break;
     case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
@@ -362,6 +367,9 @@ void unary_contiguous(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
     case UnOp::Silu: unary_run16<UnOp::Silu>(o, a, u, n); break;
   }
 }
+ETRT_ISA_DISPATCH(void, unary_contiguous,
+                  (UnOp op, float* o, const float* a, UnArgs u, int64_t n),
+                  (op, o, a, u, n))
 
 void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, UnArgs u, int64_t n) {
   if (op == UnOp::Scale) {  // a tight gather loop (e.g. attention's scaled transposed keys)
@@ -374,8 +382,7 @@ void unary_strided(UnOp op, float* o, int64_t so, const float* a, int64_t sa, Un
 // A transposed source (contiguous along the output's second-innermost dimension, e.g.
 // attention's scaled K^T): 16x16 tiles, each source column read as one contiguous run through
 // the contiguous op into a tile in L1, then written out row by row.
-ETRT_VECTOR_CLONES
-void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols) {
+ETRT_ISA_BODY void unary_transposed_body(UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols) {
   for (int64_t r0 = 0; r0 < rows; r0 += 16) {
     const int64_t rn = rows - r0 < 16 ? rows - r0 : 16;
     for (int64_t c0 = 0; c0 < cols; c0 += 16) {
@@ -396,6 +403,9 @@ void unary_transposed(UnOp op, float* o, const float* a, int64_t cs, UnArgs u, i
     }
   }
 }
+ETRT_ISA_DISPATCH(void, unary_transposed,
+                  (UnOp op, float* o, const float* a, int64_t cs, UnArgs u, int64_t rows, int64_t cols),
+                  (op, o, a, cs, u, rows, cols))
 
 // True (and done) when the loop's two inner dimensions are a transpose of a contiguous output.
 bool unary_try_transposed(const Loop<2>& loop, UnOp uop, UnArgs u) {
@@ -570,8 +580,7 @@ inline bool compare(Cmp c, T a, T b) {
 }
 
 // o[i] = a[i] <cmp> b over a contiguous run: one loop per comparison, so each vectorises.
-ETRT_VECTOR_CLONES
-void compare_run(Cmp cmp, uint8_t* o, const float* a, float b, int64_t n) {
+ETRT_ISA_BODY void compare_run_body(Cmp cmp, uint8_t* o, const float* a, float b, int64_t n) {
   switch (cmp) {
     case Cmp::Eq: for (int64_t i = 0; i < n; ++i) o[i] = a[i] == b; break;
     case Cmp::Ne: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != b; break;
@@ -583,10 +592,12 @@ void compare_run(Cmp cmp, uint8_t* o, const float* a, float b, int64_t n) {
     case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b != 0.0f; break;
   }
 }
+ETRT_ISA_DISPATCH(void, compare_run,
+                  (Cmp cmp, uint8_t* o, const float* a, float b, int64_t n),
+                  (cmp, o, a, b, n))
 
 // o[i] = a[i] <cmp> b[i] over contiguous runs.
-ETRT_VECTOR_CLONES
-void compare_vv(Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n) {
+ETRT_ISA_BODY void compare_vv_body(Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n) {
   switch (cmp) {
     case Cmp::Eq: for (int64_t i = 0; i < n; ++i) o[i] = a[i] == b[i]; break;
     case Cmp::Ne: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != b[i]; break;
@@ -598,6 +609,9 @@ void compare_vv(Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n) 
     case Cmp::Or: for (int64_t i = 0; i < n; ++i) o[i] = a[i] != 0.0f || b[i] != 0.0f; break;
   }
 }
+ETRT_ISA_DISPATCH(void, compare_vv,
+                  (Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n),
+                  (cmp, o, a, b, n))
 
 // self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
 // tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
@@ -664,8 +678,7 @@ void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) 
 enum class Bitwise { And, Or, Xor };
 
 // One-byte operands (Bool, Byte, Char) over runs of any stride; Bool results stay 0 or 1.
-ETRT_VECTOR_CLONES
-void bitwise_bytes(Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa,
+ETRT_ISA_BODY void bitwise_bytes_body(Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa,
                    const uint8_t* b, int64_t sb, int64_t n) {
   auto one = [&](uint8_t x, uint8_t y) -> uint8_t {
     uint8_t r = kind == Bitwise::And ? (x & y) : kind == Bitwise::Or ? (x | y) : (x ^ y);
@@ -677,6 +690,9 @@ void bitwise_bytes(Bitwise kind, bool logical, uint8_t* o, int64_t so, const uin
   }
   for (int64_t i = 0; i < n; ++i) o[i * so] = one(a[i * sa], b[i * sb]);
 }
+ETRT_ISA_DISPATCH(void, bitwise_bytes,
+                  (Bitwise kind, bool logical, uint8_t* o, int64_t so, const uint8_t* a, int64_t sa, const uint8_t* b, int64_t sb, int64_t n),
+                  (kind, logical, o, so, a, sa, b, sb, n))
 
 // bitwise_and/or/xor.Tensor on Bool (logical) or integer tensors, with broadcasting.
 void bitwise_op(KernelContext& ctx, Span<Value*> args, const char* op, Bitwise kind) {
@@ -1006,8 +1022,7 @@ void op_scalar_tensor(KernelContext& ctx, Span<Value*> args) {
 
 // float32 <-> float16/bfloat16, the conversions around every upcast kernel call. False for
 // other pairs of types.
-ETRT_VECTOR_CLONES
-bool half_float_copy(char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to) {
+ETRT_ISA_BODY bool half_float_copy_body(char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to) {
   const bool to_half = from == ScalarType::Float && (to == ScalarType::Half || to == ScalarType::BFloat16);
   const bool from_half = to == ScalarType::Float && (from == ScalarType::Half || from == ScalarType::BFloat16);
   if (!to_half && !from_half) return false;
@@ -1029,6 +1044,9 @@ bool half_float_copy(char* const* p, const int64_t* st, int64_t n, ScalarType fr
   }
   return true;
 }
+ETRT_ISA_DISPATCH(bool, half_float_copy,
+                  (char* const* p, const int64_t* st, int64_t n, ScalarType from, ScalarType to),
+                  (p, st, n, from, to))
 
 // Converts between dtypes as a C cast does (floats to integers truncate, to Bool: != 0).
 void op_to_copy(KernelContext& ctx, Span<Value*> args) {

@@ -4,7 +4,6 @@
 #include <immintrin.h>
 #endif
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -31,36 +30,20 @@ struct Isa {
 const Isa kAvx512 = {"avx512", isa_avx512::scratch_floats, isa_avx512::run};
 const Isa kAvx2 = {"avx2", isa_avx2::scratch_floats, isa_avx2::run};
 const Isa kSse2 = {"sse2", isa_sse2::scratch_floats, isa_sse2::run};
-const Isa* const kCandidates[] = {&kAvx512, &kAvx2, &kSse2};
 
-bool cpu_has(const Isa* isa) {
-  __builtin_cpu_init();
-  if (isa == &kAvx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-  if (isa == &kAvx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return true;
-}
-
-const Isa* detect() {
-  if (cpu_has(&kAvx512)) return &kAvx512;
-  if (cpu_has(&kAvx2)) return &kAvx2;
-  return &kSse2;
+// The level etrt::kernel_isa() names (the CPU's best under ETRT_MAX_ISA / set_max_isa).
+const Isa& isa() {
+  switch (isa_level()) {
+    case 2: return kAvx512;
+    case 1: return kAvx2;
+    default: return kSse2;
+  }
 }
 #else
 const Isa kGeneric = {"generic", isa_generic::scratch_floats, isa_generic::run};
-const Isa* const kCandidates[] = {&kGeneric};
 
-bool cpu_has(const Isa*) { return true; }
-
-const Isa* detect() { return &kGeneric; }
+const Isa& isa() { return kGeneric; }
 #endif
-
-std::atomic<const Isa*> g_forced{nullptr};
-
-const Isa& isa() {
-  static const Isa* const detected = detect();
-  const Isa* forced = g_forced.load(std::memory_order_relaxed);
-  return forced != nullptr ? *forced : *detected;
-}
 
 // Strides of size-1 dimensions are meaningless; give them the unit stride the fast paths test for.
 GemmParams normalise(GemmParams p) {
@@ -170,8 +153,7 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   return true;
 }
 
-ETRT_VECTOR_CLONES
-void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
+ETRT_ISA_BODY void copy_to_row_major_body(const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst) {
   if (cs == 1) {
     for (int64_t i = 0; i < rows; ++i) std::memcpy(dst + i * cols, src + i * rs, static_cast<size_t>(cols) * sizeof(float));
     return;
@@ -200,18 +182,24 @@ void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs,
     }
   }
 }
+ETRT_ISA_DISPATCH(void, copy_to_row_major,
+                  (const float* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, float* dst),
+                  (src, rows, cols, rs, cs, dst))
 
 const char* sgemm_isa() { return isa().name; }
 
 bool sgemm_force_isa(const char* name) {
-  for (const Isa* c : kCandidates) {
-    if (std::strcmp(c->name, name) == 0) {
-      if (!cpu_has(c)) return false;
-      g_forced.store(c, std::memory_order_relaxed);
-      return true;
-    }
+#if ETRT_ISA_X86
+  const Isa* candidates[] = {&kSse2, &kAvx2, &kAvx512};  // indexed by level
+  for (int level = 0; level < 3; ++level) {
+    if (std::strcmp(candidates[level]->name, name) != 0) continue;
+    // A level the CPU lacks leaves the cap alone.
+    return level <= static_cast<int>(cpu_isa()) && set_max_isa(name).ok();
   }
   return false;
+#else
+  return std::strcmp(name, "generic") == 0;
+#endif
 }
 
 }  // namespace kernels

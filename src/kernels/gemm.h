@@ -42,8 +42,8 @@ void copy_to_row_major(const float* src, int64_t rows, int64_t cols, int64_t rs,
 // Name of the instruction set in use ("avx512", "avx2", "sse2"; "generic" off x86); for
 // benchmarks and tests.
 const char* sgemm_isa();
-// Forces an instruction set for tests: "avx512", "avx2", "sse2" ("generic" off x86); false if
-// the CPU lacks it.
+// Forces an instruction set for tests: "avx512", "avx2", "sse2" ("generic" off x86), as
+// etrt::set_max_isa (every kernel follows); false, changing nothing, if the CPU lacks it.
 bool sgemm_force_isa(const char* name);
 
 }  // namespace kernels

@@ -85,8 +85,7 @@ __attribute__((always_inline)) inline void float_loop(float* o, int64_t so, cons
 }
 
 // One loop per function (the switch stays outside), element strides.
-ETRT_VECTOR_CLONES
-void float_run(FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n) {
+ETRT_ISA_BODY void float_run_body(FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n) {
   switch (f) {
 #define ETRT_FLOAT_CASE(name) \
   case FloatFn::name: float_loop<FloatFn::name>(o, so, a, sa, n); break;
@@ -100,6 +99,9 @@ void float_run(FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int6
     case FloatFn::None: break;
   }
 }
+ETRT_ISA_DISPATCH(void, float_run,
+                  (FloatFn f, float* o, int64_t so, const float* a, int64_t sa, int64_t n),
+                  (f, o, so, a, sa, n))
 
 struct UnaryFns {
   double (*d)(double);

@@ -162,8 +162,7 @@ void pool_plane(const PoolShape& s, const float* in, float* out, int64_t* idx) {
 // Channels-last output: one output pixel, every channel at once (vectorised along the channels of
 // a channels-last input), ATen's scan order and NaN rule. Indices (when wanted) go through their
 // own channel stride.
-ETRT_VECTOR_CLONES
-void pool_nhwc_pixel(const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx,
+ETRT_ISA_BODY void pool_nhwc_pixel_body(const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx,
                      int64_t idx_sc) {
   int64_t h0 = y * s.sh - s.ph;
   const int64_t h1 = std::min(h0 + (s.kh - 1) * s.dh + 1, s.h);
@@ -200,6 +199,9 @@ void pool_nhwc_pixel(const PoolShape& s, const float* img, int64_t y, int64_t x,
     }
   }
 }
+ETRT_ISA_DISPATCH(void, pool_nhwc_pixel,
+                  (const PoolShape& s, const float* img, int64_t y, int64_t x, float* out, int64_t* idx, int64_t idx_sc),
+                  (s, img, y, x, out, idx, idx_sc))
 
 // max_pool2d_with_indices (self, kernel_size, stride, padding, dilation, ceil_mode | out,
 // indices) and max_pool2d (the same arguments | out): the values only, for graphs that never

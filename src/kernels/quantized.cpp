@@ -63,13 +63,44 @@ inline float round_even_fast(float v) {
 
 
 template <typename Q>
-ETRT_VECTOR_CLONES void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo,
+ETRT_ISA_BODY void store_quantized_body(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo,
                                         float hi) {
   for (int64_t i = 0; i < n; ++i) {
     float v = round_even_fast(x[i] * inv_scale) + zp;
     out[i] = static_cast<Q>(std::min(std::max(v, lo), hi));
   }
 }
+
+// ETRT_ISA_DISPATCH for a template: one copy per instruction set, picked per call (isa_dispatch.h).
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Q>
+__attribute__((target("avx512f"))) void store_quantized_avx512(const float* x, Q* out, int64_t n, float inv_scale,
+                                                              float zp, float lo, float hi) {
+  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+}
+template <typename Q>
+__attribute__((target("avx2"))) void store_quantized_avx2(const float* x, Q* out, int64_t n, float inv_scale, float zp,
+                                                          float lo, float hi) {
+  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+}
+template <typename Q>
+void store_quantized_sse2(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
+  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+}
+template <typename Q>
+void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
+  switch (isa_level()) {
+    case 2: return store_quantized_avx512(x, out, n, inv_scale, zp, lo, hi);
+    case 1: return store_quantized_avx2(x, out, n, inv_scale, zp, lo, hi);
+    default: return store_quantized_sse2(x, out, n, inv_scale, zp, lo, hi);
+  }
+}
+#else
+template <typename Q>
+void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
+  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+}
+#endif
 
 template <typename Q>
 void load_dequantized(const Q* q, float* out, int64_t n, float zp, float scale) {
@@ -248,9 +279,8 @@ namespace {
 
 // sum_k a[k] * b[k] over int16 values, in int32: compiled per instruction set, where the
 // compiler turns it into multiply-add pairs (pmaddwd / vpmaddwd).
-ETRT_VECTOR_CLONES
-void dot4_i16(const int16_t* a, const int16_t* b0, const int16_t* b1, const int16_t* b2, const int16_t* b3,
-              int64_t k, int32_t* out) {
+ETRT_ISA_BODY void dot4_i16_body(const int16_t* a, const int16_t* b0, const int16_t* b1, const int16_t* b2,
+                                 const int16_t* b3, int64_t k, int32_t* out) {
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   for (int64_t i = 0; i < k; ++i) {
     const int32_t v = a[i];
@@ -264,13 +294,17 @@ void dot4_i16(const int16_t* a, const int16_t* b0, const int16_t* b1, const int1
   out[2] = s2;
   out[3] = s3;
 }
+ETRT_ISA_DISPATCH(void, dot4_i16,
+                  (const int16_t* a, const int16_t* b0, const int16_t* b1, const int16_t* b2, const int16_t* b3,
+                   int64_t k, int32_t* out),
+                  (a, b0, b1, b2, b3, k, out))
 
-ETRT_VECTOR_CLONES
-int32_t dot_i16(const int16_t* a, const int16_t* b, int64_t k) {
+ETRT_ISA_BODY int32_t dot_i16_body(const int16_t* a, const int16_t* b, int64_t k) {
   int32_t s = 0;
   for (int64_t i = 0; i < k; ++i) s += static_cast<int32_t>(a[i]) * b[i];
   return s;
 }
+ETRT_ISA_DISPATCH(int32_t, dot_i16, (const int16_t* a, const int16_t* b, int64_t k), (a, b, k))
 
 // Requantization parameters shared by convolution and linear.
 struct Requant {
@@ -313,9 +347,10 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
 constexpr int64_t kNr = 32;  // output channels per tile: two zmm of int32
 constexpr int64_t kMr = 8;   // rows (pixels) per tile
 
-// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it).
+// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it); the
+// VNNI path is an AVX-512 one, so ETRT_MAX_ISA / set_max_isa below avx512 caps it too.
 bool vnni_enabled() {
-  static const bool enabled = [] {
+  static const bool available = [] {
     const char* cap = std::getenv("ETRT_INT8_ISA");
     if (cap != nullptr && std::string(cap) == "portable") return false;
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -326,7 +361,7 @@ bool vnni_enabled() {
     return false;
 #endif
   }();
-  return enabled;
+  return available && isa_level() >= 2;
 }
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -550,9 +585,8 @@ struct DepthwiseShape {
 // Depthwise (one input and one output channel per group), one plane: per output row, each tap
 // adds its weight times a range of input pixels into an int32 row, no branches inside; then the
 // row is requantized. Compiled per instruction set, where both loops vectorise.
-ETRT_VECTOR_CLONES
-void depthwise_plane(const int8_t* plane, const int8_t* taps, const DepthwiseShape& d, int32_t zp, float mult,
-                     float bias, const Requant& r, int32_t* acc, int8_t* o) {
+ETRT_ISA_BODY void depthwise_plane_body(const int8_t* plane, const int8_t* taps, const DepthwiseShape& d, int32_t zp,
+                                       float mult, float bias, const Requant& r, int32_t* acc, int8_t* o) {
   for (int64_t oy = 0; oy < d.oh; ++oy) {
     for (int64_t ox = 0; ox < d.ow; ++ox) acc[ox] = 0;
     for (int64_t ky = 0; ky < d.kh; ++ky) {
@@ -578,6 +612,10 @@ void depthwise_plane(const int8_t* plane, const int8_t* taps, const DepthwiseSha
     }
   }
 }
+ETRT_ISA_DISPATCH(void, depthwise_plane,
+                  (const int8_t* plane, const int8_t* taps, const DepthwiseShape& d, int32_t zp, float mult,
+                   float bias, const Requant& r, int32_t* acc, int8_t* o),
+                  (plane, taps, d, zp, mult, bias, r, acc, o))
 
 void depthwise(const int8_t* x, const int8_t* w, int64_t n, int64_t c, const DepthwiseShape& d, int32_t zp,
                const Requant& r, int32_t* acc_rows, int8_t* out) {

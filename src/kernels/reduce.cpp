@@ -43,8 +43,7 @@ inline float horizontal_sum(const Vec16& in) {
 
 // Sum of a contiguous run in double: eight independent lanes (one AVX-512 register), so the
 // additions do not wait on each other, then the lanes in a fixed order.
-ETRT_VECTOR_CLONES
-double sum_run(const float* x, int64_t n) {
+ETRT_ISA_BODY double sum_run_body(const float* x, int64_t n) {
   typedef double Vec8d __attribute__((vector_size(64)));
   Vec8d acc = {};
   int64_t i = 0;
@@ -56,10 +55,10 @@ double sum_run(const float* x, int64_t n) {
   for (; i < n; ++i) t += x[i];
   return t;
 }
+ETRT_ISA_DISPATCH(double, sum_run, (const float* x, int64_t n), (x, n))
 
 // max over a contiguous run, NaN winning (ATen's amax); `start` is the running maximum.
-ETRT_VECTOR_CLONES
-float max_run(const float* x, int64_t n, float start) {
+ETRT_ISA_BODY float max_run_body(const float* x, int64_t n, float start) {
   Vec16 m = Vec16{} + -std::numeric_limits<float>::infinity();
   Vec16 nan = {};
   int64_t i = 0;
@@ -78,11 +77,11 @@ float max_run(const float* x, int64_t n, float start) {
   }
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
 }
+ETRT_ISA_DISPATCH(float, max_run, (const float* x, int64_t n, float start), (x, n, start))
 
 // Softmax of `rows` contiguous rows of length n. The row loop sits inside the clone so each
 // row costs no dispatch.
-ETRT_VECTOR_CLONES
-void softmax_rows(float* o, const float* x, int64_t rows, int64_t n) {
+ETRT_ISA_BODY void softmax_rows_body(float* o, const float* x, int64_t rows, int64_t n) {
   const float ninf = -std::numeric_limits<float>::infinity();
   if (n == 16) {  // attention rows: one vector each, no loops or tails
     for (int64_t r = 0; r < rows; ++r, o += 16, x += 16) {
@@ -127,6 +126,7 @@ void softmax_rows(float* o, const float* x, int64_t rows, int64_t n) {
     for (i = 0; i < n; ++i) o[i] *= inv;
   }
 }
+ETRT_ISA_DISPATCH(void, softmax_rows, (float* o, const float* x, int64_t rows, int64_t n), (o, x, rows, n))
 
 // max + log(sum of exponentials): a row of -inf gives NaN (-inf - -inf) and a row holding +inf
 // NaN everywhere, as ATen.
@@ -139,8 +139,7 @@ inline float log_softmax_shift(float mx, double sum) {
 
 // log_softmax of one contiguous row: x - max - log(sum(exp(x - max))), the exponentials 16 at a
 // time in float (as ATen's vectorised kernel).
-ETRT_VECTOR_CLONES
-void log_softmax_row(float* o, const float* x, int64_t n) {
+ETRT_ISA_BODY void log_softmax_row_body(float* o, const float* x, int64_t n) {
   const float mx = max_run(x, n, -std::numeric_limits<float>::infinity());
   Vec16 s = {};
   int64_t i = 0;
@@ -156,10 +155,10 @@ void log_softmax_row(float* o, const float* x, int64_t n) {
   const float shift = log_softmax_shift(mx, sum);
   for (i = 0; i < n; ++i) o[i] = x[i] - shift;
 }
+ETRT_ISA_DISPATCH(void, log_softmax_row, (float* o, const float* x, int64_t n), (o, x, n))
 
 // Softmax over the middle axis of [len, inner] blocks: vectorised across `inner`.
-ETRT_VECTOR_CLONES
-void softmax_columns(float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum) {
+ETRT_ISA_BODY void softmax_columns_body(float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < inner; ++j) {
     mx[j] = ninf;
@@ -184,6 +183,9 @@ void softmax_columns(float* o, const float* x, int64_t len, int64_t inner, float
     for (int64_t j = 0; j < inner; ++j) orow[j] *= sum[j];
   }
 }
+ETRT_ISA_DISPATCH(void, softmax_columns,
+                  (float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum),
+                  (o, x, len, inner, mx, sum))
 
 // Sum of x[i] or of (x[i] - shift)^2: 16 float lanes over blocks of 256 elements, summed by a
 // shuffle tree (a serial sum of 16 lanes would cost more than a 64-wide row), each block's total
@@ -248,8 +250,7 @@ inline uint8_t any_bytes(const uint8_t* x, int64_t n) {
 
 // Rows [begin, end) of a layer norm over rows of m floats. The row loop sits inside the clone
 // (the helpers are inlined into each), so a short row costs no dispatch.
-ETRT_VECTOR_CLONES
-void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps,
+ETRT_ISA_BODY void layer_norm_rows_body(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps,
                      const float* w, const float* b, float* mo, float* ro) {
   const double inv_m = 1.0 / static_cast<double>(m);
   if (m == 64 && w != nullptr && b != nullptr) {  // d_model 64: four vectors a row, no loops or tails
@@ -293,6 +294,9 @@ void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64
     normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
   }
 }
+ETRT_ISA_DISPATCH(void, layer_norm_rows,
+                  (float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w, const float* b, float* mo, float* ro),
+                  (o, x, begin, end, m, eps, w, b, mo, ro))
 
 // The arguments of _softmax and _log_softmax (self, dim, half_to_float | out), checked, and the
 // input as [outer, len, inner] contiguous floats.

@@ -16,16 +16,8 @@
 #include "etrt/runtime/span.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
+#include "isa_dispatch.h"
 
-// Hot loops are compiled for AVX-512, AVX2 and a baseline; the loader picks one per CPU.
-// Not under sanitizers: the resolvers run while relocating, before the sanitizer's runtime is
-// set up, and their instrumentation crashes there.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__)
-#define ETRT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ETRT_VECTOR_CLONES
-#endif
 
 namespace etrt {
 namespace kernels {

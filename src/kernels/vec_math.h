@@ -1,4 +1,4 @@
-// Branch-free float math that GCC vectorises inside ETRT_VECTOR_CLONES loops (libm calls
+// Branch-free float math that GCC vectorises inside ETRT_ISA_DISPATCH loops (libm calls
 // would stay scalar). Accuracy: exp about 2 ulp, GELU within 4.5e-7 (absolute).
 #pragma once
 

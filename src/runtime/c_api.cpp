@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "c_handles.h"
+#include "etrt/runtime/cpu_isa.h"
 #include "etrt/runtime/runtime.h"
 
 static_assert(static_cast<int>(etrt::ErrorCode::KernelFailed) == ETRT_STATUS_KERNEL_FAILED,
@@ -270,6 +271,28 @@ size_t etrt_num_registered_backends(void) { return etrt::num_registered_backends
 const char* etrt_registered_backend_name(size_t i) { return etrt::registered_backend_name(i); }
 
 void etrt_set_random_seed(uint64_t seed) { etrt::set_random_seed(seed); }
+
+const char* etrt_cpu_isa(void) { return etrt::to_string(etrt::cpu_isa()); }
+const char* etrt_kernel_isa(void) { return etrt::to_string(etrt::kernel_isa()); }
+
+etrt_status etrt_max_isa(const char** out) {
+  if (out == nullptr) return null_argument("out");
+  *out = nullptr;
+  return guarded([&]() -> etrt_status {
+    etrt::Result<etrt::CpuIsa> cap = etrt::max_isa();
+    if (!cap.ok()) return fail(cap.error());
+    *out = etrt::to_string(cap.get());
+    return ETRT_STATUS_OK;
+  });
+}
+
+etrt_status etrt_set_max_isa(const char* name) {
+  if (name == nullptr) return null_argument("name");
+  return guarded([&]() -> etrt_status {
+    etrt::Error err = etrt::set_max_isa(name);
+    return err.ok() ? ETRT_STATUS_OK : fail(err);
+  });
+}
 
 etrt_status etrt_module_open(const char* path, etrt_module** out) { return etrt_module_open_with_data(path, nullptr, out); }
 

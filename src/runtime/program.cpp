@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "etrt/runtime/cpu_isa.h"
 #include "method_state.h"
 #include "program_data.h"
 
@@ -634,6 +635,11 @@ Result<Method> Program::load_method(std::string_view name, MemoryAllocator* allo
   }
   const fb::ExecutionPlan* plan =
       data_->root->execution_plans()->Get(static_cast<flatbuffers::uoffset_t>(it - names.begin()));
+  // A mistyped ETRT_MAX_ISA fails here, before anything runs, rather than being ignored.
+  {
+    const Result<CpuIsa> cap = max_isa();
+    if (!cap.ok()) return cap.error();
+  }
   uint64_t budget = options.max_memory_bytes;
   if (budget == 0) {
     ETRT_ASSIGN_OR_RETURN(budget, default_max_memory_bytes());

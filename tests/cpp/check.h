@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "etrt/runtime/cpu_isa.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/kernel.h"
 #include "etrt/runtime/span.h"
@@ -39,7 +40,8 @@ inline bool record(bool ok, const char* file, int line, const std::string& what)
 // Prints a summary; use as `return check::finish();` from main. A program that checked
 // nothing fails too: its tests did not run.
 inline int finish() {
-  std::printf("%d checks, %d failures\n", checks(), failures());
+  // The level the kernels ended on: a run under ETRT_MAX_ISA shows it really was capped.
+  std::printf("%d checks, %d failures (kernels: %s)\n", checks(), failures(), etrt::to_string(etrt::kernel_isa()));
   return failures() == 0 && checks() > 0 ? 0 : 1;
 }
 
@@ -80,6 +82,22 @@ inline etrt::Error call(TestContext& ctx, const char* name, std::vector<etrt::Va
   fn(ctx, etrt::Span<etrt::Value*>(args.data(), args.size()));
   return ctx.error();
 }
+
+// Tests that force each instruction set in turn put back the cap they started under (the
+// ETRT_MAX_ISA the program was run with) for the tests after them.
+class KeepIsaCap {
+ public:
+  KeepIsaCap() {
+    etrt::Result<etrt::CpuIsa> cap = etrt::max_isa();
+    saved_ = cap.ok() ? cap.get() : etrt::CpuIsa::Avx512;
+  }
+  ~KeepIsaCap() { (void)etrt::set_max_isa(etrt::to_string(saved_)); }
+  KeepIsaCap(const KeepIsaCap&) = delete;
+  KeepIsaCap& operator=(const KeepIsaCap&) = delete;
+
+ private:
+  etrt::CpuIsa saved_;
+};
 
 }  // namespace check
 

@@ -218,6 +218,7 @@ void test_convolution_matches_reference() {
 // inputs NCHW or channels-last, for every instruction set; tails of pixels and channels, padding,
 // the unfolded first-layer path and output-channel blocking of large weights.
 void test_channels_last_convolution_matches_reference() {
+  const check::KeepIsaCap keep;
   const char* isas[] = {"avx512", "avx2", "sse2"};
   for (const char* name : isas) {
     if (!etrt::kernels::sgemm_force_isa(name)) continue;

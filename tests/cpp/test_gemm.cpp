@@ -1,6 +1,8 @@
 // SGEMM (every instruction set this CPU has, every path) and aten::addmm / mm / bmm through the
 // registry, against a double-precision reference, over random sizes, strides and broadcasts.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -123,6 +125,7 @@ double gemm_case(int64_t m, int64_t n, int64_t k, int amode, int bmode, float al
 }
 
 void test_sgemm_matches_reference_on_every_isa() {
+  const check::KeepIsaCap keep;
   const char* isas[] = {"avx512", "avx2", "sse2"};
   for (const char* isa : isas) {
     if (!etrt::kernels::sgemm_force_isa(isa)) {
@@ -176,10 +179,34 @@ void test_sgemm_matches_reference_on_every_isa() {
     }
   }
   CHECK(!etrt::kernels::sgemm_force_isa("no-such-isa"));
-  // Back to the best this CPU has for the registry tests.
-  if (!etrt::kernels::sgemm_force_isa("avx512") && !etrt::kernels::sgemm_force_isa("avx2")) {
-    etrt::kernels::sgemm_force_isa("sse2");
-  }
+}
+
+// ETRT_MAX_ISA (the level this program was started under; the gate runs it under each) caps
+// the kernels; set_max_isa replaces it, and a cap above the CPU's level leaves the CPU's.
+void test_isa_cap_follows_environment_and_api() {
+  const check::KeepIsaCap keep;
+  const int cpu = static_cast<int>(etrt::cpu_isa());
+  const char* env = std::getenv("ETRT_MAX_ISA");
+  int cap = 2;
+  if (env != nullptr && *env != '\0') cap = std::string(env) == "sse2" ? 0 : std::string(env) == "avx2" ? 1 : 2;
+  const int expected = cap < cpu ? cap : cpu;
+  std::printf("cpu %s, ETRT_MAX_ISA=%s, kernels dispatch to %s\n", etrt::to_string(etrt::cpu_isa()),
+              env == nullptr ? "(unset)" : env, etrt::to_string(etrt::kernel_isa()));
+  CHECK_EQ(static_cast<int>(etrt::kernel_isa()), expected);
+  CHECK_EQ(etrt::kernels::isa_level(), expected);
+  CHECK_EQ(std::string(etrt::kernels::sgemm_isa()), std::string(etrt::to_string(etrt::kernel_isa())));
+
+  CHECK(etrt::set_max_isa("sse2").ok());
+  CHECK(etrt::kernel_isa() == etrt::CpuIsa::Sse2);
+  CHECK_EQ(std::string(etrt::kernels::sgemm_isa()), std::string("sse2"));
+  CHECK(etrt::set_max_isa("avx512").ok());
+  CHECK(etrt::kernel_isa() == etrt::cpu_isa());
+  CHECK(etrt::max_isa().ok() && etrt::max_isa().get() == etrt::CpuIsa::Avx512);
+
+  const etrt::Error bad = etrt::set_max_isa("avx3");
+  CHECK(bad.code() == etrt::ErrorCode::InvalidArgument);
+  CHECK_EQ(bad.message(), std::string("'avx3' is not an instruction set: expected sse2, avx2 or avx512"));
+  CHECK(etrt::kernel_isa() == etrt::cpu_isa());  // a rejected name leaves the cap as it was
 }
 
 // out = beta * broadcast(self) + alpha * a @ b
@@ -352,6 +379,7 @@ void test_split_work_matches_reference() {
 }  // namespace
 
 int main() {
+  test_isa_cap_follows_environment_and_api();
   test_sgemm_matches_reference_on_every_isa();
   test_addmm_broadcasts_bias_and_handles_strided_operands();
   test_mm_and_bmm_match_reference_with_views();

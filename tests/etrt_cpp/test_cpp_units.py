@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CPP_TESTS = sorted(p.stem for p in (REPO_ROOT / "tests" / "cpp").glob("test_*.cpp"))
 
 
-def _run(program: Path, extra_env: dict[str, str] | None = None) -> None:
+def _run(program: Path, extra_env: dict[str, str] | None = None) -> str:
     assert program.exists(), f"{program} was not built"
     env = dict(os.environ, **(extra_env or {}))
     proc = subprocess.run(
@@ -24,6 +24,7 @@ def _run(program: Path, extra_env: dict[str, str] | None = None) -> None:
     output = proc.stdout + proc.stderr
     print(output[-2000:])
     assert proc.returncode == 0, f"{program.name} exited with {proc.returncode}:\n{output[-6000:]}"
+    return output
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +52,16 @@ def test_cpp_unit(cpp_tests: Path, name: str) -> None:
 @pytest.mark.parametrize("name", CPP_TESTS)
 def test_cpp_unit_under_sanitizers(cpp_tests_sanitized: Path, name: str) -> None:
     _run(cpp_tests_sanitized / name, SANITIZER_ENV)
+
+
+# The fast kernel tests once more under each cap below AVX-512 (test_gemm forces every level
+# itself): the AVX2 and baseline bodies of every dispatched loop run on any machine.
+ISA_CAPPED_TESTS = ("test_conv_pool", "test_dynamic", "test_kernels_light")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cap", ["avx2", "sse2"])
+@pytest.mark.parametrize("name", ISA_CAPPED_TESTS)
+def test_cpp_unit_under_isa_cap(cpp_tests: Path, name: str, cap: str) -> None:
+    output = _run(cpp_tests / name, {"ETRT_MAX_ISA": cap})
+    assert f"0 failures (kernels: {cap})" in output, output[-2000:]

@@ -107,6 +107,14 @@ ETRT_C_EXPORT const char* etrt_registered_backend_name(size_t i);
 /* Restarts the random stream kernels such as aten::rand draw from (etrt/runtime/random.h). */
 ETRT_C_EXPORT void etrt_set_random_seed(uint64_t seed);
 
+/* The instruction set etrt's own kernels dispatch to (etrt/runtime/cpu_isa.h); names are "sse2",
+ * "avx2" or "avx512". etrt_max_isa fails (INVALID_ARGUMENT) while ETRT_MAX_ISA holds another
+ * value; etrt_set_max_isa replaces ETRT_MAX_ISA's cap (not while a method runs). */
+ETRT_C_EXPORT const char* etrt_cpu_isa(void);
+ETRT_C_EXPORT const char* etrt_kernel_isa(void);
+ETRT_C_EXPORT etrt_status etrt_max_isa(const char** out);
+ETRT_C_EXPORT etrt_status etrt_set_max_isa(const char* name);
+
 /* Maps and verifies the program at `path`. On failure *out is NULL. */
 ETRT_C_EXPORT etrt_status etrt_module_open(const char* path, etrt_module** out);
 /* Same, with the named data map (.ptd) at `data_path` holding the program's external tensors

@@ -4,6 +4,7 @@
 #include "etrt/runtime/allocator.h"
 #include "etrt/runtime/backend.h"
 #include "etrt/runtime/config.h"
+#include "etrt/runtime/cpu_isa.h"
 #include "etrt/runtime/data_loader.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/event_tracer.h"

@@ -1,0 +1,408 @@
+"""Thread sweep: eager PyTorch, ONNX Runtime, etrt and etrt + XNNPACK at 1, 2, 4, ... threads up
+to the CPUs this process may use, batch 1, float32: median ms, the best etrt flavour's ratio to
+ONNX Runtime (lower is better) and each system's speed-up over its own one-thread time.
+
+    build/bench-venv/bin/python benchmarks/threads.py [--models ...] [--threads 1 2 ...]
+        [--runs N] [--rounds N] [--isa avx2] [--dir build/threads] [--json FILE]
+    ... --export-only      export into --dir and stop (needs torch, onnx, onnxscript)
+    ... --run-only         measure what --dir holds (no export: torch only for eager)
+
+Models: ResNet18, MobileNetV3-small, EfficientNet-B0, SqueezeNet 1.1, ViT-B/16 (torchvision,
+random weights, activations kept alive, 224x224), a BERT encoder (hidden 384, 6 layers, 128
+tokens), GPT-2 and Llama forward passes (tests/transformer_models.py "bench" configs; logits of
+128 tokens). Export writes, per model, the torch.export program (.pt2: what eager runs), the etrt
+programs (plain and backend="xnnpack"), the ONNX file (torch.onnx.export, opset 18) and the
+inputs, so the measuring machine needs no network and no torchvision or transformers.
+
+Each (system, thread count) runs in its own worker process: eager with torch.set_num_threads(n),
+ONNX Runtime with intra-op threads n, inter-op 1 and all graph optimizations, etrt with
+ETRT_NUM_THREADS=n (and ETRT_MAX_ISA=--isa; XNNPACK ignores that cap). For each (model, thread
+count) the systems are measured in turn --rounds times, each round the median of --runs calls
+after warm-up; a figure is the median of its rounds. Every call goes through Python (the
+ctypes binding, InferenceSession.run, the module's __call__), so each pays one small per-call
+cost. Compare numbers within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+
+VISION = ("resnet18", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1", "vit_b_16")
+TRANSFORMERS = ("bert", "gpt2", "llama")
+MODELS = VISION + TRANSFORMERS
+SYSTEMS = ("eager", "ort", "etrt", "etrt+xnn")
+ISAS = ("sse2", "avx2", "avx512")
+ONNX_OPSET = 18
+
+
+class BenchError(Exception):
+    """A setup problem of the benchmark: one line, no traceback."""
+
+
+def available_cpus() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def default_threads(cpus: int) -> list[int]:
+    """1, 2, 4, ... and the CPU count itself."""
+    counts, n = [], 1
+    while n < cpus:
+        counts.append(n)
+        n *= 2
+    return [*counts, cpus]
+
+
+# ---------------------------------------------------------------------------------------------
+# Export (torch, torchvision's definitions, transformers; onnx + onnxscript for ONNX)
+
+
+def _make(name: str) -> tuple[Any, tuple[Any, ...]]:
+    import torch
+    import transformer_models
+    import vision
+
+    if name in VISION:
+        size = 224
+        model = vision.live(vision.model(name), size)
+        x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(0))
+        return model, (x,)
+    if name == "bert":  # the issue's encoder: MiniLM-sized
+        tf = transformer_models.transformers()
+        config = tf.BertConfig(
+            vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=6,
+            intermediate_size=1536, max_position_embeddings=512,
+        )  # fmt: skip
+        torch.manual_seed(0)
+        ids = torch.randint(0, 30522, (1, 128), generator=torch.Generator().manual_seed(0))
+        return tf.BertModel(config).eval(), (ids, torch.ones_like(ids))
+    model = transformer_models.MODELS[name]("bench")
+    return model, transformer_models.inputs(name, "bench")
+
+
+def _first_output(model: Any) -> Any:
+    """The model returning one tensor (transformers return output objects)."""
+    import torch
+
+    class First(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *args: torch.Tensor) -> torch.Tensor:
+            out = self.inner(*args)
+            if isinstance(out, torch.Tensor):
+                return out
+            return out[0]
+
+    return First().eval()
+
+
+def export_models(out: Path, names: Sequence[str]) -> None:
+    import etrt
+    import torch
+
+    warnings.filterwarnings("ignore")
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        start = time.perf_counter()
+        model, inputs = _make(name)
+        model = _first_output(model)
+        with torch.no_grad():
+            ep = torch.export.export(model, inputs)
+            _atomic(out / f"{name}.pt2", lambda p, ep=ep: torch.export.save(ep, p))  # type: ignore[misc]
+            etrt.export(model, inputs).save(out / f"{name}.etrt")
+            etrt.export(model, inputs, backend="xnnpack").save(out / f"{name}.xnn.etrt")
+            _atomic(
+                out / f"{name}.onnx",
+                lambda p, m=model, i=inputs: torch.onnx.export(  # type: ignore[misc]
+                    m,
+                    i,
+                    str(p),
+                    opset_version=ONNX_OPSET,
+                    dynamo=True,
+                    external_data=False,
+                    verbose=False,
+                ),
+            )
+        arrays = {f"arg{i}": t.numpy() for i, t in enumerate(inputs)}
+        _atomic(out / f"{name}.inputs.npz", lambda p, a=arrays: np.savez(p, **a))  # type: ignore[misc]
+        print(f"exported {name} in {time.perf_counter() - start:.0f} s", flush=True)
+    manifest = {"models": list(names), "torch": torch.__version__, "onnx_opset": ONNX_OPSET}
+    _atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=1)))
+
+
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """Writes through a temporary file beside `path`, then renames it into place."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would surprise whoever copies the directory
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# ---------------------------------------------------------------------------------------------
+# Workers: one process per (system, thread count), answering "model runs warmup" lines
+
+
+def _inputs(d: Path, name: str) -> list[np.ndarray]:
+    with np.load(d / f"{name}.inputs.npz") as z:
+        return [z[f"arg{i}"] for i in range(len(z.files))]
+
+
+def _median_ms(call: Callable[[], object], runs: int, warmup: int) -> float:
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        call()
+        times.append((time.perf_counter_ns() - start) / 1e6)
+    return statistics.median(times)
+
+
+def _worker_calls(system: str, d: Path, threads: int) -> Callable[[str], Callable[[], object]]:
+    """A function giving, for a model name, the zero-argument call to time."""
+    if system == "eager":
+        import torch
+
+        torch.set_num_threads(threads)
+        torch.set_num_interop_threads(1)
+
+        def eager(name: str) -> Callable[[], object]:
+            module = torch.export.load(d / f"{name}.pt2").module()
+            args = tuple(torch.from_numpy(a) for a in _inputs(d, name))
+
+            def call() -> object:
+                with torch.inference_mode():
+                    return module(*args)
+
+            return call
+
+        return eager
+    if system == "ort":
+        import onnxruntime as ort
+
+        def onnx(name: str) -> Callable[[], object]:
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+            opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            session = ort.InferenceSession(
+                str(d / f"{name}.onnx"), opts, providers=["CPUExecutionProvider"]
+            )
+            feeds = dict(zip((i.name for i in session.get_inputs()), _inputs(d, name), strict=True))
+            return lambda: session.run(None, feeds)
+
+        return onnx
+    import etrt.runtime
+
+    def ours(name: str) -> Callable[[], object]:
+        model, _, flavour = name.partition(":")
+        suffix = ".xnn.etrt" if flavour == "xnn" else ".etrt"
+        module = etrt.runtime.load(d / f"{model}{suffix}")
+        args = _inputs(d, model)
+        return lambda: module.forward(*args)
+
+    return ours
+
+
+def worker_main(system: str, d: Path, threads: int) -> int:
+    warnings.filterwarnings("ignore")
+    make_call = _worker_calls(system, d, threads)
+    calls: dict[str, Callable[[], object]] = {}
+    hello: dict[str, Any] = {"ready": system, "threads": threads}
+    if system == "etrt":
+        import etrt.runtime
+
+        hello["isa"] = str(etrt.runtime.isa_info())
+    print(json.dumps(hello), flush=True)
+    for line in sys.stdin:
+        name, runs, warmup = line.split()
+        if name not in calls:
+            calls[name] = make_call(name)
+        ms = _median_ms(calls[name], int(runs), int(warmup))
+        print(json.dumps({"ms": ms}), flush=True)
+    return 0
+
+
+@dataclass
+class Worker:
+    proc: subprocess.Popen[str]
+    hello: dict[str, Any]
+
+    def median_ms(self, name: str, runs: int, warmup: int) -> float:
+        stdin: IO[str] | None = self.proc.stdin
+        stdout: IO[str] | None = self.proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(f"{name} {runs} {warmup}\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            raise BenchError(f"the {self.hello.get('ready')} worker died while running {name}")
+        return float(json.loads(line)["ms"])
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def start_worker(system: str, d: Path, threads: int, isa: str | None) -> Worker:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), ETRT_NUM_THREADS=str(threads))
+    if isa is not None:
+        env["ETRT_MAX_ISA"] = isa
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--worker", system, "--threads", str(threads), "--dir", str(d)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        raise BenchError(f"the {system} worker ({threads} threads) did not start")
+    return Worker(proc, json.loads(line))
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep
+
+
+@dataclass(frozen=True)
+class Cell:
+    model: str
+    threads: int
+    ms: dict[str, float]  # system -> median ms
+
+    @property
+    def best_etrt(self) -> float:
+        return min(self.ms["etrt"], self.ms["etrt+xnn"])
+
+
+def sweep(
+    d: Path, names: Sequence[str], threads: Sequence[int], runs: int, rounds: int, isa: str | None
+) -> list[Cell]:
+    cells = []
+    for n in threads:
+        workers = {
+            "eager": start_worker("eager", d, n, isa),
+            "ort": start_worker("ort", d, n, isa),
+            "etrt": start_worker("etrt", d, n, isa),
+        }
+        if n == threads[0]:
+            print(f"etrt: {workers['etrt'].hello['isa']}", flush=True)
+        try:
+            for name in names:
+                samples: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+                for r in range(rounds):
+                    warmup = max(3, runs // 5) if r == 0 else 2
+                    samples["eager"].append(workers["eager"].median_ms(name, runs, warmup))
+                    samples["ort"].append(workers["ort"].median_ms(name, runs, warmup))
+                    samples["etrt"].append(workers["etrt"].median_ms(name, runs, warmup))
+                    samples["etrt+xnn"].append(
+                        workers["etrt"].median_ms(f"{name}:xnn", runs, warmup)
+                    )
+                cell = Cell(name, n, {s: statistics.median(v) for s, v in samples.items()})
+                cells.append(cell)
+                print(f"  measured {name} at {n} threads", file=sys.stderr, flush=True)
+        finally:
+            for w in workers.values():
+                w.close()
+    return cells
+
+
+def format_table(cells: Sequence[Cell]) -> str:
+    one = {c.model: c for c in cells if c.threads == 1}
+    rows = [
+        "| model | threads | eager | ORT | etrt | etrt+xnn | best etrt / ORT | speed-up eager "
+        "| ORT | best etrt |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in cells:
+        base = one.get(c.model)
+
+        def up(now: float, then: float | None) -> str:
+            return "" if then is None else f"{then / now:.2f}"
+
+        rows.append(
+            f"| {c.model} | {c.threads} | {c.ms['eager']:.2f} | {c.ms['ort']:.2f} | "
+            f"{c.ms['etrt']:.2f} | {c.ms['etrt+xnn']:.2f} | {c.best_etrt / c.ms['ort']:.2f} | "
+            f"{up(c.ms['eager'], base.ms['eager'] if base else None)} | "
+            f"{up(c.ms['ort'], base.ms['ort'] if base else None)} | "
+            f"{up(c.best_etrt, base.best_etrt if base else None)} |"
+        )
+    return "\n".join(rows)
+
+
+def _check_exported(d: Path, names: Sequence[str]) -> None:
+    suffixes = (".pt2", ".etrt", ".xnn.etrt", ".onnx", ".inputs.npz")
+    missing = [f"{n}{s}" for n in names for s in suffixes if not (d / f"{n}{s}").is_file()]
+    if missing:
+        raise BenchError(f"{d} lacks {', '.join(missing[:4])}: run with --export-only first")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--threads", type=int, nargs="+", help="default: 1, 2, 4, ... CPUs")
+    parser.add_argument("--runs", type=int, default=30, help="calls per round (median)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--isa", choices=ISAS, help="ETRT_MAX_ISA for etrt's kernels")
+    parser.add_argument("--dir", type=Path, default=ROOT / "build" / "threads")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--export-only", action="store_true")
+    mode.add_argument("--run-only", action="store_true")
+    parser.add_argument("--worker", choices=("eager", "ort", "etrt"), help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    cpus = available_cpus()
+    threads = args.threads or default_threads(cpus)
+    if args.worker is not None:
+        return worker_main(args.worker, args.dir, threads[0])
+    if args.runs < 1 or args.rounds < 1 or min(threads) < 1:
+        parser.error("--runs, --rounds and every --threads must be at least 1")
+    try:
+        if not args.run_only:
+            export_models(args.dir, args.models)
+        if args.export_only:
+            return 0
+        _check_exported(args.dir, args.models)
+        cells = sweep(args.dir, args.models, threads, args.runs, args.rounds, args.isa)
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{cpus} CPUs available; batch 1, float32, median ms of {args.rounds} rounds")
+    print(format_table(cells))
+    if args.json is not None:
+        figures = {"cpus": cpus, "isa": args.isa, "cells": [asdict(c) for c in cells]}
+        _atomic(args.json, lambda p: p.write_text(json.dumps(figures, indent=1)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

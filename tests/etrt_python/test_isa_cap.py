@@ -1,0 +1,139 @@
+"""ETRT_MAX_ISA and etrt.set_max_isa: models run with the kernels capped at AVX2 and at the
+x86-64 baseline match eager, the cap is reported, and a mistyped value is a one-line error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import etrt
+import etrt.runtime
+import models
+import numpy as np
+import pytest
+import torch
+
+LEVELS = {"sse2": 0, "avx2": 1, "avx512": 2}
+# A conv net, a MobileNet-style block (depthwise, hardswish, pooling) and a transformer block
+# (layer norm, attention, softmax, GELU): every family of dispatched loops.
+MODELS = ("cnn", "mobile", "transformer")
+
+_RUN_SCRIPT = """
+import json, sys
+from pathlib import Path
+import numpy as np
+import etrt.runtime
+out_dir = Path(sys.argv[1])
+for name in sys.argv[2:]:
+    with etrt.runtime.load(str(out_dir / f"{name}.etrt")) as m:
+        (got,) = m.forward(np.load(out_dir / f"{name}.in.npy"))
+    np.save(out_dir / f"{name}.out.npy", got)
+info = etrt.runtime.isa_info()
+print(json.dumps({"cpu": info.cpu, "cap": info.cap, "kernels": info.kernels}))
+"""
+
+
+@pytest.fixture(scope="module")
+def saved_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, np.ndarray]]:
+    """The programs saved beside their inputs, and eager's outputs."""
+    out = tmp_path_factory.mktemp("isa_cap")
+    expected: dict[str, np.ndarray] = {}
+    for name in MODELS:
+        model, inputs = models.make(name, 2)
+        etrt.export(model, inputs).save(out / f"{name}.etrt")
+        np.save(out / f"{name}.in.npy", inputs[0].numpy())
+        with torch.no_grad():
+            expected[name] = model(*inputs).numpy()
+    return out, expected
+
+
+def _env(runtime: Path, cap: str) -> dict[str, str]:
+    return dict(os.environ, ETRT_LIBRARY_DIR=str(runtime), ETRT_MAX_ISA=cap)
+
+
+@pytest.mark.parametrize("cap", ["avx2", "sse2"])
+def test_models_match_eager_under_each_cap(
+    inprocess_runtime: Path, saved_models: tuple[Path, dict[str, np.ndarray]], cap: str
+) -> None:
+    out, expected = saved_models
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUN_SCRIPT, str(out), *MODELS],
+        env=_env(inprocess_runtime, cap),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    info: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert info["cap"] == cap
+    assert info["kernels"] == min(cap, info["cpu"], key=LEVELS.__getitem__)
+    for name in MODELS:
+        got = np.load(out / f"{name}.out.npy")
+        np.testing.assert_allclose(got, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_a_mistyped_cap_is_a_one_line_error(
+    inprocess_runtime: Path, saved_models: tuple[Path, dict[str, np.ndarray]]
+) -> None:
+    out, _ = saved_models
+    proc = subprocess.run(
+        [sys.executable, "-m", "etrt", "run", str(out / "cnn.etrt")],
+        env=_env(inprocess_runtime, "avx3"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert (
+        "ETRT_MAX_ISA='avx3' is not an instruction set: expected sse2, avx2 or avx512" in lines[0]
+    )
+
+
+def test_cli_run_names_the_capped_level(
+    inprocess_runtime: Path, saved_models: tuple[Path, dict[str, np.ndarray]]
+) -> None:
+    out, _ = saved_models
+    proc = subprocess.run(
+        [sys.executable, "-m", "etrt", "run", str(out / "cnn.etrt")],
+        env=_env(inprocess_runtime, "sse2"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "kernels dispatch to sse2 (capped at sse2); the CPU has " in proc.stdout, proc.stdout
+
+
+def test_set_max_isa_replaces_the_cap_and_rejects_unknown_names(inprocess_runtime: Path) -> None:
+    before = etrt.isa_info()
+    try:
+        info = etrt.set_max_isa("sse2")
+        assert (info.cap, info.kernels) == ("sse2", "sse2")
+        assert etrt.set_max_isa("avx512").kernels == info.cpu  # no cap: the CPU's level
+        with pytest.raises(etrt.runtime.EtrtRuntimeError, match="expected sse2, avx2 or avx512"):
+            etrt.set_max_isa("neon")
+        assert etrt.isa_info().kernels == info.cpu  # a rejected name changes nothing
+    finally:
+        etrt.set_max_isa(before.cap)
+
+
+def test_info_says_when_the_cap_is_above_the_cpu() -> None:
+    info = etrt.runtime.IsaInfo
+    assert str(info("avx512", "avx512", "avx512")) == (
+        "kernels dispatch to avx512; the CPU has avx512"
+    )
+    assert str(info("avx512", "avx2", "avx2")) == (
+        "kernels dispatch to avx2 (capped at avx2); the CPU has avx512"
+    )
+    assert str(info("sse2", "avx2", "sse2")) == (
+        "kernels dispatch to sse2 (cap avx2 is above what the CPU has); the CPU has sse2"
+    )

@@ -1,0 +1,55 @@
+"""benchmarks/threads.py's arguments, thread counts, missing-export error and table arithmetic
+(the sweep itself is a benchmark, run by hand: README's Performance section)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "threads.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("threads_bench", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["threads_bench"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_thread_counts_double_up_to_the_cpus(bench: ModuleType) -> None:
+    assert bench.default_threads(1) == [1]
+    assert bench.default_threads(2) == [1, 2]
+    assert bench.default_threads(6) == [1, 2, 4, 6]
+    assert bench.default_threads(16) == [1, 2, 4, 8, 16]
+
+
+def test_bad_arguments_are_usage_errors(bench: ModuleType) -> None:
+    for argv in (["--isa", "avx3"], ["--export-only", "--run-only"], ["--models", "alexnet"]):
+        with pytest.raises(SystemExit) as exc:
+            bench.main(argv)
+        assert exc.value.code == 2, argv
+
+
+def test_run_only_without_an_export_names_what_is_missing(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = bench.main(["--run-only", "--dir", str(tmp_path), "--models", "resnet18"])
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "lacks resnet18.pt2" in err[0] and "--export-only" in err[0]
+
+
+def test_table_ratios_and_speed_ups(bench: ModuleType) -> None:
+    ms = {"eager": 40.0, "ort": 10.0, "etrt": 12.0, "etrt+xnn": 9.0}
+    one = bench.Cell("resnet18", 1, ms)
+    two = bench.Cell("resnet18", 2, {"eager": 20.0, "ort": 5.0, "etrt": 8.0, "etrt+xnn": 6.0})
+    rows = bench.format_table([one, two]).splitlines()
+    assert rows[2] == "| resnet18 | 1 | 40.00 | 10.00 | 12.00 | 9.00 | 0.90 | 1.00 | 1.00 | 1.00 |"
+    assert rows[3] == "| resnet18 | 2 | 20.00 | 5.00 | 8.00 | 6.00 | 1.20 | 2.00 | 2.00 | 1.50 |"
