@@ -97,9 +97,17 @@ def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_p
         "lib/pkgconfig/parkit-core.pc",
         lambda d: d.replace(b" -DPARKIT_CORE=1", b""),
     )
-    proc = run_etpkg("parity", broken, "--work", tmp_path)
+    flavour = rewrite_wheel(
+        broken,
+        tmp_path / "c" / wheel.name,
+        "lib/pkgconfig/pardep.pc",
+        lambda d: d.replace(b"flavour=plain", b"flavour=other"),
+    )
+    proc = run_etpkg("parity", flavour, "--work", tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
+    # pkg_config_custom_content: a variable's value is compared too.
+    assert "pkg-config pardep: variable flavour: PkgConfigDeps 'plain', wheel 'other'" in lines
     assert "cmake parkit (CONFIG): version 1.4.2: CMakeDeps accepts it, the wheel does not" in lines
     assert any(ln.startswith("pkg-config parkit-core: cflags: PkgConfigDeps {") for ln in lines)
     assert lines[-1].endswith("difference(s) for parkit/1.4.2")
