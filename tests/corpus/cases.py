@@ -25,6 +25,7 @@ class Case:
     cmake_defs: tuple[str, ...] = ()
     ctest: bool = False  # test_package's conanfile runs ctest instead of the program
     pc_sources: tuple[str, ...] = ()  # the pkg-config build's sources, when not all of them
+    wheelify_args: tuple[str, ...] = ()  # what a user passes to etpkg wheelify (--exclude ...)
     gate: bool = False
 
 
@@ -106,6 +107,8 @@ CASES: tuple[Case, ...] = (
         ("libpcre2-8", "libpcre2-posix"),
         ("C", "components", "executables", "requires"),
         _shared("pcre2"),
+        # bin/pcre2-config is a script holding the package folder (prefix=): left out.
+        wheelify_args=("--exclude", "bin/pcre2-config"),
     ),
     Case("libwebp", "libwebp", ("libwebp",), ("C", "components"), _shared("libwebp")),
     Case("gflags", "gflags", ("gflags",), ("C++", "target-aliases"), _shared("gflags")),
@@ -163,6 +166,25 @@ CASES: tuple[Case, ...] = (
     Case("c-ares", "c-ares", ("libcares",), ("C", "components", "executables"), _shared("c-ares")),
     Case("libuv", "libuv", ("libuv",), ("C",), _shared("libuv")),
     Case("json-c", "json-c", ("json-c",), ("C",), _shared("json-c")),
+    Case(
+        "soxr",
+        "soxr",
+        ("soxr", "soxr-lsr"),
+        ("C", "static", "components", "link-flags"),
+        ("soxr/*:with_openmp=True",),  # sharedlinkflags/exelinkflags -fopenmp
+        ctest=True,
+    ),
+    Case(
+        "soundtouch",
+        "soundtouch",
+        ("soundtouch",),
+        ("C++", "components", "executables", "root-and-components"),
+        (
+            "soundtouch/*:shared=True",
+            "soundtouch/*:with_dll=True",  # a second component, SoundTouch::SoundTouchDLL
+            "soundtouch/*:with_util=True",  # the soundstretch program
+        ),
+    ),
 )
 
 
