@@ -72,6 +72,15 @@ CASES: tuple[Case, ...] = (
         gate=True,
     ),
     Case(
+        "libpng-static-zlib",
+        "libpng",
+        ("libpng", "libpng16"),
+        ("C", "requires", "static-requirement"),
+        # A shared library on a static requirement: zlib's archive is inside libpng.so, so
+        # consumers link no zlib (Conan's libs trait) and the wheel carries no libz.so.
+        ("libpng/*:shared=True", "zlib/*:shared=False"),
+    ),
+    Case(
         "freetype",
         "freetype",
         ("freetype2",),
@@ -166,6 +175,14 @@ CASES: tuple[Case, ...] = (
     Case("c-ares", "c-ares", ("libcares",), ("C", "components", "executables"), _shared("c-ares")),
     Case("libuv", "libuv", ("libuv",), ("C",), _shared("libuv")),
     Case("json-c", "json-c", ("json-c",), ("C",), _shared("json-c")),
+    Case(
+        "gtest",
+        "gtest",
+        ("gtest", "gmock"),
+        ("C++", "components", "find-mode-both", "target-aliases", "component-defines"),
+        ("gtest/*:shared=True",),  # GTEST_LINKED_AS_SHARED_LIBRARY=1 on one component
+        cmake_defs=("WITH_GMOCK=True", "WITH_MAIN=True"),
+    ),
     Case(
         "soxr",
         "soxr",
