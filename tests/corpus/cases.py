@@ -25,6 +25,7 @@ class Case:
     cmake_defs: tuple[str, ...] = ()
     ctest: bool = False  # test_package's conanfile runs ctest instead of the program
     pc_sources: tuple[str, ...] = ()  # the pkg-config build's sources, when not all of them
+    wheelify_args: tuple[str, ...] = ()  # what a user passes to etpkg wheelify (--exclude ...)
     gate: bool = False
 
 
@@ -71,6 +72,15 @@ CASES: tuple[Case, ...] = (
         gate=True,
     ),
     Case(
+        "libpng-static-zlib",
+        "libpng",
+        ("libpng", "libpng16"),
+        ("C", "requires", "static-requirement"),
+        # A shared library on a static requirement: zlib's archive is inside libpng.so, so
+        # consumers link no zlib (Conan's libs trait) and the wheel carries no libz.so.
+        ("libpng/*:shared=True", "zlib/*:shared=False"),
+    ),
+    Case(
         "freetype",
         "freetype",
         ("freetype2",),
@@ -106,6 +116,8 @@ CASES: tuple[Case, ...] = (
         ("libpcre2-8", "libpcre2-posix"),
         ("C", "components", "executables", "requires"),
         _shared("pcre2"),
+        # bin/pcre2-config is a script holding the package folder (prefix=): left out.
+        wheelify_args=("--exclude", "bin/pcre2-config"),
     ),
     Case("libwebp", "libwebp", ("libwebp",), ("C", "components"), _shared("libwebp")),
     Case("gflags", "gflags", ("gflags",), ("C++", "target-aliases"), _shared("gflags")),
@@ -163,6 +175,33 @@ CASES: tuple[Case, ...] = (
     Case("c-ares", "c-ares", ("libcares",), ("C", "components", "executables"), _shared("c-ares")),
     Case("libuv", "libuv", ("libuv",), ("C",), _shared("libuv")),
     Case("json-c", "json-c", ("json-c",), ("C",), _shared("json-c")),
+    Case(
+        "gtest",
+        "gtest",
+        ("gtest", "gmock"),
+        ("C++", "components", "find-mode-both", "target-aliases", "component-defines"),
+        ("gtest/*:shared=True",),  # GTEST_LINKED_AS_SHARED_LIBRARY=1 on one component
+        cmake_defs=("WITH_GMOCK=True", "WITH_MAIN=True"),
+    ),
+    Case(
+        "soxr",
+        "soxr",
+        ("soxr", "soxr-lsr"),
+        ("C", "static", "components", "link-flags"),
+        ("soxr/*:with_openmp=True",),  # sharedlinkflags/exelinkflags -fopenmp
+        ctest=True,
+    ),
+    Case(
+        "soundtouch",
+        "soundtouch",
+        ("soundtouch",),
+        ("C++", "components", "executables", "root-and-components"),
+        (
+            "soundtouch/*:shared=True",
+            "soundtouch/*:with_dll=True",  # a second component, SoundTouch::SoundTouchDLL
+            "soundtouch/*:with_util=True",  # the soundstretch program
+        ),
+    ),
 )
 
 

@@ -338,6 +338,7 @@ class _CaseRun:
                 "wheelify",
                 self.recipe.ref,
                 *self.conan_args,
+                *self.case.wheelify_args,
                 "-of",
                 str(dist),
             ],

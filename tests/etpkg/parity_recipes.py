@@ -3,7 +3,8 @@ cache: pardep (header-only, required, its headers shipped in the wheel of the ot
 parkit, a C library whose package_info() sets every property CMakeDeps and PkgConfigDeps
 read: file, target, module and alias names, find mode both, a version policy, components
 requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
-aliases, custom content, a component version, nested include dirs, a builddir; pardep reports a
+aliases, custom content (text and dict, a package-folder path, an override of libdir), a
+component version, nested include dirs, a builddir; pardep reports a
 system_package_version. No `languages`: its .pc files get no -std."""
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ RECIPES = {
                 self.cpp_info.set_property("pkg_config_name", "pardep")
                 # What its files report (freetype reports its libtool version this way).
                 self.cpp_info.set_property("system_package_version", "7.0.1")
+                # A dict, holding the package folder (hwdata's pkgdatadir): ${prefix} in the wheel.
+                self.cpp_info.set_property("pkg_config_custom_content", {
+                    "pardatadir": os.path.join(self.package_folder, "include", "pardep"),
+                    "flavour": "plain",
+                })
     """,
     "pardep/include/pardep/pardep.h": """
         #pragma once
@@ -104,6 +110,10 @@ RECIPES = {
                 info.set_property("cmake_config_version_compat", "SameMinorVersion")
                 info.set_property("pkg_config_name", "parkit")
                 info.set_property("pkg_config_aliases", ["parkit-1"])
+                # Text: `key=value` lines are variables, other lines dropped (as PkgConfigDeps).
+                info.set_property("pkg_config_custom_content",
+                                  f"tooldir={self.package_folder}/cmake\\nnot a variable\\n"
+                                  "libdir=${prefix}/lib")
                 core = info.components["core"]
                 core.libs = ["parkit_core"]
                 core.includedirs = ["include", "include/parkit"]  # nested, as freetype2

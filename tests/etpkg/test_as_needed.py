@@ -10,7 +10,9 @@ not may stay unloaded: nothing can make an app need it); only retained (registra
 libraries must be NEEDED directly. dup/register.hpp (doctest.h's shape) links only with an
 implementation unit of the consumer's: verify's variables check compiles the headers, never
 links them. lite (libduplite.so, full's twin that nothing NEEDs) is
-the one left unloaded: dec, loaded, exports all it does.
+the one left unloaded: dec, loaded, exports all it does. main (libdupmain.so) has
+gtest_main's shape: the library is the program's main(), its only export, so verify's apps
+define none (they used to declare `void main(void)` to reference it and failed to compile).
 """
 
 from __future__ import annotations
@@ -51,9 +53,10 @@ RECIPE = {
                 self.run(f"{cc} -o libduplite.so -Wl,-soname,libduplite.so {src}/full.c")
                 self.run(f"{cc} -o libdupmux.so -Wl,-soname,libdupmux.so {src}/mux.c "
                          "-L. -Wl,--no-as-needed -ldupfull")
+                self.run(f"{cc} -o libdupmain.so -Wl,-soname,libdupmain.so {src}/main.c")
 
             def package(self):
-                for lib in ("dupdec", "duplite", "dupfull", "dupmux"):
+                for lib in ("dupdec", "duplite", "dupfull", "dupmux", "dupmain"):
                     copy(self, f"lib{lib}.so", self.build_folder,
                          os.path.join(self.package_folder, "lib"))
                 copy(self, "*.h*", os.path.join(self.source_folder, "include"),
@@ -67,6 +70,7 @@ RECIPE = {
                 self.cpp_info.components["full"].libs = ["dupfull"]
                 self.cpp_info.components["mux"].libs = ["dupmux"]
                 self.cpp_info.components["mux"].requires = ["full"]
+                self.cpp_info.components["main"].libs = ["dupmain"]
     """,
     "include/dup/dup.h": """
         #pragma once
@@ -92,6 +96,11 @@ RECIPE = {
         int dup_decode_only(void) { return 3; }
     """,
     "src/full.c": "int dup_decode(void) { return 1; }\n",
+    # gtest_main's shape: the program's main() is the library's (hidden: only main exported).
+    "src/main.c": """
+        __attribute__((visibility("hidden"))) int dup_main_helper(void) { return 0; }
+        int main(void) { return dup_main_helper(); }
+    """,
     "src/mux.c": """
         int dup_decode(void);
         int dup_mux(void) { return dup_decode() + 1; }
@@ -112,7 +121,15 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Suite:
 
 
 @pytest.mark.parametrize(
-    "check", ["check_package_target", "check_targets", "check_pkg_config", "check_variables"]
+    "check",
+    [
+        "check_package_target",
+        "check_each_component_alone",
+        "check_targets",
+        "check_pkg_config",
+        "check_variables",
+        "check_good_citizen",
+    ],
 )
 def test_a_library_loaded_through_another_is_linked(suite: Suite, check: str) -> None:
     method = getattr(suite, check)

@@ -97,9 +97,17 @@ def test_parity_lists_each_difference_on_one_line_and_exits_1(wheel: Path, tmp_p
         "lib/pkgconfig/parkit-core.pc",
         lambda d: d.replace(b" -DPARKIT_CORE=1", b""),
     )
-    proc = run_etpkg("parity", broken, "--work", tmp_path)
+    flavour = rewrite_wheel(
+        broken,
+        tmp_path / "c" / wheel.name,
+        "lib/pkgconfig/pardep.pc",
+        lambda d: d.replace(b"flavour=plain", b"flavour=other"),
+    )
+    proc = run_etpkg("parity", flavour, "--work", tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
+    # pkg_config_custom_content: a variable's value is compared too.
+    assert "pkg-config pardep: variable flavour: PkgConfigDeps 'plain', wheel 'other'" in lines
     assert "cmake parkit (CONFIG): version 1.4.2: CMakeDeps accepts it, the wheel does not" in lines
     assert any(ln.startswith("pkg-config parkit-core: cflags: PkgConfigDeps {") for ln in lines)
     assert lines[-1].endswith("difference(s) for parkit/1.4.2")
@@ -374,3 +382,46 @@ def test_a_find_module_answers_ahead_of_cmakes_own_even_with_the_system_package_
         env=env(),
     )  # fmt: skip
     assert "zlib-found=FALSE" in proc.stdout, proc.stdout
+
+
+def test_a_component_is_found_by_its_conan_name_its_target_or_the_targets_last_part(
+    tmp_path: Path,
+) -> None:
+    """pcre2's upstream test_package asks find_package(PCRE2 REQUIRED 8BIT CONFIG) for
+    PCRE2::8BIT (Conan component pcre2-8); CMakeDeps checks no component, so it answers. The
+    wheel's config accepts each of the three names and still refuses an unknown one."""
+    comps = (
+        Component(name="pcre2-8", target="PCRE2::8BIT", libs=(), languages=(C,)),
+        Component(name="pcre2-posix", target="PCRE2::POSIX", libs=(), languages=(C,),
+                  requires=("pcre2-8",)),
+    )  # fmt: skip
+    sdk = Sdk("pcre2", "10.42", Path("pcre2"), comps, "PCRE2", "PCRE2", cmake_target="PCRE2::PCRE2")
+    for rel, data in render_cmake_package(sdk).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "pcre2" / "include").mkdir()
+
+    def configure(components: str) -> subprocess.CompletedProcess[str]:
+        src = tmp_path / f"src-{len(components)}"
+        write_tree(
+            src,
+            {
+                "CMakeLists.txt": f"""
+                    cmake_minimum_required(VERSION 3.21)
+                    project(consumer C)
+                    find_package(PCRE2 REQUIRED {components} CONFIG)
+                    message(STATUS "found=${{PCRE2_FOUND}} 8=${{PCRE2_8BIT_FOUND}}")
+                """
+            },
+        )
+        return subprocess.run(
+            ["cmake", "-S", src, "-B", src / "build", f"-DCMAKE_PREFIX_PATH={tmp_path / 'pcre2'}",
+             "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
+            env=env(), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    proc = configure("8BIT PCRE2::POSIX pcre2-8")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "found=1 8=TRUE" in proc.stdout or "found=TRUE 8=TRUE" in proc.stdout, proc.stdout
+    proc = configure("16BIT")
+    assert proc.returncode != 0 and "requested component(s): 16BIT" in proc.stderr, proc.stderr

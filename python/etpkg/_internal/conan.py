@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -521,9 +522,8 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 if comp is not info
                 else "",
                 pkg_config_aliases=() if comp is info else _str_list(comp, "pkg_config_aliases"),
-                pkg_config_custom_content=""
-                if comp is info
-                else str(comp.get_property("pkg_config_custom_content") or ""),
+                # A package without components is its one .pc: the root's content goes there.
+                pkg_config_custom_content=_custom_content(comp, package_folder),
                 version=str(comp.get_property("component_version") or "")
                 if comp is not info
                 else "",
@@ -577,7 +577,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         cmake_variable_prefixes=_str_list(info, "cmake_additional_variables_prefixes"),
         cmake_config_version_compat=compat,
         pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
-        pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
+        pkg_config_custom_content=_custom_content(info, package_folder),
         system_package_version=str(info.get_property("system_package_version") or ""),
         depend=_str_list(info, properties.DEPEND),
     )
@@ -600,6 +600,40 @@ def _import_name(info: Any, name: str) -> str:
             f"takes {default_import_name(name)!r})"
         )
     return import_name
+
+
+_PC_VARIABLE = re.compile(r"^(.*)=(.*)")
+
+
+def _custom_content(info: Any, package_folder: Path) -> str:
+    """pkg_config_custom_content read as PkgConfigDeps reads it: a dict of variables, or text
+    whose `key=value` lines are variables (other lines are dropped); one `key=value` line
+    each. The package folder inside a value (hwdata's `pkgdatadir=<package folder>/res/...`)
+    becomes ${prefix}, so the .pc stays relocatable."""
+    value = info.get_property("pkg_config_custom_content")
+    if not value:
+        return ""
+    pairs: dict[str, str] = {}
+    if isinstance(value, dict):
+        pairs = {str(k).strip(): str(v).strip() for k, v in value.items()}
+    elif isinstance(value, str):
+        for line in value.splitlines():
+            m = _PC_VARIABLE.match(line)
+            if m:
+                pairs[m.group(1).strip()] = m.group(2).strip()
+    else:
+        raise PackageError(
+            f"property pkg_config_custom_content must be a string or a dict, not {value!r}"
+        )
+    folders = sorted({str(package_folder), str(package_folder.resolve())}, key=len, reverse=True)
+    lines = []
+    for key, text in pairs.items():
+        for folder in folders:
+            text = text.replace(folder, "${prefix}")
+        if key == "prefix" and text == "${prefix}":
+            continue  # the wheel's own prefix already says it
+        lines.append(f"{key}={text}")
+    return "\n".join(lines)
 
 
 def _str_list(info: Any, prop: properties.Property | str) -> tuple[str, ...]:

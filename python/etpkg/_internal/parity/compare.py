@@ -128,6 +128,13 @@ def compare_pc(name: str, conan: PcView, wheel: PcView) -> list[str]:
             continue  # etpkg's policy: the PEP 440 normal form (1.2.3-rc1 -> 1.2.3rc1)
         if va != vb:
             out.append(f"pkg-config {name}: {what}: PkgConfigDeps {_show(va)}, wheel {_show(vb)}")
+    ours = dict(wheel.variables)
+    for var, value in sorted(conan.variables):  # the wheel may define more (etpkg's own)
+        if ours.get(var) != value:
+            out.append(
+                f"pkg-config {name}: variable {var}: PkgConfigDeps {value!r}, "
+                f"wheel {ours.get(var)!r}"
+            )
     return out
 
 

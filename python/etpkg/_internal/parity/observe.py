@@ -92,6 +92,16 @@ class PcView:
     libs: frozenset[str]
     requires: frozenset[str]
     version: str
+    # The module's own variables (pkg_config_custom_content), paths relative to the package
+    # root; the generators' directory variables and pkg-config's built-ins left out.
+    variables: frozenset[tuple[str, str]] = frozenset()
+
+
+# Each generator's own directory variables (Conan's libdir1, etpkg's resdir) and pkg-config's.
+_PC_OWN_VARIABLE = re.compile(
+    r"(prefix|exec_prefix|(lib|include|bin|res)dir[0-9]*|pcfiledir|pc_sysrootdir|pc_path|"
+    r"cxxflags|cxx_std)$"
+)
 
 
 def _template(name: str) -> jinja2.Template:
@@ -320,4 +330,21 @@ def run_pkg_config(pc_dir: Path, name: str, roots: Roots, env: dict[str, str]) -
     )
     required = {line.split()[0] for line in requires.splitlines() if line.strip()}
     version = _run(["pkg-config", "--modversion", name], pc_dir, pc_env, f"pkg-config {name}")
-    return PcView(frozenset(cflags), frozenset(libs), frozenset(required), version.strip())
+    variables: set[tuple[str, str]] = set()
+    listed = _run(
+        ["pkg-config", "--print-variables", name], pc_dir, pc_env, f"pkg-config variables {name}"
+    )
+    for var in sorted({v.strip() for v in listed.splitlines() if v.strip()}):
+        if _PC_OWN_VARIABLE.match(var):
+            continue
+        value = _run(
+            ["pkg-config", f"--variable={var}", name], pc_dir, pc_env, f"pkg-config {var} {name}"
+        ).strip()
+        words = [
+            roots.relative(os.path.normpath(w)) if w.startswith("/") else w for w in value.split()
+        ]
+        variables.add((var, " ".join(words)))
+    return PcView(
+        frozenset(cflags), frozenset(libs), frozenset(required), version.strip(),
+        frozenset(variables),
+    )  # fmt: skip

@@ -312,6 +312,7 @@ def _context(
         "cxx_standard": sdk.cxx_standard if any(c.cxx for c in sdk.components) else None,
         "components": views,
         "component_names": [c.name for c in sdk.components],
+        "component_lookup": _component_lookup(sdk),
         "targets": [c.target for c in sdk.components],
         "aggregate": sdk.aggregate_target,
         "executables": _executables(sdk),
@@ -388,3 +389,19 @@ def render_cmake_package(
             for name, text in runpath_files(sdk).items():
                 files[f"{module_dir}/{name}"] = text
     return {path: text.encode() for path, text in sorted(files.items())}
+
+
+def _component_lookup(sdk: Sdk) -> list[tuple[str, str]]:
+    """(name a consumer may ask find_package for, the component): each Conan component
+    name, then each target (PCRE2::8BIT), then its name after '::' (8BIT); a name already
+    taken keeps its first meaning."""
+    out: dict[str, str] = {}
+    for names in (
+        [(c.name, c.name) for c in sdk.components],
+        [(c.target, c.name) for c in sdk.components],
+        [(c.target.rpartition("::")[2], c.name) for c in sdk.components],
+    ):
+        for name, comp in names:
+            if name and re.fullmatch(r"[A-Za-z0-9_.+:-]+", name):
+                out.setdefault(name, comp)
+    return list(out.items())

@@ -165,7 +165,7 @@ def _variables(sdk: Sdk) -> dict[str, str]:
 def render_component(sdk: Sdk, comp: Component) -> str:
     cflags, extra = _cflags(sdk, comp)
     context = {
-        "variables": {**_variables(sdk), **extra},
+        "variables": {**_variables(sdk), **extra, **_custom(comp.pkg_config_custom_content)},
         "name": pc_name(sdk, comp),
         "description": f"{_one_line(sdk.description) or sdk.name} (component {comp.name})",
         "version": comp.version or sdk.pc_version,
@@ -174,7 +174,6 @@ def render_component(sdk: Sdk, comp: Component) -> str:
         + _external_requires(sdk, comp),
         "cflags": cflags,
         "libs": _libs(sdk, comp),
-        "custom": _custom(comp.pkg_config_custom_content),
     }
     return render("component.pc.j2", context)
 
@@ -203,9 +202,12 @@ def _external_requires(sdk: Sdk, comp: Component) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _custom(text: str) -> list[str]:
-    """pkg_config_custom_content: lines of variables written as given."""
-    return [line.strip() for line in text.splitlines() if line.strip()]
+def _custom(text: str) -> dict[str, str]:
+    """pkg_config_custom_content (`key=value` lines): variables that override the wheel's own
+    of the same name, as PkgConfigDeps lets them override its."""
+    pairs = (line.partition("=") for line in text.splitlines() if "=" in line)
+    # prefix stays the wheel's (${pcfiledir}/../..); a recipe's prefix was its package folder.
+    return {k.strip(): v.strip() for k, _, v in pairs if k.strip() not in ("", "prefix")}
 
 
 def render_alias(sdk: Sdk, alias: str, target: str, version: str) -> str:
@@ -219,14 +221,13 @@ def render_alias(sdk: Sdk, alias: str, target: str, version: str) -> str:
         "requires": [target],
         "cflags": [],
         "libs": [],
-        "custom": [],
     }
     return render("component.pc.j2", context)
 
 
 def render_aggregate(sdk: Sdk, name: str) -> str:
     context = {
-        "variables": _variables(sdk),
+        "variables": {**_variables(sdk), **_custom(sdk.pkg_config_custom_content)},
         "name": name,
         "description": _one_line(sdk.description) or sdk.name,
         "version": sdk.pc_version,
@@ -234,7 +235,6 @@ def render_aggregate(sdk: Sdk, name: str) -> str:
         "requires": [pc_name(sdk, c) for c in sdk.components],
         "cflags": [],
         "libs": [],
-        "custom": _custom(sdk.pkg_config_custom_content),
     }
     return render("component.pc.j2", context)
 

@@ -20,6 +20,8 @@ from etpkg._internal.verify.tools import defined_functions, exported_functions
 
 # What every entry app prints last, and before it one "loaded <path>" line per loaded object.
 ENTRY_OK = "etpkg-entry-ok"
+# A library exporting main() is the program's main (gtest_main): see entry_source.
+PROGRAM_MAIN = "main"
 SHADOW_MARKER = "ETPKG-SHADOW-LOADED"
 
 
@@ -70,10 +72,13 @@ def entry_source(
     symbols: Sequence[str], *, defines: Sequence[str] = (), cxx_standard: bool = False
 ) -> str:
     """main() in C and C++: references one exported function per listed symbol, prints each
-    define's expansion ("define NAME=value"), __cplusplus, and every loaded object."""
+    define's expansion ("define NAME=value"), __cplusplus, and every loaded object. When a
+    listed symbol is main itself (a library that is the program's main, as gtest_main), the
+    app defines no main: the same body runs as a constructor, before the library's main."""
     return render(
         "entry.cpp.j2",
-        symbols=list(symbols),
+        symbols=[s for s in symbols if s != PROGRAM_MAIN],
+        library_main=PROGRAM_MAIN in symbols,
         defines=list(defines),
         cxx_standard=cxx_standard,
         ok=ENTRY_OK,

@@ -21,7 +21,7 @@ from typing import Any
 from etpkg._internal.cache import cmake_cache_dir
 from etpkg._internal.errors import VerifyError
 from etpkg._internal.model import Sdk
-from etpkg._internal.verify.consumers import render, write
+from etpkg._internal.verify.consumers import PROGRAM_MAIN, render, write
 from etpkg._internal.verify.contracts import (
     citizen,
     components,
@@ -106,6 +106,11 @@ class Suite:
             funcs = exported_functions(path)
             if not funcs:
                 raise CheckFailed(f"{path.name} exports no function to reference")
+            if PROGRAM_MAIN in funcs:
+                # gtest_main's, Catch2WithMain's: the library is the program's main(); the
+                # app defines none (entry_source), so crt1's reference to main links it.
+                picked.append(PROGRAM_MAIN)
+                continue
             # One no other library of the wheel exports, where there is one: the reference
             # then binds to this library whatever the link order (--as-needed keeps it).
             others = self._exports_besides(path)
