@@ -556,6 +556,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         pkg_config_aliases=_str_list(info, "pkg_config_aliases"),
         pkg_config_custom_content=str(info.get_property("pkg_config_custom_content") or ""),
         system_package_version=str(info.get_property("system_package_version") or ""),
+        manylinux=str(info.get_property(properties.MANYLINUX.name) or ""),
     )
 
 

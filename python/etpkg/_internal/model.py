@@ -195,6 +195,8 @@ class Sdk:
     # Definitions the package's own cpp_info gives (CMakeDeps' <Name>_DEFINITIONS), before
     # those of required packages are merged into its components.
     package_defines: tuple[str, ...] = ()
+    # The manylinux platform the maintainer chose (etpkg_manylinux), e.g. "2_28"; "" for none.
+    manylinux: str = ""
 
     def __post_init__(self) -> None:
         if not self.import_name:

@@ -45,6 +45,14 @@ PYTHON_REQUIRES = Property(
     "PEP 508 requirements of the Python side, written as Requires-Dist; an extra named in a "
     'marker (extra == "x") becomes Provides-Extra. A string or a list of strings.',
 )
+MANYLINUX = Property(
+    "etpkg_manylinux",
+    "package",
+    'The manylinux platform the wheel must get, e.g. "2_28" (or "manylinux_2_28"): wheelify '
+    "tags the wheel with it and refuses a build whose files need newer symbol versions, "
+    "naming them. etpkg wheelify --manylinux overrides it. Default: the oldest platform the "
+    "files meet, whatever the build machine gives.",
+)
 REGISTRATION_ONLY = Property(
     "etpkg_registration_only",
     "component",
@@ -53,4 +61,11 @@ REGISTRATION_ONLY = Property(
     "(archives: --whole-archive; see naming.py) or the linker drops them.",
 )
 
-ALL = (CXX_STANDARD, IMPORT_NAME, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)
+ALL = (
+    CXX_STANDARD,
+    IMPORT_NAME,
+    MANYLINUX,
+    PYTHON_PACKAGES,
+    PYTHON_REQUIRES,
+    REGISTRATION_ONLY,
+)

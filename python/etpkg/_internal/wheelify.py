@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from etpkg._internal import tags
+from etpkg._internal import policy, tags
 from etpkg._internal.build import checks, repair
 from etpkg._internal.build.exclude import exclude_files
+from etpkg._internal.build.floor import demangler_for, measure, record, report
 from etpkg._internal.build.licenses import grafted_licenses
 from etpkg._internal.build.probe import probe_package
 from etpkg._internal.build.publish import publish
@@ -48,6 +49,7 @@ def wheelify(
     selection: Selection = DEFAULT_SELECTION,
     strict: bool = False,
     exclude: Sequence[str] = (),
+    manylinux: str | None = None,
     stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
@@ -55,6 +57,8 @@ def wheelify(
     into the cache (remote.py). A build-machine path inside an ELF file's data is logged as a
     note, or refused with `strict`; in any other file it is always refused (`exclude`: globs of
     package-folder paths left out of the wheel, e.g. such a script; see build/exclude.py).
+    `manylinux` ("2_28"; default: the package's etpkg_manylinux) is the platform the wheel must
+    get: a file needing newer symbol versions is refused, naming them (policy.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     `stage_note(name)` is called as each step starts (the CLI's progress).
@@ -85,6 +89,9 @@ def wheelify(
     )
     forbidden = [*sdk.forbidden_paths, package.conan_home]
     archives = list(static_archives(files))
+    wanted = manylinux or sdk.manylinux or None
+    target = policy.policy_named(wanted, arch) if wanted and arch is not None and binary else None
+    floor_props: tuple[tuple[str, str], ...] = ()
 
     with tempfile.TemporaryDirectory(prefix="etpkg-") as tmp_name:
         tmp = Path(tmp_name)
@@ -94,20 +101,31 @@ def wheelify(
         final_tree, platform = tree, tags.ANY
         external: dict[str, Path] = {}
         if binary and arch is not None:
-            platform = tags.glibc_platform(arch) if archives else tags.ANY
+            archive_tag = tags.glibc_platform(arch) if archives else None
+            platform = archive_tag or tags.ANY
             if plan.patches:  # ELF files: auditwheel's analysis and repair
                 note("repairing with auditwheel")
                 unrepaired = tmp / "unrepaired" / name.filename
                 unrepaired.parent.mkdir()
                 write_wheel(tree, unrepaired, name.dist_info)
                 analysis = repair.analyze(unrepaired, package.ld_paths)
-                platform = tags.strictest(analysis.platform, *([platform] if archives else []))
+                floor = measure(tree, analysis.external, arch)
+                choice = policy.choose(
+                    floor, analysis.platform, target, demangler_for(floor.needs), archive_tag
+                )
+                for line in report(choice):
+                    log.warning("note: %s", line)
+                platform, floor_props = choice.platform, record(choice)
                 external = analysis.external
                 (tmp / "repaired").mkdir()
                 repaired = repair.repair(unrepaired, platform, tmp / "repaired", package.ld_paths)
                 final_tree = tmp / "final"
                 unpack_wheel(repaired, final_tree)
                 repair.restore_runpaths(final_tree)
+            elif target is not None:  # archives only: their glibc is the build machine's
+                empty = policy.floor_of({}, arch)
+                choice = policy.choose(empty, empty.tag, target, str, archive_tag)
+                platform, floor_props = choice.platform, record(choice)
         final_name = metadata.wheel_name(view, platform)
 
         # Now what was grafted is known: what consumers link, and the licences it brings.
@@ -137,6 +155,7 @@ def wheelify(
             repaired=final_tree != tree,
             etpkg_version=VERSION,
             excluded=excluded,
+            properties=floor_props,
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]
