@@ -113,8 +113,8 @@ def wheelify(
                 choice = policy.choose(
                     floor, analysis.platform, target, demangler_for(floor.needs), archive_tag
                 )
-                for line in report(choice):
-                    log.warning("note: %s", line)
+                for line in report(choice):  # -v: which files and symbols set the tag
+                    log.info("%s", line)
                 platform, floor_props = choice.platform, record(choice)
                 external = analysis.external
                 (tmp / "repaired").mkdir()
