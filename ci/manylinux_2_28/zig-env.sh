@@ -1,4 +1,6 @@
 # Shared by zig-cc and zig-c++: where Zig and GCC's libstdc++ are, and what a link step gets.
+# Both pass -g0 first (Zig's driver adds debug info unless told, and with it the build
+# machine's header paths); a -g of the build's own still wins.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ZIG_TARGET="${ETRT_ZIG_TARGET:-x86_64-linux-gnu.2.28}"
 ZIG="${ETRT_ZIG:-$(ls "$HERE"/../../build/zig-venv/lib/python3*/site-packages/ziglang/zig 2>/dev/null | head -1)}"
