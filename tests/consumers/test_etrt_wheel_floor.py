@@ -34,3 +34,19 @@ def test_the_etrt_wheel_needs_no_newer_manylinux_than_2_34(
     files = {n.file for n in floor.needs}
     assert {f"etrt/lib/libetrt{s}.so" for s in ("", "_kernels_optimized", "_etdump")} <= files
     assert sum(f.startswith("etrt.libs/libcpuinfo") for f in files) == 1, files
+
+
+def test_etrts_own_libraries_need_no_libstdcxx_newer_than_manylinux_2_28(
+    etrt_wheel: Path, tmp_path: Path
+) -> None:
+    """What keeps the glibc 2.28 build possible (ci/build-manylinux_2_28.sh): GCC 12's headers
+    reach GLIBCXX_3.4.29/3.4.30 symbols (std::__throw_bad_array_new_length,
+    std::condition_variable::wait) that only manylinux_2_34+ libstdc++ has."""
+    with zipfile.ZipFile(etrt_wheel) as zf:
+        zf.extractall(tmp_path)
+    floor = measure(tmp_path / "etrt" / "lib", {}, X86_64)
+    cxx = [n for n in floor.needs if n.version.startswith(("GLIBCXX_", "CXXABI_", "GCC_"))]
+    above = [n for n in cxx if n.policy.glibc > (2, 28)]
+    demangle = demangler_for(tuple(above))
+    assert not above, "\n".join(policy.describe(n, X86_64, demangle) for n in above)
+    assert len({n.file for n in cxx}) == 5, sorted({n.file for n in cxx})

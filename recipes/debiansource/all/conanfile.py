@@ -15,7 +15,8 @@ SOURCES_CONF = "user.etrt:debian_sources"
 
 
 def fetch(conanfile):
-    data = conanfile.conan_data["debian"]
+    # Keyed by version: the local-recipes-index trims conandata.yml to the exported version.
+    data = conanfile.conan_data["debian"][str(conanfile.version)]
     local = conanfile.conf.get(SOURCES_CONF, check_type=str)
     if local:
         tree = os.path.join(local, data["package"])
