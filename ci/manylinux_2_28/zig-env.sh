@@ -18,13 +18,18 @@ LIBGCC_A="$(gcc -print-libgcc-file-name)"
 # dir last (libc itself always comes from Zig's stubs), and for C++ the shared libstdc++ and
 # libgcc_s by path (Zig reads -lstdc++ as its own libc++).
 link_tail() {
-  local arg cxx="$1"
+  local arg cxx="$1" strip=-Wl,--strip-debug
   shift
   for arg in "$@"; do
     case "$arg" in
       -c | -E | -S | -M | -MM) return 0 ;;
+      -g0) ;;
+      -g*) strip= ;;
     esac
   done
+  # The glibc pieces Zig links statically (libc_nonshared: fstat and the like) carry debug
+  # info naming Zig's install folder; a build that asked for none gets none.
+  echo "$strip"
   # An executable (CMake's compiler check, test_package) runs here, on this machine's glibc,
   # whose libstdc++ needs more than the 2.28 stubs define.
   echo "-L$ARCH_LIBDIR -Wl,--allow-shlib-undefined"
