@@ -17,7 +17,7 @@ from etpkg import PolicyError
 from etpkg._internal import policy
 from etpkg._internal.build.elf import VersionedImport, versioned_imports
 from etpkg._internal.tags import arch_for_conan
-from etpkg_fixtures import conan, run_etpkg, write_tree
+from etpkg_fixtures import conan, ensure, run_etpkg, write_tree
 
 X86_64 = arch_for_conan("x86_64")
 WAIT = "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE"
@@ -178,3 +178,15 @@ def test_the_packages_target_tags_the_wheel_and_the_sbom_records_the_floor(
         "--manylinux", "2_28",
     )  # fmt: skip
     assert refused.returncode == 1 and "GLIBCXX_3.4.30" in refused.stderr
+
+
+def test_a_target_below_the_build_machines_glibc_refuses_static_archives(tmp_path: Path) -> None:
+    """Archives bind glibc symbols when the consumer links, against this machine's headers
+    (glibc 2.36): geokit's executable meets 2_34, its archives do not."""
+    fixture = ensure("geokit")
+    proc = run_etpkg(
+        "wheelify", fixture.ref, "-of", tmp_path, "--manylinux", "2_34", *fixture.conan_args
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "static archives" in proc.stderr
+    assert "cannot be tagged manylinux_2_34_x86_64" in proc.stderr
