@@ -67,6 +67,9 @@ class EtrtConan(ConanFile):
         self.cpp_info.set_property("cmake_build_modules", ["lib/cmake/etrt/etrt-conan-cxx17.cmake"])
         self.cpp_info.set_property("etpkg_cxx_standard", "17")
         self.cpp_info.set_property("etpkg_python_packages", ["python/etrt"])
+        # The wheel's tag, held: wheelify refuses a build needing newer symbol versions and
+        # names them. 2_34 is what Debian 12's toolchain reaches (docs/PLATFORMS.md).
+        self.cpp_info.set_property("etpkg_manylinux", "2_34")
         # The wheel's Requires-Dist. The runtime binding needs numpy; the program reader
         # (etrt.Program, load_program_info) needs flatbuffers; only the exporter needs torch,
         # only `python -m etrt profile`'s chart needs matplotlib. The exporter is tested with

@@ -18,6 +18,7 @@ from etpkg._internal.errors import (
     LayoutError,
     OutputError,
     PackageError,
+    PolicyError,
     PublishError,
     RemoteError,
     ToolError,
@@ -66,6 +67,7 @@ __all__ = [
     "OutputError",
     "PackageError",
     "ParityReport",
+    "PolicyError",
     "PublishError",
     "Published",
     "RemoteError",
@@ -123,6 +125,7 @@ def wheelify(
     conan_args: Sequence[str] = (),
     exclude: Sequence[str] = (),
     depend: Sequence[str] = (),
+    manylinux: str | None = None,
 ) -> Path:
     """Builds the wheel of a Conan package into output_dir and returns its path: manylinux for
     a package with binaries, py3-none-any for a header-only one. A build-machine path in an
@@ -133,6 +136,9 @@ def wheelify(
     the package folder (e.g. "bin/pcre2-config") left out of the wheel, each logged; one that
     matches nothing raises LayoutError. `depend`: required packages reached as SDK wheels of
     their own instead of grafted ("fmt" or "fmt=<distribution>"; docs/DEPENDENCIES.md).
+    matches nothing raises LayoutError. `manylinux` ("2_28") is the platform the wheel must
+    get (default: the package's etpkg_manylinux, else the oldest its files meet); files that
+    need newer symbol versions raise PolicyError naming them.
 
     The binary is chosen as `conan install` does: `profiles`, `settings`, `options` (see
     read_package). With `remote` (a Conan remote's name), the package and its dependencies
@@ -141,7 +147,7 @@ def wheelify(
 
     All work happens in a temporary directory; output_dir gains the whole wheel or stays
     unchanged. Raises an EtpkgError subclass (PackageError, ElfError, ToolError, CheckError,
-    OutputError)."""
+    PolicyError, OutputError)."""
     from etpkg._internal.wheelify import wheelify as run
 
     return run(
@@ -153,6 +159,7 @@ def wheelify(
         strict=strict,
         exclude=[exclude] if isinstance(exclude, str) else list(exclude),
         depend=[depend] if isinstance(depend, str) else list(depend),
+        manylinux=manylinux,
     )
 
 

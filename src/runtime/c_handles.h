@@ -6,7 +6,8 @@
 #ifndef ETRT_SRC_RUNTIME_C_HANDLES_H_
 #define ETRT_SRC_RUNTIME_C_HANDLES_H_
 
-#include <condition_variable>
+#include <pthread.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -22,9 +23,30 @@ enum class State : uint8_t {
   Closing,  // that handle is being freed: calls are refused, running ones drain
 };
 
+// A condition variable on glibc's own: std::condition_variable::wait binds GLIBCXX_3.4.30 (GCC
+// 12's libstdc++), which alone would raise the wheel's manylinux floor to 2_35.
+class Condition {
+ public:
+  Condition() = default;
+  Condition(const Condition&) = delete;
+  Condition& operator=(const Condition&) = delete;
+  ~Condition() { pthread_cond_destroy(&cond_); }
+
+  void notify_all() noexcept { pthread_cond_broadcast(&cond_); }
+
+  // Waits until `done()` holds; `lock` holds the mutex `done` reads under.
+  template <typename Done>
+  void wait(std::unique_lock<std::mutex>& lock, Done done) {
+    while (!done()) pthread_cond_wait(&cond_, lock.mutex()->native_handle());
+  }
+
+ private:
+  pthread_cond_t cond_ = PTHREAD_COND_INITIALIZER;
+};
+
 struct Slot {
   std::mutex mu;                 // guards everything below
-  std::condition_variable idle;  // signalled when `active` drops to 0 while Closing
+  Condition idle;                // signalled when `active` drops to 0 while Closing
   uint32_t generation = 1;       // of the handle naming the slot now, or of the next one
   State state = State::Free;
   Kind kind = Kind::Module;

@@ -124,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(repeatable; adds to the recipe's etpkg_depend)",
     )
     wheelify.add_argument(
+        "--manylinux",
+        metavar="X_Y",
+        help="the manylinux platform the wheel must get, e.g. 2_28: tags it so, and refuses "
+        "files that need newer symbol versions, naming them (default: the package's "
+        "etpkg_manylinux property, else the oldest platform the files meet)",
+    )
+    wheelify.add_argument(
         "-v",
         "--verbose",
         action="count",
@@ -164,6 +171,7 @@ def _wheelify(args: argparse.Namespace) -> int:
             strict=args.strict,
             exclude=args.exclude,
             depend=args.depend,
+            manylinux=args.manylinux,
             stage_note=progress.stage,
         )
     finally:

@@ -580,6 +580,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         pkg_config_custom_content=_custom_content(info, package_folder),
         system_package_version=str(info.get_property("system_package_version") or ""),
         depend=_str_list(info, properties.DEPEND),
+        manylinux=str(info.get_property(properties.MANYLINUX.name) or ""),
     )
 
 

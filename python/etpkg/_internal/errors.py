@@ -30,6 +30,11 @@ class ToolError(EtpkgError):
     the tool's own last meaningful line."""
 
 
+class PolicyError(EtpkgError):
+    """The wheel needs a newer manylinux policy than the target chosen for it, or the target
+    names no policy; the message names the files and symbol versions above it."""
+
+
 class CheckError(EtpkgError):
     """The repaired wheel breaks a rule (runpath, absolute build path)."""
 

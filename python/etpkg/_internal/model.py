@@ -235,6 +235,8 @@ class Sdk:
     # name>"); once planned, each a WheelRequirement and gone from `dependencies`.
     depend: tuple[str, ...] = ()
     wheel_requires: tuple[WheelRequirement, ...] = ()
+    # The manylinux platform the maintainer chose (etpkg_manylinux), e.g. "2_28"; "" for none.
+    manylinux: str = ""
 
     def __post_init__(self) -> None:
         if not self.import_name:

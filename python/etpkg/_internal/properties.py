@@ -53,6 +53,16 @@ DEPEND = Property(
     'or "<conan name>=<distribution>"; a string or a list of strings. wheelify --depend adds '
     "to it (docs/DEPENDENCIES.md).",
 )
+
+MANYLINUX = Property(
+    "etpkg_manylinux",
+    "package",
+    'The manylinux platform the wheel must get, e.g. "2_28" (or "manylinux_2_28"): wheelify '
+    "tags the wheel with it and refuses a build whose files need newer symbol versions, "
+    "naming them. etpkg wheelify --manylinux overrides it. Default: the oldest platform the "
+    "files meet, whatever the build machine gives.",
+)
+
 REGISTRATION_ONLY = Property(
     "etpkg_registration_only",
     "component",
@@ -61,4 +71,12 @@ REGISTRATION_ONLY = Property(
     "(archives: --whole-archive; see naming.py) or the linker drops them.",
 )
 
-ALL = (CXX_STANDARD, DEPEND, IMPORT_NAME, PYTHON_PACKAGES, PYTHON_REQUIRES, REGISTRATION_ONLY)
+ALL = (
+    CXX_STANDARD,
+    DEPEND,
+    IMPORT_NAME,
+    MANYLINUX,
+    PYTHON_PACKAGES,
+    PYTHON_REQUIRES,
+    REGISTRATION_ONLY,
+)

@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from etpkg._internal import tags, target
+from etpkg._internal import policy, tags, target
 from etpkg._internal.build import checks, repair
 from etpkg._internal.build.exclude import exclude_files
+from etpkg._internal.build.floor import demangler_for, measure, record, report
 from etpkg._internal.build.licenses import grafted_licenses
 from etpkg._internal.build.probe import dependency_sonames, probe_package
 from etpkg._internal.build.publish import publish
@@ -53,6 +54,7 @@ def wheelify(
     strict: bool = False,
     exclude: Sequence[str] = (),
     depend: Sequence[str] = (),
+    manylinux: str | None = None,
     stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
@@ -62,6 +64,8 @@ def wheelify(
     package-folder paths left out of the wheel, e.g. such a script; see build/exclude.py).
     `depend`: required packages reached as SDK wheels of their own instead of grafted
     ("fmt" or "fmt=<distribution>", beside the recipe's etpkg_depend; see depend.py).
+    `manylinux` ("2_28"; default: the package's etpkg_manylinux) is the platform the wheel must
+    get: a file needing newer symbol versions is refused, naming them (policy.py).
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     `stage_note(name)` is called as each step starts (the CLI's progress).
@@ -97,6 +101,9 @@ def wheelify(
     archives = list(static_archives(files))
     host = _host(package, arch) if binary else None
     ld_paths = (*package.ld_paths, *(host.library_dirs if host is not None else ()))
+    wanted = manylinux or sdk.manylinux or None
+    aim = policy.policy_named(wanted, arch) if wanted and arch is not None and binary else None
+    floor_props: tuple[tuple[str, str], ...] = ()
 
     with tempfile.TemporaryDirectory(prefix="etpkg-") as tmp_name:
         tmp = Path(tmp_name)
@@ -107,15 +114,23 @@ def wheelify(
         external: dict[str, Path] = {}
         if binary and arch is not None:
             glibc = host.glibc if host is not None else None
-            platform = tags.glibc_platform(arch, glibc) if archives else tags.ANY
+            archive_tag = tags.glibc_platform(arch, glibc) if archives else None
+            platform = archive_tag or tags.ANY
             if plan.patches:  # ELF files: auditwheel's analysis and repair
                 note("repairing with auditwheel")
                 unrepaired = tmp / "unrepaired" / name.filename
                 unrepaired.parent.mkdir()
                 write_wheel(tree, unrepaired, name.dist_info)
                 analysis = repair.analyze(unrepaired, ld_paths, arch.wheel)
-                platform = tags.strictest(analysis.platform, *([platform] if archives else []))
+                # What is depended on, not grafted, does not set this wheel's floor.
                 external = {k: v for k, v in analysis.external.items() if k not in never_graft}
+                floor = measure(tree, external, arch)
+                choice = policy.choose(
+                    floor, analysis.platform, aim, demangler_for(floor.needs), archive_tag
+                )
+                for line in report(choice):  # -v: which files and symbols set the tag
+                    log.info("%s", line)
+                platform, floor_props = choice.platform, record(choice)
                 (tmp / "repaired").mkdir()
                 repaired = repair.repair(
                     unrepaired, platform, tmp / "repaired", ld_paths, never_graft, arch.wheel
@@ -124,6 +139,10 @@ def wheelify(
                 unpack_wheel(repaired, final_tree)
                 repair.restore_runpaths(final_tree)
                 repair.keep_runpaths(final_tree, {p.path: p.runpath for p in plan.patches})
+            elif aim is not None:  # archives only: their glibc is the build (or host) machine's
+                empty = policy.floor_of({}, arch)
+                choice = policy.choose(empty, empty.tag, aim, str, archive_tag)
+                platform, floor_props = choice.platform, record(choice)
         final_name = metadata.wheel_name(view, platform)
 
         # Now what was grafted is known: what consumers link, and the licences it brings.
@@ -153,6 +172,7 @@ def wheelify(
             repaired=final_tree != tree,
             etpkg_version=VERSION,
             excluded=excluded,
+            properties=floor_props,
         )
 
         elf_files = [patch.path for patch in plan.patches if patch.soname is not None]

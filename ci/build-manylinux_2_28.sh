@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The etrt wheel built for glibc 2.28, on this Debian 12 machine and without containers
+# (docs/PLATFORMS.md): Zig's clang (ziglang from PyPI, into build/zig-venv) against glibc 2.28,
+# GCC's shared libstdc++, through the Conan host profile ci/manylinux_2_28/profile. A second
+# command beside ci/build.sh, outside the CI gate. The wheel goes to dist/manylinux_2_28/, tagged
+# ETRT_MANYLINUX (default 2_28); wheelify refuses it, naming each file and symbol version above
+# that, if anything needs more.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ETRT_ROOT"
+zig_version=0.17.0
+if ! build/zig-venv/bin/python -c "import ziglang" 2>/dev/null; then
+  rm -rf build/zig-venv
+  python3 -m venv build/zig-venv
+  build/zig-venv/bin/python -m pip install -q "ziglang==$zig_version"
+fi
+profile=ci/manylinux_2_28/profile
+# test_package is skipped (-tf ""): Zig's driver refuses the generated retention flags
+# (-Wl,--push-state), and it would test the wrong thing anyway: consumers build with their own
+# compiler. tests/consumers and the model tests run on the wheel instead (docs/PLATFORMS.md).
+# XNNPACK, pthreadpool and cpuinfo are built from Debian's source packages (recipes/*/source),
+# fetched with apt-get source, or taken from ETRT_DEBIAN_SOURCES (a folder of upstream trees at
+# Debian's commits) where the mirror lacks them.
+sources=()
+if [ -n "${ETRT_DEBIAN_SOURCES:-}" ]; then
+  sources=(-c "user.etrt:debian_sources=$(cd "$ETRT_DEBIAN_SOURCES" && pwd)")
+fi
+conan create . -pr:h "$profile" --build=missing -tf "" "${sources[@]}"
+python -m etpkg wheelify . -pr:h "$profile" --output-dir dist/manylinux_2_28/ \
+  --manylinux "${ETRT_MANYLINUX:-2_28}" -v

@@ -1,0 +1,54 @@
+# Shared by zig-cc and zig-c++: where Zig and GCC's libstdc++ are, and what a link step gets.
+# Both pass -g0 first (Zig's driver adds debug info unless told, and with it the build
+# machine's header paths); a -g of the build's own still wins.
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ZIG_TARGET="${ETRT_ZIG_TARGET:-x86_64-linux-gnu.2.28}"
+ZIG="${ETRT_ZIG:-$(ls "$HERE"/../../build/zig-venv/lib/python3*/site-packages/ziglang/zig 2>/dev/null | head -1)}"
+if [ ! -x "$ZIG" ]; then
+  echo "zig not found: run ci/build-manylinux_2_28.sh (it installs ziglang into build/zig-venv)" >&2
+  exit 1
+fi
+GXX_VERSION="$(g++ -dumpversion)"
+GXX_INCLUDE="/usr/include/c++/$GXX_VERSION"
+GXX_INCLUDE_ARCH="/usr/include/x86_64-linux-gnu/c++/$GXX_VERSION"
+ARCH_LIBDIR="/usr/lib/x86_64-linux-gnu"
+LIBGCC_A="$(gcc -print-libgcc-file-name)"
+
+# Arguments appended to a link step (none when compiling or preprocessing): Debian's library
+# dir last (libc itself always comes from Zig's stubs), and for C++ the shared libstdc++ and
+# libgcc_s by path (Zig reads -lstdc++ as its own libc++).
+link_tail() {
+  local arg cxx="$1" strip=-Wl,--strip-debug
+  shift
+  for arg in "$@"; do
+    case "$arg" in
+      -c | -E | -S | -M | -MM) return 0 ;;
+      -g0) ;;
+      -g*) strip= ;;
+    esac
+  done
+  # The glibc pieces Zig links statically (libc_nonshared: fstat and the like) carry debug
+  # info naming Zig's install folder; a build that asked for none gets none.
+  echo "$strip"
+  # An executable (CMake's compiler check, test_package) runs here, on this machine's glibc,
+  # whose libstdc++ needs more than the 2.28 stubs define.
+  echo "-L$ARCH_LIBDIR -Wl,--allow-shlib-undefined"
+  # GCC's static libgcc, as gcc links it: __cpu_model and __cpu_indicator_init, which clang's
+  # __builtin_cpu_supports expects beside the library (hidden), are not in Zig's compiler-rt.
+  echo "$LIBGCC_A"
+  if [ "$cxx" = c++ ]; then
+    echo "$ARCH_LIBDIR/libstdc++.so.6 $ARCH_LIBDIR/libgcc_s.so.1"
+  fi
+}
+
+# The arguments without -lstdc++ (given by path instead, see link_tail) and -stdlib= (Conan's
+# for clang with libstdc++; zig c++ takes none, -nostdinc++ and the -I dirs say it).
+without_lstdcxx() {
+  local arg
+  for arg in "$@"; do
+    case "$arg" in
+      -lstdc++ | -stdlib=*) ;;
+      *) printf '%s\n' "$arg" ;;
+    esac
+  done
+}
