@@ -44,10 +44,11 @@ else
       --basetemp "$tmp/$name" "$@" 2>&1 | sed -u "s/^/[$name] /"
     return "${PIPESTATUS[0]}"
   }
-  sdk_paths=(tests/consumers tests/etpkg)
-  # The runtime process starts with what needs no in-tree build (those compile meanwhile in
-  # the background), then every other suite folder, a new one included.
-  runtime_paths=(tests/corpus tests/etrt_python tests/etrt_cpp)
+  # About equal halves (docs/TESTING.md): the runtime process waits for the background ASan
+  # build early on, so the corpus, which needs no in-tree build, goes with the sdk suites.
+  sdk_paths=(tests/consumers tests/etpkg tests/corpus)
+  # Every other suite folder, a new one included, goes to the runtime process.
+  runtime_paths=(tests/etrt_python tests/etrt_cpp)
   for dir in tests/*/; do
     dir=${dir%/}
     if [[ " ${sdk_paths[*]} ${runtime_paths[*]} " != *" $dir "* ]] &&
