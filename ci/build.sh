@@ -4,5 +4,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 bash "$ETRT_ROOT/ci/setup.sh"
 cd "$ETRT_ROOT"
-conan create . --build=missing
+# Through the compiler cache: the tests' in-tree release build then compiles only what the
+# package does not hold (tools, test programs).
+CMAKE_CXX_COMPILER_LAUNCHER=ccache conan create . --build=missing
 python -m etpkg wheelify . --output-dir dist/

@@ -6,3 +6,5 @@ export PATH="$ETRT_ROOT/.venv/bin:$PATH"
 export PYTHONPATH="$ETRT_ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
 # Reproducible wheels and build outputs: a fixed timestamp unless the caller sets one.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1767225600}"
+# The compiler cache's settings, for the builds that ask for it (ci/build.sh, the tests' release build).
+export CCACHE_CONFIGPATH="$ETRT_ROOT/ci/ccache.conf"

@@ -7,10 +7,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ETRT_ROOT"
 
 # Debian packages by the command that shows each is there; the aarch64 cross compilers and
-# qemu-user serve the cross-built wheels (docs/CROSS.md).
+# qemu-user serve the cross-built wheels (docs/CROSS.md); ccache lets the in-tree test build
+# reuse what `conan create` compiled (ci/ccache.conf).
 need_apt=()
 for pair in g++:g++ make:make git:git aarch64-linux-gnu-g++:g++-aarch64-linux-gnu \
-    qemu-aarch64:qemu-user; do
+    qemu-aarch64:qemu-user ccache:ccache; do
   command -v "${pair%%:*}" >/dev/null || need_apt+=("${pair#*:}")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
