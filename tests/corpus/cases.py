@@ -34,7 +34,7 @@ def _shared(name: str) -> tuple[str, ...]:
 
 
 CASES: tuple[Case, ...] = (
-    Case("zlib", "zlib", ("zlib",), ("C", "find-mode-both"), _shared("zlib"), gate=True),
+    Case("zlib", "zlib", ("zlib",), ("C", "find-mode-both"), _shared("zlib")),
     Case("zlib-static", "zlib", ("zlib",), ("C", "static", "find-mode-both")),
     Case(
         "fmt",
@@ -148,7 +148,7 @@ CASES: tuple[Case, ...] = (
     ),
     Case("snappy", "snappy", ("snappy",), ("C++", "components"), _shared("snappy"), gate=True),
     Case("libdeflate", "libdeflate", ("libdeflate",), ("C",), _shared("libdeflate")),
-    Case("xxhash", "xxhash", ("libxxhash",), ("C", "executables"), _shared("xxhash"), gate=True),
+    Case("xxhash", "xxhash", ("libxxhash",), ("C", "executables"), _shared("xxhash")),
     Case(
         "cli11",
         "cli11",
