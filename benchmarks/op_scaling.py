@@ -3,7 +3,7 @@ faster with threads.
 
     python benchmarks/op_scaling.py [PROGRAM.etrt ...] [--threads 1 2] [--runs 20] [--top 15]
 
-Default programs: the plain ones benchmarks/threads.py --export-only wrote (build/threads/),
+Default programs: the plain forward ones benchmarks/threads.py --export-only wrote (build/threads/),
 run on the inputs saved beside them. Each thread count profiles in its own process
 (ETRT_NUM_THREADS=n; ETRT_MAX_ISA passes through), `python -m etrt profile`'s way: the median
 over --runs runs of each operator's time in one run, all its calls summed. Per program it prints
@@ -140,9 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return profile_worker(args.worker, args.input, args.runs)
     if args.runs < 1 or min(args.threads) < 1 or args.threads[0] >= args.threads[1]:
         parser.error("--runs must be at least 1 and --threads LOW HIGH with 1 <= LOW < HIGH")
+    # Not the decoders: their runs are a generation of one-token calls, not one forward.
     programs = args.programs or sorted(
-        p for p in (ROOT / "build" / "threads").glob("*.etrt") if not p.name.endswith(".xnn.etrt")
-    )
+        p for p in (ROOT / "build" / "threads").glob("*.etrt")
+        if not p.name.endswith((".xnn.etrt", "-decode.etrt"))
+    )  # fmt: skip
     if not programs:
         parser.error(
             "no programs given and none in build/threads (benchmarks/threads.py --export-only)"

@@ -10,9 +10,12 @@ ONNX Runtime (lower is better) and each system's speed-up over its own one-threa
 Models: ResNet18, MobileNetV3-small, EfficientNet-B0, SqueezeNet 1.1, ViT-B/16 (torchvision,
 random weights, activations kept alive, 224x224), a BERT encoder (hidden 384, 6 layers, 128
 tokens), GPT-2 and Llama forward passes (tests/transformer_models.py "bench" configs; logits of
-128 tokens). Export writes, per model, the torch.export program (.pt2: what eager runs), the etrt
-programs (plain and backend="xnnpack"), the ONNX file (torch.onnx.export, opset 18) and the
-inputs, so the measuring machine needs no network and no torchvision or transformers.
+128 tokens), and GPT-2 and Llama decoding with a static KV cache (tests/decoders.py, as
+benchmarks/decode.py runs them: greedy, a 16-token prompt, then 32 tokens one call each): their
+rows give decode tokens/s of eager and etrt (no ONNX export with a cache, no XNNPACK flavour).
+Export writes, per model, the torch.export program (.pt2: what eager runs), the etrt programs
+(plain and backend="xnnpack"), the ONNX file (torch.onnx.export, opset 18) and the inputs, so
+the measuring machine needs no network and no torchvision or transformers.
 
 Each (system, thread count) runs in its own worker process: eager with torch.set_num_threads(n),
 ONNX Runtime with intra-op threads n, inter-op 1 and all graph optimizations, etrt with
@@ -46,8 +49,12 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
 
 VISION = ("resnet18", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1", "vit_b_16")
 TRANSFORMERS = ("bert", "gpt2", "llama")
-MODELS = VISION + TRANSFORMERS
+DECODERS = ("gpt2-decode", "llama-decode")
+MODELS = VISION + TRANSFORMERS + DECODERS
+PROMPT = list(range(3, 3 + 16))  # benchmarks/decode.py's prompt and length
+NEW_TOKENS = 32
 SYSTEMS = ("eager", "ort", "etrt", "etrt+xnn")
+DECODE_SYSTEMS = ("eager", "etrt")
 ISAS = ("sse2", "avx2", "avx512")
 ONNX_OPSET = 18
 
@@ -122,6 +129,10 @@ def export_models(out: Path, names: Sequence[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in names:
         start = time.perf_counter()
+        if name in DECODERS:
+            _export_decoder(out, name)
+            print(f"exported {name} in {time.perf_counter() - start:.0f} s", flush=True)
+            continue
         model, inputs = _make(name)
         model = _first_output(model)
         with torch.no_grad():
@@ -146,6 +157,41 @@ def export_models(out: Path, names: Sequence[str]) -> None:
         print(f"exported {name} in {time.perf_counter() - start:.0f} s", flush=True)
     manifest = {"models": list(names), "torch": torch.__version__, "onnx_opset": ONNX_OPSET}
     _atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=1)))
+
+
+def _export_decoder(out: Path, name: str) -> None:
+    """The decoder's torch.export program (for eager) and its etrt program, the sequence length
+    dynamic: one program runs the prompt and then each new token."""
+    import decoders
+    import torch
+
+    base = name.removesuffix("-decode")
+    model, _ = decoders.make(base)
+    with torch.no_grad():
+        ep = torch.export.export(
+            model, decoders.example_inputs(), dynamic_shapes=decoders.dynamic_shapes(),
+            strict=base != "handwritten",
+        )  # fmt: skip
+        _atomic(out / f"{name}.pt2", lambda p: torch.export.save(ep, p))
+        program = decoders.export(model, base)
+        _atomic(out / f"{name}.etrt", program.save)
+
+
+def decode_ms_per_token(step: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> float:
+    """One greedy generation (the prompt in one call, then NEW_TOKENS - 1 calls of one token);
+    ms per decoded token, the prompt's call not counted."""
+    logits = step(np.array([PROMPT], np.int64), np.arange(len(PROMPT), dtype=np.int64))
+    position = len(PROMPT)
+    start = time.perf_counter_ns()
+    for _ in range(NEW_TOKENS - 1):
+        token = int(np.argmax(logits[0, -1]))
+        logits = step(np.array([[token]], np.int64), np.array([position], np.int64))
+        position += 1
+    return (time.perf_counter_ns() - start) / 1e6 / (NEW_TOKENS - 1)
+
+
+class SelfTimed(float):
+    """What a timed call returns when it measured itself (decode: ms per token)."""
 
 
 def _atomic(path: Path, write: Callable[[Path], object]) -> None:
@@ -176,8 +222,9 @@ def _median_ms(call: Callable[[], object], runs: int, warmup: int) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter_ns()
-        call()
-        times.append((time.perf_counter_ns() - start) / 1e6)
+        result = call()
+        elapsed = (time.perf_counter_ns() - start) / 1e6
+        times.append(float(result) if isinstance(result, SelfTimed) else elapsed)
     return statistics.median(times)
 
 
@@ -191,6 +238,14 @@ def _worker_calls(system: str, d: Path, threads: int) -> Callable[[str], Callabl
 
         def eager(name: str) -> Callable[[], object]:
             module = torch.export.load(d / f"{name}.pt2").module()
+            if name in DECODERS:
+
+                def step(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+                    with torch.inference_mode():
+                        out = module(torch.from_numpy(tokens), torch.from_numpy(positions))
+                    return np.asarray(out.numpy())
+
+                return lambda: SelfTimed(decode_ms_per_token(step))
             args = tuple(torch.from_numpy(a) for a in _inputs(d, name))
 
             def call() -> object:
@@ -222,6 +277,12 @@ def _worker_calls(system: str, d: Path, threads: int) -> Callable[[str], Callabl
         model, _, flavour = name.partition(":")
         suffix = ".xnn.etrt" if flavour == "xnn" else ".etrt"
         module = etrt.runtime.load(d / f"{model}{suffix}")
+        if model in DECODERS:
+
+            def step(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+                return np.asarray(module.forward(tokens, positions)[0])
+
+            return lambda: SelfTimed(decode_ms_per_token(step))
         args = _inputs(d, model)
         return lambda: module.forward(*args)
 
@@ -296,7 +357,7 @@ class Cell:
 
     @property
     def best_etrt(self) -> float:
-        return min(self.ms["etrt"], self.ms["etrt+xnn"])
+        return min(v for s, v in self.ms.items() if s.startswith("etrt"))
 
 
 def sweep(
@@ -313,15 +374,14 @@ def sweep(
             print(f"etrt: {workers['etrt'].hello['isa']}", flush=True)
         try:
             for name in names:
-                samples: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+                systems = DECODE_SYSTEMS if name in DECODERS else SYSTEMS
+                samples: dict[str, list[float]] = {s: [] for s in systems}
                 for r in range(rounds):
                     warmup = max(3, runs // 5) if r == 0 else 2
-                    samples["eager"].append(workers["eager"].median_ms(name, runs, warmup))
-                    samples["ort"].append(workers["ort"].median_ms(name, runs, warmup))
-                    samples["etrt"].append(workers["etrt"].median_ms(name, runs, warmup))
-                    samples["etrt+xnn"].append(
-                        workers["etrt"].median_ms(f"{name}:xnn", runs, warmup)
-                    )
+                    for system in systems:
+                        worker, _, flavour = system.partition("+")
+                        call = f"{name}:{flavour}" if flavour else name
+                        samples[system].append(workers[worker].median_ms(call, runs, warmup))
                 cell = Cell(name, n, {s: statistics.median(v) for s, v in samples.items()})
                 cells.append(cell)
                 print(f"  measured {name} at {n} threads", file=sys.stderr, flush=True)
@@ -339,6 +399,8 @@ def format_table(cells: Sequence[Cell]) -> str:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in cells:
+        if c.model in DECODERS:
+            continue
         base = one.get(c.model)
 
         def up(now: float, then: float | None) -> str:
@@ -351,12 +413,32 @@ def format_table(cells: Sequence[Cell]) -> str:
             f"{up(c.ms['ort'], base.ms['ort'] if base else None)} | "
             f"{up(c.best_etrt, base.best_etrt if base else None)} |"
         )
+    decode = [c for c in cells if c.model in DECODERS]
+    if len(decode) == len(cells):
+        rows = []
+    if decode:
+        rows += [
+            *([""] if rows else []),
+            "| decoder | threads | eager tok/s | etrt tok/s | etrt / eager | speed-up eager "
+            "| etrt |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+    for c in decode:
+        base = one.get(c.model)
+        eager, ours = 1e3 / c.ms["eager"], 1e3 / c.ms["etrt"]
+        up_eager = f"{base.ms['eager'] / c.ms['eager']:.2f}" if base else ""
+        up_ours = f"{base.ms['etrt'] / c.ms['etrt']:.2f}" if base else ""
+        rows.append(f"| {c.model} | {c.threads} | {eager:.0f} | {ours:.0f} | {ours / eager:.2f} | "
+                    f"{up_eager} | {up_ours} |")  # fmt: skip
     return "\n".join(rows)
 
 
 def _check_exported(d: Path, names: Sequence[str]) -> None:
     suffixes = (".pt2", ".etrt", ".xnn.etrt", ".onnx", ".inputs.npz")
-    missing = [f"{n}{s}" for n in names for s in suffixes if not (d / f"{n}{s}").is_file()]
+    missing = [
+        f"{n}{s}" for n in names for s in (suffixes[:2] if n in DECODERS else suffixes)
+        if not (d / f"{n}{s}").is_file()
+    ]  # fmt: skip
     if missing:
         raise BenchError(f"{d} lacks {', '.join(missing[:4])}: run with --export-only first")
 

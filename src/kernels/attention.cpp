@@ -9,6 +9,7 @@
 #include <string>
 
 #include "heavy.h"
+#include "parts.h"
 #include "util.h"
 #include "vec_math.h"
 
@@ -399,13 +400,15 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   const size_t per_part = static_cast<size_t>(g.E + g.Ev);  // vectors
   // Multiply-adds per item; below a GEMM's threshold a second thread costs more than it saves.
   const int64_t cost = kLanes * g.S * (g.E + g.Ev) + 1;
+  const int64_t threads = parallel_num_threads();
   int64_t parts = 1;
-  if (items > 1 && items * cost >= 256 * 1024) {
-    parts = parallel_num_threads();
+  if (threads > 1 && items > 1 && items * cost >= 256 * 1024) {
+    parts = threads * kPartsPerThread;
     if (parts > items) parts = items;
   }
+  const int64_t slots = parts < threads ? parts : threads;
   F32x16* scratch = static_cast<F32x16*>(
-      ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(F32x16), 64));
+      ctx.allocate_temp(per_part * static_cast<size_t>(slots) * sizeof(F32x16), 64));
   if (scratch == nullptr) {
     ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
     return;
@@ -444,10 +447,8 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
     run(0, items, scratch);
     return;
   }
-  parallel_for(0, parts, 1, [&](int64_t first, int64_t last) {
-    for (int64_t t = first; t < last; ++t) {
-      run(items * t / parts, items * (t + 1) / parts, scratch + per_part * static_cast<size_t>(t));
-    }
+  run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+    run(items * t / parts, items * (t + 1) / parts, scratch + per_part * static_cast<size_t>(slot));
   });
 }
 

@@ -4,11 +4,13 @@
 #include <immintrin.h>
 #endif
 
+#include <algorithm>
 #include <cstring>
 
 #include "etrt/runtime/parallel.h"
 #include "gemm.h"
 #include "isa_dispatch.h"
+#include "parts.h"
 
 namespace etrt {
 namespace kernels {
@@ -76,18 +78,6 @@ constexpr int64_t kWinogradMaxBlock = 64;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
 
-// fn(t) for every part t < parts, on the thread pool when there are several.
-template <typename F>
-void run_parts(int64_t parts, F&& fn) {
-  if (parts == 1) {
-    fn(0);
-    return;
-  }
-  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) fn(t);
-  });
-}
-
 }  // namespace
 
 bool nhwc_winograd_fits(const NhwcConv& c) {
@@ -109,11 +99,12 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   if (block > kWinogradMaxBlock) block = kWinogradMaxBlock;
   if (block > tiles) block = tiles;
   const int64_t blocks = (tiles + block - 1) / block;
-  const int64_t parts = threads > 1 ? (blocks < threads ? blocks : threads) : 1;
+  const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
+  const int64_t slots = std::min<int64_t>(parts, threads);
   const size_t u_floats = static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
-  const size_t per_part = static_cast<size_t>(36 * block * (c.cin + c.cout) + 2 * rows + 15) / 16 * 16;
+  const size_t per_slot = static_cast<size_t>(36 * block * (c.cin + c.cout) + 2 * rows + 15) / 16 * 16;
   float* scratch = static_cast<float*>(
-      ctx.allocate_temp((u_floats + per_part * static_cast<size_t>(parts)) * sizeof(float), 64));
+      ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slots)) * sizeof(float), 64));
   if (scratch == nullptr) return false;
   float* u = scratch;
   if (threads > 1) {
@@ -121,8 +112,8 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   } else {
     impl.wino_weights(c, u, 0, c.cin);
   }
-  auto run_part = [&](int64_t t) {
-    float* v = scratch + u_floats + per_part * static_cast<size_t>(t);
+  auto run_part = [&](int64_t t, int64_t slot) {
+    float* v = scratch + u_floats + per_slot * static_cast<size_t>(slot);
     float* m = v + 36 * block * c.cin;
     const float** table = reinterpret_cast<const float**>(m + 36 * block * c.cout);
     for (int64_t b = blocks * t / parts; b < blocks * (t + 1) / parts; ++b) {
@@ -130,7 +121,7 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
       impl.wino_block(c, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
     }
   };
-  run_parts(parts, run_part);
+  run_parts_in_slots(parts, slots, run_part);
   return true;
 }
 
@@ -173,18 +164,19 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   }
   const int64_t blocks = (c.cout + block - 1) / block;
   const int64_t items = blocks * tiles;  // block-major: a worker's range stays in few blocks
-  const int64_t parts = parallel ? (items < threads ? items : threads) : 1;
+  const int64_t parts = parallel ? std::min(items, threads * kPartsPerThread) : 1;
+  const int64_t slots = std::min<int64_t>(parts, threads);
   // A blocked worker copies its block's weight columns into a contiguous panel first: read in
   // place, each row of a block is a short run a whole weight row apart, and every tile would
   // walk all those rows (one page or two per few rows) again.
   const int64_t rows = c.taps() * c.cin;
   const size_t panel = blocks > 1 ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
-  const size_t per_part = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
-  float* scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(float), 64));
+  const size_t per_slot = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
+  float* scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
   if (scratch == nullptr) return false;
-  auto run_part = [&](int64_t t) {
-    float* mine = scratch + per_part * static_cast<size_t>(t);
-    float* packed = mine + (per_part - panel);
+  auto run_part = [&](int64_t t, int64_t slot) {
+    float* mine = scratch + per_slot * static_cast<size_t>(slot);
+    float* packed = mine + (per_slot - panel);
     int64_t packed_block = -1;
     NhwcConv cb = c;
     const int64_t end = items * (t + 1) / parts;
@@ -207,7 +199,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       it += run;
     }
   };
-  run_parts(parts, run_part);
+  run_parts_in_slots(parts, slots, run_part);
   return true;
 }
 

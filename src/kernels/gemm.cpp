@@ -4,10 +4,12 @@
 #include <immintrin.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "etrt/runtime/parallel.h"
+#include "parts.h"
 #include "util.h"
 #include "vec_math.h"
 
@@ -103,20 +105,24 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   bool split_n = true;
   int64_t chunk = 0;
   if (threads > 1 && macs >= kParallelMinMacs) {
-    // Split columns when there are enough (keeps every part's A shared and B disjoint), else rows.
+    // Split columns when there are enough (keeps every part's A shared and B disjoint), else rows;
+    // up to kPartsPerThread parts a thread, none so thin that repacking the shared operand costs.
+    const int64_t want = static_cast<int64_t>(threads) * kPartsPerThread;
     if (p.n >= 64 * threads) {
-      chunk = (p.n + threads - 1) / threads;
-      chunk = (chunk + 31) / 32 * 32;
+      chunk = (p.n + want - 1) / want;
+      chunk = std::max<int64_t>(64, (chunk + 31) / 32 * 32);
       parts = static_cast<int>((p.n + chunk - 1) / chunk);
     } else if (p.m >= 8 * threads) {
       split_n = false;
-      chunk = (p.m + threads - 1) / threads;
-      chunk = (chunk + 7) / 8 * 8;
+      chunk = ((p.m + want - 1) / want + 7) / 8 * 8;
+      if (chunk < 32) chunk = std::min<int64_t>(32, ((p.m + threads - 1) / threads + 7) / 8 * 8);
       parts = static_cast<int>((p.m + chunk - 1) / chunk);
     }
   }
   auto part = [&](int64_t t) {
     GemmParams s = p;
+    s.path_m = p.m;
+    s.path_n = p.n;
     const int64_t begin = t * chunk;
     if (split_n) {
       s.n = (begin + chunk < p.n ? chunk : p.n - begin);
@@ -139,16 +145,15 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     impl.run(p, scratch);
     return true;
   }
-  const size_t per_part = aligned_floats(impl.scratch_floats(part(0)));
+  const int64_t slots = std::min<int64_t>(parts, threads);
+  const size_t per_slot = aligned_floats(impl.scratch_floats(part(0)));
   float* scratch = nullptr;
-  if (per_part > 0) {
-    scratch = static_cast<float*>(ctx.allocate_temp(per_part * parts * sizeof(float), 64));
+  if (per_slot > 0) {
+    scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
     if (scratch == nullptr) return false;
   }
-  parallel_for(0, parts, 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      impl.run(part(t), scratch == nullptr ? nullptr : scratch + per_part * t);
-    }
+  run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+    impl.run(part(t), scratch == nullptr ? nullptr : scratch + per_slot * static_cast<size_t>(slot));
   });
   return true;
 }

@@ -26,6 +26,10 @@ struct GemmParams {
   // B is a constant (a layer's weight): read it in place once, with A kept in cache, rather than
   // copying it into panels on every call.
   bool b_weight = false;
+  // The shape the kernel path is chosen for, when this is one part of a bigger product (0: this
+  // one's own): every part then sums in the same order as the whole would, so results do not
+  // depend on the thread count.
+  int64_t path_m = 0, path_n = 0;
 };
 
 // Floats of scratch one serial call needs (0 when it packs nothing).

@@ -5,6 +5,7 @@
 #include "gemm.h"
 #include "heavy.h"
 #include "light.h"
+#include "parts.h"
 #include "util.h"
 
 namespace etrt {
@@ -178,30 +179,24 @@ void op_bmm(KernelContext& ctx, Span<Value*> args) {
     }
     return;
   }
-  // Many products: one scratch area per part, parts run side by side.
+  // Many products: parts run side by side, one scratch area per running part.
   const size_t per_part = (sgemm_scratch_floats(base) + 15) / 16 * 16;
   const int64_t parts = (threads > 1 && batch > 1 && macs * static_cast<double>(batch) >= 64.0 * 1024.0)
-                            ? (batch < threads ? batch : threads)
+                            ? (batch < threads * kPartsPerThread ? batch : threads * kPartsPerThread)
                             : 1;
+  const int64_t slots = parts < threads ? parts : threads;
   float* scratch = nullptr;
   if (per_part > 0) {
-    scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(parts) * sizeof(float), 64));
+    scratch = static_cast<float*>(ctx.allocate_temp(per_part * static_cast<size_t>(slots) * sizeof(float), 64));
     if (scratch == nullptr) {
       fail_oom(ctx, op);
       return;
     }
   }
-  auto run_part = [&](int64_t t) {
+  run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
     const int64_t begin = batch * t / parts, end = batch * (t + 1) / parts;
-    float* s = scratch == nullptr ? nullptr : scratch + per_part * static_cast<size_t>(t);
+    float* s = scratch == nullptr ? nullptr : scratch + per_part * static_cast<size_t>(slot);
     for (int64_t i = begin; i < end; ++i) sgemm_serial(at(i), s);
-  };
-  if (parts == 1) {
-    run_part(0);
-    return;
-  }
-  parallel_for(0, parts, 1, [&](int64_t b0, int64_t e0) {
-    for (int64_t t = b0; t < e0; ++t) run_part(t);
   });
 }
 

@@ -39,6 +39,22 @@ struct Pool {
 namespace {
 
 constexpr int kDefaultCap = 16;  // more threads rarely pay off for inference-sized work
+// Chunks a loop is cut into per thread (each still at least `grain` long): pthreadpool lets a
+// thread that runs out take chunks another has not started, so a worker that starts late
+// (woken slowly, or preempted on a loaded machine) holds up one small chunk, not half the loop.
+constexpr int64_t kChunksPerThread = 4;
+
+WaitPolicy read_wait_policy() {
+  const char* env = std::getenv("ETRT_POOL_WAIT");
+  if (env == nullptr || *env == '\0') return WaitPolicy::kSleep;
+  const std::string v(env);
+  if (v == "spin") return WaitPolicy::kSpin;
+  if (v == "sleep") return WaitPolicy::kSleep;
+  ETRT_LOG(Warning, "ignoring ETRT_POOL_WAIT='%s': expected 'spin' or 'sleep'", env);
+  return WaitPolicy::kSleep;
+}
+
+uint32_t job_flags() { return wait_policy() == WaitPolicy::kSleep ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0; }
 
 int available_cpus() {
   cpu_set_t set;
@@ -140,6 +156,11 @@ PoolGuard ThreadPool::borrow() const {
   return PoolGuard(impl_->current);
 }
 
+WaitPolicy wait_policy() noexcept {
+  static const WaitPolicy policy = read_wait_policy();
+  return policy;
+}
+
 ThreadPool& get_threadpool() {
   // Never deleted: callers may reach it from other libraries' static destructors. Its
   // workers are released by the unload hook below.
@@ -184,8 +205,8 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
   }
   PoolGuard guard = get_threadpool().borrow();
   const int64_t threads = guard.num_threads();
-  // At most one chunk per thread, each at least `grain` long.
-  const int64_t tile = std::max(grain, (range + threads - 1) / threads);
+  const int64_t chunks = threads * kChunksPerThread;
+  const int64_t tile = std::max(grain, (range + chunks - 1) / chunks);
   if (guard.get() == nullptr || threads <= 1 || tile >= range) {
     fn(begin, end);
     return;
@@ -193,7 +214,7 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
   Job job(begin, end, fn);
   job.published.store(true, std::memory_order_release);
   pthreadpool_parallelize_1d_tile_1d(guard.get(), run_tile, &job, static_cast<size_t>(range),
-                                     static_cast<size_t>(tile), 0);
+                                     static_cast<size_t>(tile), job_flags());
   (void)job.finished.load(std::memory_order_acquire);
 }
 

@@ -376,6 +376,23 @@ void test_split_work_matches_reference() {
   CHECK_EQ(etrt::parallel_num_threads(), 1);
 }
 
+// A product split into column parts narrow enough that each part alone would take another kernel
+// path (the whole is packed, a 64-column part is not): the parts still take the whole's path, so
+// the result is bit for bit the one-thread result.
+void test_split_work_sums_like_one_thread() {
+  const int64_t m = 128, n = 768, k = 512;
+  Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
+  check::TestContext ctx;
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
+  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
+  etrt::set_parallel_backend(&backend);
+  const int64_t before = g_chunks_run;
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
+  CHECK(g_chunks_run - before >= 12);  // 3 threads, 4 parts each
+  etrt::set_parallel_backend(nullptr);
+  check::record(one.data == split.data, __FILE__, __LINE__, "split mm differs from the one-thread mm");
+}
+
 }  // namespace
 
 int main() {
@@ -385,5 +402,6 @@ int main() {
   test_mm_and_bmm_match_reference_with_views();
   test_matmul_rejects_bad_arguments();
   test_split_work_matches_reference();
+  test_split_work_sums_like_one_thread();
   return check::finish();
 }

@@ -186,3 +186,64 @@ def test_thread_count_changes_are_clean_under_sanitizers(tmp_path: Path, sanitiz
     assert proc.returncode == 0, proc.stderr[-6000:]
     assert "Sanitizer" not in proc.stderr, proc.stderr[-6000:]
     assert proc.stdout.strip() == "ok"
+
+
+POLICY_SOURCES = [
+    "tests/apps/threadpool_policy/policy.cpp", "src/threadpool/threadpool.cpp",
+    "src/runtime/parallel.cpp", "src/runtime/log.cpp", "src/runtime/error.cpp",
+]
+
+
+@pytest.fixture(scope="module")
+def policy_probe(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pool's sources compiled straight into the probe: the policy is the pool's own code."""
+    exe = tmp_path_factory.mktemp("policy") / "policy"
+    build = subprocess.run(
+        ["g++", "-std=c++17", "-O1", "-DETRT_API_VERSION=1", "-Iinclude", *POLICY_SOURCES,
+         "-lpthreadpool", "-o", str(exe)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr
+    return exe
+
+
+def run_policy(exe: Path, wait: str | None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ETRT_NUM_THREADS="2")
+    env.pop("ETRT_POOL_WAIT", None)
+    if wait is not None:
+        env["ETRT_POOL_WAIT"] = wait
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=False,
+                          env=env)  # fmt: skip
+
+
+def idle_cpu_ms(stdout: str) -> float:
+    match = re.search(r"^idle cpu ms per 100 ms: ([0-9.]+)$", stdout, re.MULTILINE)
+    assert match, stdout
+    return float(match.group(1))
+
+
+def test_pool_cuts_loops_into_several_chunks_per_thread(policy_probe: Path) -> None:
+    # A late worker then holds up one small chunk: the others take the rest.
+    proc = run_policy(policy_probe, None)
+    assert proc.returncode == 0, proc.stderr
+    assert reported(proc.stdout, "threads") == 2
+    assert reported(proc.stdout, "chunks 1024 grain 1") == 8
+    assert reported(proc.stdout, "chunks 1024 grain 300") == 4  # no chunk under the grain
+
+
+def test_pool_workers_sleep_between_jobs_by_default(policy_probe: Path) -> None:
+    default = run_policy(policy_probe, None)
+    assert default.returncode == 0, default.stderr
+    assert "wait policy: sleep" in default.stdout
+    # Idle workers cost nothing: a spinning worker burns milliseconds of CPU after each job.
+    assert idle_cpu_ms(default.stdout) < 2.0, default.stdout
+
+
+def test_pool_wait_policy_knob(policy_probe: Path) -> None:
+    spin = run_policy(policy_probe, "spin")
+    assert spin.returncode == 0, spin.stderr
+    assert "wait policy: spin" in spin.stdout
+    bad = run_policy(policy_probe, "busy")
+    assert bad.returncode == 0, bad.stderr
+    assert "ignoring ETRT_POOL_WAIT='busy'" in bad.stderr
+    assert "wait policy: sleep" in bad.stdout

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "threads.py"
@@ -53,3 +54,31 @@ def test_table_ratios_and_speed_ups(bench: ModuleType) -> None:
     rows = bench.format_table([one, two]).splitlines()
     assert rows[2] == "| resnet18 | 1 | 40.00 | 10.00 | 12.00 | 9.00 | 0.90 | 1.00 | 1.00 | 1.00 |"
     assert rows[3] == "| resnet18 | 2 | 20.00 | 5.00 | 8.00 | 6.00 | 1.20 | 2.00 | 2.00 | 1.50 |"
+
+
+def test_decode_rows_give_tokens_per_second(bench: ModuleType) -> None:
+    # Decoders are timed per decoded token: 2 ms a token is 500 tokens/s.
+    one = bench.Cell("gpt2-decode", 1, {"eager": 2.0, "etrt": 0.5})
+    two = bench.Cell("gpt2-decode", 2, {"eager": 1.0, "etrt": 0.4})
+    vision = bench.Cell("resnet18", 1, {"eager": 40.0, "ort": 10.0, "etrt": 12.0, "etrt+xnn": 9.0})
+    rows = bench.format_table([vision, one, two]).splitlines()
+    assert rows[2].startswith("| resnet18 | 1 |") and rows[3] == ""
+    assert rows[4].startswith("| decoder | threads | eager tok/s | etrt tok/s |")
+    assert rows[6] == "| gpt2-decode | 1 | 500 | 2000 | 4.00 | 1.00 | 1.00 |"
+    assert rows[7] == "| gpt2-decode | 2 | 1000 | 2500 | 2.50 | 2.00 | 1.25 |"
+    only = bench.format_table([one]).splitlines()
+    assert only[0].startswith("| decoder |") and len(only) == 3
+
+
+def test_decode_timing_counts_decoded_tokens_only(bench: ModuleType) -> None:
+    calls: list[int] = []
+
+    def step(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        calls.append(tokens.shape[1])
+        assert positions.tolist() == list(range(sum(calls) - tokens.shape[1], sum(calls)))
+        return np.zeros((1, tokens.shape[1], 8), np.float32)
+
+    ms = bench.decode_ms_per_token(step)
+    assert calls == [len(bench.PROMPT)] + [1] * (bench.NEW_TOKENS - 1)
+    assert ms > 0
+    assert bench._median_ms(lambda: bench.SelfTimed(3.5), 3, 0) == 3.5

@@ -206,7 +206,9 @@ Error Delegate::ensure_runtime() noexcept try {
   Result<SubgraphPtr> subgraph = define_subgraph(graph_);
   if (!subgraph.ok()) return subgraph.error();
   xnn_runtime_t raw = nullptr;
-  xnn_status s = xnn_create_runtime_v2(subgraph->get(), current.get(), 0, &raw);
+  // The pool's waiting policy holds for the delegate's runs too: workers sleep after each run.
+  const uint32_t flags = threadpool::wait_policy() == threadpool::WaitPolicy::kSleep ? XNN_FLAG_YIELD_WORKERS : 0;
+  xnn_status s = xnn_create_runtime_v2(subgraph->get(), current.get(), flags, &raw);
   if (s != xnn_status_success) {
     return Error(ErrorCode::InvalidProgram, std::string("xnn_create_runtime_v2: ") + status_name(s));
   }
