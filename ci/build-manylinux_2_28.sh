@@ -7,6 +7,7 @@
 # that, if anything needs more.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+bash "$ETRT_ROOT/ci/setup.sh"
 cd "$ETRT_ROOT"
 zig_version=0.17.0
 if ! build/zig-venv/bin/python -c "import ziglang" 2>/dev/null; then
@@ -18,13 +19,15 @@ profile=ci/manylinux_2_28/profile
 # test_package is skipped (-tf ""): Zig's driver refuses the generated retention flags
 # (-Wl,--push-state), and it would test the wrong thing anyway: consumers build with their own
 # compiler. tests/consumers and the model tests run on the wheel instead (docs/PLATFORMS.md).
-# XNNPACK, pthreadpool and cpuinfo are built from Debian's source packages (recipes/*/source),
-# fetched with apt-get source, or taken from ETRT_DEBIAN_SOURCES (a folder of upstream trees at
-# Debian's commits) where the mirror lacks them.
-sources=()
-if [ -n "${ETRT_DEBIAN_SOURCES:-}" ]; then
-  sources=(-c "user.etrt:debian_sources=$(cd "$ETRT_DEBIAN_SOURCES" && pwd)")
+# XNNPACK, pthreadpool, cpuinfo and FXdiv are built from Debian's source packages
+# (recipes/*/source): their orig tarballs from the archive apt uses, SHA-256 checked.
+# --update: the recipes are this tree's (recipes/ is the only remote), so a changed one is
+# taken over the cache's copy.
+# ETRT_JOBS: parallel build jobs (Conan's default: the machine's cores).
+jobs=()
+if [ -n "${ETRT_JOBS:-}" ]; then
+  jobs=(-c "tools.build:jobs=$ETRT_JOBS")
 fi
-conan create . -pr:h "$profile" --build=missing -tf "" "${sources[@]}"
+conan create . -pr:h "$profile" --build=missing --update -tf "" "${jobs[@]}"
 python -m etpkg wheelify . -pr:h "$profile" --output-dir dist/manylinux_2_28/ \
   --manylinux "${ETRT_MANYLINUX:-2_28}" -v
