@@ -72,6 +72,9 @@ xnn_status define_global_average_pooling_2d(xnn_subgraph_t sg, float lo, float h
   return define_clamp(sg, lo, hi, mean, out);
 }
 #else
+#ifdef XNN_DEPRECATED  // 2024's header has it, 2022's does not
+#error "xnnpack.h is newer than CMake's check of it found: the check read another xnnpack.h"
+#endif
 xnn_status define_binary(xnn_subgraph_t sg, fb::BinaryOp op, float lo, float hi, uint32_t a, uint32_t b,
                          uint32_t out) {
   switch (op) {
