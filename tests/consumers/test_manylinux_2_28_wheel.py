@@ -83,6 +83,9 @@ cases = {name: make(name, 2) for name in ("mlp", "cnn", "transformer", "mobile")
 torch.manual_seed(3)
 pool = Fn(lambda x: torch.clamp(x.mean((2, 3), keepdim=True), -0.05, 0.05))
 cases["pooled-clamp"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), pool).eval(), (torch.randn(2, 3, 7, 7),))
+# The squeeze-excite product undamped: the pool's [N, 1, 1, C] broadcast over [N, H, W, C].
+gate = Fn(lambda y: y * torch.sigmoid(y.mean((2, 3), keepdim=True)))
+cases["gate"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), gate).eval(), (torch.randn(2, 3, 7, 7),))
 diffs, delegated = {}, {}
 for name, (model, inputs) in cases.items():
     with torch.no_grad():
@@ -102,7 +105,8 @@ def test_the_xnnpack_delegate_runs_every_node_type_from_the_wheel(
 ) -> None:
     """mobile holds every node type the exporter writes (hardswish, sigmoid, global average
     pool, clamp, the binary ops: the ones whose XNNPACK API changed after 2022); pooled-clamp a
-    global average pool with output bounds."""
+    global average pool with output bounds; gate the pool's output broadcast, as mobile's
+    squeeze-excite has it, before anything damps an error."""
     venv = make_venv(tmp_path / "venv")
     install_wheel(venv, wheel)
     work = tmp_path / "work"
