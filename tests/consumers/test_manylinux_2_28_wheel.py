@@ -36,7 +36,8 @@ GRAFTED = ("libXNNPACK", "libpthreadpool", "libcpuinfo")
 @pytest.fixture(scope="module")
 def wheel() -> Path:
     given = os.environ.get("ETRT_WHEEL")
-    found = [Path(given)] if given else sorted((REPO_ROOT / "dist" / "manylinux_2_28").glob("etrt-*.whl"))
+    dist = REPO_ROOT / "dist" / "manylinux_2_28"
+    found = [Path(given)] if given else sorted(dist.glob("etrt-*.whl"))
     assert found, "no glibc 2.28 wheel: bash ci/build-manylinux_2_28.sh makes dist/manylinux_2_28/"
     return found[-1]
 
@@ -50,7 +51,8 @@ def test_the_wheel_is_tagged_manylinux_2_28_and_auditwheel_agrees(wheel: Path) -
     text = " ".join(show.split())
     # auditwheel names the newest tag the files allow; the wheel's must be it or newer, and
     # never above what the files allow (auditwheel would say "is not consistent").
-    m = re.search(r'consistent with the following platform tag: "manylinux_(\d+)_(\d+)_x86_64"', text)
+    m = re.search(r'consistent with the following platform tag: "manylinux_(\d+)_(\d+)_x86_64"',
+                  text)  # fmt: skip
     assert m, show
     assert (2, 17) <= (int(m[1]), int(m[2])) <= (2, 28), show
     assert f'constrains the platform tag to "{m[0].split(chr(34))[1]}"' in text, show
@@ -67,7 +69,8 @@ def test_no_file_in_the_wheel_needs_more_than_manylinux_2_28(wheel: Path, tmp_pa
     files = {n.file for n in floor.needs}
     for lib in GRAFTED:
         assert sum(f.startswith(f"etrt.libs/{lib}") for f in files) == 1, (lib, sorted(files))
-    assert {f"etrt/lib/libetrt{s}.so" for s in ("", "_kernels_optimized", "_backend_xnnpack")} <= files
+    ours = {f"etrt/lib/libetrt{s}.so" for s in ("", "_kernels_optimized", "_backend_xnnpack")}
+    assert ours <= files
 
 
 _DELEGATE_SCRIPT = """
@@ -82,10 +85,11 @@ cases = {name: make(name, 2) for name in ("mlp", "cnn", "transformer", "mobile")
 # reduction then writes an internal value that a clamp node reads.
 torch.manual_seed(3)
 pool = Fn(lambda x: torch.clamp(x.mean((2, 3), keepdim=True), -0.05, 0.05))
-cases["pooled-clamp"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), pool).eval(), (torch.randn(2, 3, 7, 7),))
+x = torch.randn(2, 3, 7, 7)
+cases["pooled-clamp"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), pool).eval(), (x,))
 # The squeeze-excite product undamped: the pool's [N, 1, 1, C] broadcast over [N, H, W, C].
 gate = Fn(lambda y: y * torch.sigmoid(y.mean((2, 3), keepdim=True)))
-cases["gate"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), gate).eval(), (torch.randn(2, 3, 7, 7),))
+cases["gate"] = (torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), gate).eval(), (x,))
 diffs, delegated = {}, {}
 for name, (model, inputs) in cases.items():
     with torch.no_grad():
