@@ -93,3 +93,18 @@ zig_march() {
     esac
   done
 }
+
+# Questions about the target's installed files (-print-file-name=libc.so.6, -print-search-dirs:
+# what etpkg asks a cross compiler) go to the target's GCC: Zig's driver cannot answer them, and
+# the C and C++ runtimes the wheel runs on at those paths are GCC's (Debian's cross packages).
+answer_queries() {
+  local arg
+  [ $# -gt 0 ] || return 0
+  for arg in "$@"; do
+    case "$arg" in
+      -print-file-name=* | -print-search-dirs) ;;
+      *) return 0 ;;
+    esac
+  done
+  exec "$GCC" "$@"
+}
