@@ -5,9 +5,10 @@
 #   bash ci/long.sh models|opinfo|corpus|soak|fuzz|matrix|sdkdeps|cross|manylinux|all [pytest args]
 #
 # cross also cross-builds the aarch64 wheel first (ci/build-aarch64.sh, dist/aarch64/).
-# manylinux builds the glibc 2.28 wheel instead of the default one (ci/build-manylinux_2_28.sh,
-# dist/manylinux_2_28/) and runs, on it (ETRT_WHEEL), its own checks (tag, floor, the XNNPACK
-# delegate), the consumer suite and the models through Python.
+# manylinux builds the glibc 2.28 wheels instead of the default one (ci/build-manylinux_2_28.sh,
+# dist/manylinux_2_28/ and, armv8, dist/manylinux_2_28-aarch64/) and runs, on the x86_64 one
+# (ETRT_WHEEL), its own checks (tag, floor, the XNNPACK delegate), the consumer suite and the
+# models through Python; on the aarch64 one (ETRT_AARCH64_WHEEL), the cross suite's tests.
 # fuzz runs each target for ETRT_FUZZ_SECONDS (default 600 here, 10 in the gate);
 # soak runs for ETRT_SOAK_SECONDS where its tests take a duration.
 set -euo pipefail
@@ -26,12 +27,18 @@ if [ "$suite" = manylinux ] || [ "$suite" = all ]; then
 fi
 if [ "$suite" = manylinux ]; then
   wheels=(dist/manylinux_2_28/etrt-*.whl)
-  ETRT_WHEEL="$ETRT_ROOT/${wheels[-1]}"
-  export ETRT_WHEEL
   # test_etrt_wheel_floor.py is left out: it holds the default wheel's 2_34.
-  exec python -m pytest -m "manylinux or not long" -ra --durations=30 \
-    tests/consumers/test_manylinux_2_28_wheel.py tests/consumers/test_consumer_etrt.py \
-    tests/consumers/test_readme_walkthrough.py tests/etrt_python/test_python_runtime.py "$@"
+  rc=0
+  ETRT_WHEEL="$ETRT_ROOT/${wheels[-1]}" python -m pytest -m "manylinux or not long" -ra \
+    --durations=30 tests/consumers/test_manylinux_2_28_wheel.py \
+    tests/consumers/test_consumer_etrt.py tests/consumers/test_readme_walkthrough.py \
+    tests/etrt_python/test_python_runtime.py "$@" || rc=$?
+  # The aarch64 wheel of the same build, through the cross suite's tests under qemu-user.
+  bash ci/build-manylinux_2_28.sh armv8
+  wheels=(dist/manylinux_2_28-aarch64/etrt-*.whl)
+  ETRT_AARCH64_WHEEL="$ETRT_ROOT/${wheels[-1]}" python -m pytest -m cross -ra --durations=30 \
+    tests/consumers/test_aarch64_wheel.py "$@" || rc=$?
+  exit "$rc"
 fi
 bash ci/build.sh
 if [ "$suite" = cross ] || [ "$suite" = all ]; then
