@@ -23,6 +23,7 @@ import pytest
 import torch
 from etpkg._internal.verify.runner import elf_arch
 from etpkg_fixtures import REPO_ROOT, env
+from models import make
 
 pytestmark = [pytest.mark.long, pytest.mark.cross]
 
@@ -193,7 +194,9 @@ def test_arm64_python_under_qemu_imports_etrt_and_matches_eager_pytorch(
         check=True,
     )  # fmt: skip
     expected: dict[str, np.ndarray] = {}
-    cases = {"mlp": (mlp, None), "cnn": (cnn, None), "mlp_xnnpack": (mlp, "xnnpack")}
+    cases = {"mlp": (mlp, None), "cnn": (cnn, None), "mlp_xnnpack": (mlp, "xnnpack"),
+             # Every XNNPACK node type, all delegated: the grafted XNNPACK's aarch64 kernels.
+             "mobile_xnnpack": (lambda: make("mobile", 2), "xnnpack-all")}  # fmt: skip
     for name, (factory, backend) in cases.items():
         model, example = factory()
         export(model, example, backend=backend).save(tmp_path / f"{name}.etrt")
