@@ -8,11 +8,28 @@ if [ ! -x "$ZIG" ]; then
   echo "zig not found: run ci/build-manylinux_2_28.sh (it installs ziglang into build/zig-venv)" >&2
   exit 1
 fi
-GXX_VERSION="$(g++ -dumpversion)"
+# GCC's libstdc++ and libgcc of the target: the machine's own for x86_64, Debian's cross
+# packages (g++-aarch64-linux-gnu) for aarch64.
+case "$ZIG_TARGET" in
+  x86_64-*)
+    GCC=gcc
+    GXX_VERSION="$(g++ -dumpversion)"
+    GXX_INCLUDE_ARCH="/usr/include/x86_64-linux-gnu/c++/$GXX_VERSION"
+    ARCH_LIBDIR="/usr/lib/x86_64-linux-gnu"
+    ;;
+  aarch64-*)
+    GCC=aarch64-linux-gnu-gcc
+    GXX_VERSION="$(aarch64-linux-gnu-g++ -dumpversion)"
+    GXX_INCLUDE_ARCH="/usr/aarch64-linux-gnu/include/c++/$GXX_VERSION/aarch64-linux-gnu"
+    ARCH_LIBDIR="/usr/aarch64-linux-gnu/lib"
+    ;;
+  *)
+    echo "zig-env.sh: no GCC runtime known for target $ZIG_TARGET" >&2
+    exit 1
+    ;;
+esac
 GXX_INCLUDE="/usr/include/c++/$GXX_VERSION"
-GXX_INCLUDE_ARCH="/usr/include/x86_64-linux-gnu/c++/$GXX_VERSION"
-ARCH_LIBDIR="/usr/lib/x86_64-linux-gnu"
-LIBGCC_A="$(gcc -print-libgcc-file-name)"
+LIBGCC_A="$($GCC -print-libgcc-file-name)"
 
 # Arguments appended to a link step (none when compiling or preprocessing): Debian's library
 # dir last (libc itself always comes from Zig's stubs), and for C++ the shared libstdc++ and
@@ -51,4 +68,43 @@ without_lstdcxx() {
       *) printf '%s\n' "$arg" ;;
     esac
   done
+}
+
+# GCC's -march=armv8.2-a+fp16+... (XNNPACK's aarch64 microkernels) in Zig's spelling: its
+# driver reads -march as a CPU name and refuses it; -mcpu=generic+v8_2a+fullfp16 says the same.
+zig_march() {
+  local arg
+  for arg in "$@"; do
+    case "$arg" in
+      -march=armv8*)
+        local spec="${arg#-march=armv}" out feature
+        IFS=+ read -r -a parts <<<"$spec"
+        out="-mcpu=generic+v${parts[0]%-a}a"
+        out="${out//./_}"
+        for feature in "${parts[@]:1}"; do
+          case "$feature" in
+            fp16) out+="+fullfp16" ;;
+            *) out+="+$feature" ;;
+          esac
+        done
+        printf '%s\n' "$out"
+        ;;
+      *) printf '%s\n' "$arg" ;;
+    esac
+  done
+}
+
+# Questions about the target's installed files (-print-file-name=libc.so.6, -print-search-dirs:
+# what etpkg asks a cross compiler) go to the target's GCC: Zig's driver cannot answer them, and
+# the C and C++ runtimes the wheel runs on at those paths are GCC's (Debian's cross packages).
+answer_queries() {
+  local arg
+  [ $# -gt 0 ] || return 0
+  for arg in "$@"; do
+    case "$arg" in
+      -print-file-name=* | -print-search-dirs) ;;
+      *) return 0 ;;
+    esac
+  done
+  exec "$GCC" "$@"
 }

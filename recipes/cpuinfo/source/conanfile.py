@@ -2,13 +2,12 @@ import os
 
 from conan import ConanFile
 from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
-from conan.tools.files import copy
+from conan.tools.files import copy, rmdir
 
 
 class CpuinfoConan(ConanFile):
-    """cpuinfo built from Debian 12's source package with the host profile's compiler (for a
-    glibc older than Debian's: ci/manylinux_2_28/profile). Also packages clog, the static
-    logging library XNNPACK's build links."""
+    """cpuinfo built from Debian's source package with the host profile's compiler (for a
+    glibc older than Debian 12's: ci/manylinux_2_28/profile)."""
 
     name = "cpuinfo"
     description = "cpuinfo (CPU feature and topology detection), from Debian's source package"
@@ -27,7 +26,7 @@ class CpuinfoConan(ConanFile):
     def generate(self):
         tc = CMakeToolchain(self)
         tc.cache_variables["CPUINFO_LIBRARY_TYPE"] = "shared"
-        for part in ("UNIT_TESTS", "MOCK_TESTS", "BENCHMARKS", "TOOLS"):
+        for part in ("UNIT_TESTS", "MOCK_TESTS", "BENCHMARKS", "TOOLS", "PKG_CONFIG"):
             tc.cache_variables[f"CPUINFO_BUILD_{part}"] = False
         tc.generate()
 
@@ -38,10 +37,8 @@ class CpuinfoConan(ConanFile):
 
     def package(self):
         CMake(self).install()
-        copy(self, "libclog.a", self.build_folder, os.path.join(self.package_folder, "lib"),
-             keep_path=False)
-        copy(self, "clog.h", os.path.join(self.source_folder, "deps", "clog", "include"),
-             os.path.join(self.package_folder, "include"))
+        # Its CMake config names this build's paths; consumers get Conan's.
+        rmdir(self, os.path.join(self.package_folder, "share"))
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
 
     def package_info(self):

@@ -1,53 +1,73 @@
 """python_requires of the recipes that build a Debian source package (recipes/*/source): fetch()
-puts its upstream tree, Debian's patches applied, into the recipe's source folder."""
+puts the package's upstream tree (its orig tarball) into the recipe's source folder.
 
-import hashlib
+The tarball comes from the pool of the Debian archive that the machine's apt uses (or the conf
+`user.etrt:debian_mirror`), and must match the SHA-256 that the recipe's conandata.yml pins: the
+one in the `Checksums-Sha256` of that suite's `Sources` index. Debian's own patches
+(`.debian.tar.xz`) are not applied: the archive this project is built against does not serve
+them, and the builds below need none of them.
+"""
+
 import os
-import tempfile
+import subprocess
+import tarfile
 
 from conan import ConanFile
 from conan.errors import ConanException
-from conan.tools.files import copy, unzip
+from conan.tools.files import download, unzip
 
-# A folder holding, per package, its upstream tree at the commit Debian packages (conandata's
-# upstream_commit), Debian's patches applied: for a machine whose apt cannot fetch the source.
-SOURCES_CONF = "user.etrt:debian_sources"
+# The Debian archive's root URL, for a machine without apt or to use another mirror.
+MIRROR_CONF = "user.etrt:debian_mirror"
 
 
 def fetch(conanfile):
     # Keyed by version: the local-recipes-index trims conandata.yml to the exported version.
     data = conanfile.conan_data["debian"][str(conanfile.version)]
-    local = conanfile.conf.get(SOURCES_CONF, check_type=str)
-    if local:
-        tree = os.path.join(local, data["package"])
-        if not os.path.isfile(os.path.join(tree, "CMakeLists.txt")):
-            raise ConanException(f"{SOURCES_CONF}: {tree} holds no {data['package']} source tree")
-        copy(conanfile, "*", tree, conanfile.source_folder)
-        return
-    with tempfile.TemporaryDirectory(prefix="debsrc-") as tmp:
-        conanfile.run(
-            f"apt-get source --download-only {data['package']}={data['version']}", cwd=tmp
-        )
-        orig = os.path.join(tmp, data["orig"])
-        if _sha256(orig) != data["sha256"]:
-            raise ConanException(f"{data['orig']}: SHA-256 differs from Debian's .dsc")
-        unzip(conanfile, orig, destination=conanfile.source_folder, strip_root=True)
-        debian = [f for f in os.listdir(tmp) if f.endswith(".debian.tar.xz")]
-        if debian:
-            unzip(conanfile, os.path.join(tmp, debian[0]), destination=conanfile.source_folder)
-            series = os.path.join(conanfile.source_folder, "debian", "patches", "series")
-            if os.path.isfile(series):
-                for name in open(series).read().split():
-                    patch = os.path.join(conanfile.source_folder, "debian", "patches", name)
-                    conanfile.run(f"patch -p1 -i {patch}", cwd=conanfile.source_folder)
+    package, orig = data["package"], data["orig"]
+    prefix = package[:4] if package.startswith("lib") else package[0]
+    url = f"{mirror(conanfile)}/pool/main/{prefix}/{package}/{orig}"
+    target = os.path.join(conanfile.source_folder, orig)
+    try:
+        # download() checks the SHA-256 and removes the file if it differs.
+        download(conanfile, url, target, sha256=data["sha256"])
+    except ConanException as exc:
+        raise ConanException(
+            f"{conanfile.ref}: cannot fetch Debian's {orig} ({data['suite']}, "
+            f"version {data['version']}) with SHA-256 {data['sha256']}: {exc}"
+        ) from exc
+    unzip(conanfile, target, destination=conanfile.source_folder, strip_root=_one_root(target))
+    os.remove(target)
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def _one_root(tarball):
+    # Most orig tarballs hold one top folder; some (XNNPACK's) hold the tree itself.
+    with tarfile.open(tarball) as tar:
+        tops = {name.split("/", 1)[0] for name in tar.getnames()}
+    return len(tops) == 1
+
+
+def mirror(conanfile):
+    """The archive root: the conf, else the first Debian (not security) archive apt lists."""
+    configured = conanfile.conf.get(MIRROR_CONF, check_type=str)
+    if configured:
+        return configured.rstrip("/")
+    try:
+        out = subprocess.run(
+            ["apt-get", "indextargets", "--format", "$(LABEL) $(REPO_URI)"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ConanException(
+            f"{conanfile.ref}: no Debian archive known: apt-get indextargets failed ({exc}); "
+            f"set the conf {MIRROR_CONF}"
+        ) from exc
+    for line in out.splitlines():
+        label, _, uri = line.partition(" ")
+        if label == "Debian" and uri:
+            return uri.rstrip("/")
+    raise ConanException(
+        f"{conanfile.ref}: apt lists no Debian archive; set the conf {MIRROR_CONF}"
+    )
 
 
 class DebianSource(ConanFile):

@@ -3,12 +3,11 @@ import os
 from conan import ConanFile
 from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
 from conan.tools.files import copy, save
-from conan.tools.system import package_manager
 
 
 class PthreadpoolConan(ConanFile):
-    """pthreadpool built from Debian 12's source package with the host profile's compiler (see
-    cpuinfo's source recipe); FXdiv is header-only, from Debian's libfxdiv-dev."""
+    """pthreadpool built from Debian's source package with the host profile's compiler (see
+    cpuinfo's source recipe), against FXdiv's headers from its own source package."""
 
     name = "pthreadpool"
     description = "pthreadpool (a portable thread pool), from Debian's source package"
@@ -21,17 +20,19 @@ class PthreadpoolConan(ConanFile):
     def layout(self):
         cmake_layout(self, src_folder="src")
 
-    def system_requirements(self):
-        package_manager.Apt(self).install(["libfxdiv-dev"], update=True, check=True)
+    def requirements(self):
+        self.requires("fxdiv/0.0.20200417", visible=False)
 
     def source(self):
         self.python_requires["debiansource"].module.fetch(self)
 
     def generate(self):
-        # FXdiv's headers are Debian's (/usr/include): an empty target stands in for its build.
+        # pthreadpool adds FXDIV_SOURCE_DIR as a subproject: one that only names the headers.
+        include = os.path.join(self.dependencies["fxdiv"].package_folder, "include")
         fxdiv = os.path.join(self.generators_folder, "fxdiv")
         save(self, os.path.join(fxdiv, "CMakeLists.txt"),
-             "cmake_minimum_required(VERSION 3.5)\nproject(fxdiv C)\nadd_library(fxdiv INTERFACE)\n")
+             "cmake_minimum_required(VERSION 3.5)\nproject(fxdiv C)\nadd_library(fxdiv INTERFACE)\n"
+             f'target_include_directories(fxdiv INTERFACE "{include}")\n'.replace("\\", "/"))
         tc = CMakeToolchain(self)
         tc.cache_variables["PTHREADPOOL_LIBRARY_TYPE"] = "shared"
         tc.cache_variables["PTHREADPOOL_BUILD_TESTS"] = False
@@ -50,5 +51,6 @@ class PthreadpoolConan(ConanFile):
 
     def package_info(self):
         self.cpp_info.libs = ["pthreadpool"]
+        self.cpp_info.system_libs = ["pthread"]
         self.cpp_info.set_property("cmake_file_name", "pthreadpool")
         self.cpp_info.set_property("cmake_target_name", "pthreadpool::pthreadpool")

@@ -2,15 +2,14 @@ import os
 
 from conan import ConanFile
 from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
-from conan.tools.files import copy
-from conan.tools.system import package_manager
+from conan.tools.files import copy, rm
 
 
 class XnnpackConan(ConanFile):
-    """XNNPACK built from Debian 12's source package with the host profile's compiler (see
-    cpuinfo's source recipe), against the cpuinfo and pthreadpool built the same way; FP16,
-    FXdiv and psimd are header-only, from Debian's -dev packages. Only the library: no tests,
-    benchmarks or JIT (docs/PLATFORMS.md has the build's size and time)."""
+    """XNNPACK built from Debian's source package with the host profile's compiler (see
+    cpuinfo's source recipe), against the cpuinfo, pthreadpool and FXdiv built the same way.
+    Only the library and its production microkernels: no tests, benchmarks, or the microkernels
+    XNNPACK does not dispatch to (docs/PLATFORMS.md has the build's size and time)."""
 
     name = "xnnpack"
     description = "XNNPACK (neural network inference operators), from Debian's source package"
@@ -25,27 +24,29 @@ class XnnpackConan(ConanFile):
 
     def requirements(self):
         # xnnpack.h includes pthreadpool.h.
-        self.requires("pthreadpool/0.0.20210507", transitive_headers=True)
-        self.requires("cpuinfo/0.0.20220617")
-
-    def system_requirements(self):
-        package_manager.Apt(self).install(
-            ["libfp16-dev", "libfxdiv-dev", "libpsimd-dev"], update=True, check=True
-        )
+        self.requires("pthreadpool/0.0.20240616", transitive_headers=True)
+        self.requires("cpuinfo/0.0.20250905")
+        self.requires("fxdiv/0.0.20200417", visible=False)
 
     def source(self):
         self.python_requires["debiansource"].module.fetch(self)
 
     def generate(self):
-        deps = [self.dependencies[name].package_folder for name in ("cpuinfo", "pthreadpool")]
         tc = CMakeToolchain(self)
         tc.cache_variables["XNNPACK_LIBRARY_TYPE"] = "shared"
         tc.cache_variables["XNNPACK_BUILD_TESTS"] = False
         tc.cache_variables["XNNPACK_BUILD_BENCHMARKS"] = False
-        # clog, cpuinfo and pthreadpool: the packages above, found before Debian's in /usr.
+        tc.cache_variables["XNNPACK_BUILD_ALL_MICROKERNELS"] = False
+        # Its microkernels are a static library linked into the shared one.
+        tc.cache_variables["CMAKE_POSITION_INDEPENDENT_CODE"] = True
+        # KleidiAI (arm64 only) has no source package this build could take.
+        tc.cache_variables["XNNPACK_ENABLE_KLEIDIAI"] = False
+        # cpuinfo, pthreadpool and FXdiv: the packages above. XNNPACK looks for
+        # <dir>/lib/lib<name>.so and <dir>/include under each *_SOURCE_DIR.
         tc.cache_variables["XNNPACK_USE_SYSTEM_LIBS"] = True
-        tc.cache_variables["CMAKE_LIBRARY_PATH"] = ";".join(f"{d}/lib" for d in deps)
-        tc.extra_cflags = [f"-I{d}/include" for d in deps]
+        for name in ("cpuinfo", "pthreadpool", "fxdiv"):
+            folder = self.dependencies[name].package_folder.replace("\\", "/")
+            tc.cache_variables[f"{name.upper()}_SOURCE_DIR"] = folder
         tc.generate()
 
     def build(self):
@@ -55,6 +56,8 @@ class XnnpackConan(ConanFile):
 
     def package(self):
         CMake(self).install()
+        # microkernels-prod is linked into libXNNPACK.so; its static copy is not needed.
+        rm(self, "libmicrokernels-prod.a", os.path.join(self.package_folder, "lib"))
         copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
 
     def package_info(self):

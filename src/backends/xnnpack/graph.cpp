@@ -21,6 +21,87 @@ std::string str(uint64_t v) { return std::to_string(v); }
 
 Error invalid(const std::string& msg) { return Error(ErrorCode::InvalidProgram, "XNNPACK blob: " + msg); }
 
+// XNNPACK's subgraph API changed between the versions etrt builds against: Debian 12's (2022)
+// has one define function per operator; later ones (2024, the manylinux_2_28 wheel's) define
+// them through xnn_define_unary / xnn_define_binary / xnn_define_static_reduce and deprecate
+// the others. ETRT_XNNPACK_UNARY_BINARY is CMake's compile check of the header found.
+#if ETRT_XNNPACK_UNARY_BINARY
+xnn_status define_binary(xnn_subgraph_t sg, fb::BinaryOp op, float lo, float hi, uint32_t a, uint32_t b,
+                         uint32_t out) {
+  xnn_binary_operator kind = xnn_binary_invalid;
+  switch (op) {
+    case fb::BinaryOp::Add: kind = xnn_binary_add; break;
+    case fb::BinaryOp::Subtract: kind = xnn_binary_subtract; break;
+    case fb::BinaryOp::Multiply: kind = xnn_binary_multiply; break;
+    case fb::BinaryOp::Divide: kind = xnn_binary_divide; break;
+  }
+  const xnn_binary_params params = {lo, hi};
+  return xnn_define_binary(sg, kind, &params, a, b, out, 0);
+}
+
+xnn_status define_clamp(xnn_subgraph_t sg, float lo, float hi, uint32_t in, uint32_t out) {
+  xnn_unary_params params{};
+  params.clamp.min = lo;
+  params.clamp.max = hi;
+  return xnn_define_unary(sg, xnn_unary_clamp, &params, in, out, 0);
+}
+
+xnn_status define_sigmoid(xnn_subgraph_t sg, uint32_t in, uint32_t out) {
+  return xnn_define_unary(sg, xnn_unary_sigmoid, nullptr, in, out, 0);
+}
+
+xnn_status define_hardswish(xnn_subgraph_t sg, uint32_t in, uint32_t out) {
+  return xnn_define_unary(sg, xnn_unary_hardswish, nullptr, in, out, 0);
+}
+
+// The mean over H and W of an NHWC tensor, keeping them as 1s (what the 2022 node's output
+// has): without XNN_FLAG_KEEP_DIMS the 2024 reduction drops them. Bounds other than
+// [-inf, inf] clamp an internal value of the output's shape into the output.
+xnn_status define_global_average_pooling_2d(xnn_subgraph_t sg, float lo, float hi, size_t ndim, const size_t* dims,
+                                            uint32_t in, uint32_t out) {
+  const size_t axes[2] = {ndim - 3, ndim - 2};
+  const bool clamp = lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity();
+  uint32_t mean = out;
+  if (clamp) {
+    xnn_status s =
+        xnn_define_tensor_value(sg, xnn_datatype_fp32, ndim, dims, nullptr, XNN_INVALID_VALUE_ID, 0, &mean);
+    if (s != xnn_status_success) return s;
+  }
+  xnn_status s = xnn_define_static_reduce(sg, xnn_reduce_mean, 2, axes, in, mean, XNN_FLAG_KEEP_DIMS);
+  if (s != xnn_status_success || !clamp) return s;
+  return define_clamp(sg, lo, hi, mean, out);
+}
+#else
+#ifdef XNN_DEPRECATED  // 2024's header has it, 2022's does not
+#error "xnnpack.h is newer than CMake's check of it found: the check read another xnnpack.h"
+#endif
+xnn_status define_binary(xnn_subgraph_t sg, fb::BinaryOp op, float lo, float hi, uint32_t a, uint32_t b,
+                         uint32_t out) {
+  switch (op) {
+    case fb::BinaryOp::Add: return xnn_define_add2(sg, lo, hi, a, b, out, 0);
+    case fb::BinaryOp::Subtract: return xnn_define_subtract(sg, lo, hi, a, b, out, 0);
+    case fb::BinaryOp::Multiply: return xnn_define_multiply2(sg, lo, hi, a, b, out, 0);
+    case fb::BinaryOp::Divide: return xnn_define_divide(sg, lo, hi, a, b, out, 0);
+  }
+  return xnn_status_invalid_parameter;
+}
+
+xnn_status define_clamp(xnn_subgraph_t sg, float lo, float hi, uint32_t in, uint32_t out) {
+  return xnn_define_clamp(sg, lo, hi, in, out, 0);
+}
+
+xnn_status define_sigmoid(xnn_subgraph_t sg, uint32_t in, uint32_t out) { return xnn_define_sigmoid(sg, in, out, 0); }
+
+xnn_status define_hardswish(xnn_subgraph_t sg, uint32_t in, uint32_t out) {
+  return xnn_define_hardswish(sg, in, out, 0);
+}
+
+xnn_status define_global_average_pooling_2d(xnn_subgraph_t sg, float lo, float hi, size_t /*ndim*/,
+                                            const size_t* /*dims*/, uint32_t in, uint32_t out) {
+  return xnn_define_global_average_pooling_2d(sg, lo, hi, in, out, 0);
+}
+#endif
+
 struct ValueInfo {
   fb::ValueKind kind = fb::ValueKind::Internal;
   int ndim = 0;
@@ -348,6 +429,10 @@ const char* status_name(xnn_status status) noexcept {
     case xnn_status_unsupported_parameter: return "unsupported parameter";
     case xnn_status_unsupported_hardware: return "unsupported hardware";
     case xnn_status_out_of_memory: return "out of memory";
+#if ETRT_XNNPACK_UNARY_BINARY
+    case xnn_status_reallocation_required: return "reallocation required";
+    case xnn_status_deprecated: return "deprecated";
+#endif
   }
   return "unknown status";
 }
@@ -466,21 +551,12 @@ Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
       }
       case fb::NodeUnion::Clamp: {
         const auto* n = node->node_as_Clamp();
-        s = xnn_define_clamp(sg, lo, hi, n->input(), n->output(), 0);
+        s = define_clamp(sg, lo, hi, n->input(), n->output());
         break;
       }
       case fb::NodeUnion::Binary: {
         const auto* n = node->node_as_Binary();
-        switch (n->op()) {
-          case fb::BinaryOp::Add: s = xnn_define_add2(sg, lo, hi, n->input1(), n->input2(), n->output(), 0); break;
-          case fb::BinaryOp::Subtract:
-            s = xnn_define_subtract(sg, lo, hi, n->input1(), n->input2(), n->output(), 0);
-            break;
-          case fb::BinaryOp::Multiply:
-            s = xnn_define_multiply2(sg, lo, hi, n->input1(), n->input2(), n->output(), 0);
-            break;
-          case fb::BinaryOp::Divide: s = xnn_define_divide(sg, lo, hi, n->input1(), n->input2(), n->output(), 0); break;
-        }
+        s = define_binary(sg, n->op(), lo, hi, n->input1(), n->input2(), n->output());
         break;
       }
       case fb::NodeUnion::Softmax: {
@@ -498,17 +574,20 @@ Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
       }
       case fb::NodeUnion::Sigmoid: {
         const auto* n = node->node_as_Sigmoid();
-        s = xnn_define_sigmoid(sg, n->input(), n->output(), 0);
+        s = define_sigmoid(sg, n->input(), n->output());
         break;
       }
       case fb::NodeUnion::Hardswish: {
         const auto* n = node->node_as_Hardswish();
-        s = xnn_define_hardswish(sg, n->input(), n->output(), 0);
+        s = define_hardswish(sg, n->input(), n->output());
         break;
       }
       case fb::NodeUnion::GlobalAvgPool2d: {
         const auto* n = node->node_as_GlobalAvgPool2d();
-        s = xnn_define_global_average_pooling_2d(sg, lo, hi, n->input(), n->output(), 0);
+        const fb::XValue* out = g.values()->Get(n->output());
+        size_t dims[XNN_MAX_TENSOR_DIMS];
+        for (flatbuffers::uoffset_t d = 0; d < out->dims()->size(); ++d) dims[d] = static_cast<size_t>(out->dims()->Get(d));
+        s = define_global_average_pooling_2d(sg, lo, hi, out->dims()->size(), dims, n->input(), n->output());
         break;
       }
       case fb::NodeUnion::AvgPool2d: {
