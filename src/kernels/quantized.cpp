@@ -777,5 +777,68 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   gemm_requant(a, wide, rows, cols, k, r, 0, out->data_as<int8_t>(), cols, 1);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Integer addition: dq(a) + dq(b) -> q in one pass over the int8 values, with the reference's
+// float32 steps ((q - zero_point) * scale per input, the sum, then the quantize), so the
+// integers are those of the unfolded graph.
+
+namespace {
+
+struct AddParams {
+  float a_zp, a_scale, b_zp, b_scale, inv_out_scale, out_zp, lo, hi;
+};
+
+ETRT_ISA_BODY void add_int8_body(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = (static_cast<float>(a[i]) - p.a_zp) * p.a_scale;
+    const float y = (static_cast<float>(b[i]) - p.b_zp) * p.b_scale;
+    const float v = round_even_fast((x + y) * p.inv_out_scale) + p.out_zp;
+    out[i] = static_cast<int8_t>(std::min(std::max(v, p.lo), p.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, add_int8, (const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p),
+                  (a, b, out, n, p))
+
+}  // namespace
+
+// a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point,
+// output_min, output_max | out: int8 tensors of one shape
+void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::add";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  Tensor* a = tensor_arg(ctx, op, args, 0, "a");
+  Tensor* b = tensor_arg(ctx, op, args, 3, "b");
+  double as = 1, bs = 1, os = 1;
+  int64_t az = 0, bz = 0, oz = 0, lo = 0, hi = 0;
+  if (a == nullptr || b == nullptr || !scalar_arg(ctx, op, args, 1, "a_scale", &as) ||
+      !int_arg(ctx, op, args, 2, "a_zero_point", &az) || !scalar_arg(ctx, op, args, 4, "b_scale", &bs) ||
+      !int_arg(ctx, op, args, 5, "b_zero_point", &bz) || !scalar_arg(ctx, op, args, 6, "output_scale", &os) ||
+      !int_arg(ctx, op, args, 7, "output_zero_point", &oz) || !int_arg(ctx, op, args, 8, "output_min", &lo) ||
+      !int_arg(ctx, op, args, 9, "output_max", &hi) || !contiguous_input(ctx, op, *a, "a") ||
+      !contiguous_input(ctx, op, *b, "b")) {
+    return;
+  }
+  if (a->dtype() != ScalarType::Char || b->dtype() != ScalarType::Char) {
+    return fail(ctx, op, "a and b must be int8, got " + dtype_name(a->dtype()) + " and " + dtype_name(b->dtype()));
+  }
+  if (!same_sizes(a->sizes(), b->sizes())) {
+    return fail(ctx, op, "a " + shape_string(a->sizes()) + " and b " + shape_string(b->sizes()) +
+                             " must have one shape");
+  }
+  if (lo < -128 || hi > 127 || lo > hi) {
+    return fail(ctx, op, "output range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not within int8");
+  }
+  Tensor* out = output_arg(ctx, op, args, 10, ScalarType::Char, a->sizes());
+  if (out == nullptr) return;
+  const AddParams p{static_cast<float>(az), static_cast<float>(as), static_cast<float>(bz),
+                    static_cast<float>(bs), static_cast<float>(1.0 / os), static_cast<float>(oz),
+                    static_cast<float>(lo), static_cast<float>(hi)};
+  const int8_t* ad = a->data_as<int8_t>();
+  const int8_t* bd = b->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  parallel_for(0, a->numel(), kParallelGrainElements,
+               [&](int64_t i0, int64_t i1) { add_int8(ad + i0, bd + i0, od + i0, i1 - i0, p); });
+}
+
 }  // namespace kernels
 }  // namespace etrt
