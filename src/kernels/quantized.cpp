@@ -50,6 +50,52 @@ bool contiguous_input(KernelContext& ctx, const char* op, const Tensor& t, const
   return true;
 }
 
+// A dense tensor in the two layouts the exporter plans for int8 activations: contiguous, or
+// channels-last (channels_last.py).
+bool dense_input(KernelContext& ctx, const char* op, const Tensor& t, const char* name) {
+  if (!check_has_data(ctx, op, t, name)) return false;
+  if (!t.is_contiguous() && !channels_last_dense(t)) {
+    fail(ctx, op, std::string("'") + name + "' must be contiguous or channels-last");
+    return false;
+  }
+  return true;
+}
+
+inline bool same_strides(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
+// Elementwise over tensors of one shape: fn(i, j, k) with the flat offsets of element i of
+// `a`, `b` and `out`; one flat loop when all three share their layout, else by index.
+template <typename F>
+void for_each_element(const Tensor& a, const Tensor& b, const Tensor& out, F&& fn) {
+  const int64_t n = out.numel();
+  if (same_strides(a, out) && same_strides(b, out)) {
+    fn(int64_t{0}, int64_t{0}, int64_t{0}, n);
+    return;
+  }
+  const int dims = out.dim();
+  int64_t index[kMaxDims] = {};
+  int64_t ia = 0, ib = 0, io = 0;
+  const int last = dims - 1;
+  const int64_t inner = dims > 0 ? out.size(last) : 1;
+  for (int64_t done = 0; done < n; done += inner) {
+    for (int64_t x = 0; x < inner; ++x) {
+      fn(ia + x * a.stride(last), ib + x * b.stride(last), io + x * out.stride(last), int64_t{1});
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      ia += a.stride(d), ib += b.stride(d), io += out.stride(d);
+      if (++index[d] < out.size(d)) break;
+      ia -= a.stride(d) * out.size(d), ib -= b.stride(d) * out.size(d), io -= out.stride(d) * out.size(d);
+      index[d] = 0;
+    }
+  }
+}
+
 // torch.round: half to even (the default floating-point rounding mode).
 // Round half to even without a libm call: below 2^22 in magnitude, adding and subtracting
 // 1.5 * 2^23 rounds in the default mode. Values are first clamped to +-2^22, which changes
@@ -167,17 +213,21 @@ void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   ScalarType qt{};
   if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
       !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
     return;
   }
   if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
-  Tensor* out = output_arg(ctx, op, args, 6, qt, x->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 6, qt, x->sizes());
   if (out == nullptr) return;
   const float inv = static_cast<float>(1.0 / scale);
   dispatch_quantized(qt, [&](auto tag) {
     using Q = decltype(tag);
-    store_quantized(x->data_as<float>(), out->data_as<Q>(), x->numel(), inv, static_cast<float>(zp),
-                    static_cast<float>(lo), static_cast<float>(hi));
+    const float* xd = x->data_as<float>();
+    Q* od = out->data_as<Q>();
+    for_each_element(*x, *x, *out, [&](int64_t i, int64_t, int64_t k, int64_t count) {
+      store_quantized(xd + i, od + k, count, inv, static_cast<float>(zp), static_cast<float>(lo),
+                      static_cast<float>(hi));
+    });
   });
 }
 
@@ -191,16 +241,19 @@ void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   ScalarType qt{};
   if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
       !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
     return;
   }
   if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
-  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
   if (out == nullptr) return;
   dispatch_quantized(qt, [&](auto tag) {
     using Q = decltype(tag);
-    load_dequantized(x->data_as<Q>(), out->data_as<float>(), x->numel(), static_cast<float>(zp),
-                     static_cast<float>(scale));
+    const Q* xd = x->data_as<Q>();
+    float* od = out->data_as<float>();
+    for_each_element(*x, *x, *out, [&](int64_t i, int64_t, int64_t k, int64_t count) {
+      load_dequantized(xd + i, od + k, count, static_cast<float>(zp), static_cast<float>(scale));
+    });
   });
 }
 
@@ -395,7 +448,7 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
 
 #if defined(__x86_64__) && defined(__GNUC__)
 template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint8_t* a, int64_t kp,
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8_t* a, int64_t kp,
                                                                      const int8_t* b0, const int8_t* b1,
                                                                      int64_t k4, int32_t* acc_out) {
   __m512i acc[MR][2];
@@ -406,7 +459,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint
     for (int r = 0; r < MR; ++r) {
       int32_t four;
       std::memcpy(&four, a + r * kp + q * 4, 4);
-      const __m512i av = _mm512_set1_epi32(four);
+      const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
       acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
       acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
     }
@@ -439,8 +492,9 @@ __attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* a
 }
 #endif
 
-// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] u8 by the packed weights.
-void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
+// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] int8 (rows kp apart) by the
+// packed weights.
+void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
                        int32_t a_zero, int64_t cols, const Requant& r, int64_t n0, int8_t* out, int64_t mstride,
                        int64_t nstride) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -465,8 +519,12 @@ void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t*
                            std::min<int64_t>(16, nr - half), q + i * kNr + half);
           }
         }
-        for (int64_t j = 0; j < nr; ++j) {
-          for (int64_t i = 0; i < mr; ++i) out[(m + i) * mstride + (n + j) * nstride] = q[i * kNr + j];
+        if (nstride == 1) {
+          for (int64_t i = 0; i < mr; ++i) std::memcpy(out + (m + i) * mstride + n, q + i * kNr, static_cast<size_t>(nr));
+        } else {
+          for (int64_t j = 0; j < nr; ++j) {
+            for (int64_t i = 0; i < mr; ++i) out[(m + i) * mstride + (n + j) * nstride] = q[i * kNr + j];
+          }
         }
       }
     }
@@ -488,7 +546,7 @@ struct QuantArgs {
 
 // input, weight, weight_scale, bias?, input_scale, input_zero_point, output_scale,
 // output_zero_point, output_min, output_max
-bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs* q) {
+bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs* q, bool any_layout = false) {
   q->input = tensor_arg(ctx, op, args, 0, "input");
   q->weight = tensor_arg(ctx, op, args, 1, "weight");
   q->w_scale = tensor_arg(ctx, op, args, 2, "weight_scale");
@@ -498,7 +556,8 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
       !int_arg(ctx, op, args, 5, "input_zero_point", &q->in_zp) ||
       !scalar_arg(ctx, op, args, 6, "output_scale", &q->out_scale) ||
       !int_arg(ctx, op, args, 7, "output_zero_point", &q->out_zp) || !int_arg(ctx, op, args, 8, "output_min", &q->lo) ||
-      !int_arg(ctx, op, args, 9, "output_max", &q->hi) || !contiguous_input(ctx, op, *q->input, "input") ||
+      !int_arg(ctx, op, args, 9, "output_max", &q->hi) ||
+      !(any_layout ? dense_input(ctx, op, *q->input, "input") : contiguous_input(ctx, op, *q->input, "input")) ||
       !contiguous_input(ctx, op, *q->weight, "weight") || !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
     return false;
   }
@@ -631,6 +690,164 @@ void depthwise(const int8_t* x, const int8_t* w, int64_t n, int64_t c, const Dep
 
 }  // namespace
 
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Channels-last (NHWC) int8 convolution: a pixel's channels are one contiguous row, so a 1x1
+// convolution's input is the product's row matrix as it is, a kxk one unfolds by copying whole
+// channel rows per tap (no transposition), and depthwise taps are vector multiply-adds over
+// channels. The exporter plans NHWC activations (channels_last.py); NCHW inputs or outputs are
+// transposed here.
+
+struct ConvGeom {
+  int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+};
+
+void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) {
+    const int8_t* s = src + b * c * plane;
+    int8_t* d = dst + b * c * plane;
+    for (int64_t p = 0; p < plane; ++p) {
+      for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
+    }
+  }
+}
+
+void nhwc_to_nchw(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) {
+    const int8_t* s = src + b * c * plane;
+    int8_t* d = dst + b * c * plane;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < plane; ++p) d[ch * plane + p] = s[p * c + ch];
+    }
+  }
+}
+
+// One output pixel of a depthwise convolution: taps[t] is the input pixel's channel row (null
+// for padding), wt [taps][c] the widened weights. Vectorised over channels.
+ETRT_ISA_BODY void dw_nhwc_pixel_body(const int8_t* const* taps, const int16_t* wt, int64_t ntaps, int64_t c,
+                                      int32_t zp, const float* mult, const float* bias, const Requant& r,
+                                      int32_t* acc, int8_t* out) {
+  for (int64_t ch = 0; ch < c; ++ch) acc[ch] = 0;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    const int16_t* wv = wt + t * c;
+    for (int64_t ch = 0; ch < c; ++ch) acc[ch] += (static_cast<int32_t>(px[ch]) - zp) * wv[ch];
+  }
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const float y = static_cast<float>(acc[ch]) * mult[ch] + bias[ch];
+    const float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
+    out[ch] = static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, dw_nhwc_pixel,
+                  (const int8_t* const* taps, const int16_t* wt, int64_t ntaps, int64_t c, int32_t zp,
+                   const float* mult, const float* bias, const Requant& r, int32_t* acc, int8_t* out),
+                  (taps, wt, ntaps, c, zp, mult, bias, r, acc, out))
+
+bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
+                    const Requant& r, int8_t* out) {
+  const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
+  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
+  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
+  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
+  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr) return false;
+  for (int64_t ch = 0; ch < g.c; ++ch) {
+    zeros[ch] = 0.0f;
+    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = w[ch * ntaps + t];
+  }
+  const float* bias = r.bias != nullptr ? r.bias : zeros;
+  parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int8_t** tp = taps + row * ntaps;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+            tp[ky * g.kw + kx] = inside ? x + ((b * g.h + iy) * g.w + ix) * g.c : nullptr;
+          }
+        }
+        dw_nhwc_pixel(tp, wt, ntaps, g.c, zp, r.multiplier, bias, r, acc + row * g.c,
+                      out + ((b * g.oh + oy) * g.ow + ox) * g.c);
+      }
+    }
+  });
+  return true;
+}
+
+// Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order, each
+// input pixel's channel row converted by `value`, padding taps `pad`, then zeros to row_len.
+template <typename T, typename V>
+void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V value, T pad) {
+  const int64_t k = g.kh * g.kw * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        T* dst = rows + (row * g.ow + ox) * row_len;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx, dst += g.c) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+              std::fill(dst, dst + g.c, pad);
+              continue;
+            }
+            const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+            for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
+          }
+        }
+        std::fill(dst, dst + (row_len - k), T{0});
+      }
+    }
+  });
+}
+
+// groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
+bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const int8_t* w,
+               int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t taps = g.kh * g.kw, k = taps * g.c, m = g.n * g.oh * g.ow;
+  const int8_t* wk = w;  // [cout][ky][kx][channel]
+  if (taps > 1) {
+    auto* perm = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k)));
+    if (perm == nullptr) return false;
+    for (int64_t co = 0; co < g.cout; ++co) {
+      for (int64_t ci = 0; ci < g.c; ++ci) {
+        for (int64_t t = 0; t < taps; ++t) perm[(co * taps + t) * g.c + ci] = w[(co * g.c + ci) * taps + t];
+      }
+    }
+    wk = perm;
+  }
+  const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
+    const int8_t* a = x;
+    if (!direct || pk.kp != k) {
+      auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
+      if (rows == nullptr) return false;
+      unfold_nhwc(g, x, rows, pk.kp, [](int8_t v) { return v; }, static_cast<int8_t>(zp));
+      a = rows;
+    }
+    vnni_gemm_requant(a, m, pk.kp, pk.data, pk.wsum, zp + 128, g.cout, r, 0, out, g.cout, 1);
+    return true;
+  }
+  auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k) * sizeof(int16_t)));
+  auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
+  if (wide == nullptr || rows == nullptr) return false;
+  for (int64_t i = 0; i < g.cout * k; ++i) wide[i] = wk[i];
+  unfold_nhwc(g, x, rows, k, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+  gemm_requant(rows, wide, m, g.cout, k, r, 0, out, g.cout, 1);
+  return true;
+}
+
+}  // namespace
+
 // input [N, C, H, W] int8, weight [Cout, C/groups, kh, kw] int8, weight_scale [Cout], bias?,
 // input_scale, input_zero_point, output_scale, output_zero_point, output_min, output_max,
 // stride, padding, dilation, groups | out [N, Cout, OH, OW] int8
@@ -640,7 +857,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   QuantArgs q;
   Span<const int64_t> stride, padding, dilation;
   int64_t groups = 1;
-  if (!quant_args(ctx, op, args, &q) || !int_list_arg(ctx, op, args, 10, "stride", &stride) ||
+  if (!quant_args(ctx, op, args, &q, true) || !int_list_arg(ctx, op, args, 10, "stride", &stride) ||
       !int_list_arg(ctx, op, args, 11, "padding", &padding) || !int_list_arg(ctx, op, args, 12, "dilation", &dilation) ||
       !int_arg(ctx, op, args, 13, "groups", &groups)) {
     return;
@@ -660,14 +877,43 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   const int64_t ow = (wd + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
   if (oh < 1 || ow < 1) return fail(ctx, op, "the kernel is larger than the padded input");
   const int64_t out_sizes[4] = {n, cout, oh, ow};
-  Tensor* out = output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
+  Tensor* out = strided_output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
   if (out == nullptr) return;
+  if (!out->is_contiguous() && !channels_last_dense(*out)) {
+    return fail(ctx, op, "the output must be contiguous or channels-last");
+  }
   Requant r;
   if (!prepare_requant(ctx, op, q, &r)) return;
   const int64_t k = cg * kh * kw, pixels = oh * ow, coutg = cout / groups;
   const int8_t* xd = x.data_as<int8_t>();
   int8_t* od = out->data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
+  const bool in_nhwc = !x.is_contiguous(), out_nhwc = !out->is_contiguous();
+  if (in_nhwc || out_nhwc) {
+    const bool depthwise = cg == 1 && coutg == 1;
+    if (!depthwise && groups != 1) {
+      return fail(ctx, op, "a grouped convolution (groups " + std::to_string(groups) + ") runs NCHW only");
+    }
+    const ConvGeom g{n, c, h, wd, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
+    const int8_t* xn = xd;
+    if (!in_nhwc) {
+      auto* t = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(x.numel())));
+      if (t == nullptr) return fail(ctx, op, "out of memory for the channels-last input");
+      nchw_to_nhwc(xd, n, c, h * wd, t);
+      xn = t;
+    }
+    int8_t* on = od;
+    if (!out_nhwc) {
+      on = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel())));
+      if (on == nullptr) return fail(ctx, op, "out of memory for the channels-last output");
+    }
+    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w.data_as<int8_t>(), zp, r, on)
+                              : gemm_nhwc(ctx, op, g, xn, w.data_as<int8_t>(), zp, r, on);
+    if (!ok) return fail(ctx, op, "out of memory for the channels-last convolution");
+    if (ctx.failed()) return;
+    if (!out_nhwc) nhwc_to_nchw(on, n, cout, oh * ow, od);
+    return;
+  }
   if (cg == 1 && coutg == 1) {
     auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(n * c * ow) * sizeof(int32_t)));
     if (acc == nullptr) return fail(ctx, op, "out of memory for the depthwise sums");
@@ -711,12 +957,12 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   if (vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), groups, coutg, k, &pk)) return;
-    auto* cols = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
+    auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
     if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
-    const auto pad = static_cast<uint8_t>(zp + 128);
+    const auto pad = static_cast<int8_t>(zp);
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t g = 0; g < groups; ++g) {
-        unfold(cols, pk.kp, b, g, [](int8_t v) { return static_cast<uint8_t>(v + 128); }, pad);
+        unfold(cols, pk.kp, b, g, [](int8_t v) { return v; }, pad);
         vnni_gemm_requant(cols, pixels, pk.kp, pk.data + g * pk.colsp * pk.kp, pk.wsum + g * pk.colsp, zp + 128,
                           coutg, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1, pixels);
       }
@@ -761,10 +1007,14 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
-    auto* a = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
-    if (a == nullptr) return fail(ctx, op, "out of memory for the input rows");
-    for (int64_t i = 0; i < rows; ++i) {
-      for (int64_t j = 0; j < pk.kp; ++j) a[i * pk.kp + j] = j < k ? static_cast<uint8_t>(xd[i * k + j] + 128) : 0;
+    const int8_t* a = xd;
+    if (pk.kp != k) {  // rows padded to whole groups of 4
+      auto* padded = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
+      if (padded == nullptr) return fail(ctx, op, "out of memory for the input rows");
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < pk.kp; ++j) padded[i * pk.kp + j] = j < k ? xd[i * k + j] : int8_t{0};
+      }
+      a = padded;
     }
     vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
     return;
@@ -814,8 +1064,8 @@ void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 2, "a_zero_point", &az) || !scalar_arg(ctx, op, args, 4, "b_scale", &bs) ||
       !int_arg(ctx, op, args, 5, "b_zero_point", &bz) || !scalar_arg(ctx, op, args, 6, "output_scale", &os) ||
       !int_arg(ctx, op, args, 7, "output_zero_point", &oz) || !int_arg(ctx, op, args, 8, "output_min", &lo) ||
-      !int_arg(ctx, op, args, 9, "output_max", &hi) || !contiguous_input(ctx, op, *a, "a") ||
-      !contiguous_input(ctx, op, *b, "b")) {
+      !int_arg(ctx, op, args, 9, "output_max", &hi) || !dense_input(ctx, op, *a, "a") ||
+      !dense_input(ctx, op, *b, "b")) {
     return;
   }
   if (a->dtype() != ScalarType::Char || b->dtype() != ScalarType::Char) {
@@ -828,7 +1078,7 @@ void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
   if (lo < -128 || hi > 127 || lo > hi) {
     return fail(ctx, op, "output range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not within int8");
   }
-  Tensor* out = output_arg(ctx, op, args, 10, ScalarType::Char, a->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 10, ScalarType::Char, a->sizes());
   if (out == nullptr) return;
   const AddParams p{static_cast<float>(az), static_cast<float>(as), static_cast<float>(bz),
                     static_cast<float>(bs), static_cast<float>(1.0 / os), static_cast<float>(oz),
@@ -836,8 +1086,14 @@ void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
   const int8_t* ad = a->data_as<int8_t>();
   const int8_t* bd = b->data_as<int8_t>();
   int8_t* od = out->data_as<int8_t>();
-  parallel_for(0, a->numel(), kParallelGrainElements,
-               [&](int64_t i0, int64_t i1) { add_int8(ad + i0, bd + i0, od + i0, i1 - i0, p); });
+  if (same_strides(*a, *out) && same_strides(*b, *out)) {
+    parallel_for(0, a->numel(), kParallelGrainElements,
+                 [&](int64_t i0, int64_t i1) { add_int8(ad + i0, bd + i0, od + i0, i1 - i0, p); });
+    return;
+  }
+  for_each_element(*a, *b, *out, [&](int64_t i, int64_t j, int64_t k, int64_t count) {
+    add_int8(ad + i, bd + j, od + k, count, p);
+  });
 }
 
 }  // namespace kernels
