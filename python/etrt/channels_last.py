@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import torch
 
 from . import _ops
@@ -43,6 +44,7 @@ from .ir import (
     IntValue,
     KernelCall,
     NullValue,
+    ScalarType,
     StorageKind,
     TensorValue,
     Value,
@@ -51,6 +53,7 @@ from .ir import (
 from .plan_graph import PlanGraph, add_constant, constant_array, drop_unread_constants
 
 NHWC = (0, 2, 3, 1)
+OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
 MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d")
@@ -74,6 +77,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     nhwc: set[int] = set()
     convs: list[int] = []
     returned: list[int] = []  # convolutions computing a program output (see _copy_to_output)
+    quant_convs: list[int] = []  # int8 convolutions writing NHWC
     for step, instr in enumerate(plan.instructions):
         if not isinstance(instr, KernelCall):
             # XNNPACK's spatial outputs are NHWC already (xnnpack/lowering.py).
@@ -91,6 +95,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
         elif op == QUANT_CONVOLUTION:
             if _nhwc_quant_convolution(graph, instr) and _may_be_nhwc(graph, outs[0], True):
                 nhwc.add(outs[0])
+                quant_convs.append(step)
         elif op in QUANT_ELEMENTWISE and len(outs) == 1:
             # int8 values and their quantize/dequantize: as the float elementwise ops below
             full = [t for a in instr.inputs for t in tensor_indices(plan.values, a)]
@@ -128,6 +133,8 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             if constant_array(plan, segments, instr.inputs[1]) is not None:
                 _store_weight_hwio(plan, segments, step, instr)
             count += 1
+    for step in quant_convs:
+        _store_int8_weight_ohwi(plan, segments, step)
     _copy_after(plan, copies)
     _copy_before_views(plan, nhwc)
     drop_unread_constants(plan, segments)
@@ -257,6 +264,30 @@ def _nhwc_quant_convolution(graph: PlanGraph, conv: KernelCall) -> bool:
         return False
     cin, cout = xt.sizes[1], wt.sizes[0]
     return g.val == 1 or (g.val == cin == cout and wt.sizes[1] == 1)
+
+
+def _store_int8_weight_ohwi(plan: ExecutionPlan, segments: list[bytes], step: int) -> None:
+    """An int8 kxk convolution's weight stored [cout][kh][kw][cin] (dim_order (0, 2, 3, 1)):
+    the order of the NHWC kernel's unfolded rows, so it is not permuted per call."""
+    conv = plan.instructions[step]
+    assert isinstance(conv, KernelCall)
+    w = conv.inputs[1]
+    t = plan.values[w]
+    if not isinstance(t, TensorValue) or t.storage != StorageKind.CONSTANT:
+        return
+    if t.scalar_type != ScalarType.CHAR or t.dim_order != (0, 1, 2, 3):
+        return
+    if t.sizes[2] * t.sizes[3] == 1 or t.sizes[1] == 1:  # already in that order
+        return
+    data = np.frombuffer(segments[t.constant_segment], dtype=np.int8)
+    if data.size != t.numel:
+        return
+    stored = np.ascontiguousarray(np.transpose(data.reshape(t.sizes), OHWI))
+    segments.append(stored.tobytes())
+    plan.values.append(replace(t, dim_order=OHWI, constant_segment=len(segments) - 1))
+    args = list(conv.args)
+    args[1] = len(plan.values) - 1
+    plan.instructions[step] = replace(conv, args=tuple(args))
 
 
 def _store_weight_hwio(

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -419,16 +420,18 @@ bool vnni_enabled() {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// sum_k w[k] over int8 values: compiled per instruction set, where the loop vectorises.
+ETRT_ISA_BODY int32_t sum_i8_body(const int8_t* w, int64_t k) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < k; ++i) sum += w[i];
+  return sum;
+}
+ETRT_ISA_DISPATCH(int32_t, sum_i8, (const int8_t* w, int64_t k), (w, k))
+
 // packed: [cols / 16 blocks][k4][16][4] int8; wsum[n] = sum_k w[n][k] (cols padded to kNr).
 void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t* wsum) {
   const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr), full = k / 4;
-  for (int64_t n = 0; n < colsp; ++n) {
-    int32_t sum = 0;
-    if (n < cols) {
-      for (int64_t kk = 0; kk < k; ++kk) sum += w[n * k + kk];
-    }
-    wsum[n] = sum;
-  }
+  for (int64_t n = 0; n < colsp; ++n) wsum[n] = n < cols ? sum_i8(w + n * k, k) : 0;
   for (int64_t block = 0; block < colsp / 16; ++block) {
     for (int64_t q = 0; q < k4; ++q) {
       int8_t* dst = packed + (block * k4 + q) * 64;
@@ -558,7 +561,8 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
       !int_arg(ctx, op, args, 7, "output_zero_point", &q->out_zp) || !int_arg(ctx, op, args, 8, "output_min", &q->lo) ||
       !int_arg(ctx, op, args, 9, "output_max", &q->hi) ||
       !(any_layout ? dense_input(ctx, op, *q->input, "input") : contiguous_input(ctx, op, *q->input, "input")) ||
-      !contiguous_input(ctx, op, *q->weight, "weight") || !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
+      !(any_layout ? dense_input(ctx, op, *q->weight, "weight") : contiguous_input(ctx, op, *q->weight, "weight")) ||
+      !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
     return false;
   }
   if (q->input->dtype() != ScalarType::Char || q->weight->dtype() != ScalarType::Char) {
@@ -603,14 +607,13 @@ bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Req
 }
 
 // The portable path's weights, widened to int16.
-int16_t* widen_weights(KernelContext& ctx, const char* op, const Tensor& w) {
-  const int64_t n = w.numel();
+int16_t* widen_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t n) {
   auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(int16_t)));
   if (wide == nullptr) {
     fail(ctx, op, "out of memory for the widened weights");
     return nullptr;
   }
-  for (int64_t i = 0; i < n; ++i) wide[i] = w.data_as<int8_t>()[i];
+  for (int64_t i = 0; i < n; ++i) wide[i] = w[i];
   return wide;
 }
 
@@ -799,7 +802,11 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
               continue;
             }
             const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-            for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
+            if constexpr (std::is_same<T, int8_t>::value) {
+              std::memcpy(dst, src, static_cast<size_t>(g.c));  // value is the identity
+            } else {
+              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
+            }
           }
         }
         std::fill(dst, dst + (row_len - k), T{0});
@@ -809,11 +816,12 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
 }
 
 // groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
-bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const int8_t* w,
+bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
   const int64_t taps = g.kh * g.kw, k = taps * g.c, m = g.n * g.oh * g.ow;
-  const int8_t* wk = w;  // [cout][ky][kx][channel]
-  if (taps > 1) {
+  const int8_t* w = weight.data_as<int8_t>();
+  const int8_t* wk = w;  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py)
+  if (taps > 1 && weight.is_contiguous()) {
     auto* perm = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k)));
     if (perm == nullptr) return false;
     for (int64_t co = 0; co < g.cout; ++co) {
@@ -831,7 +839,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     if (!direct || pk.kp != k) {
       auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
       if (rows == nullptr) return false;
-      unfold_nhwc(g, x, rows, pk.kp, [](int8_t v) { return v; }, static_cast<int8_t>(zp));
+      unfold_nhwc(g, x, rows, pk.kp, [](int8_t v) { return v; }, static_cast<int8_t>(zp));  // copies rows
       a = rows;
     }
     vnni_gemm_requant(a, m, pk.kp, pk.data, pk.wsum, zp + 128, g.cout, r, 0, out, g.cout, 1);
@@ -908,17 +916,28 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
       if (on == nullptr) return fail(ctx, op, "out of memory for the channels-last output");
     }
     const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w.data_as<int8_t>(), zp, r, on)
-                              : gemm_nhwc(ctx, op, g, xn, w.data_as<int8_t>(), zp, r, on);
+                              : gemm_nhwc(ctx, op, g, xn, w, zp, r, on);
     if (!ok) return fail(ctx, op, "out of memory for the channels-last convolution");
     if (ctx.failed()) return;
     if (!out_nhwc) nhwc_to_nchw(on, n, cout, oh * ow, od);
     return;
   }
+  const int8_t* wts = w.data_as<int8_t>();
+  if (!w.is_contiguous()) {  // stored [cout][kh][kw][cin] for the NHWC path
+    auto* oihw = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(w.numel())));
+    if (oihw == nullptr) return fail(ctx, op, "out of memory for the weights");
+    for (int64_t co = 0; co < cout; ++co) {
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        for (int64_t t = 0; t < kh * kw; ++t) oihw[(co * cg + ci) * kh * kw + t] = wts[(co * kh * kw + t) * cg + ci];
+      }
+    }
+    wts = oihw;
+  }
   if (cg == 1 && coutg == 1) {
     auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(n * c * ow) * sizeof(int32_t)));
     if (acc == nullptr) return fail(ctx, op, "out of memory for the depthwise sums");
     const DepthwiseShape d{h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
-    depthwise(xd, w.data_as<int8_t>(), n, c, d, zp, r, acc, od);
+    depthwise(xd, wts, n, c, d, zp, r, acc, od);
     return;
   }
   // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point). Per
@@ -956,7 +975,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   };
   if (vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, w.data_as<int8_t>(), groups, coutg, k, &pk)) return;
+    if (!pack_weights(ctx, op, wts, groups, coutg, k, &pk)) return;
     auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
     if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
     const auto pad = static_cast<int8_t>(zp);
@@ -969,7 +988,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
     }
     return;
   }
-  int16_t* wide = widen_weights(ctx, op, w);
+  int16_t* wide = widen_weights(ctx, op, wts, w.numel());
   if (wide == nullptr) return;
   auto* cols = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * k) * sizeof(int16_t)));
   if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
@@ -1019,7 +1038,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
     vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
     return;
   }
-  int16_t* wide = widen_weights(ctx, op, w);
+  int16_t* wide = widen_weights(ctx, op, w.data_as<int8_t>(), w.numel());
   if (wide == nullptr) return;
   auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
   if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
