@@ -410,7 +410,7 @@ bool vnni_enabled() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #else
     return false;
 #endif
@@ -433,7 +433,15 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
   const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr), full = k / 4;
   for (int64_t n = 0; n < colsp; ++n) wsum[n] = n < cols ? sum_i8(w + n * k, k) : 0;
   for (int64_t block = 0; block < colsp / 16; ++block) {
-    for (int64_t q = 0; q < k4; ++q) {
+    if (block * 16 + 16 <= cols) {  // whole block: row by row, no branches
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int8_t* src = w + (block * 16 + lane) * k;
+        int8_t* dst = packed + block * k4 * 64 + lane * 4;
+        for (int64_t q = 0; q < full; ++q) std::memcpy(dst + q * 64, src + q * 4, 4);
+      }
+      if (full == k4) continue;
+    }
+    for (int64_t q = block * 16 + 16 <= cols ? full : 0; q < k4; ++q) {
       int8_t* dst = packed + (block * k4 + q) * 64;
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t n = block * 16 + lane;
@@ -477,9 +485,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8
 #if defined(__x86_64__) && defined(__GNUC__)
 // requantize() for 16 channels at once: the same float32 steps (multiply, then add the bias, no
 // fused multiply-add), rounding half to even.
-__attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* acc, const int32_t* wsum,
-                                                                int32_t a_zero, const Requant& r, int64_t n,
-                                                                int64_t count, int8_t* dst) {
+#define ETRT_VNNI_REQUANT_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+ETRT_VNNI_REQUANT_TARGET static inline __attribute__((always_inline)) void vnni_requant16(
+    const int32_t* acc, const int32_t* wsum, int32_t a_zero, const Requant& r, int64_t n, int64_t count, int8_t* dst) {
   const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1u);
   __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc),
                                _mm512_mullo_epi32(_mm512_set1_epi32(a_zero), _mm512_maskz_loadu_epi32(mask, wsum)));
@@ -489,9 +497,32 @@ __attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* a
   y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
   y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
-  alignas(16) int8_t bytes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
-  std::memcpy(dst, bytes, static_cast<size_t>(count));
+  _mm_mask_storeu_epi8(dst, mask, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+}
+
+// A tile's mr x nr sums, requantized into out[(i) * mstride + (j) * nstride].
+ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const int32_t* wsum,
+                                                int32_t a_zero, const Requant& r, int64_t n, int8_t* out,
+                                                int64_t mstride, int64_t nstride) {
+  if (nstride == 1) {
+    for (int64_t i = 0; i < mr; ++i) {
+      for (int64_t half = 0; half < nr; half += 16) {
+        vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
+                       out + i * mstride + half);
+      }
+    }
+    return;
+  }
+  alignas(64) int8_t q[kMr * kNr];
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t half = 0; half < nr; half += 16) {
+      vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
+                     q + i * kNr + half);
+    }
+  }
+  for (int64_t j = 0; j < nr; ++j) {
+    for (int64_t i = 0; i < mr; ++i) out[i * mstride + j * nstride] = q[i * kNr + j];
+  }
 }
 #endif
 
@@ -515,20 +546,8 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
           for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
         }
         const int64_t nr = std::min(kNr, cols - n);
-        alignas(64) int8_t q[kMr * kNr];
-        for (int64_t i = 0; i < mr; ++i) {
-          for (int64_t half = 0; half < nr; half += 16) {
-            vnni_requant16(acc + i * kNr + half, wsum + n + half, a_zero, r, n0 + n + half,
-                           std::min<int64_t>(16, nr - half), q + i * kNr + half);
-          }
-        }
-        if (nstride == 1) {
-          for (int64_t i = 0; i < mr; ++i) std::memcpy(out + (m + i) * mstride + n, q + i * kNr, static_cast<size_t>(nr));
-        } else {
-          for (int64_t j = 0; j < nr; ++j) {
-            for (int64_t i = 0; i < mr; ++i) out[(m + i) * mstride + (n + j) * nstride] = q[i * kNr + j];
-          }
-        }
+        vnni_requant_tile(acc, mr, nr, wsum + n, a_zero, r, n0 + n, out + m * mstride + n * nstride, mstride,
+                          nstride);
       }
     }
   });
@@ -749,6 +768,70 @@ ETRT_ISA_DISPATCH(void, dw_nhwc_pixel,
                    const float* mult, const float* bias, const Requant& r, int32_t* acc, int8_t* out),
                   (taps, wt, ntaps, c, zp, mult, bias, r, acc, out))
 
+// The same with float32 sums, kDwBlock channels at a time held in registers: (x - zero point)
+// times a weight is an integer below 2^15 in magnitude, so up to kDwFloatTaps taps sum exactly
+// (below 2^24) and the requantization sees the very value the int32 sum would give.
+constexpr int64_t kDwBlock = 64;
+constexpr int64_t kDwFloatTaps = 513;  // 513 * 255 * 128 < 2^24
+ETRT_ISA_BODY void dw_nhwc_block_body(const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c,
+                                      int64_t c0, int64_t width, float zp, const float* mult, const float* bias,
+                                      const Requant& r, int8_t* out) {
+  float acc[kDwBlock];
+  for (int64_t j = 0; j < kDwBlock; ++j) acc[j] = 0.0f;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    px += c0;
+    const float* wv = wt + t * c + c0;
+    if (width == kDwBlock) {
+      for (int64_t j = 0; j < kDwBlock; ++j) acc[j] += (static_cast<float>(px[j]) - zp) * wv[j];
+    } else {
+      for (int64_t j = 0; j < width; ++j) acc[j] += (static_cast<float>(px[j]) - zp) * wv[j];
+    }
+  }
+  for (int64_t j = 0; j < width; ++j) {
+    const float y = acc[j] * mult[c0 + j] + bias[c0 + j];
+    const float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
+    out[c0 + j] = static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, dw_nhwc_block,
+                  (const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c, int64_t c0, int64_t width,
+                   float zp, const float* mult, const float* bias, const Requant& r, int8_t* out),
+                  (taps, wt, ntaps, c, c0, width, zp, mult, bias, r, out))
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// dw_nhwc_block for a whole block on AVX-512, its 64 sums in four registers (the compiler's
+// version keeps them in memory).
+__attribute__((target("avx512f"))) void dw_nhwc_block64_avx512(const int8_t* const* taps, const float* wt,
+                                                                int64_t ntaps, int64_t c, int64_t c0, float zp,
+                                                                const float* mult, const float* bias,
+                                                                const Requant& r, int8_t* out) {
+  static_assert(kDwBlock == 64, "four registers of 16");
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  const __m512 z = _mm512_set1_ps(zp);
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    const float* wv = wt + t * c + c0;
+    for (int i = 0; i < 4; ++i) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + c0 + 16 * i));
+      const __m512 x = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), z);
+      acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x, _mm512_loadu_ps(wv + 16 * i)));
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    const int64_t at = c0 + 16 * i;
+    __m512 y = _mm512_add_ps(_mm512_mul_ps(acc[i], _mm512_loadu_ps(mult + at)), _mm512_loadu_ps(bias + at));
+    y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+    y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+    y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+  }
+}
+#endif
+
 bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
                     const Requant& r, int8_t* out) {
   const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
@@ -756,11 +839,15 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
   auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
   auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
-  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr) return false;
+  auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
+  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr) return false;
   for (int64_t ch = 0; ch < g.c; ++ch) {
     zeros[ch] = 0.0f;
-    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = w[ch * ntaps + t];
+    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
   }
+  const bool exact_float = ntaps <= kDwFloatTaps;
+  const bool avx512 = isa_level() >= 2;
+  (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
@@ -775,8 +862,21 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
             tp[ky * g.kw + kx] = inside ? x + ((b * g.h + iy) * g.w + ix) * g.c : nullptr;
           }
         }
-        dw_nhwc_pixel(tp, wt, ntaps, g.c, zp, r.multiplier, bias, r, acc + row * g.c,
-                      out + ((b * g.oh + oy) * g.ow + ox) * g.c);
+        int8_t* o = out + ((b * g.oh + oy) * g.ow + ox) * g.c;
+        if (!exact_float) {
+          dw_nhwc_pixel(tp, wt, ntaps, g.c, zp, r.multiplier, bias, r, acc + row * g.c, o);
+          continue;
+        }
+        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
+#if defined(__x86_64__) && defined(__GNUC__)
+          if (avx512 && c0 + kDwBlock <= g.c) {
+            dw_nhwc_block64_avx512(tp, wf, ntaps, g.c, c0, static_cast<float>(zp), r.multiplier, bias, r, o);
+            continue;
+          }
+#endif
+          dw_nhwc_block(tp, wf, ntaps, g.c, c0, std::min(kDwBlock, g.c - c0), static_cast<float>(zp), r.multiplier,
+                        bias, r, o);
+        }
       }
     }
   });
