@@ -130,6 +130,61 @@ def test_portable_int8_path_gives_the_same_integers(
     assert torch.equal(portable, here)
 
 
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block, wide enough for the channels-last kernels' whole blocks (80
+    channels: one of 64 and a rest): 3x3 conv, depthwise stride 2, 1x1 conv, each with batch
+    norm and ReLU6 but the last; its output is the program's (NHWC computed, NCHW returned)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def unit(conv: nn.Conv2d, act: bool) -> nn.Sequential:
+            layers = [conv, nn.BatchNorm2d(conv.out_channels)]
+            return nn.Sequential(*layers, nn.ReLU6()) if act else nn.Sequential(*layers)
+
+        self.body = nn.Sequential(
+            unit(nn.Conv2d(8, 80, 3, padding=1), True),
+            unit(nn.Conv2d(80, 80, 3, stride=2, padding=1, groups=80), True),
+            unit(nn.Conv2d(80, 24, 1), False),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_channels_last_kernels_equal_the_folded_graph_on_both_paths(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    torch.manual_seed(0)
+    model = InvertedResidual().eval()
+    for m in model.modules():  # live batch norm statistics, as a trained model has
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 8, 15, 15, generator=torch.Generator().manual_seed(3))
+    converted = etrt.quantize(model, (x,), calibration=[(torch.randn(1, 8, 15, 15),)])
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    assert fold_quantized(core).clamp == 2  # both ReLU6 are output ranges
+    want = core.module()(x)
+    path = etrt.export(converted, (x,)).save(tmp_path / "block.etrt")
+    assert torch.equal(torch.from_numpy(np.asarray(etrt.load(path).forward(x.numpy())[0])), want)
+    np.save(tmp_path / "x.npy", x.numpy())
+    script = (
+        "import sys, numpy as np, etrt\n"
+        "out = etrt.load(sys.argv[1]).forward(np.load(sys.argv[2]))\n"
+        "np.save(sys.argv[3], np.asarray(out[0]))\n"
+    )
+    # the portable int8 path under AVX2 (this process: VNNI and AVX-512 where the CPU has them)
+    cap = {"ETRT_INT8_ISA": "portable", "ETRT_MAX_ISA": "avx2"}
+    env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime), **cap}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(path), str(tmp_path / "x.npy"), str(tmp_path / "y.npy")],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert torch.equal(torch.from_numpy(np.load(tmp_path / "y.npy")), want)
+
+
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
