@@ -118,36 +118,39 @@ ETRT_ISA_BODY void store_quantized_body(const float* x, Q* out, int64_t n, float
   }
 }
 
-// ETRT_ISA_DISPATCH for a template: one copy per instruction set, picked per call (isa_dispatch.h).
-#if defined(__x86_64__) && defined(__GNUC__)
-template <typename Q>
-__attribute__((target("avx512f"))) void store_quantized_avx512(const float* x, Q* out, int64_t n, float inv_scale,
-                                                              float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+// One ETRT_ISA_DISPATCH per storage type (the macro takes no template); store_quantized picks
+// by overload.
+ETRT_ISA_BODY void store_quantized_i8_body(const float* x, int8_t* out, int64_t n, float inv, float zp, float lo,
+                                           float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-__attribute__((target("avx2"))) void store_quantized_avx2(const float* x, Q* out, int64_t n, float inv_scale, float zp,
-                                                          float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+ETRT_ISA_BODY void store_quantized_u8_body(const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo,
+                                           float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-void store_quantized_sse2(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+ETRT_ISA_BODY void store_quantized_i32_body(const float* x, int32_t* out, int64_t n, float inv, float zp, float lo,
+                                            float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  switch (isa_level()) {
-    case 2: return store_quantized_avx512(x, out, n, inv_scale, zp, lo, hi);
-    case 1: return store_quantized_avx2(x, out, n, inv_scale, zp, lo, hi);
-    default: return store_quantized_sse2(x, out, n, inv_scale, zp, lo, hi);
-  }
+ETRT_ISA_DISPATCH(void, store_quantized_i8,
+                  (const float* x, int8_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+ETRT_ISA_DISPATCH(void, store_quantized_u8,
+                  (const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+ETRT_ISA_DISPATCH(void, store_quantized_i32,
+                  (const float* x, int32_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+
+inline void store_quantized(const float* x, int8_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_i8(x, out, n, inv, zp, lo, hi);
 }
-#else
-template <typename Q>
-void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+inline void store_quantized(const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_u8(x, out, n, inv, zp, lo, hi);
 }
-#endif
+inline void store_quantized(const float* x, int32_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_i32(x, out, n, inv, zp, lo, hi);
+}
 
 template <typename Q>
 void load_dequantized(const Q* q, float* out, int64_t n, float zp, float scale) {
@@ -190,6 +193,27 @@ bool zero_points_arg(KernelContext& ctx, const char* op, const Tensor* zps, int6
 inline int64_t zero_point_at(const Tensor* zps, int64_t c) {
   if (zps == nullptr) return 0;
   return zps->dtype() == ScalarType::Long ? zps->data_as<int64_t>()[c] : zps->data_as<int32_t>()[c];
+}
+
+// The arguments quantize_per_channel and dequantize_per_channel share: input, scales,
+// zero_points?, axis, quant_min, quant_max, dtype.
+struct ChannelArgs {
+  Tensor* x = nullptr;
+  Tensor* scales = nullptr;
+  Tensor* zps = nullptr;
+  int64_t axis = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  ChannelWalk walk;
+};
+
+bool channel_args(KernelContext& ctx, const char* op, Span<Value*> args, ChannelArgs* a) {
+  a->x = tensor_arg(ctx, op, args, 0, "input");
+  a->scales = tensor_arg(ctx, op, args, 1, "scales");
+  return a->x != nullptr && a->scales != nullptr && optional_tensor_arg(ctx, op, args, 2, "zero_points", &a->zps) &&
+         int_arg(ctx, op, args, 3, "axis", &a->axis) && quant_range(ctx, op, args, 4, &a->lo, &a->hi) &&
+         quant_dtype(ctx, op, args, 6, &a->qt) && contiguous_input(ctx, op, *a->x, "input") &&
+         contiguous_input(ctx, op, *a->scales, "scales") && channel_walk(ctx, op, *a->x, a->axis, *a->scales, &a->walk) &&
+         zero_points_arg(ctx, op, a->zps, a->walk.channels);
 }
 
 template <typename F>
@@ -262,19 +286,12 @@ void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
 void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::quantize_per_channel";
   if (!check_nargs(ctx, op, args, 8)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
-  Tensor* zps = nullptr;
-  int64_t axis = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  ChannelWalk walk;
-  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
-      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
-      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
-      !zero_points_arg(ctx, op, zps, walk.channels)) {
-    return;
-  }
+  ChannelArgs a;
+  if (!channel_args(ctx, op, args, &a)) return;
+  Tensor *x = a.x, *scales = a.scales, *zps = a.zps;
+  const int64_t lo = a.lo, hi = a.hi;
+  const ScalarType qt = a.qt;
+  const ChannelWalk walk = a.walk;
   if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
   Tensor* out = output_arg(ctx, op, args, 7, qt, x->sizes());
   if (out == nullptr) return;
@@ -297,19 +314,11 @@ void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
 void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::dequantize_per_channel";
   if (!check_nargs(ctx, op, args, 9)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
-  Tensor* zps = nullptr;
-  int64_t axis = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  ChannelWalk walk;
-  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
-      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
-      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
-      !zero_points_arg(ctx, op, zps, walk.channels)) {
-    return;
-  }
+  ChannelArgs a;
+  if (!channel_args(ctx, op, args, &a)) return;
+  Tensor *x = a.x, *scales = a.scales, *zps = a.zps;
+  const ScalarType qt = a.qt;
+  const ChannelWalk walk = a.walk;
   if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
   Tensor* out = output_arg(ctx, op, args, 8, ScalarType::Float, x->sizes());
   if (out == nullptr) return;
