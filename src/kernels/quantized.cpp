@@ -402,6 +402,98 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
   });
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// AVX2 without VNNI: the same int16 products as gemm_requant, register-blocked. Weights packed
+// [cols / 16][k / 2][16][2] int16, so one vpmaddwd multiplies a pair of taps of 8 channels by
+// a broadcast pair of input values; tiles of 4 rows x 16 channels.
+constexpr int64_t kAvx2Mr = 4;
+
+void pack_i16_pairs(const int8_t* w, int64_t cols, int64_t k, int16_t* packed) {
+  const int64_t k2 = (k + 1) / 2, blocks = (cols + 15) / 16;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    for (int64_t q = 0; q < k2; ++q) {
+      int16_t* dst = packed + (blk * k2 + q) * 32;
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t n = blk * 16 + lane;
+        for (int64_t j = 0; j < 2; ++j) {
+          const int64_t kk = q * 2 + j;
+          dst[lane * 2 + j] = (n < cols && kk < k) ? w[n * k + kk] : int16_t{0};
+        }
+      }
+    }
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2"))) void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2,
+                                               int32_t* acc_out) {
+  __m256i acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t q = 0; q < k2; ++q) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32 + 16));
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + q * 2, 4);
+      const __m256i av = _mm256_set1_epi32(pair);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16 + 8), acc[r][1]);
+  }
+}
+
+// requantize() for a tile's rows of 16 channels, 8 at a time: the same float32 steps.
+__attribute__((target("avx2"))) void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r,
+                                                       int64_t n, int8_t* out, int64_t out_mstride) {
+  if (nr != 16) {
+    for (int64_t i = 0; i < mr; ++i) {
+      for (int64_t j = 0; j < nr; ++j) out[i * out_mstride + j] = requantize(acc[i * 16 + j], r, n + j);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t h = 0; h < 16; h += 8) {
+      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + h))),
+                               _mm256_loadu_ps(r.multiplier + n + h));
+      if (r.bias != nullptr) y = _mm256_add_ps(y, _mm256_loadu_ps(r.bias + n + h));
+      y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+      y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+      y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+      alignas(32) int32_t q[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q), _mm256_cvtps_epi32(y));
+      for (int j = 0; j < 8; ++j) out[i * out_mstride + h + j] = static_cast<int8_t>(q[j]);
+    }
+  }
+}
+
+// out[m * out_mstride + n] for m < rows, n < cols: a [rows][lda] int16 (lda even, zero-padded
+// past k) by the packed weights.
+void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int64_t rows, int64_t cols,
+                       const Requant& r, int8_t* out, int64_t out_mstride) {
+  const int64_t k2 = lda / 2, tiles = (rows + kAvx2Mr - 1) / kAvx2Mr;
+  parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    alignas(32) int32_t acc[kAvx2Mr * 16];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t m = t * kAvx2Mr, mr = std::min(kAvx2Mr, rows - m);
+      for (int64_t n = 0; n < cols; n += 16) {
+        const int16_t* b = packed + (n / 16) * k2 * 32;
+        if (mr == kAvx2Mr) {
+          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc);
+        } else {
+          for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16);
+        }
+        avx2_requant_tile(acc, mr, std::min<int64_t>(16, cols - n), r, n, out + m * out_mstride + n, out_mstride);
+      }
+    }
+  });
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each int32 lane. The input is stored
 // as u8 (x + 128) and the product corrected by (zero point + 128) * sum_k w[n][k]. Weights are
@@ -954,6 +1046,19 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     vnni_gemm_requant(a, m, pk.kp, pk.data, pk.wsum, zp + 128, g.cout, r, 0, out, g.cout, 1);
     return true;
   }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa_level() >= 1) {
+    const int64_t lda = round_up(k, 2);
+    auto* packed = static_cast<int16_t*>(
+        ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * lda) * sizeof(int16_t)));
+    auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
+    if (packed == nullptr || rows == nullptr) return false;
+    pack_i16_pairs(wk, g.cout, k, packed);
+    unfold_nhwc(g, x, rows, lda, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+    avx2_gemm_requant(rows, lda, packed, m, g.cout, r, out, g.cout);
+    return true;
+  }
+#endif
   auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k) * sizeof(int16_t)));
   auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
   if (wide == nullptr || rows == nullptr) return false;
