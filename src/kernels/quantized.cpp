@@ -902,26 +902,28 @@ ETRT_ISA_DISPATCH(void, dw_nhwc_block,
                   (taps, wt, ntaps, c, c0, width, zp, mult, bias, r, out))
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// dw_nhwc_block for a whole block on AVX-512, its 64 sums in four registers (the compiler's
-// version keeps them in memory).
-__attribute__((target("avx512f"))) void dw_nhwc_block64_avx512(const int8_t* const* taps, const float* wt,
-                                                                int64_t ntaps, int64_t c, int64_t c0, float zp,
-                                                                const float* mult, const float* bias,
-                                                                const Requant& r, int8_t* out) {
-  static_assert(kDwBlock == 64, "four registers of 16");
-  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+// dw_nhwc_block on AVX-512, its sums in registers (the compiler's version keeps them in memory).
+// NV registers of 16 channels (a whole block is four).
+template <int NV>
+__attribute__((target("avx512f"))) void dw_block_avx512_regs(const int8_t* const* taps, const float* wt,
+                                                                   int64_t ntaps, int64_t c, int64_t c0, float zp,
+                                                                   const float* mult, const float* bias,
+                                                                   const Requant& r, int8_t* out) {
+  static_assert(NV * 16 <= kDwBlock, "at most a block");
+  __m512 acc[NV];
+  for (int i = 0; i < NV; ++i) acc[i] = _mm512_setzero_ps();
   const __m512 z = _mm512_set1_ps(zp);
   for (int64_t t = 0; t < ntaps; ++t) {
     const int8_t* px = taps[t];
     if (px == nullptr) continue;
     const float* wv = wt + t * c + c0;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < NV; ++i) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + c0 + 16 * i));
       const __m512 x = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), z);
       acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x, _mm512_loadu_ps(wv + 16 * i)));
     }
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < NV; ++i) {
     const int64_t at = c0 + 16 * i;
     __m512 y = _mm512_add_ps(_mm512_mul_ps(acc[i], _mm512_loadu_ps(mult + at)), _mm512_loadu_ps(bias + at));
     y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
@@ -929,6 +931,19 @@ __attribute__((target("avx512f"))) void dw_nhwc_block64_avx512(const int8_t* con
     y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
     y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+  }
+}
+
+// A block of `width` channels, a multiple of 16; false for other widths.
+bool dw_block_avx512(const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c, int64_t c0,
+                          int64_t width, float zp, const float* mult, const float* bias, const Requant& r,
+                          int8_t* out) {
+  switch (width) {
+    case 64: dw_block_avx512_regs<4>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 48: dw_block_avx512_regs<3>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 32: dw_block_avx512_regs<2>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 16: dw_block_avx512_regs<1>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    default: return false;
   }
 }
 #endif
@@ -970,8 +985,8 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
         }
         for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
 #if defined(__x86_64__) && defined(__GNUC__)
-          if (avx512 && c0 + kDwBlock <= g.c) {
-            dw_nhwc_block64_avx512(tp, wf, ntaps, g.c, c0, static_cast<float>(zp), r.multiplier, bias, r, o);
+          if (avx512 && dw_block_avx512(tp, wf, ntaps, g.c, c0, std::min(kDwBlock, g.c - c0),
+                                        static_cast<float>(zp), r.multiplier, bias, r, o)) {
             continue;
           }
 #endif
