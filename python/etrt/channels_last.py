@@ -4,7 +4,9 @@ etrt's convolution kernels run fastest channels-last (src/kernels/conv_nhwc.h): 
 are one contiguous row, so a tile of output pixels is a small matrix product over the taps with
 nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
 every convolution output it can, and what elementwise ops, max pooling and channel concatenation
-compute from NHWC values alone, by giving their tensors the dim_order (0, 2, 3, 1). Their logical
+compute from NHWC values alone, by giving their tensors the dim_order (0, 2, 3, 1). PT2E int8
+convolutions (etrt_quant::conv2d) and the integer additions, clamps and quantize/dequantize ops
+between them go NHWC the same way. Their logical
 shapes stay NCHW and every kernel reads any strides, so the program computes what it computed
 before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin][cout]
 (dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
@@ -30,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import numpy as np
 import torch
 
 from . import _ops
@@ -41,6 +44,7 @@ from .ir import (
     IntValue,
     KernelCall,
     NullValue,
+    ScalarType,
     StorageKind,
     TensorValue,
     Value,
@@ -49,9 +53,19 @@ from .ir import (
 from .plan_graph import PlanGraph, add_constant, constant_array, drop_unread_constants
 
 NHWC = (0, 2, 3, 1)
+OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
 MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d")
+# PT2E int8 (quantized.py): the integer convolution reads and writes either layout; the
+# integer elementwise ops and the quantize/dequantize between them keep their input's.
+QUANT_CONVOLUTION = "etrt_quant::conv2d"
+QUANT_ELEMENTWISE = (
+    "etrt_quant::add",
+    "quantized_decomposed::quantize_per_tensor",
+    "quantized_decomposed::dequantize_per_tensor",
+    "aten::clamp",
+)
 # Input channels x taps below which a convolution stays NCHW (see _nhwc_convolution).
 MIN_NHWC_DEPTH = 16
 
@@ -63,6 +77,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     nhwc: set[int] = set()
     convs: list[int] = []
     returned: list[int] = []  # convolutions computing a program output (see _copy_to_output)
+    quant_convs: list[int] = []  # int8 convolutions writing NHWC
     for step, instr in enumerate(plan.instructions):
         if not isinstance(instr, KernelCall):
             # XNNPACK's spatial outputs are NHWC already (xnnpack/lowering.py).
@@ -77,6 +92,16 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
                     nhwc.add(outs[0])
                 elif _returned_nhwc_pays(graph, instr, instr.inputs[0] in nhwc):
                     returned.append(step)
+        elif op == QUANT_CONVOLUTION:
+            if _nhwc_quant_convolution(graph, instr) and _may_be_nhwc(graph, outs[0], True):
+                nhwc.add(outs[0])
+                quant_convs.append(step)
+        elif op in QUANT_ELEMENTWISE and len(outs) == 1:
+            # int8 values and their quantize/dequantize: as the float elementwise ops below
+            full = [t for a in instr.inputs for t in tensor_indices(plan.values, a)]
+            full = [t for t in full if _sizes(graph, t) == _sizes(graph, outs[0])]
+            if full and all(t in nhwc for t in full) and _may_be_nhwc(graph, outs[0], True):
+                nhwc.add(outs[0])
         elif op in MAX_POOLS:
             if instr.inputs[0] in nhwc:
                 nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
@@ -108,6 +133,8 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             if constant_array(plan, segments, instr.inputs[1]) is not None:
                 _store_weight_hwio(plan, segments, step, instr)
             count += 1
+    for step in quant_convs:
+        _store_int8_weight_ohwi(plan, segments, step)
     _copy_after(plan, copies)
     _copy_before_views(plan, nhwc)
     drop_unread_constants(plan, segments)
@@ -224,6 +251,43 @@ def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall)
     # A reduction this short (one input channel, 3x3) runs better as NCHW im2col + SGEMM: the
     # NHWC tiles would be all overhead (the test CNN's layer: 2x slower channels-last).
     return g.val == 1 and cin * wt.sizes[2] * wt.sizes[3] >= MIN_NHWC_DEPTH
+
+
+def _nhwc_quant_convolution(graph: PlanGraph, conv: KernelCall) -> bool:
+    """An int8 convolution of static shape, groups 1 or one per channel (its NHWC kernels)."""
+    x, w, groups = conv.inputs[0], conv.inputs[1], conv.inputs[13]
+    xt, wt, ot = graph.tensor(x), graph.tensor(w), graph.tensor(conv.outputs[0])
+    g = graph.plan.values[groups]
+    if xt is None or wt is None or ot is None or xt.dynamic or ot.dynamic:
+        return False
+    if not isinstance(g, IntValue) or len(xt.sizes) != 4 or len(wt.sizes) != 4:
+        return False
+    cin, cout = xt.sizes[1], wt.sizes[0]
+    return g.val == 1 or (g.val == cin == cout and wt.sizes[1] == 1)
+
+
+def _store_int8_weight_ohwi(plan: ExecutionPlan, segments: list[bytes], step: int) -> None:
+    """An int8 kxk convolution's weight stored [cout][kh][kw][cin] (dim_order (0, 2, 3, 1)):
+    the order of the NHWC kernel's unfolded rows, so it is not permuted per call."""
+    conv = plan.instructions[step]
+    assert isinstance(conv, KernelCall)
+    w = conv.inputs[1]
+    t = plan.values[w]
+    if not isinstance(t, TensorValue) or t.storage != StorageKind.CONSTANT:
+        return
+    if t.scalar_type != ScalarType.CHAR or t.dim_order != (0, 1, 2, 3):
+        return
+    if t.sizes[2] * t.sizes[3] == 1 or t.sizes[1] == 1:  # already in that order
+        return
+    data = np.frombuffer(segments[t.constant_segment], dtype=np.int8)
+    if data.size != t.numel:
+        return
+    stored = np.ascontiguousarray(np.transpose(data.reshape(t.sizes), OHWI))
+    segments.append(stored.tobytes())
+    plan.values.append(replace(t, dim_order=OHWI, constant_segment=len(segments) - 1))
+    args = list(conv.args)
+    args[1] = len(plan.values) - 1
+    plan.instructions[step] = replace(conv, args=tuple(args))
 
 
 def _store_weight_hwio(

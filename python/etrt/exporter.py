@@ -203,8 +203,11 @@ def export_program(
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc
     folded = fold_quantized(core)
-    if folded.conv2d or folded.linear:
-        log.info("int8 kernels: %d convolutions, %d linears", folded.conv2d, folded.linear)
+    if folded.conv2d or folded.linear or folded.add or folded.clamp:
+        log.info(
+            "int8 kernels: %d convolutions, %d linears, %d additions; %d clamps on int8 values",
+            folded.conv2d, folded.linear, folded.add, folded.clamp,
+        )  # fmt: skip
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

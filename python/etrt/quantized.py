@@ -1,12 +1,15 @@
-"""PT2E static int8: fold dq -> convolution/linear [-> relu] -> q patterns into integer kernels.
+"""PT2E static int8: fold dq -> convolution/linear [-> relu/hardtanh/clamp] -> q patterns into
+integer kernels.
 
 `convert_pt2e` leaves `quantized_decomposed` quantize/dequantize ops around float operators. The
 exporter rewrites the core ATen graph before lowering: a convolution or linear whose input is a
 per-tensor int8 dequantize, whose weight is a per-channel symmetric int8 dequantize of a constant
-and whose only user (through an optional ReLU) is a per-tensor int8 quantize becomes one
-`etrt_quant::conv2d` / `etrt_quant::linear` call: int8 x int8 products summed in int32, then
-requantized as the reference module computes it (docs/quantization.md). Everything else keeps
-its quantize/dequantize ops, which run as kernels of their own, so any PT2E program runs.
+and whose only user (through an optional ReLU, ReLU6 or clamp) is a per-tensor int8 quantize
+becomes one `etrt_quant::conv2d` / `etrt_quant::linear` call: int8 x int8 products summed in
+int32, then requantized as the reference module computes it (docs/quantization.md). A clamp
+between a dequantize and a quantize of the same parameters becomes a clamp of the int8 values.
+Everything else keeps its quantize/dequantize ops, which run as kernels of their own, so any
+PT2E program runs.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ _LIB.define(
     f"conv2d({_COMMON}, int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor"
 )
 _LIB.define(f"linear({_COMMON}) -> Tensor")
+_LIB.define(
+    "add(Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, "
+    "float output_scale, int output_zero_point, int output_min, int output_max) -> Tensor"
+)
 
 
 def _requantize(
@@ -100,7 +107,30 @@ def _linear_reference(
     )  # fmt: skip
 
 
+def _add_reference(
+    a: torch.Tensor,
+    a_scale: float,
+    a_zero_point: int,
+    b: torch.Tensor,
+    b_scale: float,
+    b_zero_point: int,
+    output_scale: float,
+    output_zero_point: int,
+    output_min: int,
+    output_max: int,
+) -> torch.Tensor:
+    # The unfolded graph's own ops: the kernel computes these float32 steps exactly.
+    qd = torch.ops.quantized_decomposed
+    x = qd.dequantize_per_tensor(a, a_scale, a_zero_point, -128, 127, torch.int8)
+    y = qd.dequantize_per_tensor(b, b_scale, b_zero_point, -128, 127, torch.int8)
+    out: torch.Tensor = qd.quantize_per_tensor(
+        x + y, output_scale, output_zero_point, output_min, output_max, torch.int8
+    )
+    return out
+
+
 _LIB.impl("conv2d", _conv2d_reference, "CompositeExplicitAutograd")
+_LIB.impl("add", _add_reference, "CompositeExplicitAutograd")
 _LIB.impl("linear", _linear_reference, "CompositeExplicitAutograd")
 
 _QD = torch.ops.quantized_decomposed
@@ -109,6 +139,7 @@ DEQUANTIZE = _QD.dequantize_per_tensor.default
 DEQUANTIZE_CHANNEL = _QD.dequantize_per_channel.default
 CONV2D = torch.ops.etrt_quant.conv2d.default
 LINEAR = torch.ops.etrt_quant.linear.default
+ADD = torch.ops.etrt_quant.add.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -142,10 +173,57 @@ class FoldReport:
 
     conv2d: int
     linear: int
+    clamp: int = 0  # relu/hardtanh/clamp between dq and q, now on the int8 values
+    add: int = 0
 
 
 def _is(node: Any, target: Any) -> bool:
     return isinstance(node, Node) and node.op == "call_function" and node.target == target
+
+
+@dataclass(frozen=True)
+class _Clamp:
+    """relu, hardtanh (ReLU6) or clamp between a product and its quantize: its float bounds."""
+
+    low: float | None
+    high: float | None
+
+
+def _bound(value: Any) -> float | bool | None:
+    """A clamp bound as a float, None for none, False when it is not a constant number."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return False
+
+
+def _clamp(node: Any) -> _Clamp | None:
+    """The bounds of a clamping activation whose only user is the quantize after it."""
+    if not isinstance(node, Node) or len(node.users) != 1 or node.kwargs:
+        return None
+    args = list(node.args)
+    if _is(node, _ATEN.relu.default):
+        return _Clamp(0.0, None)
+    if _is(node, _ATEN.hardtanh.default):
+        defaults: list[Any] = [-1.0, 1.0]  # hardtanh's min_val, max_val
+    elif _is(node, _ATEN.clamp.default):
+        defaults = [None, None]
+    else:
+        return None
+    low, high = (_bound(v) for v in [*args[1:3], *defaults[len(args) - 1 :]][:2])
+    if low is False or high is False:
+        return None
+    assert not isinstance(low, bool) and not isinstance(high, bool)
+    if low is not None and high is not None and low > high:
+        return None  # torch's clamp then returns `high` everywhere: not a range
+    return _Clamp(low, high)
+
+
+def _quantize_scalar(value: float, scale: float, zero_point: int, low: int, high: int) -> int:
+    """quantize_per_tensor of one float32 value, with the reference's own arithmetic."""
+    x = torch.tensor([value], dtype=torch.float32)
+    return int(QUANTIZE(x, scale, zero_point, low, high, torch.int8).item())
 
 
 def _int8_activation(node: Any) -> _Activation | None:
@@ -206,37 +284,72 @@ class _Folder:
         return True, node
 
     @staticmethod
-    def output(q: Node, relu: bool) -> _Output | None:
+    def output(q: Node, clamp: _Clamp | None) -> _Output | None:
         if len(q.args) < 6 or q.args[5] != torch.int8:
             return None
         scale, zp, low, high = q.args[1], q.args[2], q.args[3], q.args[4]
         if not isinstance(scale, float) or not all(isinstance(v, int) for v in (zp, low, high)):
             return None
         assert isinstance(zp, int) and isinstance(low, int) and isinstance(high, int)
-        # relu then quantize: the zero point is the quantized 0, so relu is a floor at it.
-        return _Output(scale, zp, max(low, zp) if relu else low, high)
+        if clamp is None:
+            return _Output(scale, zp, low, high)
+        # Quantizing is monotone, so quantize(clamp(y, a, b)) = clamp(quantize(y), quantize(a),
+        # quantize(b)): a clamp before the quantize is a narrower output range (relu: a floor
+        # at the zero point, the quantized 0).
+        if clamp.low is not None:
+            low = max(low, _quantize_scalar(clamp.low, scale, zp, low, high))
+        if clamp.high is not None:
+            high = min(high, _quantize_scalar(clamp.high, scale, zp, low, high))
+        return _Output(scale, zp, low, high) if low <= high else None
 
     def fold(self) -> FoldReport:
-        convs = linears = 0
+        convs = linears = adds = 0
         for q in list(self.graph.nodes):
             if not _is(q, QUANTIZE):
                 continue
-            src, relu = q.args[0], False
-            if _is(src, _ATEN.relu.default) and len(src.users) == 1:
-                src, relu = src.args[0], True
+            src, clamp = q.args[0], _clamp(q.args[0])
+            if clamp is not None:
+                src = src.args[0]
             if not isinstance(src, Node) or len(src.users) != 1:
                 continue
-            out = self.output(q, relu)
+            out = self.output(q, clamp)
             if out is None:
                 continue
             if _is(src, _ATEN.convolution.default):
                 convs += self.fold_conv(q, src, out)
+            elif _is(src, _ATEN.add.Tensor):
+                adds += self.fold_add(q, src, out)
             else:
                 linears += self.fold_linear(q, src, out)
-        if convs or linears:
+        clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if _is(q, QUANTIZE))
+        if convs or linears or clamps or adds:
             self.graph.eliminate_dead_code()
             self.ep.graph_module.recompile()
-        return FoldReport(convs, linears)
+        return FoldReport(convs, linears, clamps, adds)
+
+    def fold_clamp(self, q: Node) -> int:
+        """dq -> relu/hardtanh/clamp -> q with the same parameters (how PT2E quantizes a ReLU6
+        after a convolution): quantize(dequantize(x)) is x, so this is a clamp of the int8
+        values, folded into the range of the integer kernel that produced them when it has no
+        other reader."""
+        clamp, out = _clamp(q.args[0]), None
+        dq = q.args[0].args[0] if clamp is not None else None  # type: ignore[union-attr]
+        act = _int8_activation(dq)
+        if clamp is not None and act is not None:
+            out = self.output(q, clamp)
+        if out is None or act is None or (out.scale, out.zero_point) != (act.scale, act.zero_point):
+            return 0
+        assert isinstance(dq, Node)
+        src = act.node
+        if (_is(src, CONV2D) or _is(src, LINEAR)) and len(src.users) == 1 and len(dq.users) == 1:
+            args: list[Any] = list(src.args)
+            args[8], args[9] = max(out.low, args[8]), min(out.high, args[9])
+            src.args = tuple(args)
+            q.replace_all_uses_with(src)
+            self.graph.erase_node(q)
+            return 1
+        self.replace(q, _ATEN.clamp.default, (src, out.low, out.high))
+        return 1
 
     def replace(self, q: Node, target: Any, args: tuple[Any, ...]) -> None:
         with self.graph.inserting_before(q):
@@ -259,6 +372,24 @@ class _Folder:
         self.replace(q, CONV2D, (
             act.node, weight.node, weight.scale, bias, act.scale, act.zero_point, out.scale,
             out.zero_point, out.low, out.high, list(stride), list(padding), list(dilation), groups,
+        ))  # fmt: skip
+        return 1
+
+    def fold_add(self, q: Node, add: Node, out: _Output) -> int:
+        """dq(a) + dq(b) [-> relu/clamp] -> q, both int8 of one shape (a residual connection)."""
+        if add.kwargs or len(add.args) != 2:  # alpha
+            return 0
+        a, b = _int8_activation(add.args[0]), _int8_activation(add.args[1])
+        if a is None or b is None:
+            return 0
+        va, vb = a.node.meta.get("val"), b.node.meta.get("val")
+        if not isinstance(va, torch.Tensor) or not isinstance(vb, torch.Tensor):
+            return 0
+        if va.dtype != torch.int8 or vb.dtype != torch.int8 or va.shape != vb.shape:
+            return 0
+        self.replace(q, ADD, (
+            a.node, a.scale, a.zero_point, b.node, b.scale, b.zero_point, out.scale,
+            out.zero_point, out.low, out.high,
         ))  # fmt: skip
         return 1
 

@@ -43,6 +43,7 @@ void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args);
 void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args);
 void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
+void op_quantized_add(KernelContext& ctx, Span<Value*> args);
 
 }  // namespace kernels
 }  // namespace etrt

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -50,6 +51,52 @@ bool contiguous_input(KernelContext& ctx, const char* op, const Tensor& t, const
   return true;
 }
 
+// A dense tensor in the two layouts the exporter plans for int8 activations: contiguous, or
+// channels-last (channels_last.py).
+bool dense_input(KernelContext& ctx, const char* op, const Tensor& t, const char* name) {
+  if (!check_has_data(ctx, op, t, name)) return false;
+  if (!t.is_contiguous() && !channels_last_dense(t)) {
+    fail(ctx, op, std::string("'") + name + "' must be contiguous or channels-last");
+    return false;
+  }
+  return true;
+}
+
+inline bool same_strides(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
+// Elementwise over tensors of one shape: fn(i, j, k) with the flat offsets of element i of
+// `a`, `b` and `out`; one flat loop when all three share their layout, else by index.
+template <typename F>
+void for_each_element(const Tensor& a, const Tensor& b, const Tensor& out, F&& fn) {
+  const int64_t n = out.numel();
+  if (same_strides(a, out) && same_strides(b, out)) {
+    fn(int64_t{0}, int64_t{0}, int64_t{0}, n);
+    return;
+  }
+  const int dims = out.dim();
+  int64_t index[kMaxDims] = {};
+  int64_t ia = 0, ib = 0, io = 0;
+  const int last = dims - 1;
+  const int64_t inner = dims > 0 ? out.size(last) : 1;
+  for (int64_t done = 0; done < n; done += inner) {
+    for (int64_t x = 0; x < inner; ++x) {
+      fn(ia + x * a.stride(last), ib + x * b.stride(last), io + x * out.stride(last), int64_t{1});
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      ia += a.stride(d), ib += b.stride(d), io += out.stride(d);
+      if (++index[d] < out.size(d)) break;
+      ia -= a.stride(d) * out.size(d), ib -= b.stride(d) * out.size(d), io -= out.stride(d) * out.size(d);
+      index[d] = 0;
+    }
+  }
+}
+
 // torch.round: half to even (the default floating-point rounding mode).
 // Round half to even without a libm call: below 2^22 in magnitude, adding and subtracting
 // 1.5 * 2^23 rounds in the default mode. Values are first clamped to +-2^22, which changes
@@ -71,36 +118,39 @@ ETRT_ISA_BODY void store_quantized_body(const float* x, Q* out, int64_t n, float
   }
 }
 
-// ETRT_ISA_DISPATCH for a template: one copy per instruction set, picked per call (isa_dispatch.h).
-#if defined(__x86_64__) && defined(__GNUC__)
-template <typename Q>
-__attribute__((target("avx512f"))) void store_quantized_avx512(const float* x, Q* out, int64_t n, float inv_scale,
-                                                              float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+// One ETRT_ISA_DISPATCH per storage type (the macro takes no template); store_quantized picks
+// by overload.
+ETRT_ISA_BODY void store_quantized_i8_body(const float* x, int8_t* out, int64_t n, float inv, float zp, float lo,
+                                           float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-__attribute__((target("avx2"))) void store_quantized_avx2(const float* x, Q* out, int64_t n, float inv_scale, float zp,
-                                                          float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+ETRT_ISA_BODY void store_quantized_u8_body(const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo,
+                                           float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-void store_quantized_sse2(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+ETRT_ISA_BODY void store_quantized_i32_body(const float* x, int32_t* out, int64_t n, float inv, float zp, float lo,
+                                            float hi) {
+  store_quantized_body(x, out, n, inv, zp, lo, hi);
 }
-template <typename Q>
-void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  switch (isa_level()) {
-    case 2: return store_quantized_avx512(x, out, n, inv_scale, zp, lo, hi);
-    case 1: return store_quantized_avx2(x, out, n, inv_scale, zp, lo, hi);
-    default: return store_quantized_sse2(x, out, n, inv_scale, zp, lo, hi);
-  }
+ETRT_ISA_DISPATCH(void, store_quantized_i8,
+                  (const float* x, int8_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+ETRT_ISA_DISPATCH(void, store_quantized_u8,
+                  (const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+ETRT_ISA_DISPATCH(void, store_quantized_i32,
+                  (const float* x, int32_t* out, int64_t n, float inv, float zp, float lo, float hi),
+                  (x, out, n, inv, zp, lo, hi))
+
+inline void store_quantized(const float* x, int8_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_i8(x, out, n, inv, zp, lo, hi);
 }
-#else
-template <typename Q>
-void store_quantized(const float* x, Q* out, int64_t n, float inv_scale, float zp, float lo, float hi) {
-  store_quantized_body(x, out, n, inv_scale, zp, lo, hi);
+inline void store_quantized(const float* x, uint8_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_u8(x, out, n, inv, zp, lo, hi);
 }
-#endif
+inline void store_quantized(const float* x, int32_t* out, int64_t n, float inv, float zp, float lo, float hi) {
+  store_quantized_i32(x, out, n, inv, zp, lo, hi);
+}
 
 template <typename Q>
 void load_dequantized(const Q* q, float* out, int64_t n, float zp, float scale) {
@@ -145,6 +195,27 @@ inline int64_t zero_point_at(const Tensor* zps, int64_t c) {
   return zps->dtype() == ScalarType::Long ? zps->data_as<int64_t>()[c] : zps->data_as<int32_t>()[c];
 }
 
+// The arguments quantize_per_channel and dequantize_per_channel share: input, scales,
+// zero_points?, axis, quant_min, quant_max, dtype.
+struct ChannelArgs {
+  Tensor* x = nullptr;
+  Tensor* scales = nullptr;
+  Tensor* zps = nullptr;
+  int64_t axis = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+  ChannelWalk walk;
+};
+
+bool channel_args(KernelContext& ctx, const char* op, Span<Value*> args, ChannelArgs* a) {
+  a->x = tensor_arg(ctx, op, args, 0, "input");
+  a->scales = tensor_arg(ctx, op, args, 1, "scales");
+  return a->x != nullptr && a->scales != nullptr && optional_tensor_arg(ctx, op, args, 2, "zero_points", &a->zps) &&
+         int_arg(ctx, op, args, 3, "axis", &a->axis) && quant_range(ctx, op, args, 4, &a->lo, &a->hi) &&
+         quant_dtype(ctx, op, args, 6, &a->qt) && contiguous_input(ctx, op, *a->x, "input") &&
+         contiguous_input(ctx, op, *a->scales, "scales") && channel_walk(ctx, op, *a->x, a->axis, *a->scales, &a->walk) &&
+         zero_points_arg(ctx, op, a->zps, a->walk.channels);
+}
+
 template <typename F>
 bool dispatch_quantized(ScalarType st, F&& f) {
   switch (st) {
@@ -167,17 +238,21 @@ void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   ScalarType qt{};
   if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
       !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
     return;
   }
   if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
-  Tensor* out = output_arg(ctx, op, args, 6, qt, x->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 6, qt, x->sizes());
   if (out == nullptr) return;
   const float inv = static_cast<float>(1.0 / scale);
   dispatch_quantized(qt, [&](auto tag) {
     using Q = decltype(tag);
-    store_quantized(x->data_as<float>(), out->data_as<Q>(), x->numel(), inv, static_cast<float>(zp),
-                    static_cast<float>(lo), static_cast<float>(hi));
+    const float* xd = x->data_as<float>();
+    Q* od = out->data_as<Q>();
+    for_each_element(*x, *x, *out, [&](int64_t i, int64_t, int64_t k, int64_t count) {
+      store_quantized(xd + i, od + k, count, inv, static_cast<float>(zp), static_cast<float>(lo),
+                      static_cast<float>(hi));
+    });
   });
 }
 
@@ -191,16 +266,19 @@ void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   ScalarType qt{};
   if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
       !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !contiguous_input(ctx, op, *x, "input")) {
+      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
     return;
   }
   if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
-  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
+  Tensor* out = strided_output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
   if (out == nullptr) return;
   dispatch_quantized(qt, [&](auto tag) {
     using Q = decltype(tag);
-    load_dequantized(x->data_as<Q>(), out->data_as<float>(), x->numel(), static_cast<float>(zp),
-                     static_cast<float>(scale));
+    const Q* xd = x->data_as<Q>();
+    float* od = out->data_as<float>();
+    for_each_element(*x, *x, *out, [&](int64_t i, int64_t, int64_t k, int64_t count) {
+      load_dequantized(xd + i, od + k, count, static_cast<float>(zp), static_cast<float>(scale));
+    });
   });
 }
 
@@ -208,19 +286,12 @@ void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
 void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::quantize_per_channel";
   if (!check_nargs(ctx, op, args, 8)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
-  Tensor* zps = nullptr;
-  int64_t axis = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  ChannelWalk walk;
-  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
-      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
-      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
-      !zero_points_arg(ctx, op, zps, walk.channels)) {
-    return;
-  }
+  ChannelArgs a;
+  if (!channel_args(ctx, op, args, &a)) return;
+  Tensor *x = a.x, *scales = a.scales, *zps = a.zps;
+  const int64_t lo = a.lo, hi = a.hi;
+  const ScalarType qt = a.qt;
+  const ChannelWalk walk = a.walk;
   if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
   Tensor* out = output_arg(ctx, op, args, 7, qt, x->sizes());
   if (out == nullptr) return;
@@ -243,19 +314,11 @@ void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
 void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::dequantize_per_channel";
   if (!check_nargs(ctx, op, args, 9)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
-  Tensor* zps = nullptr;
-  int64_t axis = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  ChannelWalk walk;
-  if (x == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zps) ||
-      !int_arg(ctx, op, args, 3, "axis", &axis) || !quant_range(ctx, op, args, 4, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 6, &qt) || !contiguous_input(ctx, op, *x, "input") ||
-      !contiguous_input(ctx, op, *scales, "scales") || !channel_walk(ctx, op, *x, axis, *scales, &walk) ||
-      !zero_points_arg(ctx, op, zps, walk.channels)) {
-    return;
-  }
+  ChannelArgs a;
+  if (!channel_args(ctx, op, args, &a)) return;
+  Tensor *x = a.x, *scales = a.scales, *zps = a.zps;
+  const ScalarType qt = a.qt;
+  const ChannelWalk walk = a.walk;
   if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
   Tensor* out = output_arg(ctx, op, args, 8, ScalarType::Float, x->sizes());
   if (out == nullptr) return;
@@ -339,6 +402,98 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
   });
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// AVX2 without VNNI: the same int16 products as gemm_requant, register-blocked. Weights packed
+// [cols / 16][k / 2][16][2] int16, so one vpmaddwd multiplies a pair of taps of 8 channels by
+// a broadcast pair of input values; tiles of 4 rows x 16 channels.
+constexpr int64_t kAvx2Mr = 4;
+
+void pack_i16_pairs(const int8_t* w, int64_t cols, int64_t k, int16_t* packed) {
+  const int64_t k2 = (k + 1) / 2, blocks = (cols + 15) / 16;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    for (int64_t q = 0; q < k2; ++q) {
+      int16_t* dst = packed + (blk * k2 + q) * 32;
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t n = blk * 16 + lane;
+        for (int64_t j = 0; j < 2; ++j) {
+          const int64_t kk = q * 2 + j;
+          dst[lane * 2 + j] = (n < cols && kk < k) ? w[n * k + kk] : int16_t{0};
+        }
+      }
+    }
+  }
+}
+
+template <int MR>
+__attribute__((target("avx2"))) void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2,
+                                               int32_t* acc_out) {
+  __m256i acc[MR][2];
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t q = 0; q < k2; ++q) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32 + 16));
+    for (int r = 0; r < MR; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + q * 2, 4);
+      const __m256i av = _mm256_set1_epi32(pair);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16 + 8), acc[r][1]);
+  }
+}
+
+// requantize() for a tile's rows of 16 channels, 8 at a time: the same float32 steps.
+__attribute__((target("avx2"))) void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r,
+                                                       int64_t n, int8_t* out, int64_t out_mstride) {
+  if (nr != 16) {
+    for (int64_t i = 0; i < mr; ++i) {
+      for (int64_t j = 0; j < nr; ++j) out[i * out_mstride + j] = requantize(acc[i * 16 + j], r, n + j);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t h = 0; h < 16; h += 8) {
+      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + h))),
+                               _mm256_loadu_ps(r.multiplier + n + h));
+      if (r.bias != nullptr) y = _mm256_add_ps(y, _mm256_loadu_ps(r.bias + n + h));
+      y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+      y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+      y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+      alignas(32) int32_t q[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q), _mm256_cvtps_epi32(y));
+      for (int j = 0; j < 8; ++j) out[i * out_mstride + h + j] = static_cast<int8_t>(q[j]);
+    }
+  }
+}
+
+// out[m * out_mstride + n] for m < rows, n < cols: a [rows][lda] int16 (lda even, zero-padded
+// past k) by the packed weights.
+void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int64_t rows, int64_t cols,
+                       const Requant& r, int8_t* out, int64_t out_mstride) {
+  const int64_t k2 = lda / 2, tiles = (rows + kAvx2Mr - 1) / kAvx2Mr;
+  parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+    alignas(32) int32_t acc[kAvx2Mr * 16];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t m = t * kAvx2Mr, mr = std::min(kAvx2Mr, rows - m);
+      for (int64_t n = 0; n < cols; n += 16) {
+        const int16_t* b = packed + (n / 16) * k2 * 32;
+        if (mr == kAvx2Mr) {
+          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc);
+        } else {
+          for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16);
+        }
+        avx2_requant_tile(acc, mr, std::min<int64_t>(16, cols - n), r, n, out + m * out_mstride + n, out_mstride);
+      }
+    }
+  });
+}
+#endif
+
 // ---------------------------------------------------------------------------------------------
 // AVX-512 VNNI: vpdpbusd sums four u8 x s8 products into each int32 lane. The input is stored
 // as u8 (x + 128) and the product corrected by (zero point + 128) * sum_k w[n][k]. Weights are
@@ -356,7 +511,7 @@ bool vnni_enabled() {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 #else
     return false;
 #endif
@@ -366,18 +521,28 @@ bool vnni_enabled() {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// sum_k w[k] over int8 values: compiled per instruction set, where the loop vectorises.
+ETRT_ISA_BODY int32_t sum_i8_body(const int8_t* w, int64_t k) {
+  int32_t sum = 0;
+  for (int64_t i = 0; i < k; ++i) sum += w[i];
+  return sum;
+}
+ETRT_ISA_DISPATCH(int32_t, sum_i8, (const int8_t* w, int64_t k), (w, k))
+
 // packed: [cols / 16 blocks][k4][16][4] int8; wsum[n] = sum_k w[n][k] (cols padded to kNr).
 void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t* wsum) {
   const int64_t k4 = round_up(k, 4) / 4, colsp = round_up(cols, kNr), full = k / 4;
-  for (int64_t n = 0; n < colsp; ++n) {
-    int32_t sum = 0;
-    if (n < cols) {
-      for (int64_t kk = 0; kk < k; ++kk) sum += w[n * k + kk];
-    }
-    wsum[n] = sum;
-  }
+  for (int64_t n = 0; n < colsp; ++n) wsum[n] = n < cols ? sum_i8(w + n * k, k) : 0;
   for (int64_t block = 0; block < colsp / 16; ++block) {
-    for (int64_t q = 0; q < k4; ++q) {
+    if (block * 16 + 16 <= cols) {  // whole block: row by row, no branches
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int8_t* src = w + (block * 16 + lane) * k;
+        int8_t* dst = packed + block * k4 * 64 + lane * 4;
+        for (int64_t q = 0; q < full; ++q) std::memcpy(dst + q * 64, src + q * 4, 4);
+      }
+      if (full == k4) continue;
+    }
+    for (int64_t q = block * 16 + 16 <= cols ? full : 0; q < k4; ++q) {
       int8_t* dst = packed + (block * k4 + q) * 64;
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t n = block * 16 + lane;
@@ -395,7 +560,7 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
 
 #if defined(__x86_64__) && defined(__GNUC__)
 template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint8_t* a, int64_t kp,
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8_t* a, int64_t kp,
                                                                      const int8_t* b0, const int8_t* b1,
                                                                      int64_t k4, int32_t* acc_out) {
   __m512i acc[MR][2];
@@ -406,7 +571,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint
     for (int r = 0; r < MR; ++r) {
       int32_t four;
       std::memcpy(&four, a + r * kp + q * 4, 4);
-      const __m512i av = _mm512_set1_epi32(four);
+      const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
       acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
       acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
     }
@@ -421,9 +586,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const uint
 #if defined(__x86_64__) && defined(__GNUC__)
 // requantize() for 16 channels at once: the same float32 steps (multiply, then add the bias, no
 // fused multiply-add), rounding half to even.
-__attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* acc, const int32_t* wsum,
-                                                                int32_t a_zero, const Requant& r, int64_t n,
-                                                                int64_t count, int8_t* dst) {
+#define ETRT_VNNI_REQUANT_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+ETRT_VNNI_REQUANT_TARGET static inline __attribute__((always_inline)) void vnni_requant16(
+    const int32_t* acc, const int32_t* wsum, int32_t a_zero, const Requant& r, int64_t n, int64_t count, int8_t* dst) {
   const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1u);
   __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc),
                                _mm512_mullo_epi32(_mm512_set1_epi32(a_zero), _mm512_maskz_loadu_epi32(mask, wsum)));
@@ -433,14 +598,38 @@ __attribute__((target("avx512f,avx512bw"))) void vnni_requant16(const int32_t* a
   y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
   y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
-  alignas(16) int8_t bytes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(bytes), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
-  std::memcpy(dst, bytes, static_cast<size_t>(count));
+  _mm_mask_storeu_epi8(dst, mask, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+}
+
+// A tile's mr x nr sums, requantized into out[(i) * mstride + (j) * nstride].
+ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const int32_t* wsum,
+                                                int32_t a_zero, const Requant& r, int64_t n, int8_t* out,
+                                                int64_t mstride, int64_t nstride) {
+  if (nstride == 1) {
+    for (int64_t i = 0; i < mr; ++i) {
+      for (int64_t half = 0; half < nr; half += 16) {
+        vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
+                       out + i * mstride + half);
+      }
+    }
+    return;
+  }
+  alignas(64) int8_t q[kMr * kNr];
+  for (int64_t i = 0; i < mr; ++i) {
+    for (int64_t half = 0; half < nr; half += 16) {
+      vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
+                     q + i * kNr + half);
+    }
+  }
+  for (int64_t j = 0; j < nr; ++j) {
+    for (int64_t i = 0; i < mr; ++i) out[i * mstride + j * nstride] = q[i * kNr + j];
+  }
 }
 #endif
 
-// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] u8 by the packed weights.
-void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
+// out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] int8 (rows kp apart) by the
+// packed weights.
+void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
                        int32_t a_zero, int64_t cols, const Requant& r, int64_t n0, int8_t* out, int64_t mstride,
                        int64_t nstride) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -458,16 +647,8 @@ void vnni_gemm_requant(const uint8_t* a, int64_t rows, int64_t kp, const int8_t*
           for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
         }
         const int64_t nr = std::min(kNr, cols - n);
-        alignas(64) int8_t q[kMr * kNr];
-        for (int64_t i = 0; i < mr; ++i) {
-          for (int64_t half = 0; half < nr; half += 16) {
-            vnni_requant16(acc + i * kNr + half, wsum + n + half, a_zero, r, n0 + n + half,
-                           std::min<int64_t>(16, nr - half), q + i * kNr + half);
-          }
-        }
-        for (int64_t j = 0; j < nr; ++j) {
-          for (int64_t i = 0; i < mr; ++i) out[(m + i) * mstride + (n + j) * nstride] = q[i * kNr + j];
-        }
+        vnni_requant_tile(acc, mr, nr, wsum + n, a_zero, r, n0 + n, out + m * mstride + n * nstride, mstride,
+                          nstride);
       }
     }
   });
@@ -488,7 +669,7 @@ struct QuantArgs {
 
 // input, weight, weight_scale, bias?, input_scale, input_zero_point, output_scale,
 // output_zero_point, output_min, output_max
-bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs* q) {
+bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs* q, bool any_layout = false) {
   q->input = tensor_arg(ctx, op, args, 0, "input");
   q->weight = tensor_arg(ctx, op, args, 1, "weight");
   q->w_scale = tensor_arg(ctx, op, args, 2, "weight_scale");
@@ -498,8 +679,10 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
       !int_arg(ctx, op, args, 5, "input_zero_point", &q->in_zp) ||
       !scalar_arg(ctx, op, args, 6, "output_scale", &q->out_scale) ||
       !int_arg(ctx, op, args, 7, "output_zero_point", &q->out_zp) || !int_arg(ctx, op, args, 8, "output_min", &q->lo) ||
-      !int_arg(ctx, op, args, 9, "output_max", &q->hi) || !contiguous_input(ctx, op, *q->input, "input") ||
-      !contiguous_input(ctx, op, *q->weight, "weight") || !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
+      !int_arg(ctx, op, args, 9, "output_max", &q->hi) ||
+      !(any_layout ? dense_input(ctx, op, *q->input, "input") : contiguous_input(ctx, op, *q->input, "input")) ||
+      !(any_layout ? dense_input(ctx, op, *q->weight, "weight") : contiguous_input(ctx, op, *q->weight, "weight")) ||
+      !contiguous_input(ctx, op, *q->w_scale, "weight_scale")) {
     return false;
   }
   if (q->input->dtype() != ScalarType::Char || q->weight->dtype() != ScalarType::Char) {
@@ -544,14 +727,13 @@ bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Req
 }
 
 // The portable path's weights, widened to int16.
-int16_t* widen_weights(KernelContext& ctx, const char* op, const Tensor& w) {
-  const int64_t n = w.numel();
+int16_t* widen_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t n) {
   auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(int16_t)));
   if (wide == nullptr) {
     fail(ctx, op, "out of memory for the widened weights");
     return nullptr;
   }
-  for (int64_t i = 0; i < n; ++i) wide[i] = w.data_as<int8_t>()[i];
+  for (int64_t i = 0; i < n; ++i) wide[i] = w[i];
   return wide;
 }
 
@@ -631,6 +813,278 @@ void depthwise(const int8_t* x, const int8_t* w, int64_t n, int64_t c, const Dep
 
 }  // namespace
 
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Channels-last (NHWC) int8 convolution: a pixel's channels are one contiguous row, so a 1x1
+// convolution's input is the product's row matrix as it is, a kxk one unfolds by copying whole
+// channel rows per tap (no transposition), and depthwise taps are vector multiply-adds over
+// channels. The exporter plans NHWC activations (channels_last.py); NCHW inputs or outputs are
+// transposed here.
+
+struct ConvGeom {
+  int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+};
+
+void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) {
+    const int8_t* s = src + b * c * plane;
+    int8_t* d = dst + b * c * plane;
+    for (int64_t p = 0; p < plane; ++p) {
+      for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
+    }
+  }
+}
+
+void nhwc_to_nchw(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) {
+    const int8_t* s = src + b * c * plane;
+    int8_t* d = dst + b * c * plane;
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < plane; ++p) d[ch * plane + p] = s[p * c + ch];
+    }
+  }
+}
+
+// One output pixel of a depthwise convolution: taps[t] is the input pixel's channel row (null
+// for padding), wt [taps][c] the widened weights. Vectorised over channels.
+ETRT_ISA_BODY void dw_nhwc_pixel_body(const int8_t* const* taps, const int16_t* wt, int64_t ntaps, int64_t c,
+                                      int32_t zp, const float* mult, const float* bias, const Requant& r,
+                                      int32_t* acc, int8_t* out) {
+  for (int64_t ch = 0; ch < c; ++ch) acc[ch] = 0;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    const int16_t* wv = wt + t * c;
+    for (int64_t ch = 0; ch < c; ++ch) acc[ch] += (static_cast<int32_t>(px[ch]) - zp) * wv[ch];
+  }
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const float y = static_cast<float>(acc[ch]) * mult[ch] + bias[ch];
+    const float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
+    out[ch] = static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, dw_nhwc_pixel,
+                  (const int8_t* const* taps, const int16_t* wt, int64_t ntaps, int64_t c, int32_t zp,
+                   const float* mult, const float* bias, const Requant& r, int32_t* acc, int8_t* out),
+                  (taps, wt, ntaps, c, zp, mult, bias, r, acc, out))
+
+// The same with float32 sums, kDwBlock channels at a time held in registers: (x - zero point)
+// times a weight is an integer below 2^15 in magnitude, so up to kDwFloatTaps taps sum exactly
+// (below 2^24) and the requantization sees the very value the int32 sum would give.
+constexpr int64_t kDwBlock = 64;
+constexpr int64_t kDwFloatTaps = 513;  // 513 * 255 * 128 < 2^24
+ETRT_ISA_BODY void dw_nhwc_block_body(const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c,
+                                      int64_t c0, int64_t width, float zp, const float* mult, const float* bias,
+                                      const Requant& r, int8_t* out) {
+  float acc[kDwBlock];
+  for (int64_t j = 0; j < kDwBlock; ++j) acc[j] = 0.0f;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    px += c0;
+    const float* wv = wt + t * c + c0;
+    if (width == kDwBlock) {
+      for (int64_t j = 0; j < kDwBlock; ++j) acc[j] += (static_cast<float>(px[j]) - zp) * wv[j];
+    } else {
+      for (int64_t j = 0; j < width; ++j) acc[j] += (static_cast<float>(px[j]) - zp) * wv[j];
+    }
+  }
+  for (int64_t j = 0; j < width; ++j) {
+    const float y = acc[j] * mult[c0 + j] + bias[c0 + j];
+    const float v = round_even_fast(y * r.inv_out_scale) + r.out_zp;
+    out[c0 + j] = static_cast<int8_t>(std::min(std::max(v, r.lo), r.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, dw_nhwc_block,
+                  (const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c, int64_t c0, int64_t width,
+                   float zp, const float* mult, const float* bias, const Requant& r, int8_t* out),
+                  (taps, wt, ntaps, c, c0, width, zp, mult, bias, r, out))
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// dw_nhwc_block on AVX-512, its sums in registers (the compiler's version keeps them in memory).
+// NV registers of 16 channels (a whole block is four).
+template <int NV>
+__attribute__((target("avx512f"))) void dw_block_avx512_regs(const int8_t* const* taps, const float* wt,
+                                                                   int64_t ntaps, int64_t c, int64_t c0, float zp,
+                                                                   const float* mult, const float* bias,
+                                                                   const Requant& r, int8_t* out) {
+  static_assert(NV * 16 <= kDwBlock, "at most a block");
+  __m512 acc[NV];
+  for (int i = 0; i < NV; ++i) acc[i] = _mm512_setzero_ps();
+  const __m512 z = _mm512_set1_ps(zp);
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int8_t* px = taps[t];
+    if (px == nullptr) continue;
+    const float* wv = wt + t * c + c0;
+    for (int i = 0; i < NV; ++i) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + c0 + 16 * i));
+      const __m512 x = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), z);
+      acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x, _mm512_loadu_ps(wv + 16 * i)));
+    }
+  }
+  for (int i = 0; i < NV; ++i) {
+    const int64_t at = c0 + 16 * i;
+    __m512 y = _mm512_add_ps(_mm512_mul_ps(acc[i], _mm512_loadu_ps(mult + at)), _mm512_loadu_ps(bias + at));
+    y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+    y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+    y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+  }
+}
+
+// A block of `width` channels, a multiple of 16; false for other widths.
+bool dw_block_avx512(const int8_t* const* taps, const float* wt, int64_t ntaps, int64_t c, int64_t c0,
+                          int64_t width, float zp, const float* mult, const float* bias, const Requant& r,
+                          int8_t* out) {
+  switch (width) {
+    case 64: dw_block_avx512_regs<4>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 48: dw_block_avx512_regs<3>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 32: dw_block_avx512_regs<2>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    case 16: dw_block_avx512_regs<1>(taps, wt, ntaps, c, c0, zp, mult, bias, r, out); return true;
+    default: return false;
+  }
+}
+#endif
+
+bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
+                    const Requant& r, int8_t* out) {
+  const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
+  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
+  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
+  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
+  auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
+  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr) return false;
+  for (int64_t ch = 0; ch < g.c; ++ch) {
+    zeros[ch] = 0.0f;
+    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+  }
+  const bool exact_float = ntaps <= kDwFloatTaps;
+  const bool avx512 = isa_level() >= 2;
+  (void)avx512;
+  const float* bias = r.bias != nullptr ? r.bias : zeros;
+  parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int8_t** tp = taps + row * ntaps;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            const bool inside = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+            tp[ky * g.kw + kx] = inside ? x + ((b * g.h + iy) * g.w + ix) * g.c : nullptr;
+          }
+        }
+        int8_t* o = out + ((b * g.oh + oy) * g.ow + ox) * g.c;
+        if (!exact_float) {
+          dw_nhwc_pixel(tp, wt, ntaps, g.c, zp, r.multiplier, bias, r, acc + row * g.c, o);
+          continue;
+        }
+        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
+#if defined(__x86_64__) && defined(__GNUC__)
+          if (avx512 && dw_block_avx512(tp, wf, ntaps, g.c, c0, std::min(kDwBlock, g.c - c0),
+                                        static_cast<float>(zp), r.multiplier, bias, r, o)) {
+            continue;
+          }
+#endif
+          dw_nhwc_block(tp, wf, ntaps, g.c, c0, std::min(kDwBlock, g.c - c0), static_cast<float>(zp), r.multiplier,
+                        bias, r, o);
+        }
+      }
+    }
+  });
+  return true;
+}
+
+// Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order, each
+// input pixel's channel row converted by `value`, padding taps `pad`, then zeros to row_len.
+template <typename T, typename V>
+void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V value, T pad) {
+  const int64_t k = g.kh * g.kw * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        T* dst = rows + (row * g.ow + ox) * row_len;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx, dst += g.c) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
+              std::fill(dst, dst + g.c, pad);
+              continue;
+            }
+            const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
+            if constexpr (std::is_same<T, int8_t>::value) {
+              std::memcpy(dst, src, static_cast<size_t>(g.c));  // value is the identity
+            } else {
+              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
+            }
+          }
+        }
+        std::fill(dst, dst + (row_len - k), T{0});
+      }
+    }
+  });
+}
+
+// groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
+bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+               int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t taps = g.kh * g.kw, k = taps * g.c, m = g.n * g.oh * g.ow;
+  const int8_t* w = weight.data_as<int8_t>();
+  const int8_t* wk = w;  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py)
+  if (taps > 1 && weight.is_contiguous()) {
+    auto* perm = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k)));
+    if (perm == nullptr) return false;
+    for (int64_t co = 0; co < g.cout; ++co) {
+      for (int64_t ci = 0; ci < g.c; ++ci) {
+        for (int64_t t = 0; t < taps; ++t) perm[(co * taps + t) * g.c + ci] = w[(co * g.c + ci) * taps + t];
+      }
+    }
+    wk = perm;
+  }
+  const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  if (vnni_enabled()) {
+    Packed pk;
+    if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
+    const int8_t* a = x;
+    if (!direct || pk.kp != k) {
+      auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
+      if (rows == nullptr) return false;
+      unfold_nhwc(g, x, rows, pk.kp, [](int8_t v) { return v; }, static_cast<int8_t>(zp));  // copies rows
+      a = rows;
+    }
+    vnni_gemm_requant(a, m, pk.kp, pk.data, pk.wsum, zp + 128, g.cout, r, 0, out, g.cout, 1);
+    return true;
+  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (isa_level() >= 1) {
+    const int64_t lda = round_up(k, 2);
+    auto* packed = static_cast<int16_t*>(
+        ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * lda) * sizeof(int16_t)));
+    auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
+    if (packed == nullptr || rows == nullptr) return false;
+    pack_i16_pairs(wk, g.cout, k, packed);
+    unfold_nhwc(g, x, rows, lda, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+    avx2_gemm_requant(rows, lda, packed, m, g.cout, r, out, g.cout);
+    return true;
+  }
+#endif
+  auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k) * sizeof(int16_t)));
+  auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
+  if (wide == nullptr || rows == nullptr) return false;
+  for (int64_t i = 0; i < g.cout * k; ++i) wide[i] = wk[i];
+  unfold_nhwc(g, x, rows, k, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+  gemm_requant(rows, wide, m, g.cout, k, r, 0, out, g.cout, 1);
+  return true;
+}
+
+}  // namespace
+
 // input [N, C, H, W] int8, weight [Cout, C/groups, kh, kw] int8, weight_scale [Cout], bias?,
 // input_scale, input_zero_point, output_scale, output_zero_point, output_min, output_max,
 // stride, padding, dilation, groups | out [N, Cout, OH, OW] int8
@@ -640,7 +1094,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   QuantArgs q;
   Span<const int64_t> stride, padding, dilation;
   int64_t groups = 1;
-  if (!quant_args(ctx, op, args, &q) || !int_list_arg(ctx, op, args, 10, "stride", &stride) ||
+  if (!quant_args(ctx, op, args, &q, true) || !int_list_arg(ctx, op, args, 10, "stride", &stride) ||
       !int_list_arg(ctx, op, args, 11, "padding", &padding) || !int_list_arg(ctx, op, args, 12, "dilation", &dilation) ||
       !int_arg(ctx, op, args, 13, "groups", &groups)) {
     return;
@@ -660,19 +1114,59 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   const int64_t ow = (wd + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
   if (oh < 1 || ow < 1) return fail(ctx, op, "the kernel is larger than the padded input");
   const int64_t out_sizes[4] = {n, cout, oh, ow};
-  Tensor* out = output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
+  Tensor* out = strided_output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
   if (out == nullptr) return;
+  if (!out->is_contiguous() && !channels_last_dense(*out)) {
+    return fail(ctx, op, "the output must be contiguous or channels-last");
+  }
   Requant r;
   if (!prepare_requant(ctx, op, q, &r)) return;
   const int64_t k = cg * kh * kw, pixels = oh * ow, coutg = cout / groups;
   const int8_t* xd = x.data_as<int8_t>();
   int8_t* od = out->data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
+  const bool in_nhwc = !x.is_contiguous(), out_nhwc = !out->is_contiguous();
+  if (in_nhwc || out_nhwc) {
+    const bool depthwise = cg == 1 && coutg == 1;
+    if (!depthwise && groups != 1) {
+      return fail(ctx, op, "a grouped convolution (groups " + std::to_string(groups) + ") runs NCHW only");
+    }
+    const ConvGeom g{n, c, h, wd, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
+    const int8_t* xn = xd;
+    if (!in_nhwc) {
+      auto* t = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(x.numel())));
+      if (t == nullptr) return fail(ctx, op, "out of memory for the channels-last input");
+      nchw_to_nhwc(xd, n, c, h * wd, t);
+      xn = t;
+    }
+    int8_t* on = od;
+    if (!out_nhwc) {
+      on = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel())));
+      if (on == nullptr) return fail(ctx, op, "out of memory for the channels-last output");
+    }
+    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w.data_as<int8_t>(), zp, r, on)
+                              : gemm_nhwc(ctx, op, g, xn, w, zp, r, on);
+    if (!ok) return fail(ctx, op, "out of memory for the channels-last convolution");
+    if (ctx.failed()) return;
+    if (!out_nhwc) nhwc_to_nchw(on, n, cout, oh * ow, od);
+    return;
+  }
+  const int8_t* wts = w.data_as<int8_t>();
+  if (!w.is_contiguous()) {  // stored [cout][kh][kw][cin] for the NHWC path
+    auto* oihw = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(w.numel())));
+    if (oihw == nullptr) return fail(ctx, op, "out of memory for the weights");
+    for (int64_t co = 0; co < cout; ++co) {
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        for (int64_t t = 0; t < kh * kw; ++t) oihw[(co * cg + ci) * kh * kw + t] = wts[(co * kh * kw + t) * cg + ci];
+      }
+    }
+    wts = oihw;
+  }
   if (cg == 1 && coutg == 1) {
     auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(n * c * ow) * sizeof(int32_t)));
     if (acc == nullptr) return fail(ctx, op, "out of memory for the depthwise sums");
     const DepthwiseShape d{h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
-    depthwise(xd, w.data_as<int8_t>(), n, c, d, zp, r, acc, od);
+    depthwise(xd, wts, n, c, d, zp, r, acc, od);
     return;
   }
   // Unfold: row p holds the taps of output pixel p (padding taps hold the zero point). Per
@@ -710,20 +1204,20 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   };
   if (vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, w.data_as<int8_t>(), groups, coutg, k, &pk)) return;
-    auto* cols = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
+    if (!pack_weights(ctx, op, wts, groups, coutg, k, &pk)) return;
+    auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
     if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
-    const auto pad = static_cast<uint8_t>(zp + 128);
+    const auto pad = static_cast<int8_t>(zp);
     for (int64_t b = 0; b < n; ++b) {
       for (int64_t g = 0; g < groups; ++g) {
-        unfold(cols, pk.kp, b, g, [](int8_t v) { return static_cast<uint8_t>(v + 128); }, pad);
+        unfold(cols, pk.kp, b, g, [](int8_t v) { return v; }, pad);
         vnni_gemm_requant(cols, pixels, pk.kp, pk.data + g * pk.colsp * pk.kp, pk.wsum + g * pk.colsp, zp + 128,
                           coutg, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1, pixels);
       }
     }
     return;
   }
-  int16_t* wide = widen_weights(ctx, op, w);
+  int16_t* wide = widen_weights(ctx, op, wts, w.numel());
   if (wide == nullptr) return;
   auto* cols = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * k) * sizeof(int16_t)));
   if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
@@ -761,20 +1255,93 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
-    auto* a = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
-    if (a == nullptr) return fail(ctx, op, "out of memory for the input rows");
-    for (int64_t i = 0; i < rows; ++i) {
-      for (int64_t j = 0; j < pk.kp; ++j) a[i * pk.kp + j] = j < k ? static_cast<uint8_t>(xd[i * k + j] + 128) : 0;
+    const int8_t* a = xd;
+    if (pk.kp != k) {  // rows padded to whole groups of 4
+      auto* padded = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
+      if (padded == nullptr) return fail(ctx, op, "out of memory for the input rows");
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < pk.kp; ++j) padded[i * pk.kp + j] = j < k ? xd[i * k + j] : int8_t{0};
+      }
+      a = padded;
     }
     vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
     return;
   }
-  int16_t* wide = widen_weights(ctx, op, w);
+  int16_t* wide = widen_weights(ctx, op, w.data_as<int8_t>(), w.numel());
   if (wide == nullptr) return;
   auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
   if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
   for (int64_t i = 0; i < rows * k; ++i) a[i] = static_cast<int16_t>(xd[i] - zp);
   gemm_requant(a, wide, rows, cols, k, r, 0, out->data_as<int8_t>(), cols, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integer addition: dq(a) + dq(b) -> q in one pass over the int8 values, with the reference's
+// float32 steps ((q - zero_point) * scale per input, the sum, then the quantize), so the
+// integers are those of the unfolded graph.
+
+namespace {
+
+struct AddParams {
+  float a_zp, a_scale, b_zp, b_scale, inv_out_scale, out_zp, lo, hi;
+};
+
+ETRT_ISA_BODY void add_int8_body(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = (static_cast<float>(a[i]) - p.a_zp) * p.a_scale;
+    const float y = (static_cast<float>(b[i]) - p.b_zp) * p.b_scale;
+    const float v = round_even_fast((x + y) * p.inv_out_scale) + p.out_zp;
+    out[i] = static_cast<int8_t>(std::min(std::max(v, p.lo), p.hi));
+  }
+}
+ETRT_ISA_DISPATCH(void, add_int8, (const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p),
+                  (a, b, out, n, p))
+
+}  // namespace
+
+// a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point,
+// output_min, output_max | out: int8 tensors of one shape
+void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::add";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  Tensor* a = tensor_arg(ctx, op, args, 0, "a");
+  Tensor* b = tensor_arg(ctx, op, args, 3, "b");
+  double as = 1, bs = 1, os = 1;
+  int64_t az = 0, bz = 0, oz = 0, lo = 0, hi = 0;
+  if (a == nullptr || b == nullptr || !scalar_arg(ctx, op, args, 1, "a_scale", &as) ||
+      !int_arg(ctx, op, args, 2, "a_zero_point", &az) || !scalar_arg(ctx, op, args, 4, "b_scale", &bs) ||
+      !int_arg(ctx, op, args, 5, "b_zero_point", &bz) || !scalar_arg(ctx, op, args, 6, "output_scale", &os) ||
+      !int_arg(ctx, op, args, 7, "output_zero_point", &oz) || !int_arg(ctx, op, args, 8, "output_min", &lo) ||
+      !int_arg(ctx, op, args, 9, "output_max", &hi) || !dense_input(ctx, op, *a, "a") ||
+      !dense_input(ctx, op, *b, "b")) {
+    return;
+  }
+  if (a->dtype() != ScalarType::Char || b->dtype() != ScalarType::Char) {
+    return fail(ctx, op, "a and b must be int8, got " + dtype_name(a->dtype()) + " and " + dtype_name(b->dtype()));
+  }
+  if (!same_sizes(a->sizes(), b->sizes())) {
+    return fail(ctx, op, "a " + shape_string(a->sizes()) + " and b " + shape_string(b->sizes()) +
+                             " must have one shape");
+  }
+  if (lo < -128 || hi > 127 || lo > hi) {
+    return fail(ctx, op, "output range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not within int8");
+  }
+  Tensor* out = strided_output_arg(ctx, op, args, 10, ScalarType::Char, a->sizes());
+  if (out == nullptr) return;
+  const AddParams p{static_cast<float>(az), static_cast<float>(as), static_cast<float>(bz),
+                    static_cast<float>(bs), static_cast<float>(1.0 / os), static_cast<float>(oz),
+                    static_cast<float>(lo), static_cast<float>(hi)};
+  const int8_t* ad = a->data_as<int8_t>();
+  const int8_t* bd = b->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  if (same_strides(*a, *out) && same_strides(*b, *out)) {
+    parallel_for(0, a->numel(), kParallelGrainElements,
+                 [&](int64_t i0, int64_t i1) { add_int8(ad + i0, bd + i0, od + i0, i1 - i0, p); });
+    return;
+  }
+  for_each_element(*a, *b, *out, [&](int64_t i, int64_t j, int64_t k, int64_t count) {
+    add_int8(ad + i, bd + j, od + k, count, p);
+  });
 }
 
 }  // namespace kernels

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 class SmallNet(nn.Module):
     """What PT2E quantizes in CNNs: conv + batch norm + ReLU, depthwise conv + hardswish, a
-    residual add, max pooling, cat, average pooling and a linear head."""
+    residual add, max pooling, cat, conv + batch norm + ReLU6 (MobileNetV2's),
+    average pooling and a linear head."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -32,13 +33,16 @@ class SmallNet(nn.Module):
         self.bn = nn.BatchNorm2d(16)
         self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
         self.pw = nn.Conv2d(32, 24, 1, stride=2)
+        self.pw_bn = nn.BatchNorm2d(24)
+        self.relu6 = nn.ReLU6()
+        self.pw2 = nn.Conv2d(24, 24, 1)
         self.fc = nn.Linear(24, 10)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.relu(self.bn(self.conv(x)))
         z = nn.functional.hardswish(self.dw(y)) + y
         z = nn.functional.max_pool2d(torch.cat([z, y], 1), 2)
-        z = self.pw(z)
+        z = self.pw2(self.relu6(self.pw_bn(self.pw(z))))
         return self.fc(nn.functional.adaptive_avg_pool2d(z, 1).flatten(1))
 
 
@@ -72,8 +76,10 @@ def test_int8_conv_net_folds_into_integer_kernels_and_matches_pt2e(
 ) -> None:
     program = etrt.export(converted, (_inputs(0),))
     ops = program.info.instruction_ops
-    assert ops.count("etrt_quant::conv2d") == 3 and ops.count("etrt_quant::linear") == 1
-    assert not {"aten::convolution", "aten::addmm", "aten::mm"} & set(ops)
+    assert ops.count("etrt_quant::conv2d") == 4 and ops.count("etrt_quant::linear") == 1
+    # the residual add is an integer kernel; the ReLU6 is the range of the conv before it
+    assert ops.count("etrt_quant::add") == 1
+    assert not {"aten::convolution", "aten::addmm", "aten::mm", "aten::hardtanh"} & set(ops)
     lsb = _output_scale(converted)
     path = tmp_path / "small.etrt"
     for seed in range(3):
@@ -94,7 +100,7 @@ def test_integer_kernels_equal_the_folded_graph_run_by_torch(
     x = _inputs(7)
     core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
     report = fold_quantized(core)
-    assert (report.conv2d, report.linear) == (3, 1)
+    assert (report.conv2d, report.linear, report.clamp, report.add) == (4, 1, 1, 1)
     want = core.module()(x)
     got = _run(etrt.export(converted, (x,)), tmp_path / "small.etrt", x)
     assert torch.equal(got, want)
@@ -124,6 +130,53 @@ def test_portable_int8_path_gives_the_same_integers(
     assert torch.equal(portable, here)
 
 
+class InvertedResidual(nn.Module):
+    """MobileNetV2's block, wide enough for the channels-last kernels' whole blocks (80
+    channels: one of 64 and a rest): 3x3 conv, depthwise stride 2, 1x1 conv, each with batch
+    norm and ReLU6 but the last; its output is the program's (NHWC computed, NCHW returned)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def unit(conv: nn.Conv2d, act: bool) -> nn.Sequential:
+            layers = [conv, nn.BatchNorm2d(conv.out_channels)]
+            return nn.Sequential(*layers, nn.ReLU6()) if act else nn.Sequential(*layers)
+
+        self.body = nn.Sequential(
+            unit(nn.Conv2d(8, 80, 3, padding=1), True),
+            unit(nn.Conv2d(80, 80, 3, stride=2, padding=1, groups=80), True),
+            unit(nn.Conv2d(80, 24, 1), False),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    torch.manual_seed(0)
+    model = InvertedResidual().eval()
+    for m in model.modules():  # live batch norm statistics, as a trained model has
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 8, 15, 15, generator=torch.Generator().manual_seed(3))
+    converted = etrt.quantize(model, (x,), calibration=[(torch.randn(1, 8, 15, 15),)])
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    assert fold_quantized(core).clamp == 2  # both ReLU6 are output ranges
+    want = core.module()(x)
+    module = etrt.load(etrt.export(converted, (x,)).save(tmp_path / "block.etrt"))
+    # VNNI (where the CPU has it), then capped: the AVX2 vpmaddwd product, then the baseline's
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
+            assert torch.equal(got, want), cap
+    finally:
+        etrt.set_max_isa("avx512")
+
+
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
@@ -146,6 +199,8 @@ def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     program = etrt.export(reference, (x,))
     ops = set(program.info.instruction_ops)
     assert "aten::convolution" in ops and "etrt_quant::conv2d" not in ops
+    # dq -> ReLU6 -> q of one scale: a clamp of the int8 values
+    assert "aten::clamp" in ops and "aten::hardtanh" not in ops
     assert {
         "quantized_decomposed::quantize_per_tensor",
         "quantized_decomposed::dequantize_per_tensor",
