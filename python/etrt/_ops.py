@@ -275,6 +275,7 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "quantized_decomposed::dequantize_per_channel",
         "etrt_quant::conv2d",
         "etrt_quant::linear",
+        "etrt_quant::weight_only_linear",
     }
 )
 
@@ -439,6 +440,7 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "quantized_decomposed::dequantize_per_channel": ("int32", "int8", "uint8"),
     "etrt_quant::conv2d": ("int8",),
     "etrt_quant::linear": ("int8",),
+    "etrt_quant::weight_only_linear": ("float32",),
 }
 
 

@@ -22,6 +22,7 @@ from .program import Program
 from .quantized import fold_quantized
 from .serialize import serialize
 from .upcast import upcast_half_precision
+from .weight_only import fold_weight_only
 from .weights import store_permuted_weights
 from .xnnpack import delegate_to_xnnpack
 
@@ -205,6 +206,9 @@ def export_program(
     folded = fold_quantized(core)
     if folded.conv2d or folded.linear:
         log.info("int8 kernels: %d convolutions, %d linears", folded.conv2d, folded.linear)
+    weight_only = fold_weight_only(core)
+    if weight_only.int4 or weight_only.int8:
+        log.info("weight-only linears: %d int4, %d int8", weight_only.int4, weight_only.int8)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

@@ -30,6 +30,7 @@ const Kernel kKernels[] = {
     {"quantized_decomposed::dequantize_per_channel", op_dequantize_per_channel},
     {"etrt_quant::conv2d", op_quantized_conv2d},
     {"etrt_quant::linear", op_quantized_linear},
+    {"etrt_quant::weight_only_linear", op_weight_only_linear},
     // elementwise
     {"aten::relu", op_relu},
     {"aten::gelu", op_gelu},
