@@ -276,6 +276,7 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "etrt_quant::conv2d",
         "etrt_quant::linear",
         "etrt_quant::weight_only_linear",
+        "etrt_quant::weight_only_embedding",
     }
 )
 
@@ -441,6 +442,7 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "etrt_quant::conv2d": ("int8",),
     "etrt_quant::linear": ("int8",),
     "etrt_quant::weight_only_linear": ("float32",),
+    "etrt_quant::weight_only_embedding": ("int8", "uint8"),
 }
 
 

@@ -207,8 +207,11 @@ def export_program(
     if folded.conv2d or folded.linear:
         log.info("int8 kernels: %d convolutions, %d linears", folded.conv2d, folded.linear)
     weight_only = fold_weight_only(core)
-    if weight_only.int4 or weight_only.int8:
-        log.info("weight-only linears: %d int4, %d int8", weight_only.int4, weight_only.int8)
+    if weight_only.int4 or weight_only.int8 or weight_only.embeddings:
+        log.info(
+            "weight-only kernels: %d int4 linears, %d int8 linears, %d embeddings",
+            weight_only.int4, weight_only.int8, weight_only.embeddings,
+        )  # fmt: skip
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

@@ -27,6 +27,10 @@ _LIB.define(
     "weight_only_linear(Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, "
     "Tensor? bias, int bits, int group_size) -> Tensor"
 )
+_LIB.define(
+    "weight_only_embedding(Tensor weight, Tensor scales, Tensor? zero_points, Tensor indices, "
+    "int bits, int group_size) -> Tensor"
+)
 
 
 def pack_int4(q: torch.Tensor, group_size: int) -> torch.Tensor:
@@ -76,9 +80,23 @@ def _weight_only_linear_reference(
     return torch.nn.functional.linear(input, w, bias)
 
 
+def _weight_only_embedding_reference(
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    zero_points: torch.Tensor | None,
+    indices: torch.Tensor,
+    bits: int,
+    group_size: int,
+) -> torch.Tensor:
+    w = dequantize_weight(weight, scales, zero_points, bits, group_size)
+    return torch.nn.functional.embedding(indices, w)
+
+
 _LIB.impl("weight_only_linear", _weight_only_linear_reference, "CompositeExplicitAutograd")
+_LIB.impl("weight_only_embedding", _weight_only_embedding_reference, "CompositeExplicitAutograd")
 
 WEIGHT_ONLY_LINEAR = torch.ops.etrt_quant.weight_only_linear.default
+WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -130,10 +148,11 @@ def pack(
 
 @dataclass(frozen=True)
 class WeightOnlyReport:
-    """How many linears became weight-only kernels, by bits."""
+    """How many linears became weight-only kernels, by bits, and how many embeddings."""
 
     int4: int
     int8: int
+    embeddings: int = 0
 
 
 def _is(node: Any, target: Any) -> bool:
@@ -147,6 +166,7 @@ class _Folder:
         self.specs = {s.arg.name: s for s in ep.graph_signature.input_specs}
         self.added = 0
         self.counts = {4: 0, 8: 0}
+        self.embeddings = 0
 
     def constant(self, node: Node) -> torch.Tensor | None:
         if node.op != "placeholder":
@@ -215,19 +235,43 @@ class _Folder:
         return node
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
+        w, s, z = self.add_packed(packed)
+        self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size))
+        self.counts[packed.bits] += 1
+
+    def add_packed(self, packed: PackedWeight) -> tuple[Node, Node, Node | None]:
         w = self.add_constant("weight", packed.weight)
         s = self.add_constant("scales", packed.scales)
         z = None if packed.zero_points is None else self.add_constant("zeros", packed.zero_points)
         self.added += 1
+        return w, s, z
+
+    def swap(self, old: Node, target: Any, args: tuple[Any, ...]) -> None:
         with self.graph.inserting_before(old):
-            new = self.graph.call_function(
-                WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size)
-            )
+            new = self.graph.call_function(target, args)
         new.meta["val"] = old.meta.get("val")
         new.meta["stack_trace"] = old.meta.get("stack_trace")
         old.replace_all_uses_with(new)
         self.graph.erase_node(old)
-        self.counts[packed.bits] += 1
+
+    def fold_embedding(self, node: Node) -> None:
+        """embedding(W, indices) with W dequantized (no padding_idx / scaling arguments)."""
+        if len(node.args) != 2 or node.kwargs:
+            return
+        table, indices = node.args
+        val = node.meta.get("val")
+        t_val = table.meta.get("val") if isinstance(table, Node) else None
+        if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+            return
+        if not isinstance(t_val, torch.Tensor) or t_val.dim() != 2:
+            return
+        rows, dim = (int(d) for d in t_val.shape)
+        packed = self.dequantized_weight(table, rows, dim)
+        if packed is None:
+            return
+        w, s, z = self.add_packed(packed)
+        self.swap(node, WEIGHT_ONLY_EMBEDDING, (w, s, z, indices, packed.bits, packed.group_size))
+        self.embeddings += 1
 
     def dequantized_weight(self, node: Any, n: int, k: int) -> PackedWeight | None:
         """The packed form of float32 [N, K] `node` when it is a dequantize of constants."""
@@ -330,6 +374,7 @@ class _Folder:
             (_ATEN.mul.Tensor, self.fold_scaled_mm),
             (_ATEN.mm.default, self.fold_linear),
             (_ATEN.addmm.default, self.fold_linear),
+            (_ATEN.embedding.default, self.fold_embedding),
         ]
         for target, step in steps:
             for node in list(self.graph.nodes):
@@ -338,7 +383,7 @@ class _Folder:
         if self.added:
             self.graph.eliminate_dead_code()
             self.ep.graph_module.recompile()
-        return WeightOnlyReport(self.counts[4], self.counts[8])
+        return WeightOnlyReport(self.counts[4], self.counts[8], self.embeddings)
 
 
 def fold_weight_only(ep: ExportedProgram) -> WeightOnlyReport:

@@ -45,6 +45,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
 // weight_only.cpp: float activations times int8 / int4 weights (torchao's weight-only schemes)
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
+void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);
 
 }  // namespace kernels
 }  // namespace etrt

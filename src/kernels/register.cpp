@@ -31,6 +31,7 @@ const Kernel kKernels[] = {
     {"etrt_quant::conv2d", op_quantized_conv2d},
     {"etrt_quant::linear", op_quantized_linear},
     {"etrt_quant::weight_only_linear", op_weight_only_linear},
+    {"etrt_quant::weight_only_embedding", op_weight_only_embedding},
     // elementwise
     {"aten::relu", op_relu},
     {"aten::gelu", op_gelu},

@@ -146,5 +146,81 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });
 }
 
+// weight (as weight_only_linear's), scales [V, G], zero_points [V, G]?, indices (int64/int32),
+// bits, group_size | out [*indices, D] float32: each row dequantized as torchao does,
+// (q - zero) * scale, so the values equal the float embedding torchao's model looks up.
+void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::weight_only_embedding";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Tensor* w = tensor_arg(ctx, op, args, 0, "weight");
+  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
+  Tensor* zeros = nullptr;
+  Tensor* idx = nullptr;
+  int64_t bits = 0, group_size = 0;
+  if (w == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zeros) ||
+      (idx = tensor_arg(ctx, op, args, 3, "indices")) == nullptr || !int_arg(ctx, op, args, 4, "bits", &bits) ||
+      !int_arg(ctx, op, args, 5, "group_size", &group_size)) {
+    return;
+  }
+  for (const Tensor* t : {w, scales, zeros, idx}) {
+    if (t != nullptr && (!check_has_data(ctx, op, *t, "argument") || !t->is_contiguous())) {
+      return fail(ctx, op, "arguments must be contiguous tensors with data");
+    }
+  }
+  if (bits != 4 && bits != 8) return fail(ctx, op, "bits must be 4 or 8, got " + std::to_string(bits));
+  const ScalarType wt = bits == 4 ? ScalarType::Byte : ScalarType::Char;
+  if (w->dim() != 2 || w->dtype() != wt) return fail(ctx, op, std::string("weight must be 2-D ") + to_string(wt));
+  const int64_t rows = w->size(0), d = bits == 4 ? w->size(1) * 2 : w->size(1);
+  if (group_size <= 0 || d % group_size != 0 || (bits == 4 && group_size % 2 != 0)) {
+    return fail(ctx, op, "group_size " + std::to_string(group_size) + " does not divide " + std::to_string(d) +
+                             " columns into groups");
+  }
+  const int64_t groups = d / group_size;
+  if (scales->dtype() != ScalarType::Float || scales->numel() != rows * groups) {
+    return fail(ctx, op, "scales must be float32 with one value per row and group");
+  }
+  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != rows * groups)) {
+    return fail(ctx, op, "zero_points must be int8 with one value per row and group");
+  }
+  if (idx->dtype() != ScalarType::Long && idx->dtype() != ScalarType::Int) {
+    return fail(ctx, op, std::string("indices must be int64 or int32, got ") + to_string(idx->dtype()));
+  }
+  if (idx->dim() + 1 > kMaxDims) return fail(ctx, op, "indices have too many dimensions");
+  int64_t out_sizes[kMaxDims];
+  for (int i = 0; i < idx->dim(); ++i) out_sizes[i] = idx->size(i);
+  out_sizes[idx->dim()] = d;
+  Tensor* out = output_arg(ctx, op, args, 6, ScalarType::Float,
+                           Span<const int64_t>(out_sizes, static_cast<size_t>(idx->dim() + 1)));
+  if (out == nullptr) return;
+  const auto* wd = static_cast<const uint8_t*>(w->data());
+  const float* sd = scales->data_as<float>();
+  const int8_t* zd = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
+  float* od = out->data_as<float>();
+  const int64_t row_bytes = bits == 4 ? d / 2 : d, half = group_size / 2;
+  for (int64_t i = 0; i < idx->numel(); ++i) {
+    const int64_t r = idx->dtype() == ScalarType::Long ? idx->data_as<int64_t>()[i] : idx->data_as<int32_t>()[i];
+    if (r < 0 || r >= rows) {
+      return fail(ctx, op, "index " + std::to_string(r) + " is out of range for " + std::to_string(rows) + " rows");
+    }
+    const uint8_t* wr = wd + r * row_bytes;
+    float* o = od + i * d;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float s = sd[r * groups + g];
+      const float z = zd != nullptr ? static_cast<float>(zd[r * groups + g]) : 0.0f;
+      float* og = o + g * group_size;
+      if (bits == 4) {
+        const uint8_t* p = wr + g * half;
+        for (int64_t j = 0; j < half; ++j) {
+          og[j] = (static_cast<float>(static_cast<int>(p[j] & 15) - 8) - z) * s;
+          og[half + j] = (static_cast<float>(static_cast<int>(p[j] >> 4) - 8) - z) * s;
+        }
+      } else {
+        const auto* q = reinterpret_cast<const int8_t*>(wr) + g * group_size;
+        for (int64_t j = 0; j < group_size; ++j) og[j] = (static_cast<float>(q[j]) - z) * s;
+      }
+    }
+  }
+}
+
 }  // namespace kernels
 }  // namespace etrt
