@@ -277,6 +277,7 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "etrt_quant::linear",
         "etrt_quant::weight_only_linear",
         "etrt_quant::weight_only_embedding",
+        "etrt_quant::int8_mm",
     }
 )
 
@@ -328,6 +329,9 @@ REFUSED_OPS: dict[str, str] = {
     "first element)",
     "aten::sym_is_contiguous": "a contiguity query of a symbolic shape; torch.export answers it "
     "while tracing and leaves none in a graph",
+    "aten::_int_mm": "etrt runs int8 matrix products only as torchao's dynamic int8 linear "
+    "(Int8DynamicActivationInt8WeightConfig: int8 activations times a constant int8 weight, "
+    "folded into etrt_quant::int8_mm); this one has no constant int8 weight",
 }
 
 # Core ATen ops torch.export never leaves in a graph etrt lowers: run_decompositions() rewrites
@@ -443,6 +447,7 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "etrt_quant::linear": ("int8",),
     "etrt_quant::weight_only_linear": ("float32",),
     "etrt_quant::weight_only_embedding": ("int8", "uint8"),
+    "etrt_quant::int8_mm": ("int8",),
 }
 
 

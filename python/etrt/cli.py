@@ -94,7 +94,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--quantize",
-        choices=("int8", "int8-weight", "int4-weight", "int8-dynamic-int4-weight"),
+        choices=("int8", "int8-weight", "int4-weight", "int8-dynamic-int4-weight", "int8-dynamic"),
         help="quantize a FACTORY's model first: int8 is PT2E static int8, calibrated on its "
         "example inputs; the others quantize the linears' weights with torchao (see "
         "docs/quantization.md); a .pt2 quantized beforehand needs no flag",

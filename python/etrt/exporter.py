@@ -207,10 +207,11 @@ def export_program(
     if folded.conv2d or folded.linear:
         log.info("int8 kernels: %d convolutions, %d linears", folded.conv2d, folded.linear)
     weight_only = fold_weight_only(core)
-    if weight_only.int4 or weight_only.int8 or weight_only.embeddings:
+    if weight_only.int4 or weight_only.int8 or weight_only.embeddings or weight_only.int8_mm:
         log.info(
-            "weight-only kernels: %d int4 linears, %d int8 linears, %d embeddings",
-            weight_only.int4, weight_only.int8, weight_only.embeddings,
+            "weight-only kernels: %d int4 linears, %d int8 linears, %d embeddings; "
+            "%d int8 products of dynamic activations",
+            weight_only.int4, weight_only.int8, weight_only.embeddings, weight_only.int8_mm,
         )  # fmt: skip
     step("lowering to etrt")
     lowered = lower(

@@ -27,6 +27,7 @@ _LIB.define(
     "weight_only_linear(Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, "
     "Tensor? bias, int bits, int group_size) -> Tensor"
 )
+_LIB.define("int8_mm(Tensor input, Tensor weight, Tensor weight_sums) -> Tensor")
 _LIB.define(
     "weight_only_embedding(Tensor weight, Tensor scales, Tensor? zero_points, Tensor indices, "
     "int bits, int group_size) -> Tensor"
@@ -92,11 +93,21 @@ def _weight_only_embedding_reference(
     return torch.nn.functional.embedding(indices, w)
 
 
+def _int8_mm_reference(
+    input: torch.Tensor, weight: torch.Tensor, weight_sums: torch.Tensor
+) -> torch.Tensor:
+    # float64 sums of int8 products are exact (the kernel's int32 accumulation).
+    acc = input.to(torch.float64) @ weight.to(torch.float64).t()
+    return acc.to(torch.int32)
+
+
+_LIB.impl("int8_mm", _int8_mm_reference, "CompositeExplicitAutograd")
 _LIB.impl("weight_only_linear", _weight_only_linear_reference, "CompositeExplicitAutograd")
 _LIB.impl("weight_only_embedding", _weight_only_embedding_reference, "CompositeExplicitAutograd")
 
 WEIGHT_ONLY_LINEAR = torch.ops.etrt_quant.weight_only_linear.default
 WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
+INT8_MM = torch.ops.etrt_quant.int8_mm.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -148,11 +159,13 @@ def pack(
 
 @dataclass(frozen=True)
 class WeightOnlyReport:
-    """How many linears became weight-only kernels, by bits, and how many embeddings."""
+    """How many linears became weight-only kernels, by bits, how many embeddings, and how many
+    integer products of dynamically quantized activations."""
 
     int4: int
     int8: int
     embeddings: int = 0
+    int8_mm: int = 0
 
 
 def _is(node: Any, target: Any) -> bool:
@@ -167,6 +180,7 @@ class _Folder:
         self.added = 0
         self.counts = {4: 0, 8: 0}
         self.embeddings = 0
+        self.int8_mms = 0
 
     def constant(self, node: Node) -> torch.Tensor | None:
         if node.op != "placeholder":
@@ -369,12 +383,76 @@ class _Folder:
         if packed is not None:
             self.replace(mul, x, packed, None)
 
+    def int8_weight(self, node: Any) -> torch.Tensor | None:
+        """int8 [N, K] when `node` computes its transpose [K, N] from constants only."""
+        if not isinstance(node, Node):
+            return None
+        found = self.constant_subgraph(node)
+        if found is None:
+            return None
+        order, leaves = found
+        value = self.evaluate(order)
+        if len(leaves) != 1 or not isinstance(value, torch.Tensor) or value.dtype != torch.int8:
+            return None
+        return value.t().contiguous() if value.dim() == 2 else None
+
+    def fold_int_mm(self, mm: Node) -> None:
+        """torchao's Int8Tensor with dynamic activations: _int_mm(uint8(int32(xq) + 128), W^T)
+        less mul(sum(W^T, [0], dtype=int32), 128); or _int_mm(xq int8, W^T) itself."""
+        a, b = mm.args[:2]
+        w = self.int8_weight(b)
+        if w is None or not isinstance(a, Node):
+            return
+        a_val = a.meta.get("val")
+        if isinstance(a_val, torch.Tensor) and a_val.dtype == torch.int8:
+            self.fold_int8_mm(mm, a, w)
+            return
+        # uint8(int32(xq) + 128)
+        if not (_is(a, _ATEN._to_copy.default) and a.kwargs.get("dtype") == torch.uint8):
+            return
+        shifted = a.args[0]
+        if not _is(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:  # type: ignore[union-attr]
+            return
+        assert isinstance(shifted, Node)
+        widened = shifted.args[0]
+        if not (_is(widened, _ATEN._to_copy.default) and widened.kwargs.get("dtype") == torch.int32):  # type: ignore[union-attr]
+            return
+        assert isinstance(widened, Node)
+        xq = widened.args[0]
+        xq_val = xq.meta.get("val") if isinstance(xq, Node) else None
+        if not isinstance(xq_val, torch.Tensor) or xq_val.dtype != torch.int8:
+            return
+        users = list(mm.users)
+        if len(users) != 1 or not _is(users[0], _ATEN.sub.Tensor) or users[0].args[0] is not mm:
+            return
+        sub = users[0]
+        corr = sub.args[1]
+        if not _is(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:  # type: ignore[union-attr]
+            return
+        assert isinstance(corr, Node)
+        total = self.constant_subgraph(corr.args[0]) if isinstance(corr.args[0], Node) else None
+        if total is None:
+            return
+        sums = self.evaluate(total[0])
+        want = w.to(torch.int32).sum(1)
+        if not isinstance(sums, torch.Tensor) or not torch.equal(sums.reshape(-1), want):
+            return
+        self.fold_int8_mm(sub, xq, w)
+
+    def fold_int8_mm(self, old: Node, xq: Node, w: torch.Tensor) -> None:
+        wn = self.add_constant("weight", w)
+        sn = self.add_constant("weight_sums", w.to(torch.int32).sum(1).to(torch.int32))
+        self.added += 1
+        self.swap(old, INT8_MM, (xq, wn, sn))
+        self.int8_mms += 1
+
     def fold(self) -> WeightOnlyReport:
         steps: list[tuple[Any, Callable[[Node], None]]] = [
             (_ATEN.mul.Tensor, self.fold_scaled_mm),
             (_ATEN.mm.default, self.fold_linear),
             (_ATEN.addmm.default, self.fold_linear),
             (_ATEN.embedding.default, self.fold_embedding),
+            (_ATEN._int_mm.default, self.fold_int_mm),
         ]
         for target, step in steps:
             for node in list(self.graph.nodes):
@@ -383,7 +461,7 @@ class _Folder:
         if self.added:
             self.graph.eliminate_dead_code()
             self.ep.graph_module.recompile()
-        return WeightOnlyReport(self.counts[4], self.counts[8], self.embeddings)
+        return WeightOnlyReport(self.counts[4], self.counts[8], self.embeddings, self.int8_mms)
 
 
 def fold_weight_only(ep: ExportedProgram) -> WeightOnlyReport:

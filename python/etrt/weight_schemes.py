@@ -5,6 +5,7 @@
 | int8-weight | IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0)) |
 | int4-weight | IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size)) |
 | int8-dynamic-int4-weight | Int8DynamicActivationIntxWeightConfig(int4, PerGroup(group_size)) |
+| int8-dynamic | Int8DynamicActivationInt8WeightConfig() |
 
 Weights are symmetric (zero points 0), as ExecuTorch's flows make them. nn.Embedding tables are
 quantized too (weight-only, the same bits and groups; `embeddings=False` keeps them float32):
@@ -28,6 +29,8 @@ WEIGHT_SCHEMES: dict[str, str] = {
     "32), float32 activations",
     "int8-dynamic-int4-weight": "group-wise int4 weights, activations quantized to int8 per "
     "token at run time (torchao's 8da4w)",
+    "int8-dynamic": "per-channel int8 weights, activations quantized to int8 per token at run "
+    "time, int8 x int8 products summed in int32",
 }
 GROUP_SIZES = (32, 64, 128, 256)
 DEFAULT_GROUP_SIZE = 32
@@ -40,6 +43,7 @@ class WeightSchemeError(ExportError):
 def _config(scheme: str, group_size: int) -> Any:
     try:
         from torchao.quantization import (
+            Int8DynamicActivationInt8WeightConfig,
             Int8DynamicActivationIntxWeightConfig,
             IntxWeightOnlyConfig,
         )
@@ -52,6 +56,8 @@ def _config(scheme: str, group_size: int) -> Any:
         return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
     if scheme == "int4-weight":
         return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size))
+    if scheme == "int8-dynamic":
+        return Int8DynamicActivationInt8WeightConfig()
     return Int8DynamicActivationIntxWeightConfig(
         weight_dtype=torch.int4, weight_granularity=PerGroup(group_size)
     )
@@ -61,7 +67,7 @@ def _embedding_config(scheme: str, group_size: int) -> Any:
     from torchao.quantization import IntxWeightOnlyConfig
     from torchao.quantization.granularity import PerAxis, PerGroup
 
-    if scheme == "int8-weight":
+    if scheme in ("int8-weight", "int8-dynamic"):
         return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
     return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size))
 
@@ -75,7 +81,7 @@ def quantize_weights(
 ) -> torch.nn.Module:
     """A copy of `model` whose nn.Linear (and nn.Embedding) layers carry torchao's quantized
     weights."""
-    grouped = scheme != "int8-weight"
+    grouped = scheme not in ("int8-weight", "int8-dynamic")
     size = DEFAULT_GROUP_SIZE if group_size is None else group_size
     if group_size is not None and not grouped:
         raise WeightSchemeError(f"scheme {scheme!r} is per channel: it takes no group_size")

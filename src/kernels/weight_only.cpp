@@ -12,6 +12,7 @@
 #endif
 
 #include "etrt/runtime/parallel.h"
+#include "gemm.h"
 #include "heavy.h"
 #include "isa_dispatch.h"
 #include "util.h"
@@ -51,6 +52,53 @@ void run_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1) {
 #else
   isa_generic::wo_rows(a, n0, n1);
 #endif
+}
+
+void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst) {
+#if ETRT_ISA_X86
+  switch (isa_level()) {
+    case 2: return isa_avx512::wo_dequantize(a, n0, n1, dst);
+    case 1: return isa_avx2::wo_dequantize(a, n0, n1, dst);
+    default: return isa_sse2::wo_dequantize(a, n0, n1, dst);
+  }
+#else
+  isa_generic::wo_dequantize(a, n0, n1, dst);
+#endif
+}
+
+// From this many input rows on, unpacking every weight once into a float block and running the
+// float product beats unpacking it in registers once per row.
+constexpr int64_t kGemmRows = 4;
+constexpr int64_t kBlockChannels = 256;
+
+bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
+  const int64_t block = std::min(a.n, kBlockChannels);
+  auto* w = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(block * a.k) * sizeof(float)));
+  if (w == nullptr) return false;
+  for (int64_t c0 = 0; c0 < a.n; c0 += block) {
+    const int64_t c1 = std::min(a.n, c0 + block);
+    parallel_chunks(c1 - c0, a.k, [&](int64_t b, int64_t e) { dequantize_rows(a, c0 + b, c0 + e, w + b * a.k); });
+    GemmParams p;
+    p.m = a.rows;
+    p.n = c1 - c0;
+    p.k = a.k;
+    p.a = a.x;
+    p.a_rs = a.k;
+    p.a_cs = 1;
+    p.b = w;
+    p.b_rs = 1;
+    p.b_cs = a.k;
+    p.c = a.out + c0;
+    p.c_rs = a.n;
+    p.b_weight = true;
+    if (!sgemm(ctx, p)) return false;
+  }
+  if (a.bias != nullptr) {
+    for (int64_t m = 0; m < a.rows; ++m) {
+      for (int64_t c = 0; c < a.n; ++c) a.out[m * a.n + c] += a.bias[c];
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -141,6 +189,10 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
     for (int64_t m = 0; m < a.rows; ++m) {
       for (int64_t c = 0; c < n; ++c) a.out[m * n + c] = a.bias != nullptr ? a.bias[c] : 0.0f;
     }
+    return;
+  }
+  if (a.rows >= kGemmRows) {
+    if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
     return;
   }
   parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });

@@ -2,9 +2,13 @@
 dequantize -> linear / embedding into etrt_quant::weight_only_* kernels, and a KV-cache decoder
 quantized with them generates the tokens torchao's eager model generates.
 
-The kernels compute what torchao's eager model computes, (q - zero) * scale for every weight,
-but sum in another order and take each group's scale out of its sum: outputs agree to float
-rounding (a relative 1e-5 of the output's magnitude), and embeddings exactly.
+The weight-only kernels compute what torchao's eager model computes, (q - zero) * scale for every
+weight, but sum in another order and take each group's scale out of its sum: outputs agree to
+float rounding (a relative 1e-5 of the output's magnitude), and embeddings exactly. int8_mm's
+integer sums are exact, but a dynamic scheme rounds every activation to int8 at run time, and
+a float difference of one ulp upstream (a layer norm summed in another order) flips such a
+rounding: torchao's own model with one layer norm weight changed by one ulp moves the decoder's
+logits by about 1% of their range. There the test feeds etrt torchao's tokens and allows 3%.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 import pytest
 import torch
 from etrt.errors import ExportError
+from etrt.runtime import ISA_NAMES
 from etrt.weight_only import pack, pack_int4, unpack_int4
 from torch import nn
 
@@ -31,14 +36,16 @@ def _quiet() -> None:
     warnings.filterwarnings("ignore", message=".*Enum subclass.*")
 
 
-def _generate(step: decoders.Step) -> tuple[list[int], list[np.ndarray]]:
-    """Greedy tokens and every call's last-position logits."""
+def _generate(
+    step: decoders.Step, forced: list[int] | None = None
+) -> tuple[list[int], list[np.ndarray]]:
+    """Greedy tokens (or the `forced` ones) and every call's last-position logits."""
     tokens = list(PROMPT)
     logits = step(np.array([tokens], np.int64), np.arange(len(tokens), dtype=np.int64))
     seen = [logits[0, -1]]
     out: list[int] = []
-    for _ in range(NEW_TOKENS):
-        nxt = int(np.argmax(logits[0, -1]))
+    for i in range(NEW_TOKENS):
+        nxt = int(np.argmax(logits[0, -1])) if forced is None else forced[i]
         out.append(nxt)
         logits = step(np.array([[nxt]], np.int64), np.array([len(tokens)], np.int64))
         tokens.append(nxt)
@@ -63,12 +70,21 @@ CASES = {
     "int4-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
     "int8-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
     "int8-dynamic-int4-weight": {"etrt_quant::weight_only_linear", "aten::round"},
+    "int8-dynamic": {"etrt_quant::int8_mm", "etrt_quant::weight_only_embedding"},
     "Int8WeightOnlyConfig": {"etrt_quant::weight_only_linear"},
     "IntxWeightOnlyConfig-int4-asymmetric-64": {"etrt_quant::weight_only_linear"},
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+# The gate runs one case per kernel path; the others are part of the long `models` suite.
+_LONG = pytest.mark.long, pytest.mark.models
+GATE_CASES = ("int4-weight", "int8-dynamic", "Int8WeightOnlyConfig")
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c if c in GATE_CASES else pytest.param(c, marks=_LONG) for c in sorted(CASES)],
+)
 def test_quantized_decoder_generates_torchaos_tokens(
     case: str, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
@@ -85,7 +101,7 @@ def test_quantized_decoder_generates_torchaos_tokens(
     ops = set(program.operator_names)
     assert CASES[case] <= ops, sorted(ops)
     # No float weight is rebuilt at run time: every linear is a weight-only kernel.
-    assert "aten::mm" not in ops and "aten::addmm" not in ops, sorted(ops)
+    assert not ops & {"aten::mm", "aten::addmm", "aten::_int_mm"}, sorted(ops)
     path = program.save(tmp_path / "decoder.etrt")
     method = etrt.load(path).method("forward")
 
@@ -93,10 +109,12 @@ def test_quantized_decoder_generates_torchaos_tokens(
         return np.asarray(method(tokens, positions)[0])
 
     want_tokens, want = _generate(decoders.eager_step(quantized))
-    got_tokens, got = _generate(etrt_step)
+    dynamic = case == "int8-dynamic"
+    got_tokens, got = _generate(etrt_step, want_tokens if dynamic else None)
     assert got_tokens == want_tokens
     for g, w in zip(got, want, strict=True):
-        np.testing.assert_allclose(g, w, rtol=0, atol=1e-5 * float(np.abs(w).max()))
+        bound = (0.03 if dynamic else 1e-5) * float(np.abs(w).max())
+        np.testing.assert_allclose(g, w, rtol=0, atol=bound)
 
 
 def test_the_helper_keeps_the_callers_model_and_quantizes_embeddings() -> None:
@@ -128,14 +146,41 @@ def test_bad_helper_arguments_are_refused_by_name(
         etrt.quantize(model, None, scheme=scheme, group_size=group_size)
 
 
-def test_dynamic_int8_activations_with_int8_weights_are_refused_naming_the_scheme() -> None:
+def test_dynamic_int8_linears_give_torchaos_exact_results(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """Without float ops before them, the per-token activation quantization rounds as torchao
+    does and the integer sums are exact: identical outputs."""
     _quiet()
-    from torchao.quantization import Int8DynamicActivationInt8WeightConfig, quantize_
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 80), nn.ReLU(), nn.Linear(80, 40)).eval()
+    quantized = etrt.quantize(model, None, scheme="int8-dynamic")
+    x = torch.randn(7, 96)
+    program = etrt.export(quantized, (x,))
+    assert "etrt_quant::int8_mm" in program.operator_names
+    assert "aten::_int_mm" not in program.operator_names
+    path = program.save(tmp_path / "mlp.etrt")
+    with torch.no_grad():
+        want = quantized(x).numpy()
+    try:
+        for isa in ("sse2", "avx512"):  # the portable path and, where the CPU has it, VNNI
+            etrt.set_max_isa(isa)
+            np.testing.assert_array_equal(np.asarray(etrt.load(path).forward(x.numpy())[0]), want)
+    finally:
+        etrt.set_max_isa("avx512")
 
-    model = nn.Sequential(nn.Linear(64, 32)).eval()
-    quantize_(model, Int8DynamicActivationInt8WeightConfig())
-    with pytest.raises(ExportError, match=r"aten::_int_mm"):
-        etrt.export(model, (torch.randn(2, 64),))
+
+class _IntMM(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch._int_mm(a, b)
+
+
+def test_an_int8_product_without_a_constant_weight_is_refused_naming_the_scheme() -> None:
+    a = torch.randint(-128, 128, (32, 64), dtype=torch.int8)
+    b = torch.randint(-128, 128, (64, 32), dtype=torch.int8)
+    with pytest.raises(ExportError, match=r"node _int_mm: etrt does not run aten::_int_mm: .*"
+                       r"Int8DynamicActivationInt8WeightConfig.*no constant int8 weight"):
+        etrt.export(_IntMM(), (a, b))
 
 
 def test_int4_packing_round_trips_and_falls_back_to_int8() -> None:
@@ -181,14 +226,22 @@ class _OneLinear(nn.Module):
 def test_kernel_matches_the_reference_at_every_instruction_set(
     bits: int, n: int, k: int, group_size: int, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
+    """One row and three (unpacked in registers, decoding) and 15 (unpacked into a float block
+    for the float product, a prompt)."""
     module = _OneLinear(bits, n, k, group_size).eval()
     x = torch.randn(3, 5, k)
-    path = etrt.export(module, (x,)).save(tmp_path / "linear.etrt")
-    want = module(x).numpy()
+    rows = torch.export.Dim("rows", min=1, max=15)
+    program = etrt.export(module, (x.view(15, k),), dynamic_shapes=({0: rows},))
+    path = program.save(tmp_path / "linear.etrt")
     try:
-        for isa in etrt.runtime.ISA_NAMES:
+        for isa in ISA_NAMES:
             etrt.set_max_isa(isa)
-            got = np.asarray(etrt.load(path).forward(x.numpy())[0])
-            np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * float(np.abs(want).max()))
+            method = etrt.load(path).method("forward")
+            for count in (1, 3, 15):
+                xs = x.view(15, k)[:count]
+                want = module(xs).numpy()
+                got = np.asarray(method(xs.numpy())[0])
+                bound = 2e-5 * float(np.abs(want).max())
+                np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"{isa} {count}")
     finally:
         etrt.set_max_isa("avx512")
