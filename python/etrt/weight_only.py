@@ -172,6 +172,14 @@ def _is(node: Any, target: Any) -> bool:
     return isinstance(node, Node) and node.op == "call_function" and node.target == target
 
 
+def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
+    """The first argument of `node` when it calls `target` with exactly these kwargs' values."""
+    if not _is(node, target) or any(node.kwargs.get(k) != v for k, v in kwargs.items()):
+        return None
+    first = node.args[0]
+    return first if isinstance(first, Node) else None
+
+
 class _Folder:
     def __init__(self, ep: ExportedProgram) -> None:
         self.ep = ep
@@ -233,7 +241,7 @@ class _Folder:
         target = f"_etrt_weight_only_{self.added}_{name}"
         first = next(iter(self.graph.nodes))
         with self.graph.inserting_before(first):
-            node = self.graph.placeholder(target)
+            node: Node = self.graph.placeholder(target)
         node.meta["val"] = value
         self.ep.constants[target] = value
         self.ep.graph_signature.input_specs.insert(
@@ -296,10 +304,15 @@ class _Folder:
             return None
         order, leaves = found
         values = {leaf: self.constant(leaf) for leaf in leaves}
-        qs = [v for v in values.values() if v is not None and v.dtype == torch.int8 and v.numel() == n * k]
+        qs = [
+            v
+            for v in values.values()
+            if v is not None and v.dtype == torch.int8 and v.numel() == n * k
+        ]
         scales = [
             v for v in values.values()
-            if v is not None and v.dtype == torch.float32 and v.numel() % n == 0 and v.numel() < n * k
+            if v is not None and v.dtype == torch.float32 and v.numel() % n == 0
+            and v.numel() < n * k
         ]  # fmt: skip
         zeros = [
             v for v in values.values()
@@ -328,7 +341,7 @@ class _Folder:
             bias, x, wt = mm.args
         else:
             bias, (x, wt) = None, mm.args[:2]
-        if not _is(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:  # type: ignore[union-attr]
+        if not _is(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:  # type: ignore[union-attr, arg-type]
             return
         val = mm.meta.get("val")
         if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
@@ -408,28 +421,21 @@ class _Folder:
             self.fold_int8_mm(mm, a, w)
             return
         # uint8(int32(xq) + 128)
-        if not (_is(a, _ATEN._to_copy.default) and a.kwargs.get("dtype") == torch.uint8):
+        shifted = _argument(a, _ATEN._to_copy.default, dtype=torch.uint8)
+        if shifted is None or not _is(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:
             return
-        shifted = a.args[0]
-        if not _is(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:  # type: ignore[union-attr]
-            return
-        assert isinstance(shifted, Node)
-        widened = shifted.args[0]
-        if not (_is(widened, _ATEN._to_copy.default) and widened.kwargs.get("dtype") == torch.int32):  # type: ignore[union-attr]
-            return
-        assert isinstance(widened, Node)
-        xq = widened.args[0]
-        xq_val = xq.meta.get("val") if isinstance(xq, Node) else None
-        if not isinstance(xq_val, torch.Tensor) or xq_val.dtype != torch.int8:
+        widened: Any = shifted.args[0]
+        xq = _argument(widened, _ATEN._to_copy.default, dtype=torch.int32)
+        xq_val = xq.meta.get("val") if xq is not None else None
+        if xq is None or not isinstance(xq_val, torch.Tensor) or xq_val.dtype != torch.int8:
             return
         users = list(mm.users)
         if len(users) != 1 or not _is(users[0], _ATEN.sub.Tensor) or users[0].args[0] is not mm:
             return
         sub = users[0]
-        corr = sub.args[1]
-        if not _is(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:  # type: ignore[union-attr]
+        corr: Any = sub.args[1]
+        if not _is(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:
             return
-        assert isinstance(corr, Node)
         total = self.constant_subgraph(corr.args[0]) if isinstance(corr.args[0], Node) else None
         if total is None:
             return

@@ -33,6 +33,7 @@ WEIGHT_SCHEMES: dict[str, str] = {
     "time, int8 x int8 products summed in int32",
 }
 GROUP_SIZES = (32, 64, 128, 256)
+_INT4: Any = getattr(torch, "int4")  # noqa: B009 (torch's stubs lack the sub-byte dtypes)
 DEFAULT_GROUP_SIZE = 32
 
 
@@ -55,11 +56,11 @@ def _config(scheme: str, group_size: int) -> Any:
     if scheme == "int8-weight":
         return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
     if scheme == "int4-weight":
-        return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size))
+        return IntxWeightOnlyConfig(weight_dtype=_INT4, granularity=PerGroup(group_size))
     if scheme == "int8-dynamic":
         return Int8DynamicActivationInt8WeightConfig()
     return Int8DynamicActivationIntxWeightConfig(
-        weight_dtype=torch.int4, weight_granularity=PerGroup(group_size)
+        weight_dtype=_INT4, weight_granularity=PerGroup(group_size)
     )
 
 
@@ -69,7 +70,7 @@ def _embedding_config(scheme: str, group_size: int) -> Any:
 
     if scheme in ("int8-weight", "int8-dynamic"):
         return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
-    return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size))
+    return IntxWeightOnlyConfig(weight_dtype=_INT4, granularity=PerGroup(group_size))
 
 
 def quantize_weights(

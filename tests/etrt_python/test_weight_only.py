@@ -134,7 +134,11 @@ def test_the_helper_keeps_the_callers_model_and_quantizes_embeddings() -> None:
     ("scheme", "group_size", "message"),
     [
         ("int4-weight", 48, "group_size 48 is not one of 32, 64, 128, 256"),
-        ("int4-weight", 128, "linear attn.0.qkv has 64 input features, not a multiple of group_size 128"),
+        (
+            "int4-weight",
+            128,
+            "linear attn.0.qkv has 64 input features, not a multiple of group_size 128",
+        ),
         ("int8-weight", 32, "scheme 'int8-weight' is per channel: it takes no group_size"),
         ("int2-weight", None, "unknown quantization scheme 'int2-weight'"),
     ],
@@ -179,8 +183,11 @@ class _IntMM(nn.Module):
 def test_an_int8_product_without_a_constant_weight_is_refused_naming_the_scheme() -> None:
     a = torch.randint(-128, 128, (32, 64), dtype=torch.int8)
     b = torch.randint(-128, 128, (64, 32), dtype=torch.int8)
-    with pytest.raises(ExportError, match=r"node _int_mm: etrt does not run aten::_int_mm: .*"
-                       r"Int8DynamicActivationInt8WeightConfig.*no constant int8 weight"):
+    with pytest.raises(
+        ExportError,
+        match=r"node _int_mm: etrt does not run aten::_int_mm: .*"
+        r"Int8DynamicActivationInt8WeightConfig.*no constant int8 weight",
+    ):
         etrt.export(_IntMM(), (a, b))
 
 

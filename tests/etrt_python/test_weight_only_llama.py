@@ -14,7 +14,7 @@ import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import quantized_decode  # noqa: E402
+import quantized_decode
 
 pytestmark = [pytest.mark.long, pytest.mark.models]
 
