@@ -76,10 +76,10 @@ CASES = {
 }
 
 
-# The gate runs the int4 helper and torchao's own Int8WeightOnlyConfig (int8_mm has its exact
-# test below); the other schemes are part of the long `models` suite.
+# The gate decodes with the int4 helper's program (the other patterns have one-layer tests
+# below); every scheme's decoder is part of the long `models` suite.
 _LONG = pytest.mark.long, pytest.mark.models
-GATE_CASES = ("int4-weight", "Int8WeightOnlyConfig")
+GATE_CASES = ("int4-weight",)
 
 
 @pytest.mark.parametrize(
@@ -175,6 +175,24 @@ def test_dynamic_int8_linears_give_torchaos_exact_results(
         etrt.set_max_isa("avx512")
 
 
+def test_torchaos_int8_weight_only_config_folds(inprocess_runtime: Path, tmp_path: Path) -> None:
+    """torchao's Int8Tensor scales after the product: mul(mm(x, float(q)), scale)."""
+    _quiet()
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 80), nn.ReLU(), nn.Linear(80, 40)).eval()
+    quantize_(model, Int8WeightOnlyConfig())
+    x = torch.randn(7, 96)
+    program = etrt.export(model, (x,))
+    assert "etrt_quant::weight_only_linear" in program.operator_names
+    assert "aten::mm" not in program.operator_names
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = np.asarray(etrt.load(program.save(tmp_path / "mlp.etrt")).forward(x.numpy())[0])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.abs(want).max()))
+
+
 class _IntMM(nn.Module):
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return torch._int_mm(a, b)
@@ -253,3 +271,24 @@ def test_kernel_matches_the_reference_at_every_instruction_set(
                 np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"{isa} {count}")
     finally:
         etrt.set_max_isa("avx512")
+
+
+def test_cli_exports_int4_weights_and_prints_the_smaller_size(
+    inprocess_runtime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _quiet()
+    from etrt import cli
+
+    sizes = {}
+    for name, flags in (("float32", []), ("int4", ["--quantize", "int4-weight"])):
+        out = tmp_path / f"{name}.etrt"
+        assert cli.main(["export", "etrt.examples:decoder", *flags, "-o", str(out)]) == 0
+        printed = capsys.readouterr().out
+        assert f"wrote {out} (" in printed
+        sizes[name] = int(printed.split(f"wrote {out} (")[1].split(" bytes")[0])
+        assert sizes[name] == out.stat().st_size
+    assert "etrt_quant::weight_only_linear" in etrt.load_program_info(out).instruction_ops
+    assert sizes["int4"] < sizes["float32"] / 4, sizes
+    assert cli.main(["export", "etrt.examples:decoder", "--quantize", "int4-weight",
+                     "--group-size", "48", "-o", str(out)]) == 1  # fmt: skip
+    assert "error: group_size 48 is not one of 32, 64, 128, 256" in capsys.readouterr().err
