@@ -276,6 +276,9 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "etrt_quant::conv2d",
         "etrt_quant::linear",
         "etrt_quant::add",
+        "etrt_quant::weight_only_linear",
+        "etrt_quant::weight_only_embedding",
+        "etrt_quant::int8_mm",
     }
 )
 
@@ -327,6 +330,9 @@ REFUSED_OPS: dict[str, str] = {
     "first element)",
     "aten::sym_is_contiguous": "a contiguity query of a symbolic shape; torch.export answers it "
     "while tracing and leaves none in a graph",
+    "aten::_int_mm": "etrt runs int8 matrix products only as torchao's dynamic int8 linear "
+    "(Int8DynamicActivationInt8WeightConfig: int8 activations times a constant int8 weight, "
+    "folded into etrt_quant::int8_mm); this one has no constant int8 weight",
 }
 
 # Core ATen ops torch.export never leaves in a graph etrt lowers: run_decompositions() rewrites
@@ -441,6 +447,9 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "etrt_quant::conv2d": ("int8",),
     "etrt_quant::linear": ("int8",),
     "etrt_quant::add": ("int8",),
+    "etrt_quant::weight_only_linear": ("float32",),
+    "etrt_quant::weight_only_embedding": ("int8", "uint8"),
+    "etrt_quant::int8_mm": ("int8",),
 }
 
 

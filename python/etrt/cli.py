@@ -94,9 +94,15 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     exp.add_argument(
         "--quantize",
-        choices=("int8",),
-        help="quantize a FACTORY's model first (PT2E static int8, calibrated on its example "
-        "inputs; see docs/quantization.md); a .pt2 converted with convert_pt2e needs no flag",
+        choices=("int8", "int8-weight", "int4-weight", "int8-dynamic-int4-weight", "int8-dynamic"),
+        help="quantize a FACTORY's model first: int8 is PT2E static int8, calibrated on its "
+        "example inputs; the others quantize the linears' weights with torchao (see "
+        "docs/quantization.md); a .pt2 quantized beforehand needs no flag",
+    )
+    exp.add_argument(
+        "--group-size",
+        type=int,
+        help="weights per scale for the int4 schemes (32, 64, 128 or 256; default 32)",
     )
     exp.add_argument(
         "--external-constants",
@@ -202,6 +208,8 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(
             "--strict, --no-dynamic-shapes and --quantize apply to a FACTORY; a .pt2 is exported"
         )
+    if args.group_size is not None and not args.quantize:
+        parser.error("--group-size applies with --quantize int4-weight / int8-dynamic-int4-weight")
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")
@@ -229,7 +237,9 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 from .quantization import quantize
 
                 progress.stage(f"quantizing ({args.quantize})")
-                model = quantize(model, spec.example_inputs, scheme=args.quantize)
+                model = quantize(
+                    model, spec.example_inputs, scheme=args.quantize, group_size=args.group_size
+                )
             program = export(
                 model,
                 spec.example_inputs,

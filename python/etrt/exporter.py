@@ -22,6 +22,7 @@ from .program import Program
 from .quantized import fold_quantized
 from .serialize import serialize
 from .upcast import upcast_half_precision
+from .weight_only import fold_weight_only
 from .weights import store_permuted_weights
 from .xnnpack import delegate_to_xnnpack
 
@@ -207,6 +208,13 @@ def export_program(
         log.info(
             "int8 kernels: %d convolutions, %d linears, %d additions; %d clamps on int8 values",
             folded.conv2d, folded.linear, folded.add, folded.clamp,
+        )  # fmt: skip
+    weight_only = fold_weight_only(core)
+    if weight_only.int4 or weight_only.int8 or weight_only.embeddings or weight_only.int8_mm:
+        log.info(
+            "weight-only kernels: %d int4 linears, %d int8 linears, %d embeddings; "
+            "%d int8 products of dynamic activations",
+            weight_only.int4, weight_only.int8, weight_only.embeddings, weight_only.int8_mm,
         )  # fmt: skip
     step("lowering to etrt")
     lowered = lower(

@@ -17,10 +17,12 @@ from typing import Any
 import torch
 
 from .errors import ExportError
+from .weight_schemes import WEIGHT_SCHEMES, quantize_weights
 
 # scheme -> what it means, for messages and the docs
 SCHEMES: dict[str, str] = {
     "int8": "PT2E static int8: per-channel symmetric int8 weights, per-tensor int8 activations",
+    **WEIGHT_SCHEMES,
 }
 
 
@@ -49,11 +51,19 @@ def quantize(
     *,
     scheme: str = "int8",
     calibration: Iterable[tuple[Any, ...]] | None = None,
+    group_size: int | None = None,
+    embeddings: bool = True,
 ) -> torch.nn.Module:
-    """The PT2E-quantized reference module of `model` (pass it to etrt.export)."""
+    """The quantized module of `model` to pass to etrt.export: PT2E's reference module for
+    "int8", a copy with torchao-quantized linears for the weight schemes (weight_schemes.py;
+    `group_size` for the int4 ones; `embeddings=False` keeps nn.Embedding tables float32)."""
     if scheme not in SCHEMES:
         known = ", ".join(f"{k!r} ({v})" for k, v in SCHEMES.items())
         raise QuantizeError(f"unknown quantization scheme {scheme!r}; etrt supports {known}")
+    if scheme in WEIGHT_SCHEMES:
+        return quantize_weights(model, scheme, group_size, embeddings=embeddings)
+    if group_size is not None:
+        raise QuantizeError(f"scheme {scheme!r} takes no group_size")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     prepare_pt2e, convert_pt2e, quantizer_cls, config = _torchao()

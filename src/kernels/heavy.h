@@ -44,6 +44,11 @@ void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args);
 void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
 void op_quantized_add(KernelContext& ctx, Span<Value*> args);
+// weight_only.cpp: float activations times int8 / int4 weights (torchao's weight-only schemes)
+void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
+void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);
+// weight_only_int8.cpp: int8 x int8 -> int32 (torchao's dynamic int8 activations)
+void op_int8_mm(KernelContext& ctx, Span<Value*> args);
 
 }  // namespace kernels
 }  // namespace etrt

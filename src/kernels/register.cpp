@@ -31,6 +31,9 @@ const Kernel kKernels[] = {
     {"etrt_quant::conv2d", op_quantized_conv2d},
     {"etrt_quant::linear", op_quantized_linear},
     {"etrt_quant::add", op_quantized_add},
+    {"etrt_quant::weight_only_linear", op_weight_only_linear},
+    {"etrt_quant::weight_only_embedding", op_weight_only_embedding},
+    {"etrt_quant::int8_mm", op_int8_mm},
     // elementwise
     {"aten::relu", op_relu},
     {"aten::gelu", op_gelu},

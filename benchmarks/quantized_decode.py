@@ -1,0 +1,156 @@
+"""Quantized language-model decoding: etrt float32 against etrt int4 weights, side by side with
+eager PyTorch running the same float32 model and the same torchao-quantized model.
+
+The model is a Llama-shaped decoder from a transformers LlamaConfig (8 layers, hidden 1024,
+16 heads and 4 KV heads, MLP 2816, vocab 32000, random weights): its float32 weights (about
+620 MB) do not fit in any cache. It is wrapped with transformers' static KV cache as
+tests/decoders.py does, exported once in float32 and once after etrt.quantize(scheme=SCHEME)
+(torchao's IntxWeightOnlyConfig on every linear and the embedding). Each engine generates
+NEW greedy tokens after a PROMPT-token prompt (prefill: the prompt's one call; decode: one call
+per token), one thread, the best of --rounds generations after a warm-up one (eager torchao,
+which dequantizes every weight on every call, runs one). Printed: prefill and decode tokens/s
+by the wall clock and by this process's CPU time (steadier on a shared machine),
+the decode ratios the issue sets (int4 >= 3x etrt float32 and >= eager with the same scheme),
+whether etrt's int4 tokens equal eager torchao's, and each program's size.
+
+    python benchmarks/quantized_decode.py [--layers 8] [--scheme int4-weight] [--group-size 32]
+        [--rounds 3] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+os.environ.setdefault("ETRT_NUM_THREADS", "1")
+
+import decoders  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+PROMPT = list(range(3, 3 + 16))
+NEW = 16
+
+
+def llama(layers: int) -> torch.nn.Module:
+    tf = decoders._transformers()
+    config = tf.LlamaConfig(
+        vocab_size=32000, hidden_size=1024, num_hidden_layers=layers, num_attention_heads=16,
+        num_key_value_heads=4, intermediate_size=2816, max_position_embeddings=decoders.MAX_SEQ,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return decoders.StaticCacheLM(decoders._lively(tf.LlamaForCausalLM(config).eval()))
+
+
+def generate(step: decoders.Step) -> tuple[float, float, list[int], float, float]:
+    """(prefill s, decode s, tokens, prefill CPU s, decode CPU s) of one greedy generation.
+    CPU time counts this process only: on a machine shared with other jobs it is the steadier
+    figure (one thread each, so it is also the time the engine kept a core busy)."""
+    start, cpu0 = time.perf_counter(), time.process_time()
+    logits = step(np.array([PROMPT], np.int64), np.arange(len(PROMPT), dtype=np.int64))
+    prefilled, cpu1 = time.perf_counter(), time.process_time()
+    tokens: list[int] = []
+    for i in range(NEW):
+        tokens.append(int(np.argmax(logits[0, -1])))
+        if i + 1 < NEW:
+            position = np.array([len(PROMPT) + i], np.int64)
+            logits = step(np.array([[tokens[-1]]], np.int64), position)
+    end, cpu2 = time.perf_counter(), time.process_time()
+    return prefilled - start, end - prefilled, tokens, cpu1 - cpu0, cpu2 - cpu1
+
+
+def measure(step: decoders.Step, rounds: int, reset: Any = None) -> dict[str, Any]:
+    runs = []
+    for _ in range(rounds + 1):  # the first is a warm-up
+        if reset is not None:
+            reset()
+        runs.append(generate(step))
+    best = runs[1:] or runs
+    return {
+        "prefill_tok_s": len(PROMPT) / min(r[0] for r in best),
+        "decode_tok_s": (NEW - 1) / min(r[1] for r in best),
+        "prefill_tok_cpu_s": len(PROMPT) / min(r[3] for r in best),
+        "decode_tok_cpu_s": (NEW - 1) / min(r[4] for r in best),
+        "tokens": best[0][2],
+    }
+
+
+def etrt_engine(program: Any, path: Path) -> tuple[decoders.Step, Any]:
+    import etrt
+
+    program.save(path)
+    method = etrt.load(path).method("forward")
+
+    def step(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return np.asarray(method(tokens, positions)[0])
+
+    return step, method.reset
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=8)
+    parser.add_argument("--scheme", default="int4-weight")
+    parser.add_argument("--group-size", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    import etrt
+
+    torch.set_num_threads(1)
+    results: dict[str, Any] = {"threads": 1, "layers": args.layers, "scheme": args.scheme,
+                               "group_size": args.group_size}  # fmt: skip
+    model = llama(args.layers)
+    group = args.group_size if args.scheme != "int8-weight" else None
+    quantized = etrt.quantize(model, None, scheme=args.scheme, group_size=group)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, module in (("float32", model), (args.scheme, quantized)):
+            start = time.perf_counter()
+            program = decoders.export(copy.deepcopy(module), "llama")
+            print(f"exported {name}: {len(program) / 1e6:.1f} MB in "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)  # fmt: skip
+            step, reset = etrt_engine(program, Path(tmp) / f"{name}.etrt")
+            results[f"etrt {name}"] = {"bytes": len(program), **measure(step, args.rounds, reset)}
+            del program, step, reset
+            eager_rounds = args.rounds if name == "float32" else 0
+            eager = decoders.eager_step(copy.deepcopy(module))
+            results[f"eager {name}"] = measure(eager, eager_rounds)
+    q = args.scheme
+    etrt_q, etrt_f, eager_q = results[f"etrt {q}"], results["etrt float32"], results[f"eager {q}"]
+    summary = {
+        "decode x etrt float32 (wall)": etrt_q["decode_tok_s"] / etrt_f["decode_tok_s"],
+        "decode x etrt float32 (CPU)": etrt_q["decode_tok_cpu_s"] / etrt_f["decode_tok_cpu_s"],
+        f"decode x eager {q} (wall)": etrt_q["decode_tok_s"] / eager_q["decode_tok_s"],
+        "size / float32": etrt_q["bytes"] / etrt_f["bytes"],
+        "greedy tokens equal eager's": etrt_q["tokens"] == eager_q["tokens"],
+    }
+    results["summary"] = summary
+    header = ("prefill", 9), ("decode", 9), ("prefill CPU", 13), ("decode CPU", 12), ("MB", 8)
+    print(f"{'tokens/s':<22}" + "".join(f"{name:>{width}}" for name, width in header))
+    for key, r in results.items():
+        if isinstance(r, dict) and "decode_tok_s" in r:
+            size = f"{r['bytes'] / 1e6:.1f}" if "bytes" in r else "-"
+            print(
+                f"{key:<22}{r['prefill_tok_s']:>9.1f}{r['decode_tok_s']:>9.2f}"
+                f"{r['prefill_tok_cpu_s']:>13.1f}{r['decode_tok_cpu_s']:>12.2f}{size:>8}"
+            )
+    for key, value in summary.items():
+        print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

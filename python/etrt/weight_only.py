@@ -1,0 +1,495 @@
+"""Weight-only int8 / int4 linears: fold torchao's dequantize -> linear into one integer kernel.
+
+A model quantized with torchao's `quantize_` (Int8WeightOnlyConfig, IntxWeightOnlyConfig with
+int1..int8 weights per group or per channel) exports with its tensor subclasses unwrapped: the
+weight is an int8 constant, float32 scales and integer zero points, dequantized by plain ATen ops
+(`(float(q) - float(zero)) * scale`) before a float `mm` / `addmm`, or, for torchao's Int8Tensor,
+`mm(x, float(q)) * scale`. The exporter replaces each such linear with one
+`etrt_quant::weight_only_linear` call whose weight is stored packed (int4 two per byte when every
+value fits, int8 otherwise), so the float weight is never materialised. A pattern is folded only
+when the weight it rebuilds from the packed form is bit-identical to what the graph computes;
+anything else keeps its ATen ops and runs as generic kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+from torch.fx import Node
+
+_LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
+_LIB.define(
+    "weight_only_linear(Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, "
+    "Tensor? bias, int bits, int group_size) -> Tensor"
+)
+_LIB.define("int8_mm(Tensor input, Tensor weight, Tensor weight_sums) -> Tensor")
+_LIB.define(
+    "weight_only_embedding(Tensor weight, Tensor scales, Tensor? zero_points, Tensor indices, "
+    "int bits, int group_size) -> Tensor"
+)
+
+
+def pack_int4(q: torch.Tensor, group_size: int) -> torch.Tensor:
+    """int8 [N, K] holding -8..7 -> uint8 [N, K / 2]: per group, byte j holds value j + 8 in its
+    low nibble and value j + group_size / 2 (+ 8) in its high one, so a kernel unpacks a run of
+    bytes into two contiguous runs of values."""
+    n, k = q.shape
+    u = (q.to(torch.int16) + 8).to(torch.uint8).view(n, k // group_size, 2, group_size // 2)
+    return (u[:, :, 0, :] | (u[:, :, 1, :] << 4)).reshape(n, k // 2).contiguous()
+
+
+def unpack_int4(packed: torch.Tensor, group_size: int) -> torch.Tensor:
+    """pack_int4's inverse: int8 [N, K]."""
+    n, half_k = packed.shape
+    k = half_k * 2
+    p = packed.view(n, k // group_size, group_size // 2)
+    u = torch.stack([p & 15, p >> 4], dim=2).reshape(n, k)
+    return (u.to(torch.int16) - 8).to(torch.int8)
+
+
+def dequantize_weight(
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    zero_points: torch.Tensor | None,
+    bits: int,
+    group_size: int,
+) -> torch.Tensor:
+    """The float32 [N, K] weight, computed as torchao does: (float(q) - float(zero)) * scale."""
+    q = unpack_int4(weight, group_size) if bits == 4 else weight
+    n, k = q.shape
+    qf = q.view(n, k // group_size, group_size).to(torch.float32)
+    if zero_points is not None:
+        qf = qf - zero_points.view(n, -1, 1).to(torch.float32)
+    return (qf * scales.view(n, -1, 1)).view(n, k)
+
+
+def _weight_only_linear_reference(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    zero_points: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    bits: int,
+    group_size: int,
+) -> torch.Tensor:
+    w = dequantize_weight(weight, scales, zero_points, bits, group_size)
+    return torch.nn.functional.linear(input, w, bias)
+
+
+def _weight_only_embedding_reference(
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    zero_points: torch.Tensor | None,
+    indices: torch.Tensor,
+    bits: int,
+    group_size: int,
+) -> torch.Tensor:
+    w = dequantize_weight(weight, scales, zero_points, bits, group_size)
+    return torch.nn.functional.embedding(indices, w)
+
+
+def _int8_mm_reference(
+    input: torch.Tensor, weight: torch.Tensor, weight_sums: torch.Tensor
+) -> torch.Tensor:
+    # float64 sums of int8 products are exact (the kernel's int32 accumulation).
+    acc = input.to(torch.float64) @ weight.to(torch.float64).t()
+    return acc.to(torch.int32)
+
+
+_LIB.impl("int8_mm", _int8_mm_reference, "CompositeExplicitAutograd")
+_LIB.impl("weight_only_linear", _weight_only_linear_reference, "CompositeExplicitAutograd")
+_LIB.impl("weight_only_embedding", _weight_only_embedding_reference, "CompositeExplicitAutograd")
+
+WEIGHT_ONLY_LINEAR = torch.ops.etrt_quant.weight_only_linear.default
+WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
+INT8_MM = torch.ops.etrt_quant.int8_mm.default
+_ATEN = torch.ops.aten
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+@dataclass(frozen=True)
+class PackedWeight:
+    """A linear's weight as the kernel takes it."""
+
+    weight: torch.Tensor  # uint8 [N, K / 2] (bits 4) or int8 [N, K]
+    scales: torch.Tensor  # float32 [N, G]
+    zero_points: torch.Tensor | None  # int8 [N, G]; None when all zero
+    bits: int
+    group_size: int
+
+    @property
+    def nbytes(self) -> int:
+        zeros = 0 if self.zero_points is None else self.zero_points.numel()
+        return self.weight.numel() * self.weight.element_size() + self.scales.numel() * 4 + zeros
+
+
+def pack(
+    q: torch.Tensor, scales: torch.Tensor, zero_points: torch.Tensor | None
+) -> PackedWeight | None:
+    """q int8 [N, K], scales [N, G] (or N * G values), zero points alike: the packed weight, int4
+    when every value fits in 4 bits; None when the layout is not one the kernel runs."""
+    if q.dim() != 2 or q.dtype != torch.int8 or scales.dtype != torch.float32:
+        return None
+    n, k = q.shape
+    if n == 0 or k == 0 or scales.numel() % n != 0:
+        return None
+    groups = scales.numel() // n
+    if groups == 0 or k % groups != 0:
+        return None
+    group_size = k // groups
+    zeros: torch.Tensor | None = None
+    if zero_points is not None:
+        if zero_points.numel() != n * groups or zero_points.is_floating_point():
+            return None
+        if bool(zero_points.any()):
+            if int(zero_points.min()) < -128 or int(zero_points.max()) > 127:
+                return None
+            zeros = zero_points.reshape(n, groups).to(torch.int8).contiguous()
+    fits4 = group_size % 2 == 0 and int(q.min()) >= -8 and int(q.max()) <= 7
+    weight = pack_int4(q, group_size) if fits4 else q.contiguous()
+    return PackedWeight(
+        weight, scales.reshape(n, groups).contiguous(), zeros, 4 if fits4 else 8, group_size
+    )
+
+
+@dataclass(frozen=True)
+class WeightOnlyReport:
+    """How many linears became weight-only kernels, by bits, how many embeddings, and how many
+    integer products of dynamically quantized activations."""
+
+    int4: int
+    int8: int
+    embeddings: int = 0
+    int8_mm: int = 0
+
+
+def _is(node: Any, target: Any) -> bool:
+    return isinstance(node, Node) and node.op == "call_function" and node.target == target
+
+
+def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
+    """The first argument of `node` when it calls `target` with exactly these kwargs' values."""
+    if not _is(node, target) or any(node.kwargs.get(k) != v for k, v in kwargs.items()):
+        return None
+    first = node.args[0]
+    return first if isinstance(first, Node) else None
+
+
+class _Folder:
+    def __init__(self, ep: ExportedProgram) -> None:
+        self.ep = ep
+        self.graph = ep.graph_module.graph
+        self.specs = {s.arg.name: s for s in ep.graph_signature.input_specs}
+        self.added = 0
+        self.counts = {4: 0, 8: 0}
+        self.embeddings = 0
+        self.int8_mms = 0
+
+    def constant(self, node: Node) -> torch.Tensor | None:
+        if node.op != "placeholder":
+            return None
+        spec = self.specs.get(node.name)
+        if spec is None or spec.kind not in _CONSTANT_KINDS or spec.target is None:
+            return None
+        value = self.ep.state_dict.get(spec.target, self.ep.constants.get(spec.target))
+        return value if isinstance(value, torch.Tensor) else None
+
+    def constant_subgraph(self, root: Node) -> tuple[list[Node], list[Node]] | None:
+        """(nodes in topological order, constant leaves) of what `root` computes from constants
+        only; None when it reads anything else."""
+        seen: set[Node] = set()
+        order: list[Node] = []
+        leaves: list[Node] = []
+
+        def visit(node: Node) -> bool:
+            if node in seen:
+                return True
+            seen.add(node)
+            if node.op == "placeholder":
+                if self.constant(node) is None:
+                    return False
+                leaves.append(node)
+            elif node.op != "call_function":
+                return False
+            else:
+                for arg in node.all_input_nodes:
+                    if not visit(arg):
+                        return False
+            order.append(node)
+            return True
+
+        return (order, leaves) if visit(root) else None
+
+    def evaluate(self, order: list[Node]) -> Any:
+        env: dict[Node, Any] = {}
+        for node in order:
+            if node.op == "placeholder":
+                env[node] = self.constant(node)
+            else:
+                args = torch.fx.map_arg(node.args, lambda n: env[n])
+                kwargs = torch.fx.map_arg(node.kwargs, lambda n: env[n])
+                assert callable(node.target)
+                env[node] = node.target(*args, **kwargs)
+        return env[order[-1]]
+
+    def add_constant(self, name: str, value: torch.Tensor) -> Node:
+        target = f"_etrt_weight_only_{self.added}_{name}"
+        first = next(iter(self.graph.nodes))
+        with self.graph.inserting_before(first):
+            node: Node = self.graph.placeholder(target)
+        node.meta["val"] = value
+        self.ep.constants[target] = value
+        self.ep.graph_signature.input_specs.insert(
+            0,
+            InputSpec(
+                kind=InputKind.CONSTANT_TENSOR,
+                arg=TensorArgument(name=node.name),
+                target=target,
+                persistent=None,
+            ),
+        )
+        self.specs[node.name] = self.ep.graph_signature.input_specs[0]
+        return node
+
+    def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
+        w, s, z = self.add_packed(packed)
+        self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size))
+        self.counts[packed.bits] += 1
+
+    def add_packed(self, packed: PackedWeight) -> tuple[Node, Node, Node | None]:
+        w = self.add_constant("weight", packed.weight)
+        s = self.add_constant("scales", packed.scales)
+        z = None if packed.zero_points is None else self.add_constant("zeros", packed.zero_points)
+        self.added += 1
+        return w, s, z
+
+    def swap(self, old: Node, target: Any, args: tuple[Any, ...]) -> None:
+        with self.graph.inserting_before(old):
+            new = self.graph.call_function(target, args)
+        new.meta["val"] = old.meta.get("val")
+        new.meta["stack_trace"] = old.meta.get("stack_trace")
+        old.replace_all_uses_with(new)
+        self.graph.erase_node(old)
+
+    def fold_embedding(self, node: Node) -> None:
+        """embedding(W, indices) with W dequantized (no padding_idx / scaling arguments)."""
+        if len(node.args) != 2 or node.kwargs:
+            return
+        table, indices = node.args
+        val = node.meta.get("val")
+        t_val = table.meta.get("val") if isinstance(table, Node) else None
+        if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+            return
+        if not isinstance(t_val, torch.Tensor) or t_val.dim() != 2:
+            return
+        rows, dim = (int(d) for d in t_val.shape)
+        packed = self.dequantized_weight(table, rows, dim)
+        if packed is None:
+            return
+        w, s, z = self.add_packed(packed)
+        self.swap(node, WEIGHT_ONLY_EMBEDDING, (w, s, z, indices, packed.bits, packed.group_size))
+        self.embeddings += 1
+
+    def dequantized_weight(self, node: Any, n: int, k: int) -> PackedWeight | None:
+        """The packed form of float32 [N, K] `node` when it is a dequantize of constants."""
+        if not isinstance(node, Node):
+            return None
+        found = self.constant_subgraph(node)
+        if found is None:
+            return None
+        order, leaves = found
+        values = {leaf: self.constant(leaf) for leaf in leaves}
+        qs = [
+            v
+            for v in values.values()
+            if v is not None and v.dtype == torch.int8 and v.numel() == n * k
+        ]
+        scales = [
+            v for v in values.values()
+            if v is not None and v.dtype == torch.float32 and v.numel() % n == 0
+            and v.numel() < n * k
+        ]  # fmt: skip
+        zeros = [
+            v for v in values.values()
+            if v is not None and not v.is_floating_point() and v.numel() < n * k
+        ]  # fmt: skip
+        if len(qs) != 1 or len(scales) != 1 or len(zeros) > 1:
+            return None
+        packed = pack(qs[0].reshape(n, k), scales[0], zeros[0] if zeros else None)
+        if packed is None:
+            return None
+        want = self.evaluate(order)
+        if not isinstance(want, torch.Tensor) or want.dtype != torch.float32:
+            return None
+        got = dequantize_weight(
+            packed.weight, packed.scales, packed.zero_points, packed.bits, packed.group_size
+        )
+        if want.shape != got.shape or not torch.equal(want, got):
+            return None
+        return packed
+
+    def fold_linear(self, mm: Node) -> None:
+        """mm(x, permute(W, [1, 0])) / addmm(bias, x, permute(W, [1, 0])), W dequantized."""
+        if _is(mm, _ATEN.addmm.default):
+            if mm.kwargs or len(mm.args) != 3:  # beta / alpha
+                return
+            bias, x, wt = mm.args
+        else:
+            bias, (x, wt) = None, mm.args[:2]
+        if not _is(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:  # type: ignore[union-attr, arg-type]
+            return
+        val = mm.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+            return
+        assert isinstance(wt, Node)
+        w_val = wt.args[0].meta.get("val") if isinstance(wt.args[0], Node) else None
+        if not isinstance(w_val, torch.Tensor) or w_val.dim() != 2:
+            return
+        n, k = (int(d) for d in w_val.shape)
+        if bias is not None:
+            b_val = bias.meta.get("val") if isinstance(bias, Node) else None
+            if not isinstance(b_val, torch.Tensor) or tuple(b_val.shape) != (n,):
+                return
+        packed = self.dequantized_weight(wt.args[0], n, k)
+        if packed is not None:
+            self.replace(mm, x, packed, bias)
+
+    def fold_scaled_mm(self, mul: Node) -> None:
+        """torchao's Int8Tensor: mul(mm(x, float(permute(q, [1, 0]))), scale)."""
+        mm, scale = mul.args[:2]
+        if not _is(mm, _ATEN.mm.default) or not isinstance(scale, Node):
+            return
+        assert isinstance(mm, Node)
+        if len(mm.users) != 1:
+            return
+        x, wt = mm.args[:2]
+        val = mul.meta.get("val")
+        if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
+            return
+        if not isinstance(wt, Node) or not isinstance(wt.meta.get("val"), torch.Tensor):
+            return
+        k, n = (int(d) for d in wt.meta["val"].shape)
+        if tuple(val.shape) != tuple(mm.meta["val"].shape):
+            return
+        q_found = self.constant_subgraph(wt)
+        s_found = self.constant_subgraph(scale)
+        if q_found is None or s_found is None:
+            return
+        q_leaves = [self.constant(leaf) for leaf in q_found[1]]
+        if len(q_leaves) != 1 or q_leaves[0] is None or q_leaves[0].dtype != torch.int8:
+            return
+        q = q_leaves[0].reshape(n, k)
+        want_w = self.evaluate(q_found[0])
+        if not isinstance(want_w, torch.Tensor) or not torch.equal(want_w, q.t().to(torch.float32)):
+            return
+        s = self.evaluate(s_found[0])
+        if not isinstance(s, torch.Tensor) or s.dtype != torch.float32 or s.numel() != n:
+            return
+        if tuple(s.shape) not in ((n,), (1, n)):
+            return
+        packed = pack(q, s.reshape(n, 1), None)
+        if packed is not None:
+            self.replace(mul, x, packed, None)
+
+    def int8_weight(self, node: Any) -> torch.Tensor | None:
+        """int8 [N, K] when `node` computes its transpose [K, N] from constants only."""
+        if not isinstance(node, Node):
+            return None
+        found = self.constant_subgraph(node)
+        if found is None:
+            return None
+        order, leaves = found
+        value = self.evaluate(order)
+        if len(leaves) != 1 or not isinstance(value, torch.Tensor) or value.dtype != torch.int8:
+            return None
+        return value.t().contiguous() if value.dim() == 2 else None
+
+    def fold_int_mm(self, mm: Node) -> None:
+        """torchao's Int8Tensor with dynamic activations: _int_mm(uint8(int32(xq) + 128), W^T)
+        less mul(sum(W^T, [0], dtype=int32), 128); or _int_mm(xq int8, W^T) itself."""
+        a, b = mm.args[:2]
+        w = self.int8_weight(b)
+        if w is None or not isinstance(a, Node):
+            return
+        a_val = a.meta.get("val")
+        if isinstance(a_val, torch.Tensor) and a_val.dtype == torch.int8:
+            self.fold_int8_mm(mm, a, w)
+            return
+        # uint8(int32(xq) + 128)
+        shifted = _argument(a, _ATEN._to_copy.default, dtype=torch.uint8)
+        if shifted is None or not _is(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:
+            return
+        widened: Any = shifted.args[0]
+        xq = _argument(widened, _ATEN._to_copy.default, dtype=torch.int32)
+        xq_val = xq.meta.get("val") if xq is not None else None
+        if xq is None or not isinstance(xq_val, torch.Tensor) or xq_val.dtype != torch.int8:
+            return
+        users = list(mm.users)
+        if len(users) != 1 or not _is(users[0], _ATEN.sub.Tensor) or users[0].args[0] is not mm:
+            return
+        sub = users[0]
+        corr: Any = sub.args[1]
+        if not _is(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:
+            return
+        total = self.constant_subgraph(corr.args[0]) if isinstance(corr.args[0], Node) else None
+        if total is None:
+            return
+        sums = self.evaluate(total[0])
+        want = w.to(torch.int32).sum(1)
+        if not isinstance(sums, torch.Tensor) or not torch.equal(sums.reshape(-1), want):
+            return
+        self.fold_int8_mm(sub, xq, w)
+
+    def fold_int8_mm(self, old: Node, xq: Node, w: torch.Tensor) -> None:
+        wn = self.add_constant("weight", w)
+        sn = self.add_constant("weight_sums", w.to(torch.int32).sum(1).to(torch.int32))
+        self.added += 1
+        self.swap(old, INT8_MM, (xq, wn, sn))
+        self.int8_mms += 1
+
+    def fold(self) -> WeightOnlyReport:
+        steps: list[tuple[Any, Callable[[Node], None]]] = [
+            (_ATEN.mul.Tensor, self.fold_scaled_mm),
+            (_ATEN.mm.default, self.fold_linear),
+            (_ATEN.addmm.default, self.fold_linear),
+            (_ATEN.embedding.default, self.fold_embedding),
+            (_ATEN._int_mm.default, self.fold_int_mm),
+        ]
+        for target, step in steps:
+            for node in list(self.graph.nodes):
+                if _is(node, target):
+                    step(node)
+        if self.added:
+            self.graph.eliminate_dead_code()
+            self.ep.graph_module.recompile()
+        return WeightOnlyReport(self.counts[4], self.counts[8], self.embeddings, self.int8_mms)
+
+
+def fold_weight_only(ep: ExportedProgram) -> WeightOnlyReport:
+    """Rewrites `ep`'s graph in place; a program without integer weight constants is left as
+    it was."""
+    folder = _Folder(ep)
+    has_int8 = any(
+        (v := folder.constant(n)) is not None and v.dtype == torch.int8
+        for n in ep.graph.nodes
+        if n.op == "placeholder"
+    )
+    if not has_int8:
+        return WeightOnlyReport(0, 0)
+    return folder.fold()
+
+
+__all__ = [
+    "PackedWeight",
+    "WeightOnlyReport",
+    "dequantize_weight",
+    "fold_weight_only",
+    "pack",
+    "pack_int4",
+    "unpack_int4",
+]

@@ -1,0 +1,279 @@
+// Weight-only quantized linear (etrt_quant::weight_only_linear): float32 activations, int8
+// per-channel or int4 group-wise weights with float32 scales and optional int8 zero points, the
+// programs torchao's quantize_ makes (weight_only.py folds their dequantize -> linear). Each
+// weight is dequantized as torchao does, (q - zero) * scale, with the scale taken out of the
+// group's sum: the result differs from torchao's only by float rounding (docs/quantization.md).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "etrt/runtime/parallel.h"
+#include "gemm.h"
+#include "heavy.h"
+#include "isa_dispatch.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+struct WeightOnlyArgs {
+  const float* x = nullptr;     // [rows][k]
+  const uint8_t* weight = nullptr;  // [n][k / 2] (int4) or [n][k] (int8)
+  const float* scales = nullptr;    // [n][groups]
+  const int8_t* zeros = nullptr;    // [n][groups] or null
+  const float* bias = nullptr;      // [n] or null
+  const float* xsum = nullptr;      // [rows][groups]: each group's sum of x
+  float* out = nullptr;             // [rows][n]
+  float offset = 0;                 // what the stored value adds to q: 8 for int4, 0 for int8
+  int64_t rows = 0, k = 0, n = 0, groups = 1, group_size = 0;
+  int bits = 8;
+};
+
+}  // namespace
+
+#define ETRT_ISA_FILE "weight_only_isa.inc"
+#include "isa_clones.inc"
+#undef ETRT_ISA_FILE
+
+namespace {
+
+void run_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1) {
+#if ETRT_ISA_X86
+  switch (isa_level()) {
+    case 2: return isa_avx512::wo_rows(a, n0, n1);
+    case 1: return isa_avx2::wo_rows(a, n0, n1);
+    default: return isa_sse2::wo_rows(a, n0, n1);
+  }
+#else
+  isa_generic::wo_rows(a, n0, n1);
+#endif
+}
+
+void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst) {
+#if ETRT_ISA_X86
+  switch (isa_level()) {
+    case 2: return isa_avx512::wo_dequantize(a, n0, n1, dst);
+    case 1: return isa_avx2::wo_dequantize(a, n0, n1, dst);
+    default: return isa_sse2::wo_dequantize(a, n0, n1, dst);
+  }
+#else
+  isa_generic::wo_dequantize(a, n0, n1, dst);
+#endif
+}
+
+// From this many input rows on, unpacking every weight once into a float block and running the
+// float product beats unpacking it in registers once per row (measured on the Llama-shaped
+// decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays in L2.
+constexpr int64_t kGemmRows = 32;
+constexpr int64_t kBlockChannels = 128;
+
+bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
+  const int64_t block = std::min(a.n, kBlockChannels);
+  auto* w = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(block * a.k) * sizeof(float)));
+  if (w == nullptr) return false;
+  for (int64_t c0 = 0; c0 < a.n; c0 += block) {
+    const int64_t c1 = std::min(a.n, c0 + block);
+    parallel_chunks(c1 - c0, a.k, [&](int64_t b, int64_t e) { dequantize_rows(a, c0 + b, c0 + e, w + b * a.k); });
+    GemmParams p;
+    p.m = a.rows;
+    p.n = c1 - c0;
+    p.k = a.k;
+    p.a = a.x;
+    p.a_rs = a.k;
+    p.a_cs = 1;
+    p.b = w;
+    p.b_rs = 1;
+    p.b_cs = a.k;
+    p.c = a.out + c0;
+    p.c_rs = a.n;
+    p.b_weight = true;
+    if (!sgemm(ctx, p)) return false;
+  }
+  if (a.bias != nullptr) {
+    for (int64_t m = 0; m < a.rows; ++m) {
+      for (int64_t c = 0; c < a.n; ++c) a.out[m * a.n + c] += a.bias[c];
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]), scales float32
+// [N, G], zero_points int8 [N, G]?, bias float32 [N]?, bits, group_size | out [..., N] float32
+void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::weight_only_linear";
+  if (!check_nargs(ctx, op, args, 8)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* w = tensor_arg(ctx, op, args, 1, "weight");
+  Tensor* scales = tensor_arg(ctx, op, args, 2, "scales");
+  Tensor* zeros = nullptr;
+  Tensor* bias = nullptr;
+  int64_t bits = 0, group_size = 0;
+  if (x == nullptr || w == nullptr || scales == nullptr ||
+      !optional_tensor_arg(ctx, op, args, 3, "zero_points", &zeros) ||
+      !optional_tensor_arg(ctx, op, args, 4, "bias", &bias) || !int_arg(ctx, op, args, 5, "bits", &bits) ||
+      !int_arg(ctx, op, args, 6, "group_size", &group_size)) {
+    return;
+  }
+  for (const Tensor* t : {x, w, scales, zeros, bias}) {
+    if (t != nullptr && (!check_has_data(ctx, op, *t, "argument") || !t->is_contiguous())) {
+      return fail(ctx, op, "arguments must be contiguous tensors with data");
+    }
+  }
+  if (bits != 4 && bits != 8) return fail(ctx, op, "bits must be 4 or 8, got " + std::to_string(bits));
+  if (x->dtype() != ScalarType::Float) return fail(ctx, op, std::string("input must be float32, got ") + to_string(x->dtype()));
+  const ScalarType wt = bits == 4 ? ScalarType::Byte : ScalarType::Char;
+  if (w->dim() != 2 || w->dtype() != wt) {
+    return fail(ctx, op, std::string("weight must be a 2-D ") + (bits == 4 ? "uint8 (two int4 per byte)" : "int8") +
+                             " tensor, got " + to_string(w->dtype()) + " " + shape_string(w->sizes()));
+  }
+  const int64_t n = w->size(0), k = bits == 4 ? w->size(1) * 2 : w->size(1);
+  if (x->dim() < 1 || x->size(-1) != k) {
+    return fail(ctx, op, "input " + shape_string(x->sizes()) + " does not match " + std::to_string(k) +
+                             " weight columns");
+  }
+  if (group_size <= 0 || k % group_size != 0 || (bits == 4 && group_size % 2 != 0)) {
+    return fail(ctx, op, "group_size " + std::to_string(group_size) + " does not divide " + std::to_string(k) +
+                             " columns into groups" + (bits == 4 ? " of an even size" : ""));
+  }
+  const int64_t groups = k / group_size;
+  if (scales->dtype() != ScalarType::Float || scales->numel() != n * groups) {
+    return fail(ctx, op, "scales must be float32 with " + std::to_string(n * groups) + " values (" +
+                             std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
+  }
+  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
+    return fail(ctx, op, "zero_points must be int8 with one value per channel and group");
+  }
+  if (bias != nullptr && (bias->dtype() != ScalarType::Float || bias->numel() != n)) {
+    return fail(ctx, op, "bias must be float32 with " + std::to_string(n) + " values");
+  }
+  int64_t out_sizes[kMaxDims];
+  for (int d = 0; d < x->dim(); ++d) out_sizes[d] = x->size(d);
+  out_sizes[x->dim() - 1] = n;
+  Tensor* out =
+      output_arg(ctx, op, args, 7, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
+  if (out == nullptr) return;
+  WeightOnlyArgs a;
+  a.rows = 1;
+  for (int d = 0; d + 1 < x->dim(); ++d) a.rows *= x->size(d);
+  a.k = k;
+  a.n = n;
+  a.groups = groups;
+  a.group_size = group_size;
+  a.bits = static_cast<int>(bits);
+  a.offset = bits == 4 ? 8.0f : 0.0f;
+  a.x = x->data_as<float>();
+  a.weight = static_cast<const uint8_t*>(w->data());
+  a.scales = scales->data_as<float>();
+  a.zeros = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
+  a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+  a.out = out->data_as<float>();
+  auto* xsum = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(a.rows * groups, 1)) * sizeof(float)));
+  if (xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
+  for (int64_t m = 0; m < a.rows; ++m) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xg = a.x + m * k + g * group_size;
+      float s = 0;
+      for (int64_t j = 0; j < group_size; ++j) s += xg[j];
+      xsum[m * groups + g] = s;
+    }
+  }
+  a.xsum = xsum;
+  if (a.rows == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t m = 0; m < a.rows; ++m) {
+      for (int64_t c = 0; c < n; ++c) a.out[m * n + c] = a.bias != nullptr ? a.bias[c] : 0.0f;
+    }
+    return;
+  }
+  if (a.rows >= kGemmRows) {
+    if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
+    return;
+  }
+  parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });
+}
+
+// weight (as weight_only_linear's), scales [V, G], zero_points [V, G]?, indices (int64/int32),
+// bits, group_size | out [*indices, D] float32: each row dequantized as torchao does,
+// (q - zero) * scale, so the values equal the float embedding torchao's model looks up.
+void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::weight_only_embedding";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Tensor* w = tensor_arg(ctx, op, args, 0, "weight");
+  Tensor* scales = tensor_arg(ctx, op, args, 1, "scales");
+  Tensor* zeros = nullptr;
+  Tensor* idx = nullptr;
+  int64_t bits = 0, group_size = 0;
+  if (w == nullptr || scales == nullptr || !optional_tensor_arg(ctx, op, args, 2, "zero_points", &zeros) ||
+      (idx = tensor_arg(ctx, op, args, 3, "indices")) == nullptr || !int_arg(ctx, op, args, 4, "bits", &bits) ||
+      !int_arg(ctx, op, args, 5, "group_size", &group_size)) {
+    return;
+  }
+  for (const Tensor* t : {w, scales, zeros, idx}) {
+    if (t != nullptr && (!check_has_data(ctx, op, *t, "argument") || !t->is_contiguous())) {
+      return fail(ctx, op, "arguments must be contiguous tensors with data");
+    }
+  }
+  if (bits != 4 && bits != 8) return fail(ctx, op, "bits must be 4 or 8, got " + std::to_string(bits));
+  const ScalarType wt = bits == 4 ? ScalarType::Byte : ScalarType::Char;
+  if (w->dim() != 2 || w->dtype() != wt) return fail(ctx, op, std::string("weight must be 2-D ") + to_string(wt));
+  const int64_t rows = w->size(0), d = bits == 4 ? w->size(1) * 2 : w->size(1);
+  if (group_size <= 0 || d % group_size != 0 || (bits == 4 && group_size % 2 != 0)) {
+    return fail(ctx, op, "group_size " + std::to_string(group_size) + " does not divide " + std::to_string(d) +
+                             " columns into groups");
+  }
+  const int64_t groups = d / group_size;
+  if (scales->dtype() != ScalarType::Float || scales->numel() != rows * groups) {
+    return fail(ctx, op, "scales must be float32 with one value per row and group");
+  }
+  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != rows * groups)) {
+    return fail(ctx, op, "zero_points must be int8 with one value per row and group");
+  }
+  if (idx->dtype() != ScalarType::Long && idx->dtype() != ScalarType::Int) {
+    return fail(ctx, op, std::string("indices must be int64 or int32, got ") + to_string(idx->dtype()));
+  }
+  if (idx->dim() + 1 > kMaxDims) return fail(ctx, op, "indices have too many dimensions");
+  int64_t out_sizes[kMaxDims];
+  for (int i = 0; i < idx->dim(); ++i) out_sizes[i] = idx->size(i);
+  out_sizes[idx->dim()] = d;
+  Tensor* out = output_arg(ctx, op, args, 6, ScalarType::Float,
+                           Span<const int64_t>(out_sizes, static_cast<size_t>(idx->dim() + 1)));
+  if (out == nullptr) return;
+  const auto* wd = static_cast<const uint8_t*>(w->data());
+  const float* sd = scales->data_as<float>();
+  const int8_t* zd = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
+  float* od = out->data_as<float>();
+  const int64_t row_bytes = bits == 4 ? d / 2 : d, half = group_size / 2;
+  for (int64_t i = 0; i < idx->numel(); ++i) {
+    const int64_t r = idx->dtype() == ScalarType::Long ? idx->data_as<int64_t>()[i] : idx->data_as<int32_t>()[i];
+    if (r < 0 || r >= rows) {
+      return fail(ctx, op, "index " + std::to_string(r) + " is out of range for " + std::to_string(rows) + " rows");
+    }
+    const uint8_t* wr = wd + r * row_bytes;
+    float* o = od + i * d;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float s = sd[r * groups + g];
+      const float z = zd != nullptr ? static_cast<float>(zd[r * groups + g]) : 0.0f;
+      float* og = o + g * group_size;
+      if (bits == 4) {
+        const uint8_t* p = wr + g * half;
+        for (int64_t j = 0; j < half; ++j) {
+          og[j] = (static_cast<float>(static_cast<int>(p[j] & 15) - 8) - z) * s;
+          og[half + j] = (static_cast<float>(static_cast<int>(p[j] >> 4) - 8) - z) * s;
+        }
+      } else {
+        const auto* q = reinterpret_cast<const int8_t*>(wr) + g * group_size;
+        for (int64_t j = 0; j < group_size; ++j) og[j] = (static_cast<float>(q[j]) - z) * s;
+      }
+    }
+  }
+}
+
+}  // namespace kernels
+}  // namespace etrt

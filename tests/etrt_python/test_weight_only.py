@@ -1,0 +1,294 @@
+"""Weight-only and dynamic-activation schemes from torchao's quantize_: the exporter folds each
+dequantize -> linear / embedding into etrt_quant::weight_only_* kernels, and a KV-cache decoder
+quantized with them generates the tokens torchao's eager model generates.
+
+The weight-only kernels compute what torchao's eager model computes, (q - zero) * scale for every
+weight, but sum in another order and take each group's scale out of its sum: outputs agree to
+float rounding (a relative 1e-5 of the output's magnitude), and embeddings exactly. int8_mm's
+integer sums are exact, but a dynamic scheme rounds every activation to int8 at run time, and
+a float difference of one ulp upstream (a layer norm summed in another order) flips such a
+rounding: torchao's own model with one layer norm weight changed by one ulp moves the decoder's
+logits by about 1% of their range. There the test feeds etrt torchao's tokens and allows 3%.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import decoders
+import etrt
+import numpy as np
+import pytest
+import torch
+from etrt.errors import ExportError
+from etrt.runtime import ISA_NAMES
+from etrt.weight_only import pack, pack_int4, unpack_int4
+from torch import nn
+
+PROMPT = [3, 14, 15, 92, 65]
+NEW_TOKENS = 8
+
+
+def _quiet() -> None:
+    warnings.filterwarnings("ignore", module="torchao")
+    warnings.filterwarnings("ignore", message=".*Enum subclass.*")
+
+
+def _generate(
+    step: decoders.Step, forced: list[int] | None = None
+) -> tuple[list[int], list[np.ndarray]]:
+    """Greedy tokens (or the `forced` ones) and every call's last-position logits."""
+    tokens = list(PROMPT)
+    logits = step(np.array([tokens], np.int64), np.arange(len(tokens), dtype=np.int64))
+    seen = [logits[0, -1]]
+    out: list[int] = []
+    for i in range(NEW_TOKENS):
+        nxt = int(np.argmax(logits[0, -1])) if forced is None else forced[i]
+        out.append(nxt)
+        logits = step(np.array([[nxt]], np.int64), np.array([len(tokens)], np.int64))
+        tokens.append(nxt)
+        seen.append(logits[0, -1])
+    return out, seen
+
+
+def _torchao_config(name: str) -> Any:
+    from torchao.quantization import Int8WeightOnlyConfig, IntxWeightOnlyConfig
+    from torchao.quantization.granularity import PerGroup
+    from torchao.quantization.quant_primitives import MappingType
+
+    if name == "Int8WeightOnlyConfig":
+        return Int8WeightOnlyConfig()
+    return IntxWeightOnlyConfig(
+        weight_dtype=torch.int4, granularity=PerGroup(64), mapping_type=MappingType.ASYMMETRIC
+    )
+
+
+# (how the decoder is quantized, the kernels its program must hold)
+CASES = {
+    "int4-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
+    "int8-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
+    "int8-dynamic-int4-weight": {"etrt_quant::weight_only_linear", "aten::round"},
+    "int8-dynamic": {"etrt_quant::int8_mm", "etrt_quant::weight_only_embedding"},
+    "Int8WeightOnlyConfig": {"etrt_quant::weight_only_linear"},
+    "IntxWeightOnlyConfig-int4-asymmetric-64": {"etrt_quant::weight_only_linear"},
+}
+
+
+# The gate decodes with the int4 helper's program (the other patterns have one-layer tests
+# below); every scheme's decoder is part of the long `models` suite.
+_LONG = pytest.mark.long, pytest.mark.models
+GATE_CASES = ("int4-weight",)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c if c in GATE_CASES else pytest.param(c, marks=_LONG) for c in sorted(CASES)],
+)
+def test_quantized_decoder_generates_torchaos_tokens(
+    case: str, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    _quiet()
+    model, _ = decoders.make("handwritten")
+    if case in ("Int8WeightOnlyConfig", "IntxWeightOnlyConfig-int4-asymmetric-64"):
+        from torchao.quantization import quantize_
+
+        quantize_(model, _torchao_config(case.split("-")[0]))
+        quantized = model
+    else:
+        quantized = etrt.quantize(model, None, scheme=case)
+    program = decoders.export(quantized, "handwritten")
+    ops = set(program.operator_names)
+    assert CASES[case] <= ops, sorted(ops)
+    # No float weight is rebuilt at run time: every linear is a weight-only kernel.
+    assert not ops & {"aten::mm", "aten::addmm", "aten::_int_mm"}, sorted(ops)
+    path = program.save(tmp_path / "decoder.etrt")
+    method = etrt.load(path).method("forward")
+
+    def etrt_step(tokens: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        return np.asarray(method(tokens, positions)[0])
+
+    want_tokens, want = _generate(decoders.eager_step(quantized))
+    dynamic = case == "int8-dynamic"
+    got_tokens, got = _generate(etrt_step, want_tokens if dynamic else None)
+    assert got_tokens == want_tokens
+    for g, w in zip(got, want, strict=True):
+        bound = (0.03 if dynamic else 1e-5) * float(np.abs(w).max())
+        np.testing.assert_allclose(g, w, rtol=0, atol=bound)
+
+
+def test_the_helper_keeps_the_callers_model_and_quantizes_embeddings() -> None:
+    _quiet()
+    model, _ = decoders.make("handwritten")
+    before = model.head.weight.detach().clone()
+    quantized = etrt.quantize(model, None, scheme="int4-weight", group_size=64)
+    assert type(model.head.weight) is nn.Parameter and torch.equal(model.head.weight, before)
+    assert type(quantized.head.weight).__name__ == "IntxUnpackedToInt8Tensor"
+    assert type(quantized.tok.weight).__name__ == "IntxUnpackedToInt8Tensor"
+    kept = etrt.quantize(model, None, scheme="int4-weight", embeddings=False)
+    assert type(kept.tok.weight) is nn.Parameter
+
+
+@pytest.mark.parametrize(
+    ("scheme", "group_size", "message"),
+    [
+        ("int4-weight", 48, "group_size 48 is not one of 32, 64, 128, 256"),
+        (
+            "int4-weight",
+            128,
+            "linear attn.0.qkv has 64 input features, not a multiple of group_size 128",
+        ),
+        ("int8-weight", 32, "scheme 'int8-weight' is per channel: it takes no group_size"),
+        ("int2-weight", None, "unknown quantization scheme 'int2-weight'"),
+    ],
+)
+def test_bad_helper_arguments_are_refused_by_name(
+    scheme: str, group_size: int | None, message: str
+) -> None:
+    model, _ = decoders.make("handwritten")
+    with pytest.raises(ExportError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        etrt.quantize(model, None, scheme=scheme, group_size=group_size)
+
+
+def test_dynamic_int8_linears_give_torchaos_exact_results(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """Without float ops before them, the per-token activation quantization rounds as torchao
+    does and the integer sums are exact: identical outputs."""
+    _quiet()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 80), nn.ReLU(), nn.Linear(80, 40)).eval()
+    quantized = etrt.quantize(model, None, scheme="int8-dynamic")
+    x = torch.randn(7, 96)
+    program = etrt.export(quantized, (x,))
+    assert "etrt_quant::int8_mm" in program.operator_names
+    assert "aten::_int_mm" not in program.operator_names
+    path = program.save(tmp_path / "mlp.etrt")
+    with torch.no_grad():
+        want = quantized(x).numpy()
+    try:
+        for isa in ("sse2", "avx512"):  # the portable path and, where the CPU has it, VNNI
+            etrt.set_max_isa(isa)
+            np.testing.assert_array_equal(np.asarray(etrt.load(path).forward(x.numpy())[0]), want)
+    finally:
+        etrt.set_max_isa("avx512")
+
+
+def test_torchaos_int8_weight_only_config_folds(inprocess_runtime: Path, tmp_path: Path) -> None:
+    """torchao's Int8Tensor scales after the product: mul(mm(x, float(q)), scale)."""
+    _quiet()
+    from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 80), nn.ReLU(), nn.Linear(80, 40)).eval()
+    quantize_(model, Int8WeightOnlyConfig())
+    x = torch.randn(7, 96)
+    program = etrt.export(model, (x,))
+    assert "etrt_quant::weight_only_linear" in program.operator_names
+    assert "aten::mm" not in program.operator_names
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = np.asarray(etrt.load(program.save(tmp_path / "mlp.etrt")).forward(x.numpy())[0])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.abs(want).max()))
+
+
+class _IntMM(nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch._int_mm(a, b)
+
+
+def test_an_int8_product_without_a_constant_weight_is_refused_naming_the_scheme() -> None:
+    a = torch.randint(-128, 128, (32, 64), dtype=torch.int8)
+    b = torch.randint(-128, 128, (64, 32), dtype=torch.int8)
+    with pytest.raises(
+        ExportError,
+        match=r"node _int_mm: etrt does not run aten::_int_mm: .*"
+        r"Int8DynamicActivationInt8WeightConfig.*no constant int8 weight",
+    ):
+        etrt.export(_IntMM(), (a, b))
+
+
+def test_int4_packing_round_trips_and_falls_back_to_int8() -> None:
+    q = torch.randint(-8, 8, (5, 64), dtype=torch.int8)
+    packed = pack_int4(q, 32)
+    assert packed.shape == (5, 32) and packed.dtype == torch.uint8
+    assert torch.equal(unpack_int4(packed, 32), q)
+    # Byte j of a group holds values j and j + 16: the kernel's unpacking order.
+    assert int(packed[0, 0]) == (int(q[0, 0]) + 8) | ((int(q[0, 16]) + 8) << 4)
+    scales = torch.rand(5, 2)
+    p4 = pack(q, scales, torch.zeros(5, 2, dtype=torch.int8))
+    assert p4 is not None and p4.bits == 4 and p4.zero_points is None and p4.group_size == 32
+    wide = q.clone()
+    wide[2, 3] = 9
+    p8 = pack(wide, scales, None)
+    assert p8 is not None and p8.bits == 8 and torch.equal(p8.weight, wide)
+
+
+class _OneLinear(nn.Module):
+    """etrt_quant::weight_only_linear called directly, with shapes that leave vector tails."""
+
+    def __init__(self, bits: int, n: int, k: int, group_size: int) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(bits * 1000 + k)
+        lo, hi = (-8, 8) if bits == 4 else (-128, 128)
+        self.q = torch.randint(lo, hi, (n, k), dtype=torch.int8, generator=g)
+        self.register_buffer("w", pack_int4(self.q, group_size) if bits == 4 else self.q)
+        self.register_buffer("s", torch.rand(n, k // group_size, generator=g) / 16)
+        self.register_buffer("z", torch.randint(-3, 4, (n, k // group_size), dtype=torch.int8))
+        self.register_buffer("b", torch.randn(n, generator=g))
+        self.bits, self.group_size = bits, group_size
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = torch.ops.etrt_quant.weight_only_linear(
+            x, self.w, self.s, self.z, self.b, self.bits, self.group_size
+        )
+        return out
+
+
+@pytest.mark.parametrize(
+    ("bits", "n", "k", "group_size"), [(4, 37, 120, 40), (4, 19, 64, 64), (8, 23, 100, 50)]
+)
+def test_kernel_matches_the_reference_at_every_instruction_set(
+    bits: int, n: int, k: int, group_size: int, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """One row and three (unpacked in registers: decoding) and 40 (unpacked into float blocks
+    for the float product: a long prompt)."""
+    module = _OneLinear(bits, n, k, group_size).eval()
+    x = torch.randn(40, k)
+    rows = torch.export.Dim("rows", min=1, max=40)
+    program = etrt.export(module, (x,), dynamic_shapes=({0: rows},))
+    path = program.save(tmp_path / "linear.etrt")
+    try:
+        for isa in ISA_NAMES:
+            etrt.set_max_isa(isa)
+            method = etrt.load(path).method("forward")
+            for count in (1, 3, 40):
+                xs = x[:count]
+                want = module(xs).numpy()
+                got = np.asarray(method(xs.numpy())[0])
+                bound = 2e-5 * float(np.abs(want).max())
+                np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"{isa} {count}")
+    finally:
+        etrt.set_max_isa("avx512")
+
+
+def test_cli_exports_int4_weights_and_prints_the_smaller_size(
+    inprocess_runtime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _quiet()
+    from etrt import cli
+
+    sizes = {}
+    for name, flags in (("float32", []), ("int4", ["--quantize", "int4-weight"])):
+        out = tmp_path / f"{name}.etrt"
+        assert cli.main(["export", "etrt.examples:decoder", *flags, "-o", str(out)]) == 0
+        printed = capsys.readouterr().out
+        assert f"wrote {out} (" in printed
+        sizes[name] = int(printed.split(f"wrote {out} (")[1].split(" bytes")[0])
+        assert sizes[name] == out.stat().st_size
+    assert "etrt_quant::weight_only_linear" in etrt.load_program_info(out).instruction_ops
+    assert sizes["int4"] < sizes["float32"] / 4, sizes
+    assert cli.main(["export", "etrt.examples:decoder", "--quantize", "int4-weight",
+                     "--group-size", "48", "-o", str(out)]) == 1  # fmt: skip
+    assert "error: group_size 48 is not one of 32, 64, 128, 256" in capsys.readouterr().err
