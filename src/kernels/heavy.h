@@ -44,6 +44,9 @@ void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args);
 void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
 void op_quantized_add(KernelContext& ctx, Span<Value*> args);
+// quantized.cpp: whether the int8 kernels take the AVX-512 VNNI path (the CPU has it, neither
+// ETRT_INT8_ISA=portable nor an instruction-set cap below avx512 is in force).
+bool int8_vnni_enabled();
 // weight_only.cpp: float activations times int8 / int4 weights (torchao's weight-only schemes)
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
 void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);

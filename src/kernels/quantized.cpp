@@ -502,9 +502,11 @@ void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int
 constexpr int64_t kNr = 32;  // output channels per tile: two zmm of int32
 constexpr int64_t kMr = 8;   // rows (pixels) per tile
 
+}  // namespace
+
 // ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it); the
 // VNNI path is an AVX-512 one, so ETRT_MAX_ISA / set_max_isa below avx512 caps it too.
-bool vnni_enabled() {
+bool int8_vnni_enabled() {
   static const bool available = [] {
     const char* cap = std::getenv("ETRT_INT8_ISA");
     if (cap != nullptr && std::string(cap) == "portable") return false;
@@ -518,6 +520,8 @@ bool vnni_enabled() {
   }();
   return available && isa_level() >= 2;
 }
+
+namespace {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -1048,7 +1052,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     wk = perm;
   }
   const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
-  if (vnni_enabled()) {
+  if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
     const int8_t* a = x;
@@ -1202,7 +1206,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
       }
     });
   };
-  if (vnni_enabled()) {
+  if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, wts, groups, coutg, k, &pk)) return;
     auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
@@ -1252,7 +1256,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (!prepare_requant(ctx, op, q, &r)) return;
   const int8_t* xd = x.data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
-  if (vnni_enabled()) {
+  if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
     const int8_t* a = xd;

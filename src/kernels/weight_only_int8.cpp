@@ -5,8 +5,6 @@
 // so the program's output equals torchao's up to the float ops around it.
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -20,22 +18,6 @@
 namespace etrt {
 namespace kernels {
 namespace {
-
-// AVX-512 VNNI unless ETRT_INT8_ISA=portable (as the PT2E int8 kernels) or the ISA is capped.
-bool int8_vnni() {
-  static const bool available = [] {
-    const char* cap = std::getenv("ETRT_INT8_ISA");
-    if (cap != nullptr && std::string(cap) == "portable") return false;
-#if defined(__x86_64__) && defined(__GNUC__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
-#else
-    return false;
-#endif
-  }();
-  return available && isa_level() >= 2;
-}
 
 ETRT_ISA_BODY int32_t dot_i8_body(const int8_t* a, const int8_t* b, int64_t k) {
   int32_t s = 0;
@@ -111,7 +93,7 @@ void op_int8_mm(KernelContext& ctx, Span<Value*> args) {
   int32_t* od = out->data_as<int32_t>();
   if (rows == 0 || n == 0) return;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (int8_vnni() && k > 0) {
+  if (int8_vnni_enabled() && k > 0) {
     // vpdpbusd multiplies unsigned by signed bytes: x + 128, less 128 * sum(w) after.
     auto* u = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(rows * k)));
     if (u == nullptr) return fail(ctx, op, "out of memory for the shifted input");
