@@ -14,8 +14,9 @@ import os
 import shutil
 
 from conan import ConanFile
-from conan.errors import ConanException
+from conan.errors import ConanException, ConanInvalidConfiguration
 from conan.tools.build import cross_building
+from conan.tools.system import package_manager
 
 # Conan arch -> (Debian arch, multiarch library directory)
 _DEBIAN_ARCHES = {
@@ -75,6 +76,56 @@ def package_unpacked(conanfile, root):
         dest = os.path.join(conanfile.package_folder, "licenses", name)
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(copyright_file, dest)
+
+
+class DebianPackage:
+    """The base (`python_requires_extend = "debian-debs.DebianPackage"`) of a recipe that wraps
+    Debian packages: natively apt installs `apt_packages` and the files stay in /usr; when Conan
+    cross-builds, the host arch's `host_debs` are unpacked into the package instead. One binary
+    per arch. `debian_libs` are the libraries consumers link (none for headers only)."""
+
+    apt_packages = ()
+    host_debs = ()
+    debian_libs = ()
+
+    def validate(self):
+        if self.settings.os != "Linux":
+            raise ConanInvalidConfiguration(f"{self.ref} wraps Debian packages: Linux only")
+
+    def package_id(self):
+        del self.info.settings.compiler
+        del self.info.settings.build_type
+        self.info.requires.clear()
+
+    def system_requirements(self):
+        if foreign(self):
+            return  # the host arch's packages are unpacked by build()
+        package_manager.Apt(self).install(list(self.apt_packages), update=True, check=True)
+
+    def build(self):
+        if foreign(self):
+            download_and_unpack(self, list(self.host_debs), self._debian_root)
+
+    def package(self):
+        if foreign(self):
+            package_unpacked(self, self._debian_root)
+
+    @property
+    def _debian_root(self):
+        return os.path.join(self.build_folder, "root")
+
+    def debian_cpp_info(self):
+        """Natively the files live in /usr, which the compiler and linker already search; a
+        cross build's package holds them itself."""
+        self.cpp_info.bindirs = []
+        self.cpp_info.includedirs = []
+        self.cpp_info.libdirs = []
+        self.cpp_info.system_libs = list(self.debian_libs)
+        if foreign(self):
+            self.cpp_info.includedirs = ["include"]
+            self.cpp_info.libdirs = ["lib"] if self.debian_libs else []
+            self.cpp_info.system_libs = []
+            self.cpp_info.libs = list(self.debian_libs)
 
 
 class DebianDebs(ConanFile):

@@ -1,8 +1,4 @@
-import os
-
 from conan import ConanFile
-from conan.errors import ConanInvalidConfiguration
-from conan.tools.system import package_manager
 
 
 class PthreadpoolSystemConan(ConanFile):
@@ -12,50 +8,15 @@ class PthreadpoolSystemConan(ConanFile):
     package_type = "shared-library"
     settings = "os", "arch", "compiler", "build_type"
     build_policy = "missing"
-    python_requires = "debian-debs/1.0"
-
-    def validate(self):
-        if self.settings.os != "Linux":
-            raise ConanInvalidConfiguration(f"{self.ref} wraps Debian packages: Linux only")
-
-    def package_id(self):
-        # One binary per arch: a cross build's package holds that arch's Debian files.
-        del self.info.settings.compiler
-        del self.info.settings.build_type
-        self.info.requires.clear()
-
-    def system_requirements(self):
-        if self._debs.foreign(self):
-            return  # the host arch's packages are unpacked by build()
-        apt = package_manager.Apt(self)
-        apt.install(["libpthreadpool-dev"], update=True, check=True)
-
-    @property
-    def _debs(self):
-        return self.python_requires["debian-debs"].module
-
-    def build(self):
-        if self._debs.foreign(self):
-            self._debs.download_and_unpack(self, ['libpthreadpool0', 'libpthreadpool-dev'], self._root)
-
-    def package(self):
-        if self._debs.foreign(self):
-            self._debs.package_unpacked(self, self._root)
-
-    @property
-    def _root(self):
-        return os.path.join(self.build_folder, "root")
+    python_requires = "debian-debs/1.1"
+    # validate, package_id, system_requirements, build and package: Debian's packages, natively
+    # from apt, in a cross build the host arch's .deb files (recipes/debian-debs)
+    python_requires_extend = "debian-debs.DebianPackage"
+    apt_packages = ("libpthreadpool-dev",)
+    host_debs = ("libpthreadpool0", "libpthreadpool-dev")
+    debian_libs = ("pthreadpool",)
 
     def package_info(self):
-        # Header and library live in /usr, which the compiler and linker already search.
-        self.cpp_info.bindirs = []
-        self.cpp_info.includedirs = []
-        self.cpp_info.libdirs = []
-        self.cpp_info.system_libs = ["pthreadpool"]
-        if self._debs.foreign(self):  # the unpacked packages of the host arch
-            self.cpp_info.includedirs = ["include"]
-            self.cpp_info.libdirs = ["lib"]
-            self.cpp_info.system_libs = []
-            self.cpp_info.libs = ["pthreadpool"]
+        self.debian_cpp_info()
         self.cpp_info.set_property("cmake_file_name", "pthreadpool")
         self.cpp_info.set_property("cmake_target_name", "pthreadpool::pthreadpool")
