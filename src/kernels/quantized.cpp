@@ -216,6 +216,22 @@ bool channel_args(KernelContext& ctx, const char* op, Span<Value*> args, Channel
          zero_points_arg(ctx, op, a->zps, a->walk.channels);
 }
 
+// The arguments quantize_per_tensor and dequantize_per_tensor share: input, scale,
+// zero_point, quant_min, quant_max, dtype.
+struct TensorQArgs {
+  Tensor* x = nullptr;
+  double scale = 0;
+  int64_t zp = 0, lo = 0, hi = 0;
+  ScalarType qt{};
+};
+
+bool tensor_qargs(KernelContext& ctx, const char* op, Span<Value*> args, TensorQArgs* a) {
+  a->x = tensor_arg(ctx, op, args, 0, "input");
+  return a->x != nullptr && scalar_arg(ctx, op, args, 1, "scale", &a->scale) &&
+         int_arg(ctx, op, args, 2, "zero_point", &a->zp) && quant_range(ctx, op, args, 3, &a->lo, &a->hi) &&
+         quant_dtype(ctx, op, args, 5, &a->qt) && dense_input(ctx, op, *a->x, "input");
+}
+
 template <typename F>
 bool dispatch_quantized(ScalarType st, F&& f) {
   switch (st) {
@@ -232,15 +248,12 @@ bool dispatch_quantized(ScalarType st, F&& f) {
 void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::quantize_per_tensor";
   if (!check_nargs(ctx, op, args, 7)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  double scale = 0;
-  int64_t zp = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
-      !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
-    return;
-  }
+  TensorQArgs a;
+  if (!tensor_qargs(ctx, op, args, &a)) return;
+  Tensor* x = a.x;
+  const double scale = a.scale;
+  const int64_t zp = a.zp, lo = a.lo, hi = a.hi;
+  const ScalarType qt = a.qt;
   if (x->dtype() != ScalarType::Float) return fail(ctx, op, "input must be float32, got " + dtype_name(x->dtype()));
   Tensor* out = strided_output_arg(ctx, op, args, 6, qt, x->sizes());
   if (out == nullptr) return;
@@ -260,15 +273,12 @@ void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
 void op_dequantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
   const char* op = "quantized_decomposed::dequantize_per_tensor";
   if (!check_nargs(ctx, op, args, 8)) return;
-  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
-  double scale = 0;
-  int64_t zp = 0, lo = 0, hi = 0;
-  ScalarType qt{};
-  if (x == nullptr || !scalar_arg(ctx, op, args, 1, "scale", &scale) ||
-      !int_arg(ctx, op, args, 2, "zero_point", &zp) || !quant_range(ctx, op, args, 3, &lo, &hi) ||
-      !quant_dtype(ctx, op, args, 5, &qt) || !dense_input(ctx, op, *x, "input")) {
-    return;
-  }
+  TensorQArgs a;
+  if (!tensor_qargs(ctx, op, args, &a)) return;
+  Tensor* x = a.x;
+  const double scale = a.scale;
+  const int64_t zp = a.zp;
+  const ScalarType qt = a.qt;
   if (x->dtype() != qt) return fail(ctx, op, "input must be " + dtype_name(qt) + ", got " + dtype_name(x->dtype()));
   Tensor* out = strided_output_arg(ctx, op, args, 7, ScalarType::Float, x->sizes());
   if (out == nullptr) return;
