@@ -45,10 +45,16 @@ else
     return "${PIPESTATUS[0]}"
   }
   # About equal halves (docs/TESTING.md): the runtime process waits for the background ASan
-  # build early on, so the corpus, which needs no in-tree build, goes with the sdk suites.
-  sdk_paths=(tests/consumers tests/etpkg tests/corpus)
+  # build early on, so the corpus, which needs no in-tree build, goes with the sdk suites, and
+  # so do the Python runtime's tests of the installed wheel (consumers of the wheel, like the
+  # sdk suites' ones).
+  wheel_tests=(tests/etrt_python/test_python_runtime.py tests/etrt_python/test_cli_wheel.py)
+  sdk_paths=(tests/consumers tests/etpkg tests/corpus "${wheel_tests[@]}")
   # Every other suite folder, a new one included, goes to the runtime process.
   runtime_paths=(tests/etrt_python tests/etrt_cpp)
+  for path in "${wheel_tests[@]}"; do
+    runtime_paths+=("--ignore=$path")
+  done
   for dir in tests/*/; do
     dir=${dir%/}
     if [[ " ${sdk_paths[*]} ${runtime_paths[*]} " != *" $dir "* ]] &&
