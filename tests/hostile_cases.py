@@ -143,6 +143,29 @@ def program_cases() -> dict[str, bytes]:
             (rp.KernelCall(0, (0, 1, 2, 3)),),
             (3,),
         ),
+        # adaptive pooling of an input with an empty extent beside a huge one: zero bytes, but
+        # every output walked the huge extent (it used to hang), and empty windows divide by 0.
+        "adaptive_pool2d_empty_extent": one_plan(
+            (
+                rp.TensorValue((1, 2, 2**27, 0), rp.INPUT),
+                rp.IntListValue((5, 4)),
+                rp.TensorValue((1, 2, 5, 4), rp.PLANNED),
+            ),
+            ("aten::_adaptive_avg_pool2d",),
+            (rp.KernelCall(0, (0, 1, 2)),),
+            (2,),
+        ),
+        "adaptive_pool3d_empty_extent": one_plan(
+            (
+                rp.TensorValue((8, 8, 2**27, 0), rp.INPUT),
+                rp.IntListValue((5, 7, 4)),
+                rp.TensorValue((8, 5, 7, 4), rp.PLANNED),
+            ),
+            ("aten::_adaptive_avg_pool3d",),
+            (rp.KernelCall(0, (0, 1, 2)),),
+            (2,),
+            arena=8192,
+        ),
         # a zero-size dimension beside two 2^62 ones: zero bytes, but no sane tensor.
         "zero_dim_hides_huge_ones": rp.program(
             rp.with_value(base, 0, rp.TensorValue((0, 2**62, 2**62), rp.INPUT))
@@ -312,6 +335,10 @@ EXPECTED_PROGRAM = {
     " output_size [4, 4]",
     "upsample_empty_input": "aten::upsample_nearest2d.vec: cannot resample an empty input to a"
     " non-empty output",
+    "adaptive_pool2d_empty_extent": "aten::_adaptive_avg_pool2d: expects non-zero spatial sizes,"
+    " got 'self' of shape [1, 2, 134217728, 0]",
+    "adaptive_pool3d_empty_extent": "aten::_adaptive_avg_pool3d: expects non-zero spatial sizes,"
+    " got 'self' of shape [8, 8, 134217728, 0]",
     "zero_dim_hides_huge_ones": "InvalidProgram: method 'forward': value 0: tensor has too many",
     "output_into_constant": "InvalidProgram: method 'forward': instruction 0 writes its output"
     " into value 1, a read-only constant",

@@ -1055,6 +1055,12 @@ void op_adaptive_avg_pool3d(KernelContext& ctx, Span<Value*> args) {
       !volume(ctx, op, *self, &v) || !triple(ctx, op, args, 1, "output_size", 1, spatial)) {
     return;
   }
+  // ATen's rule. An empty window would divide by zero, and an empty extent still walks the
+  // others (a [8, 8, 1e8, 0] input: 1e8 steps per output).
+  if (v.d == 0 || v.h == 0 || v.w == 0) {
+    fail(ctx, op, "expects non-zero spatial sizes, got 'self' of shape " + shape_string(self->sizes()));
+    return;
+  }
   const int64_t extent[3] = {v.d, v.h, v.w};
   for (int j = 0; j < 3; ++j) {
     int64_t span = 0;  // the window bounds multiply an output index by the input extent

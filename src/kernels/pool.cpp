@@ -434,9 +434,15 @@ void op_adaptive_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
   Tensor* self = tensor_arg(ctx, op, args, 0, "self");
   Planes p;
   if (self == nullptr || !planes_of(ctx, op, *self, &p)) return;
+  // ATen's rule. An empty window would divide by zero, and an empty row still walks the other
+  // extent (a [1, 1, 1e8, 0] input: 1e8 steps per output row).
+  if (p.h == 0 || p.w == 0) {
+    fail(ctx, op, "expects non-zero spatial sizes, got 'self' of shape " + shape_string(self->sizes()));
+    return;
+  }
   int64_t size[2], none[2] = {0, 0};
   if (!pool_list(ctx, args, 1, "output_size", false, none, size, op)) return;
-  if (size[0] < 0 || size[1] < 0 || ((size[0] == 0 || size[1] == 0) && p.h * p.w > 0)) {
+  if (size[0] < 0 || size[1] < 0) {  // 0 is an empty output, as in ATen
     fail(ctx, op, "invalid output_size " + shape_string(Span<const int64_t>(size, 2)));
     return;
   }
