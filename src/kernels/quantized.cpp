@@ -71,11 +71,12 @@ inline bool same_strides(const Tensor& a, const Tensor& b) {
 }
 
 // Elementwise over tensors of one shape: fn(i, j, k) with the flat offsets of element i of
-// `a`, `b` and `out`; one flat loop when all three share their layout, else by index.
+// `a`, `b` and `out`; one flat loop when all three share a dense layout, else by index (any
+// strides: a transposed view, e.g. attention heads before a quantize).
 template <typename F>
 void for_each_element(const Tensor& a, const Tensor& b, const Tensor& out, F&& fn) {
   const int64_t n = out.numel();
-  if (same_strides(a, out) && same_strides(b, out)) {
+  if (same_strides(a, out) && same_strides(b, out) && (out.is_contiguous() || channels_last_dense(out))) {
     fn(int64_t{0}, int64_t{0}, int64_t{0}, n);
     return;
   }
@@ -229,7 +230,7 @@ bool tensor_qargs(KernelContext& ctx, const char* op, Span<Value*> args, TensorQ
   a->x = tensor_arg(ctx, op, args, 0, "input");
   return a->x != nullptr && scalar_arg(ctx, op, args, 1, "scale", &a->scale) &&
          int_arg(ctx, op, args, 2, "zero_point", &a->zp) && quant_range(ctx, op, args, 3, &a->lo, &a->hi) &&
-         quant_dtype(ctx, op, args, 5, &a->qt) && dense_input(ctx, op, *a->x, "input");
+         quant_dtype(ctx, op, args, 5, &a->qt) && check_has_data(ctx, op, *a->x, "input");
 }
 
 template <typename F>
