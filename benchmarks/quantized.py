@@ -10,7 +10,8 @@ transformers' BertModel at hidden 256, 4 layers, 128 tokens: tests/transformer_m
 
 etrt runs in this process through the Python binding (the installed wheel, or
 ETRT_LIBRARY_DIR). The contenders are measured in turn `--rounds` times and each figure is the
-median of its rounds' medians, so all see the same load: compare figures within one run.
+median of its rounds' medians, so all see the same load: compare figures within one run. CPU
+time is printed beside wall time: on a shared machine it is the steadier of the two.
 ETRT_INT8_ISA=portable times the portable int8 kernels instead of AVX-512 VNNI.
 
 Targets (issue 27, one thread): int8 at most 0.5x etrt float32, and no slower than ONNX Runtime's
@@ -42,14 +43,17 @@ import transformer_models  # noqa: E402
 import vision  # noqa: E402
 
 
-def _median_ms(fn: Callable[[], object], runs: int) -> float:
+def _median_ms(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+    """The median wall and CPU time of one call, in ms: on a machine other jobs share, the CPU
+    time (all contenders run on one thread) is the steadier figure."""
     fn()
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - t) * 1000)
-    return statistics.median(times)
+        wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 class _ByKeyword(torch.nn.Module):
@@ -144,16 +148,18 @@ def main() -> int:
                 print(f"{name}: ONNX Runtime left out: {ort_run}")
             else:
                 contenders["onnxruntime int8 (QDQ)"] = ort_run
-            medians: dict[str, list[float]] = {k: [] for k in contenders}
+            medians: dict[str, list[tuple[float, float]]] = {k: [] for k in contenders}
             for _ in range(args.rounds):
                 for label, fn in contenders.items():
                     medians[label].append(_median_ms(fn, args.runs))
-            figures = {k: statistics.median(v) for k, v in medians.items()}
+            figures = {k: statistics.median(w for w, _ in v) for k, v in medians.items()}
+            cpu = {k: statistics.median(c for _, c in v) for k, v in medians.items()}
             print(f"{name}: program int8 {len(q_prog) / 2**20:.1f} MiB, float32 "
                   f"{len(f_prog) / 2**20:.1f} MiB ({len(q_prog) / len(f_prog):.2f}x)")  # fmt: skip
             for label, ms in figures.items():
-                ratio = ms / figures["etrt float32"]
-                print(f"  {label:<24} {ms:9.2f} ms  {ratio:5.2f}x etrt float32")
+                ratio, cpu_ratio = ms / figures["etrt float32"], cpu[label] / cpu["etrt float32"]
+                print(f"  {label:<24} {ms:9.2f} ms  {ratio:5.2f}x etrt float32   CPU "
+                      f"{cpu[label]:9.2f} ms  {cpu_ratio:5.2f}x")  # fmt: skip
     return 0
 
 

@@ -961,6 +961,72 @@ bool dw_block_avx512(const int8_t* const* taps, const float* wt, int64_t ntaps, 
     default: return false;
   }
 }
+
+// Interior output pixels (every tap inside the input): no tap pointers, P pixels x NV vectors
+// of 16 channels summed at once (independent chains hide the multiply-add latency), x * w
+// summed and zp * sum(w) (`zw`) taken off once: every term an integer below 2^24, so the value
+// is the int32 sum's, as in dw_block_avx512_regs.
+struct DwInterior {
+  int64_t pixel, tap_x, tap_y;  // byte steps: next output pixel, next kx, next ky
+  int64_t kh, kw, c;
+};
+
+template <int NV, int P>
+__attribute__((target("avx512f"))) void dw_interior_avx512_regs(const int8_t* x, const DwInterior& d,
+                                                                 const float* wt, const float* zw, const float* mult,
+                                                                 const float* bias, const Requant& r, int8_t* out,
+                                                                 int64_t count) {
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m512 acc[P][NV];
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) acc[j][i] = _mm512_setzero_ps();
+    }
+    const int8_t* base = x + p * d.pixel;
+    const float* wv = wt;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      for (int64_t kx = 0; kx < d.kw; ++kx, wv += d.c) {
+        const int8_t* px = base + ky * d.tap_y + kx * d.tap_x;
+        for (int i = 0; i < NV; ++i) {
+          const __m512 wi = _mm512_loadu_ps(wv + 16 * i);
+          for (int j = 0; j < P; ++j) {
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * d.pixel + 16 * i));
+            acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), wi, acc[j][i]);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) {
+        const int64_t at = 16 * i;
+        const __m512 sum = _mm512_sub_ps(acc[j][i], _mm512_loadu_ps(zw + at));
+        __m512 y = _mm512_add_ps(_mm512_mul_ps(sum, _mm512_loadu_ps(mult + at)), _mm512_loadu_ps(bias + at));
+        y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+        y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+        y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p + j) * d.c + at),
+                         _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+      }
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_interior_avx512_regs<NV, 1>(x + p * d.pixel, d, wt, zw, mult, bias, r, out + p * d.c, count - p);
+  }
+}
+
+// `count` interior pixels of one output row, for channels c0 .. c0 + width (a multiple of 16);
+// false for other widths. x, wt, zw, mult, bias and out are at channel c0.
+bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
+                        const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  switch (width) {
+    case 64: dw_interior_avx512_regs<4, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 48: dw_interior_avx512_regs<3, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 32: dw_interior_avx512_regs<2, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 16: dw_interior_avx512_regs<1, 4>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    default: return false;
+  }
+}
 #endif
 
 bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
@@ -971,20 +1037,51 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
   auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
   auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
-  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr) return false;
+  auto* zw = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr || zw == nullptr) {
+    return false;
+  }
   for (int64_t ch = 0; ch < g.c; ++ch) {
     zeros[ch] = 0.0f;
-    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+    int32_t wsum = 0;
+    for (int64_t t = 0; t < ntaps; ++t) {
+      wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+      wsum += w[ch * ntaps + t];
+    }
+    zw[ch] = static_cast<float>(zp * wsum);
   }
   const bool exact_float = ntaps <= kDwFloatTaps;
   const bool avx512 = isa_level() >= 2;
   (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
+  // Output columns [ox_lo, ox_hi) read inside the input at every kx.
+  const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+  const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
+  const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
+  const bool interior_ok = exact_float && g.c % 16 == 0 && g.w - 1 - (g.kw - 1) * g.dw + g.pw >= 0;
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
       const int8_t** tp = taps + row * ntaps;
+      const int64_t iy0 = oy * g.sh - g.ph;
+      const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (avx512 && interior_ok && rows_inside && ox_hi > ox_lo) {
+        const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
+        int8_t* o0 = out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c;
+        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
+          dw_interior_avx512(x0 + c0, di, std::min(kDwBlock, g.c - c0), wf + c0, zw + c0, r.multiplier + c0, bias + c0,
+                             r, o0 + c0, ox_hi - ox_lo);
+        }
+      }
+#endif
       for (int64_t ox = 0; ox < g.ow; ++ox) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (avx512 && interior_ok && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
+          ox = ox_hi - 1;  // done above
+          continue;
+        }
+#endif
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
           for (int64_t kx = 0; kx < g.kw; ++kx) {
@@ -1014,6 +1111,27 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   return true;
 }
 
+// memcpy, with fixed-size moves below 32 bytes: a few channels per tap (a network's first
+// convolution, 3 channels) would otherwise pay a library call per tap.
+inline void copy_bytes(int8_t* d, const int8_t* s, int64_t n) {
+  if (n >= 32) {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  } else if (n >= 16) {
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n > 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
+
 // Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order, each
 // input pixel's channel row converted by `value`, padding taps `pad`, then zeros to row_len.
 template <typename T, typename V>
@@ -1024,8 +1142,17 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
       const int64_t b = row / g.oh, oy = row % g.oh;
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         T* dst = rows + (row * g.ow + ox) * row_len;
+        const int64_t ix0 = ox * g.sw - g.pw;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          if constexpr (std::is_same<T, int8_t>::value) {
+            // A kernel row's taps inside the input are adjacent pixels: one copy.
+            if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+              copy_bytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c, g.kw * g.c);
+              dst += g.kw * g.c;
+              continue;
+            }
+          }
           for (int64_t kx = 0; kx < g.kw; ++kx, dst += g.c) {
             const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
             if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
@@ -1034,7 +1161,7 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
             }
             const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
             if constexpr (std::is_same<T, int8_t>::value) {
-              std::memcpy(dst, src, static_cast<size_t>(g.c));  // value is the identity
+              copy_bytes(dst, src, g.c);  // value is the identity
             } else {
               for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
             }
