@@ -621,10 +621,24 @@ ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, 
                                                 int32_t a_zero, const Requant& r, int64_t n, int8_t* out,
                                                 int64_t mstride, int64_t nstride) {
   if (nstride == 1) {
-    for (int64_t i = 0; i < mr; ++i) {
-      for (int64_t half = 0; half < nr; half += 16) {
-        vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
-                       out + i * mstride + half);
+    // vnni_requant16's steps with a column block's constants loaded once for all rows.
+    const __m512 inv = _mm512_set1_ps(r.inv_out_scale), zp = _mm512_set1_ps(r.out_zp);
+    const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+    for (int64_t half = 0; half < nr; half += 16) {
+      const int64_t count = std::min<int64_t>(16, nr - half);
+      const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1u);
+      const __m512i corr =
+          _mm512_mullo_epi32(_mm512_set1_epi32(a_zero), _mm512_maskz_loadu_epi32(mask, wsum + half));
+      const __m512 mult = _mm512_maskz_loadu_ps(mask, r.multiplier + n + half);
+      const __m512 bias = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask, r.bias + n + half) : _mm512_setzero_ps();
+      for (int64_t i = 0; i < mr; ++i) {
+        const __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * kNr + half), corr);
+        __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), mult);
+        if (r.bias != nullptr) y = _mm512_add_ps(y, bias);
+        y = _mm512_mul_ps(y, inv);
+        y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(y, zp), lo), hi);
+        _mm_mask_storeu_epi8(out + i * mstride + half, mask, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
       }
     }
     return;
