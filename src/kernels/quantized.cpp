@@ -687,6 +687,41 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
 #endif
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// A few rows (a classifier at batch 1): each weight row read once as it is stored, no packing
+// (which would copy every weight per call for a single product). Four channels share each
+// 64-byte input load; sum(w) comes from the same loads (vpdpbusd with ones), so the result is
+// sum((x + 128) * w) - (zp + 128) * sum(w), the exact int32 sum, requantized by requantize().
+template <int W>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_gemv_columns(const int8_t* x, const int8_t* w,
+                                                                             int64_t k, int64_t n, int32_t a_zero,
+                                                                             const Requant& r, int8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80)), ones = _mm512_set1_epi8(1);
+  __m512i acc[W], sum[W];
+  for (int c = 0; c < W; ++c) acc[c] = sum[c] = _mm512_setzero_si512();
+  for (int64_t j = 0; j < k; j += 64) {
+    const __mmask64 m = k - j >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - j)) - 1;
+    const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + j), flip);  // x + 128 as u8
+    for (int c = 0; c < W; ++c) {
+      const __m512i wv = _mm512_maskz_loadu_epi8(m, w + (n + c) * k + j);  // 0 past k
+      acc[c] = _mm512_dpbusd_epi32(acc[c], xv, wv);
+      sum[c] = _mm512_dpbusd_epi32(sum[c], ones, wv);
+    }
+  }
+  for (int c = 0; c < W; ++c) {
+    const int32_t total = _mm512_reduce_add_epi32(acc[c]) - a_zero * _mm512_reduce_add_epi32(sum[c]);
+    out[n + c] = requantize(total, r, n + c);
+  }
+}
+
+void vnni_gemv(const int8_t* x, const int8_t* w, int64_t k, int64_t n0, int64_t n1, int32_t a_zero, const Requant& r,
+               int8_t* out) {
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) vnni_gemv_columns<4>(x, w, k, n, a_zero, r, out);
+  for (; n < n1; ++n) vnni_gemv_columns<1>(x, w, k, n, a_zero, r, out);
+}
+#endif
+
 struct QuantArgs {
   Tensor* input = nullptr;
   Tensor* weight = nullptr;
@@ -1408,6 +1443,18 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (!prepare_requant(ctx, op, q, &r)) return;
   const int8_t* xd = x.data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (int8_vnni_enabled() && rows < kMr / 2) {
+    const int8_t* wd = w.data_as<int8_t>();
+    int8_t* od = out->data_as<int8_t>();
+    parallel_for(0, (cols + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = 0; i < rows; ++i) {
+        vnni_gemv(xd + i * k, wd, k, b0 * 16, std::min(cols, b1 * 16), zp + 128, r, od + i * cols);
+      }
+    });
+    return;
+  }
+#endif
   if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
