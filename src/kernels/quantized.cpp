@@ -984,7 +984,7 @@ __attribute__((target("avx512f"))) void dw_block_avx512_regs(const int8_t* const
     for (int i = 0; i < NV; ++i) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + c0 + 16 * i));
       const __m512 x = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), z);
-      acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x, _mm512_loadu_ps(wv + 16 * i)));
+      acc[i] = _mm512_fmadd_ps(x, _mm512_loadu_ps(wv + 16 * i), acc[i]);  // integers: exact
     }
   }
   for (int i = 0; i < NV; ++i) {
