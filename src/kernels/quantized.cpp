@@ -1064,6 +1064,66 @@ __attribute__((target("avx512f"))) void dw_interior_avx512_regs(const int8_t* x,
   }
 }
 
+// The same on AVX2 (with FMA): vectors of 8 channels.
+template <int NV, int P>
+__attribute__((target("avx2,fma"))) void dw_interior_avx2_regs(const int8_t* x, const DwInterior& d, const float* wt,
+                                                              const float* zw, const float* mult, const float* bias,
+                                                              const Requant& r, int8_t* out, int64_t count) {
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m256 acc[P][NV];
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) acc[j][i] = _mm256_setzero_ps();
+    }
+    const int8_t* base = x + p * d.pixel;
+    const float* wv = wt;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      for (int64_t kx = 0; kx < d.kw; ++kx, wv += d.c) {
+        const int8_t* px = base + ky * d.tap_y + kx * d.tap_x;
+        for (int i = 0; i < NV; ++i) {
+          const __m256 wi = _mm256_loadu_ps(wv + 8 * i);
+          for (int j = 0; j < P; ++j) {
+            const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + j * d.pixel + 8 * i));
+            acc[j][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), wi, acc[j][i]);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) {
+        const int64_t at = 8 * i;
+        const __m256 sum = _mm256_sub_ps(acc[j][i], _mm256_loadu_ps(zw + at));
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(sum, _mm256_loadu_ps(mult + at)), _mm256_loadu_ps(bias + at));
+        y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+        y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+        y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+        const __m256i q = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+        const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (p + j) * d.c + at), _mm_packs_epi16(q16, q16));
+      }
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_interior_avx2_regs<NV, 1>(x + p * d.pixel, d, wt, zw, mult, bias, r, out + p * d.c, count - p);
+  }
+}
+
+bool dw_interior_avx2(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
+                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  switch (width) {
+    case 64: dw_interior_avx2_regs<8, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 56: dw_interior_avx2_regs<7, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 48: dw_interior_avx2_regs<6, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 40: dw_interior_avx2_regs<5, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 32: dw_interior_avx2_regs<4, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 24: dw_interior_avx2_regs<3, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 16: dw_interior_avx2_regs<2, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 8: dw_interior_avx2_regs<1, 4>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    default: return false;
+  }
+}
+
 // `count` interior pixels of one output row, for channels c0 .. c0 + width (a multiple of 16);
 // false for other widths. x, wt, zw, mult, bias and out are at channel c0.
 bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
@@ -1107,7 +1167,13 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
   const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
   const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
-  const bool interior_ok = exact_float && g.c % 16 == 0 && g.w - 1 - (g.kw - 1) * g.dw + g.pw >= 0;
+  (void)di;
+  // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
+  const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
+                       : avx512 && g.c % 16 == 0                              ? 2
+                       : isa_level() >= 1 && g.c % 8 == 0                     ? 1
+                                                                              : 0;
+  (void)interior;
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
@@ -1115,18 +1181,24 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
       const int64_t iy0 = oy * g.sh - g.ph;
       const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
 #if defined(__x86_64__) && defined(__GNUC__)
-      if (avx512 && interior_ok && rows_inside && ox_hi > ox_lo) {
+      if (interior != 0 && rows_inside && ox_hi > ox_lo) {
         const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
         int8_t* o0 = out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c;
         for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
-          dw_interior_avx512(x0 + c0, di, std::min(kDwBlock, g.c - c0), wf + c0, zw + c0, r.multiplier + c0, bias + c0,
-                             r, o0 + c0, ox_hi - ox_lo);
+          const int64_t width = std::min(kDwBlock, g.c - c0);
+          if (interior == 2) {
+            dw_interior_avx512(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
+                               ox_hi - ox_lo);
+          } else {
+            dw_interior_avx2(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
+                             ox_hi - ox_lo);
+          }
         }
       }
 #endif
       for (int64_t ox = 0; ox < g.ow; ++ox) {
 #if defined(__x86_64__) && defined(__GNUC__)
-        if (avx512 && interior_ok && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
+        if (interior != 0 && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
           ox = ox_hi - 1;  // done above
           continue;
         }

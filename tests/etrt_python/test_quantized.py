@@ -133,8 +133,9 @@ def test_portable_int8_path_gives_the_same_integers(
 class InvertedResidual(nn.Module):
     """MobileNetV2's blocks, wide enough for the channels-last kernels' whole blocks: 3x3 conv,
     then depthwise convolutions of 80 (a block of 64 channels and one of 16; stride 2), 96 (64
-    and 32) and 48 channels, each between 1x1 convs, with batch norm and ReLU6 but the last; its
-    output is the program's (NHWC computed, NCHW returned)."""
+    and 32), 48 and 24 channels (AVX2 vectors of 8: 24 is three), each between 1x1 convs, with
+    batch norm and ReLU6 but the last; its output is the program's (NHWC computed, NCHW
+    returned)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -150,7 +151,9 @@ class InvertedResidual(nn.Module):
             unit(nn.Conv2d(96, 96, 3, padding=1, groups=96), True),
             unit(nn.Conv2d(96, 48, 1), True),
             unit(nn.Conv2d(48, 48, 3, padding=1, groups=48), True),
-            unit(nn.Conv2d(48, 24, 1), False),
+            unit(nn.Conv2d(48, 24, 1), True),
+            unit(nn.Conv2d(24, 24, 3, padding=1, groups=24), True),
+            unit(nn.Conv2d(24, 16, 1), False),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -169,7 +172,7 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
     x = torch.randn(1, 8, 15, 15, generator=torch.Generator().manual_seed(3))
     converted = etrt.quantize(model, (x,), calibration=[(torch.randn(1, 8, 15, 15),)])
     core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
-    assert fold_quantized(core).clamp == 6  # every ReLU6 is an output range
+    assert fold_quantized(core).clamp == 8  # every ReLU6 is an output range
     want = core.module()(x)
     module = etrt.load(etrt.export(converted, (x,)).save(tmp_path / "block.etrt"))
     # VNNI (where the CPU has it), then capped: the AVX2 vpmaddwd product, then the baseline's
