@@ -965,6 +965,12 @@ ETRT_ISA_DISPATCH(void, dw_nhwc_block,
                    float zp, const float* mult, const float* bias, const Requant& r, int8_t* out),
                   (taps, wt, ntaps, c, c0, width, zp, mult, bias, r, out))
 
+// The geometry of depthwise_nhwc's interior pixels.
+struct DwInterior {
+  int64_t pixel, tap_x, tap_y;  // byte steps: next output pixel, next kx, next ky
+  int64_t kh, kw, c;
+};
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // dw_nhwc_block on AVX-512, its sums in registers (the compiler's version keeps them in memory).
 // NV registers of 16 channels (a whole block is four).
@@ -1015,10 +1021,6 @@ bool dw_block_avx512(const int8_t* const* taps, const float* wt, int64_t ntaps, 
 // of 16 channels summed at once (independent chains hide the multiply-add latency), x * w
 // summed and zp * sum(w) (`zw`) taken off once: every term an integer below 2^24, so the value
 // is the int32 sum's, as in dw_block_avx512_regs.
-struct DwInterior {
-  int64_t pixel, tap_x, tap_y;  // byte steps: next output pixel, next kx, next ky
-  int64_t kh, kw, c;
-};
 
 template <int NV, int P>
 __attribute__((target("avx512f"))) void dw_interior_avx512_regs(const int8_t* x, const DwInterior& d,
@@ -1167,7 +1169,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
   const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
   const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
-  (void)di;
+  (void)di, (void)ox_hi;
   // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
   const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
                        : avx512 && g.c % 16 == 0                              ? 2
@@ -1180,6 +1182,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
       const int8_t** tp = taps + row * ntaps;
       const int64_t iy0 = oy * g.sh - g.ph;
       const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
+      (void)rows_inside;
 #if defined(__x86_64__) && defined(__GNUC__)
       if (interior != 0 && rows_inside && ox_hi > ox_lo) {
         const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
