@@ -1,6 +1,6 @@
 // One thread, the system XNNPACK's qs8 convolutions with per-channel weights on MobileNetV2's
 // costliest int8 layers (docs/quantization.md): the best of 50 runs in us, NHWC in and out.
-// Build: cc -O2 tools/xnnpack_qs8_bench.c -o xnnpack_qs8_bench -lXNNPACK
+// Build: cc -O2 tools/xnnpack/qs8_bench.c -o qs8_bench -lXNNPACK
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,8 @@
+// Not part of the build: facts about the system XNNPACK (Debian 12's 2022 snapshot) for the
+// int8 delegate's design, tools/xnnpack/qs8_bench.c beside it.
 // Which int8 (qs8) nodes the system XNNPACK accepts (docs/quantization.md): defines each node on
 // int8 values, then creates a runtime, and prints both statuses (0: success, 2: invalid
-// parameter; -1: not tried). Build: cc tools/xnnpack_qs8_probe.c -o probe -lXNNPACK
+// parameter; -1: not tried). Build: cc tools/xnnpack/qs8_probe.c -o qs8_probe -lXNNPACK
 #include <stdio.h>
 #include <stdint.h>
 #include <xnnpack.h>
