@@ -221,19 +221,21 @@ def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
 
 class ChannelRoundTrip(nn.Module):
     """Per-channel and uint8 quantize/dequantize on activations, as hand-written PT2E graphs
-    hold them."""
+    hold them, and a per-tensor quantize of a transposed view (attention heads in a
+    transformer)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.register_buffer("scales", torch.tensor([0.02, 0.05, 0.1]))
         self.register_buffer("zero_points", torch.tensor([0, -3, 7]))
 
-    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
         qd = torch.ops.quantized_decomposed
         q = qd.quantize_per_channel(x, self.scales, self.zero_points, 1, -128, 127, torch.int8)
         d = qd.dequantize_per_channel(q, self.scales, self.zero_points, 1, -128, 127, torch.int8)
         u = qd.quantize_per_tensor(x, 0.25, 128, 0, 255, torch.uint8)
-        return q, d, qd.dequantize_per_tensor(u, 0.25, 128, 0, 255, torch.uint8)
+        t = qd.quantize_per_tensor(torch.relu(x).transpose(0, 2), 0.05, -3, -128, 127, torch.int8)
+        return q, d, qd.dequantize_per_tensor(u, 0.25, 128, 0, 255, torch.uint8), t
 
 
 def test_per_channel_and_uint8_quantize_dequantize_match_torch(
