@@ -9,7 +9,7 @@
 # dist/manylinux_2_28/ and, armv8, dist/manylinux_2_28-aarch64/) and runs, on the x86_64 one
 # (ETRT_WHEEL), its own checks (tag, floor, the XNNPACK delegate), the consumer suite and the
 # models through Python; on the aarch64 one (ETRT_AARCH64_WHEEL), the cross suite's tests.
-# fuzz runs each target for ETRT_FUZZ_SECONDS (default 600 here, 10 in the gate);
+# fuzz runs each target for ETRT_FUZZ_SECONDS (default 600 here, 5 in the gate);
 # soak runs for ETRT_SOAK_SECONDS where its tests take a duration.
 set -euo pipefail
 suites="models opinfo corpus soak fuzz matrix sdkdeps cross manylinux"

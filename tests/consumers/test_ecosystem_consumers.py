@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 from etpkg import testing
 from etpkg_fixtures import REPO_ROOT
+from suites import gate_subset
 
 # The wheels come from conftest.py; the MLP from the etrt consumer suite.
 from test_consumer_etrt import Mlp, mlp  # noqa: F401
@@ -313,7 +314,16 @@ def test_entry_points_import_and_lead_to_the_sdk(consumer: Consumer) -> None:
 
 # ----------------------------------------------------------------------------- scikit-build-core
 
+# The gate builds etrt's extension (and the README's); toysdk's, the same generic project on the
+# fixture SDK, runs with `ci/long.sh matrix`.
+SKBUILD_FLAVORS = pytest.mark.parametrize(
+    "consumer", gate_subset(FLAVOR_NAMES, ["etrt"]), indirect=True
+)
 
+
+
+@SKBUILD_FLAVORS
+@pytest.mark.matrix
 def test_scikit_build_finds_sdk_by_entry_points_only(consumer: Consumer) -> None:
     timed("scikit-build-core build", lambda: str(consumer.extension()))
     name, version = consumer.ws.sdk.name, consumer.ws.sdk.cmake_version
@@ -321,6 +331,8 @@ def test_scikit_build_finds_sdk_by_entry_points_only(consumer: Consumer) -> None
     assert f"-- probe: {name} {version} from {cmake_dir}" in consumer.extension_log
 
 
+@SKBUILD_FLAVORS
+@pytest.mark.matrix
 def test_scikit_build_extension_links_the_wheel_libraries(consumer: Consumer) -> None:
     ext = consumer.extension()
     info = testing.read_elf(ext)
@@ -331,6 +343,8 @@ def test_scikit_build_extension_links_the_wheel_libraries(consumer: Consumer) ->
     consumer.expect_links_wheel_libraries(ext)
 
 
+@SKBUILD_FLAVORS
+@pytest.mark.matrix
 def test_scikit_build_extension_runs(consumer: Consumer) -> None:
     consumer.extension()
     driver = ECOSYSTEM / "drivers" / f"{consumer.flavor.name}_probe.py"

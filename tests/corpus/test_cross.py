@@ -97,6 +97,9 @@ def test_cross_built_shared_zlib_is_an_aarch64_wheel_whose_consumers_pass_under_
     assert len(apps) >= 4 and {elf_arch(p) for p in apps} == {"aarch64"}, apps
 
 
+# Long (ci/long.sh cross): the gate's shared case proves the cross build; this one the floor of
+# static archives, which test_floor.py checks natively in the gate.
+@pytest.mark.long
 def test_cross_built_static_zlib_takes_its_glibc_floor_from_the_aarch64_c_library(
     cross: runner.Corpus, tmp_path: Path
 ) -> None:

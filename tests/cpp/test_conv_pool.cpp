@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "check.h"
-// The kernel library hides its internals: compile the convolution (and the GEMM, whose choice of
-// instruction set it follows) into this test to run it with every instruction set. The other
-// tests call the library's own copy through the registry.
-#include "kernels/conv.cpp"       // NOLINT(bugprone-suspicious-include)
-#include "kernels/conv_nhwc.cpp"  // NOLINT(bugprone-suspicious-include)
-#include "kernels/gemm.cpp"       // NOLINT(bugprone-suspicious-include)
-#include "kernels/util.cpp"       // NOLINT(bugprone-suspicious-include)
+// The kernel library hides its internals: this test links the library's objects of the
+// convolution (and the GEMM, whose choice of instruction set it follows), etrt_kernels_core, to
+// run them with every instruction set. The other tests call the library through the registry.
+#include "kernels/conv_nhwc.h"
+#include "kernels/gemm.h"
+#include "kernels/heavy.h"
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"

@@ -13,10 +13,11 @@
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
+// The kernel library hides its internals; this test links the library's objects of the SGEMM
+// (etrt_kernels_core) to call it directly, with every instruction set. The registry tests below
+// use the library itself.
 #include "kernels/gemm.h"
-// The kernel library hides its internals; compile the SGEMM into this test to call it directly
-// (with every instruction set). The registry tests below use the library's own copy.
-#include "kernels/gemm.cpp"  // NOLINT(bugprone-suspicious-include)
+#include "kernels/isa_dispatch.h"
 
 using etrt::ScalarType;
 using etrt::Tensor;

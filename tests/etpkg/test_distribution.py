@@ -101,20 +101,24 @@ except etpkg.PackageError as exc:
 """
 
 
+def check_entry_points(venv: Path, cwd: Path) -> None:
+    etpkg, py = venv / "bin" / "etpkg", venv / "bin" / "python"
+    assert run([etpkg, "--version"], cwd=cwd).stdout.strip() == f"etpkg {VERSION}"
+    assert run([py, "-m", "etpkg", "--version"], cwd=cwd).stdout.strip() == f"etpkg {VERSION}"
+    where = run([py, "-c", "import etpkg; print(etpkg.__file__)"], cwd=cwd).stdout.strip()
+    assert Path(where).is_relative_to(venv), where
+
+
 @pytest.mark.slow  # fresh venvs with etpkg's dependencies resolved by pip
-@pytest.mark.parametrize("artifact", ["wheel", "sdist"])
-def test_installed_from_each_artifact_etpkg_runs_as_cli_module_and_api(
-    artifact: str, dists: dict[str, Path], tmp_path: Path
+def test_installed_from_the_wheel_etpkg_runs_as_cli_module_and_api(
+    dists: dict[str, Path], tmp_path: Path
 ) -> None:
     """In a fresh venv outside the checkout: etpkg --version, python -m etpkg, etpkg
     wheelify and etpkg verify; the API gives the same wheel byte for byte."""
     ref = ensure_toysdk()
-    venv = venv_with(dists[artifact], tmp_path)
+    venv = venv_with(dists["wheel"], tmp_path)
     etpkg, py = venv / "bin" / "etpkg", venv / "bin" / "python"
-    assert run([etpkg, "--version"], cwd=tmp_path).stdout.strip() == f"etpkg {VERSION}"
-    assert run([py, "-m", "etpkg", "--version"], cwd=tmp_path).stdout.strip() == f"etpkg {VERSION}"
-    where = run([py, "-c", "import etpkg; print(etpkg.__file__)"], cwd=tmp_path).stdout.strip()
-    assert Path(where).is_relative_to(venv), where
+    check_entry_points(venv, tmp_path)
     out = run([etpkg, "wheelify", ref, "--output-dir", tmp_path / "cli"], cwd=tmp_path).stdout
     wheel = Path(out.strip())
     assert wheel.parent == tmp_path / "cli" and wheel.name.startswith("toysdk-0.3.1-py3-none-")
@@ -151,3 +155,41 @@ def test_etpkg_suite_collects_without_etrt_torch_numpy_or_the_model_zoo() -> Non
         timeout=300,
     )
     assert "loaded: [] exit: 0" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def dist_info(files: dict[str, bytes], name: str) -> list[str]:
+    """The lines of a dist-info file that say what an installed etpkg is: its requirements,
+    entry points, name and version (not the installer's own notes)."""
+    keep = ("Requires-Dist", "Requires-Python", "Name", "Version", "License", "etpkg", "[")
+    return [ln for ln in files[name].decode().splitlines() if ln.startswith(keep)]
+
+
+@pytest.mark.slow  # pip builds etpkg from its sdist
+def test_installed_from_the_sdist_etpkg_is_the_wheels_etpkg(
+    dists: dict[str, Path], tmp_path: Path
+) -> None:
+    """pip builds the sdist into a wheel and installs it: the released wheel's files byte for
+    byte, its requirements and entry points. What those files do, with their requirements
+    resolved by pip, is the wheel test's; so pip resolves nothing here (--no-deps)."""
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--no-deps"]
+    run([*pip, dists["sdist"]], cwd=tmp_path, timeout=900)
+    (site,) = venv.glob("lib/python*/site-packages")
+    installed = {
+        str(f.relative_to(site)): f.read_bytes()
+        for f in sorted(site.rglob("*"))
+        if f.is_file()
+        and f.relative_to(site).parts[0] in ("etpkg", f"etpkg-{VERSION}.dist-info")
+        and "__pycache__" not in f.parts
+    }
+    with zipfile.ZipFile(dists["wheel"]) as wheel:
+        released = {n: wheel.read(n) for n in wheel.namelist() if not n.endswith("/")}
+    code = sorted(n for n in released if n.startswith("etpkg/"))
+    assert "etpkg/_internal/plan/templates/config.cmake.j2" in code
+    assert sorted(n for n in installed if n.startswith("etpkg/")) == code
+    assert [n for n in code if installed[n] != released[n]] == []
+    for name in ("METADATA", "entry_points.txt"):
+        member = f"etpkg-{VERSION}.dist-info/{name}"
+        assert dist_info(installed, member) == dist_info(released, member), name
+    assert (venv / "bin" / "etpkg").exists()

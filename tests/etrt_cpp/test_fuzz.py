@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.fuzz]
 
 # Per target: a smoke run in the gate; `bash ci/long.sh fuzz` sets 600, and the campaigns of
 # docs/SECURITY.md go deeper still.
-FUZZ_SECONDS = int(os.environ.get("ETRT_FUZZ_SECONDS", "10"))
+FUZZ_SECONDS = int(os.environ.get("ETRT_FUZZ_SECONDS", "5"))
 
 
 @pytest.fixture(scope="module")

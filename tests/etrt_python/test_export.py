@@ -20,6 +20,7 @@ import models
 import pytest
 import torch
 from etrt import _ops
+from etrt.cli import main as cli_main
 from etrt.ir import (
     ARENA_ALIGNMENT,
     SEGMENT_ALIGNMENT,
@@ -520,7 +521,20 @@ def test_cli_exports_factory_and_pt2(
     assert out2.read_bytes() == exported_program("cnn", 1).to_bytes()
 
 
-def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
+def _cli_in_process(
+    capsys: pytest.CaptureFixture[str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    """The CLI's main() in this process (no interpreter and torch import per call); the
+    subprocess cases above and below check the process around it."""
+    capsys.readouterr()
+    code = cli_main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["etrt", *args], code, out, err)
+
+
+def test_cli_errors_are_one_line(
+    repo_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = tmp_path / "sig.py"
     spec.write_text(
         _SINE_OP + "class Sine(torch.nn.Module):\n"
@@ -539,20 +553,18 @@ def test_cli_errors_are_one_line(repo_root: Path, tmp_path: Path) -> None:
     r = _cli("export", f"{spec}:make", "-o", str(out), "--allow-missing-ops", cwd=repo_root)
     assert r.returncode == 0 and out.exists(), r.stderr
 
-    for bad in (f"{spec}:nope", str(tmp_path / "missing.pt2"), "no_such_module_xyz:make", "plain"):
-        r = _cli("export", bad, "-o", str(out), cwd=repo_root)
-        assert r.returncode == 1 and r.stderr.startswith("error: "), (bad, r.stderr)
-        assert "Traceback" not in r.stderr
-
-    r = _cli(
-        "export",
-        f"{spec}:make",
-        "-o",
-        str(tmp_path / "no/such/dir/x.etrt"),
-        "--allow-missing-ops",
-        cwd=repo_root,
+    plain = tmp_path / "plain_spec.py"
+    plain.write_text(
+        "import torch\ndef make():\n    return torch.nn.ReLU(), (torch.randn(2, 8),)\n"
     )
-    assert r.returncode == 1 and r.stderr.startswith("error: cannot write")
+    bad_args = (f"{plain}:nope", str(tmp_path / "missing.pt2"), "no_such_module_xyz:make", "plain")
+    for bad in bad_args:
+        r = _cli_in_process(capsys, "export", bad, "-o", str(out))
+        assert r.returncode == 1 and r.stderr.startswith("error: "), (bad, r.stderr)
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, (bad, r.stderr)
+
+    r = _cli_in_process(capsys, "export", f"{plain}:make", "-o", str(tmp_path / "no/such/x.etrt"))
+    assert r.returncode == 1 and r.stderr.startswith("error: cannot write"), r.stderr
 
     r = _cli("--cmake-prefix-path", cwd=repo_root)
     assert r.returncode == 1 and "only available from an installed wheel" in r.stderr
