@@ -45,6 +45,45 @@ def _torchao() -> tuple[Any, Any, Any, Any]:
     return prepare_pt2e, convert_pt2e, XNNPACKQuantizer, get_symmetric_quantization_config
 
 
+_SCALAR_OPS = (torch.ops.aten.add.Tensor, torch.ops.aten.mul.Tensor)
+
+
+def _integer_arithmetic(model: torch.fx.GraphModule) -> dict[torch.fx.Node, tuple[Any, ...]]:
+    """add/mul nodes with a number argument whose result is not floating point (index
+    arithmetic, e.g. transformers' attention masks), with their arguments."""
+    kept = {}
+    for n in model.graph.nodes:
+        val = n.meta.get("val")
+        if n.op != "call_function" or n.target not in _SCALAR_OPS:
+            continue
+        if isinstance(val, torch.Tensor) and not val.dtype.is_floating_point:
+            if not all(isinstance(a, torch.fx.Node) for a in n.args):
+                kept[n] = n.args
+    return kept
+
+
+def _quantizer(quantizer_cls: Any) -> Any:
+    """The XNNPACK-style quantizer, except that its scalar-to-tensor step (which makes every
+    number of an add/mul a float32 tensor, so that it can carry an observer) leaves integer
+    arithmetic alone: there, a float32 tensor would turn int64 indices into floats."""
+
+    class Quantizer(quantizer_cls):  # type: ignore[misc]
+        def transform_for_annotation(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+            kept = _integer_arithmetic(model)
+            model = super().transform_for_annotation(model)
+            for node, args in kept.items():
+                made = [a for a in node.args if a not in args and isinstance(a, torch.fx.Node)]
+                node.args = args
+                for attr in made:
+                    if attr.op == "get_attr" and not attr.users:
+                        model.graph.erase_node(attr)
+                        delattr(model, str(attr.target))
+            model.recompile()
+            return model
+
+    return Quantizer()
+
+
 def quantize(
     model: torch.nn.Module,
     example_inputs: tuple[Any, ...],
@@ -72,7 +111,7 @@ def quantize(
     except Exception as exc:  # torch reports many exception types for untraceable models
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise QuantizeError(f"torch.export failed while quantizing ({scheme}): {first}") from exc
-    quantizer = quantizer_cls().set_global(config(is_per_channel=True))
+    quantizer = _quantizer(quantizer_cls).set_global(config(is_per_channel=True))
     prepared = prepare_pt2e(traced, quantizer)
     with torch.no_grad():
         for inputs in calibration if calibration is not None else [tuple(example_inputs)]:

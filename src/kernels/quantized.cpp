@@ -71,11 +71,12 @@ inline bool same_strides(const Tensor& a, const Tensor& b) {
 }
 
 // Elementwise over tensors of one shape: fn(i, j, k) with the flat offsets of element i of
-// `a`, `b` and `out`; one flat loop when all three share their layout, else by index.
+// `a`, `b` and `out`; one flat loop when all three share a dense layout, else by index (any
+// strides: a transposed view, e.g. attention heads before a quantize).
 template <typename F>
 void for_each_element(const Tensor& a, const Tensor& b, const Tensor& out, F&& fn) {
   const int64_t n = out.numel();
-  if (same_strides(a, out) && same_strides(b, out)) {
+  if (same_strides(a, out) && same_strides(b, out) && (out.is_contiguous() || channels_last_dense(out))) {
     fn(int64_t{0}, int64_t{0}, int64_t{0}, n);
     return;
   }
@@ -229,7 +230,7 @@ bool tensor_qargs(KernelContext& ctx, const char* op, Span<Value*> args, TensorQ
   a->x = tensor_arg(ctx, op, args, 0, "input");
   return a->x != nullptr && scalar_arg(ctx, op, args, 1, "scale", &a->scale) &&
          int_arg(ctx, op, args, 2, "zero_point", &a->zp) && quant_range(ctx, op, args, 3, &a->lo, &a->hi) &&
-         quant_dtype(ctx, op, args, 5, &a->qt) && dense_input(ctx, op, *a->x, "input");
+         quant_dtype(ctx, op, args, 5, &a->qt) && check_has_data(ctx, op, *a->x, "input");
 }
 
 template <typename F>
@@ -620,10 +621,24 @@ ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, 
                                                 int32_t a_zero, const Requant& r, int64_t n, int8_t* out,
                                                 int64_t mstride, int64_t nstride) {
   if (nstride == 1) {
-    for (int64_t i = 0; i < mr; ++i) {
-      for (int64_t half = 0; half < nr; half += 16) {
-        vnni_requant16(acc + i * kNr + half, wsum + half, a_zero, r, n + half, std::min<int64_t>(16, nr - half),
-                       out + i * mstride + half);
+    // vnni_requant16's steps with a column block's constants loaded once for all rows.
+    const __m512 inv = _mm512_set1_ps(r.inv_out_scale), zp = _mm512_set1_ps(r.out_zp);
+    const __m512 lo = _mm512_set1_ps(r.lo), hi = _mm512_set1_ps(r.hi);
+    for (int64_t half = 0; half < nr; half += 16) {
+      const int64_t count = std::min<int64_t>(16, nr - half);
+      const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1u);
+      const __m512i corr =
+          _mm512_mullo_epi32(_mm512_set1_epi32(a_zero), _mm512_maskz_loadu_epi32(mask, wsum + half));
+      const __m512 mult = _mm512_maskz_loadu_ps(mask, r.multiplier + n + half);
+      const __m512 bias = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask, r.bias + n + half) : _mm512_setzero_ps();
+      for (int64_t i = 0; i < mr; ++i) {
+        const __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * kNr + half), corr);
+        __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), mult);
+        if (r.bias != nullptr) y = _mm512_add_ps(y, bias);
+        y = _mm512_mul_ps(y, inv);
+        y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(y, zp), lo), hi);
+        _mm_mask_storeu_epi8(out + i * mstride + half, mask, _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
       }
     }
     return;
@@ -671,6 +686,41 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
   (void)out, (void)mstride, (void)nstride;
 #endif
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// A few rows (a classifier at batch 1): each weight row read once as it is stored, no packing
+// (which would copy every weight per call for a single product). Four channels share each
+// 64-byte input load; sum(w) comes from the same loads (vpdpbusd with ones), so the result is
+// sum((x + 128) * w) - (zp + 128) * sum(w), the exact int32 sum, requantized by requantize().
+template <int W>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_gemv_columns(const int8_t* x, const int8_t* w,
+                                                                             int64_t k, int64_t n, int32_t a_zero,
+                                                                             const Requant& r, int8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80)), ones = _mm512_set1_epi8(1);
+  __m512i acc[W], sum[W];
+  for (int c = 0; c < W; ++c) acc[c] = sum[c] = _mm512_setzero_si512();
+  for (int64_t j = 0; j < k; j += 64) {
+    const __mmask64 m = k - j >= 64 ? ~__mmask64{0} : (__mmask64{1} << (k - j)) - 1;
+    const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + j), flip);  // x + 128 as u8
+    for (int c = 0; c < W; ++c) {
+      const __m512i wv = _mm512_maskz_loadu_epi8(m, w + (n + c) * k + j);  // 0 past k
+      acc[c] = _mm512_dpbusd_epi32(acc[c], xv, wv);
+      sum[c] = _mm512_dpbusd_epi32(sum[c], ones, wv);
+    }
+  }
+  for (int c = 0; c < W; ++c) {
+    const int32_t total = _mm512_reduce_add_epi32(acc[c]) - a_zero * _mm512_reduce_add_epi32(sum[c]);
+    out[n + c] = requantize(total, r, n + c);
+  }
+}
+
+void vnni_gemv(const int8_t* x, const int8_t* w, int64_t k, int64_t n0, int64_t n1, int32_t a_zero, const Requant& r,
+               int8_t* out) {
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) vnni_gemv_columns<4>(x, w, k, n, a_zero, r, out);
+  for (; n < n1; ++n) vnni_gemv_columns<1>(x, w, k, n, a_zero, r, out);
+}
+#endif
 
 struct QuantArgs {
   Tensor* input = nullptr;
@@ -915,6 +965,12 @@ ETRT_ISA_DISPATCH(void, dw_nhwc_block,
                    float zp, const float* mult, const float* bias, const Requant& r, int8_t* out),
                   (taps, wt, ntaps, c, c0, width, zp, mult, bias, r, out))
 
+// The geometry of depthwise_nhwc's interior pixels.
+struct DwInterior {
+  int64_t pixel, tap_x, tap_y;  // byte steps: next output pixel, next kx, next ky
+  int64_t kh, kw, c;
+};
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // dw_nhwc_block on AVX-512, its sums in registers (the compiler's version keeps them in memory).
 // NV registers of 16 channels (a whole block is four).
@@ -934,7 +990,7 @@ __attribute__((target("avx512f"))) void dw_block_avx512_regs(const int8_t* const
     for (int i = 0; i < NV; ++i) {
       const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + c0 + 16 * i));
       const __m512 x = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), z);
-      acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(x, _mm512_loadu_ps(wv + 16 * i)));
+      acc[i] = _mm512_fmadd_ps(x, _mm512_loadu_ps(wv + 16 * i), acc[i]);  // integers: exact
     }
   }
   for (int i = 0; i < NV; ++i) {
@@ -960,6 +1016,128 @@ bool dw_block_avx512(const int8_t* const* taps, const float* wt, int64_t ntaps, 
     default: return false;
   }
 }
+
+// Interior output pixels (every tap inside the input): no tap pointers, P pixels x NV vectors
+// of 16 channels summed at once (independent chains hide the multiply-add latency), x * w
+// summed and zp * sum(w) (`zw`) taken off once: every term an integer below 2^24, so the value
+// is the int32 sum's, as in dw_block_avx512_regs.
+
+template <int NV, int P>
+__attribute__((target("avx512f"))) void dw_interior_avx512_regs(const int8_t* x, const DwInterior& d,
+                                                                 const float* wt, const float* zw, const float* mult,
+                                                                 const float* bias, const Requant& r, int8_t* out,
+                                                                 int64_t count) {
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m512 acc[P][NV];
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) acc[j][i] = _mm512_setzero_ps();
+    }
+    const int8_t* base = x + p * d.pixel;
+    const float* wv = wt;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      for (int64_t kx = 0; kx < d.kw; ++kx, wv += d.c) {
+        const int8_t* px = base + ky * d.tap_y + kx * d.tap_x;
+        for (int i = 0; i < NV; ++i) {
+          const __m512 wi = _mm512_loadu_ps(wv + 16 * i);
+          for (int j = 0; j < P; ++j) {
+            const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(px + j * d.pixel + 16 * i));
+            acc[j][i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), wi, acc[j][i]);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) {
+        const int64_t at = 16 * i;
+        const __m512 sum = _mm512_sub_ps(acc[j][i], _mm512_loadu_ps(zw + at));
+        __m512 y = _mm512_add_ps(_mm512_mul_ps(sum, _mm512_loadu_ps(mult + at)), _mm512_loadu_ps(bias + at));
+        y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+        y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+        y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p + j) * d.c + at),
+                         _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+      }
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_interior_avx512_regs<NV, 1>(x + p * d.pixel, d, wt, zw, mult, bias, r, out + p * d.c, count - p);
+  }
+}
+
+// The same on AVX2 (with FMA): vectors of 8 channels.
+template <int NV, int P>
+__attribute__((target("avx2,fma"))) void dw_interior_avx2_regs(const int8_t* x, const DwInterior& d, const float* wt,
+                                                              const float* zw, const float* mult, const float* bias,
+                                                              const Requant& r, int8_t* out, int64_t count) {
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m256 acc[P][NV];
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) acc[j][i] = _mm256_setzero_ps();
+    }
+    const int8_t* base = x + p * d.pixel;
+    const float* wv = wt;
+    for (int64_t ky = 0; ky < d.kh; ++ky) {
+      for (int64_t kx = 0; kx < d.kw; ++kx, wv += d.c) {
+        const int8_t* px = base + ky * d.tap_y + kx * d.tap_x;
+        for (int i = 0; i < NV; ++i) {
+          const __m256 wi = _mm256_loadu_ps(wv + 8 * i);
+          for (int j = 0; j < P; ++j) {
+            const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(px + j * d.pixel + 8 * i));
+            acc[j][i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), wi, acc[j][i]);
+          }
+        }
+      }
+    }
+    for (int j = 0; j < P; ++j) {
+      for (int i = 0; i < NV; ++i) {
+        const int64_t at = 8 * i;
+        const __m256 sum = _mm256_sub_ps(acc[j][i], _mm256_loadu_ps(zw + at));
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(sum, _mm256_loadu_ps(mult + at)), _mm256_loadu_ps(bias + at));
+        y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+        y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+        y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+        const __m256i q = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+        const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (p + j) * d.c + at), _mm_packs_epi16(q16, q16));
+      }
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_interior_avx2_regs<NV, 1>(x + p * d.pixel, d, wt, zw, mult, bias, r, out + p * d.c, count - p);
+  }
+}
+
+bool dw_interior_avx2(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
+                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  switch (width) {
+    case 64: dw_interior_avx2_regs<8, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 56: dw_interior_avx2_regs<7, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 48: dw_interior_avx2_regs<6, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 40: dw_interior_avx2_regs<5, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 32: dw_interior_avx2_regs<4, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 24: dw_interior_avx2_regs<3, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 16: dw_interior_avx2_regs<2, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 8: dw_interior_avx2_regs<1, 4>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    default: return false;
+  }
+}
+
+// `count` interior pixels of one output row, for channels c0 .. c0 + width (a multiple of 16);
+// false for other widths. x, wt, zw, mult, bias and out are at channel c0.
+bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
+                        const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  switch (width) {
+    case 64: dw_interior_avx512_regs<4, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 48: dw_interior_avx512_regs<3, 1>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 32: dw_interior_avx512_regs<2, 2>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    case 16: dw_interior_avx512_regs<1, 4>(x, d, wt, zw, mult, bias, r, out, count); return true;
+    default: return false;
+  }
+}
 #endif
 
 bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
@@ -970,20 +1148,64 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
   auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
   auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
-  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr) return false;
+  auto* zw = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr || zw == nullptr) {
+    return false;
+  }
   for (int64_t ch = 0; ch < g.c; ++ch) {
     zeros[ch] = 0.0f;
-    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+    int32_t wsum = 0;
+    for (int64_t t = 0; t < ntaps; ++t) {
+      wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+      wsum += w[ch * ntaps + t];
+    }
+    zw[ch] = static_cast<float>(zp * wsum);
   }
   const bool exact_float = ntaps <= kDwFloatTaps;
   const bool avx512 = isa_level() >= 2;
   (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
+  // Output columns [ox_lo, ox_hi) read inside the input at every kx.
+  const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+  const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
+  const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
+  (void)di, (void)ox_hi;
+  // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
+  const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
+                       : avx512 && g.c % 16 == 0                              ? 2
+                       : isa_level() >= 1 && g.c % 8 == 0                     ? 1
+                                                                              : 0;
+  (void)interior;
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
       const int8_t** tp = taps + row * ntaps;
+      const int64_t iy0 = oy * g.sh - g.ph;
+      const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
+      (void)rows_inside;
+#if defined(__x86_64__) && defined(__GNUC__)
+      if (interior != 0 && rows_inside && ox_hi > ox_lo) {
+        const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
+        int8_t* o0 = out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c;
+        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
+          const int64_t width = std::min(kDwBlock, g.c - c0);
+          if (interior == 2) {
+            dw_interior_avx512(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
+                               ox_hi - ox_lo);
+          } else {
+            dw_interior_avx2(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
+                             ox_hi - ox_lo);
+          }
+        }
+      }
+#endif
       for (int64_t ox = 0; ox < g.ow; ++ox) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (interior != 0 && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
+          ox = ox_hi - 1;  // done above
+          continue;
+        }
+#endif
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
           for (int64_t kx = 0; kx < g.kw; ++kx) {
@@ -1013,6 +1235,27 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   return true;
 }
 
+// memcpy, with fixed-size moves below 32 bytes: a few channels per tap (a network's first
+// convolution, 3 channels) would otherwise pay a library call per tap.
+inline void copy_bytes(int8_t* d, const int8_t* s, int64_t n) {
+  if (n >= 32) {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  } else if (n >= 16) {
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n > 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
+
 // Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order, each
 // input pixel's channel row converted by `value`, padding taps `pad`, then zeros to row_len.
 template <typename T, typename V>
@@ -1023,8 +1266,17 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
       const int64_t b = row / g.oh, oy = row % g.oh;
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         T* dst = rows + (row * g.ow + ox) * row_len;
+        const int64_t ix0 = ox * g.sw - g.pw;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          if constexpr (std::is_same<T, int8_t>::value) {
+            // A kernel row's taps inside the input are adjacent pixels: one copy.
+            if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+              copy_bytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c, g.kw * g.c);
+              dst += g.kw * g.c;
+              continue;
+            }
+          }
           for (int64_t kx = 0; kx < g.kw; ++kx, dst += g.c) {
             const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
             if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {
@@ -1033,7 +1285,7 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
             }
             const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
             if constexpr (std::is_same<T, int8_t>::value) {
-              std::memcpy(dst, src, static_cast<size_t>(g.c));  // value is the identity
+              copy_bytes(dst, src, g.c);  // value is the identity
             } else {
               for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
             }
@@ -1266,6 +1518,18 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (!prepare_requant(ctx, op, q, &r)) return;
   const int8_t* xd = x.data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (int8_vnni_enabled() && rows < kMr / 2) {
+    const int8_t* wd = w.data_as<int8_t>();
+    int8_t* od = out->data_as<int8_t>();
+    parallel_for(0, (cols + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t i = 0; i < rows; ++i) {
+        vnni_gemv(xd + i * k, wd, k, b0 * 16, std::min(cols, b1 * 16), zp + 128, r, od + i * cols);
+      }
+    });
+    return;
+  }
+#endif
   if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;

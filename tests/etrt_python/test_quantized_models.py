@@ -1,5 +1,5 @@
-"""PT2E int8 torchvision models (long, `models` suite: bash ci/long.sh models): every
-convolution and the classifier fold into integer kernels, etrt gives exactly the integers of the
+"""PT2E int8 torchvision models and a BERT encoder (long, `models` suite: bash ci/long.sh models):
+every convolution and linear folds into integer kernels, etrt gives exactly the integers of the
 folded graph run by torch, and stays close to the PT2E reference module (docs/quantization.md)."""
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ import etrt
 import numpy as np
 import pytest
 import torch
+import transformer_models as tm
 import vision
 from etrt.exporter import _decomposition_table
 from etrt.quantized import fold_quantized
+from test_quantized import BERT_TOLERANCE, bert_int8_error
 
 pytestmark = [pytest.mark.long, pytest.mark.models]
 
@@ -59,3 +61,21 @@ def test_int8_torchvision_model_runs_its_integer_kernels(
     want = converted(x)
     assert (got - want).abs().mean().item() <= 4 * lsb
     assert got.argmax() == want.argmax()
+
+
+def test_int8_bert_encoder_matches_pt2e(inprocess_runtime: Path, tmp_path: Path) -> None:
+    """transformers' BERT at hidden 128, 2 layers, 32 tokens, batch 2 with padding: its 13
+    linears integer kernels, the rest float between dequantize and quantize."""
+    model, inputs = tm.bert("small"), tm.inputs("bert", "small", batch=2)
+    calibration = [tm.inputs("bert", "small", batch=2, seed=s) for s in range(1, 5)]
+    converted = etrt.quantize(model, inputs, calibration=calibration)
+    program = etrt.export(converted, inputs)
+    ops = program.info.instruction_ops
+    assert ops.count("etrt_quant::linear") == 13 and "aten::addmm" not in ops
+    module = etrt.load(program.save(tmp_path / "bert.etrt"))
+    for seed in (10, 11):
+        x = tm.inputs("bert", "small", batch=2, seed=seed)
+        got = [torch.from_numpy(np.asarray(t)) for t in module.forward(*(t.numpy() for t in x))]
+        want = converted(*x)
+        for g, w in zip(got, want[:2], strict=True):
+            assert bert_int8_error(g, w) <= BERT_TOLERANCE
