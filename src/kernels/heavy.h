@@ -47,6 +47,8 @@ void op_quantized_add(KernelContext& ctx, Span<Value*> args);
 // quantized.cpp: whether the int8 kernels take the AVX-512 VNNI path (the CPU has it, neither
 // ETRT_INT8_ISA=portable nor an instruction-set cap below avx512 is in force).
 bool int8_vnni_enabled();
+// Whether ETRT_INT8_ISA=portable keeps the int8 kernels off their hand-written instruction-set paths.
+bool int8_portable_only();
 // weight_only.cpp: float activations times int8 / int4 weights (torchao's weight-only schemes)
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
 void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);

@@ -515,12 +515,20 @@ constexpr int64_t kMr = 8;   // rows (pixels) per tile
 
 }  // namespace
 
-// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it); the
-// VNNI path is an AVX-512 one, so ETRT_MAX_ISA / set_max_isa below avx512 caps it too.
+// ETRT_INT8_ISA=portable caps the int8 kernels at the portable path (to test and time it):
+// every hand-written instruction-set path (VNNI, the depthwise register blocks) steps aside.
+bool int8_portable_only() {
+  static const bool portable = [] {
+    const char* cap = std::getenv("ETRT_INT8_ISA");
+    return cap != nullptr && std::string(cap) == "portable";
+  }();
+  return portable;
+}
+
+// The VNNI path is an AVX-512 one, so ETRT_MAX_ISA / set_max_isa below avx512 caps it too.
 bool int8_vnni_enabled() {
   static const bool available = [] {
-    const char* cap = std::getenv("ETRT_INT8_ISA");
-    if (cap != nullptr && std::string(cap) == "portable") return false;
+    if (int8_portable_only()) return false;
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -1162,7 +1170,8 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     zw[ch] = static_cast<float>(zp * wsum);
   }
   const bool exact_float = ntaps <= kDwFloatTaps;
-  const bool avx512 = isa_level() >= 2;
+  const bool portable = int8_portable_only();
+  const bool avx512 = !portable && isa_level() >= 2;
   (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
   // Output columns [ox_lo, ox_hi) read inside the input at every kx.
@@ -1173,7 +1182,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
   const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
                        : avx512 && g.c % 16 == 0                              ? 2
-                       : isa_level() >= 1 && g.c % 8 == 0                     ? 1
+                       : !portable && isa_level() >= 1 && g.c % 8 == 0        ? 1
                                                                               : 0;
   (void)interior;
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {

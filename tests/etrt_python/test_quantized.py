@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,27 +108,33 @@ def test_integer_kernels_equal_the_folded_graph_run_by_torch(
 
 
 def test_portable_int8_path_gives_the_same_integers(
-    inprocess_runtime: Path, converted: nn.Module, tmp_path: Path
+    inprocess_runtime: Path, converted: nn.Module, block: Block, tmp_path: Path
 ) -> None:
-    """ETRT_INT8_ISA=portable (the path of CPUs without AVX-512 VNNI) against this process's
-    kernels: the same integers, whichever path this machine picks."""
+    """ETRT_INT8_ISA=portable (every hand-written int8 path off: VNNI, the depthwise register
+    blocks) against this process's kernels: the same integers, whichever path this machine
+    picks; on the small conv net and on the MobileNetV2 block (depthwise)."""
     x = _inputs(11)
-    path = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
-    np.save(tmp_path / "x.npy", x.numpy())
+    small = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
+    cases = [(small, x), (block.program, block.x)]
+    for i, (_, inputs) in enumerate(cases):
+        np.save(tmp_path / f"x{i}.npy", inputs.numpy())
     script = (
         "import sys, numpy as np, etrt\n"
-        "out = etrt.load(sys.argv[1]).forward(np.load(sys.argv[2]))\n"
-        "np.save(sys.argv[3], np.asarray(out[0]))\n"
+        "for i, path in enumerate(sys.argv[2:]):\n"
+        "    out = etrt.load(path).forward(np.load(f'{sys.argv[1]}/x{i}.npy'))\n"
+        "    np.save(f'{sys.argv[1]}/y{i}.npy', np.asarray(out[0]))\n"
     )
     env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime), "ETRT_INT8_ISA": "portable"}
     proc = subprocess.run(
-        [sys.executable, "-c", script, str(path), *(str(tmp_path / f) for f in ("x.npy", "y.npy"))],
+        [sys.executable, "-c", script, str(tmp_path), *(str(path) for path, _ in cases)],
         capture_output=True, text=True, env=env,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    portable = torch.from_numpy(np.load(tmp_path / "y.npy"))
-    here = torch.from_numpy(np.asarray(etrt.load(path).forward(x.numpy())[0]))
-    assert torch.equal(portable, here)
+    for i, (path, inputs) in enumerate(cases):
+        portable = torch.from_numpy(np.load(tmp_path / f"y{i}.npy"))
+        here = torch.from_numpy(np.asarray(etrt.load(path).forward(inputs.numpy())[0]))
+        assert torch.equal(portable, here), path.name
+    assert torch.equal(portable, block.want)
 
 
 class InvertedResidual(nn.Module):
@@ -160,9 +167,15 @@ class InvertedResidual(nn.Module):
         return self.body(x)
 
 
-def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
-    inprocess_runtime: Path, tmp_path: Path
-) -> None:
+@dataclass(frozen=True)
+class Block:
+    program: Path
+    x: torch.Tensor
+    want: torch.Tensor  # the folded graph run by torch
+
+
+@pytest.fixture(scope="module")
+def block(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> Block:
     torch.manual_seed(0)
     model = InvertedResidual().eval()
     for m in model.modules():  # live batch norm statistics, as a trained model has
@@ -173,14 +186,20 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
     converted = etrt.quantize(model, (x,), calibration=[(torch.randn(1, 8, 15, 15),)])
     core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
     assert fold_quantized(core).clamp == 8  # every ReLU6 is an output range
-    want = core.module()(x)
-    module = etrt.load(etrt.export(converted, (x,)).save(tmp_path / "block.etrt"))
+    path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("block") / "block.etrt")
+    return Block(path, x, core.module()(x))
+
+
+def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
+    block: Block,
+) -> None:
+    module = etrt.load(block.program)
     # VNNI (where the CPU has it), then capped: the AVX2 vpmaddwd product, then the baseline's
     try:
         for cap in ("avx512", "avx2", "sse2"):
             etrt.set_max_isa(cap)
-            got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
-            assert torch.equal(got, want), cap
+            got = torch.from_numpy(np.asarray(module.forward(block.x.numpy())[0]))
+            assert torch.equal(got, block.want), cap
     finally:
         etrt.set_max_isa("avx512")
 
