@@ -52,6 +52,46 @@ def unpack_int4(packed: torch.Tensor, group_size: int) -> torch.Tensor:
     return (u.to(torch.int16) - 8).to(torch.int8)
 
 
+TILE = 16  # output channels per block of the int4 linear layout (the kernel's kTile)
+
+
+def _tile_channels(t: torch.Tensor) -> torch.Tensor:
+    """[N, C] -> [N, C] in blocks of TILE channels, each block stored column-major ([C][w],
+    w = TILE or what the last block holds)."""
+    n, c = t.shape
+    blocks = [t[b : b + TILE].t().reshape(-1) for b in range(0, n, TILE)]
+    return torch.cat(blocks).view(n, c) if blocks else t.contiguous()
+
+
+def _untile_channels(t: torch.Tensor) -> torch.Tensor:
+    """_tile_channels' inverse."""
+    n, c = t.shape
+    flat = t.reshape(-1)
+    rows = [
+        flat[b * c : (b + w) * c].view(c, w).t()
+        for b, w in ((b, min(TILE, n - b)) for b in range(0, n, TILE))
+    ]
+    return torch.cat(rows).contiguous() if rows else t.contiguous()
+
+
+def tile_int4(q: torch.Tensor) -> torch.Tensor:
+    """int8 [N, K] holding -8..7 -> uint8 [N, K / 2], the int4 linear kernel's layout: byte
+    (j, c) of a block holds channel c's values at columns 2j (+ 8, low nibble) and 2j + 1
+    (+ 8, high nibble), the block's channels side by side so that one vector load widens into
+    one output channel per lane."""
+    n, k = q.shape
+    u = (q.to(torch.int16) + 8).to(torch.uint8).view(n, k // 2, 2)
+    return _tile_channels(u[:, :, 0] | (u[:, :, 1] << 4))
+
+
+def untile_int4(tiled: torch.Tensor) -> torch.Tensor:
+    """tile_int4's inverse: int8 [N, K]."""
+    b = _untile_channels(tiled)
+    n, half_k = b.shape
+    u = torch.stack([b & 15, b >> 4], dim=2).reshape(n, 2 * half_k)
+    return (u.to(torch.int16) - 8).to(torch.int8)
+
+
 def dequantize_weight(
     weight: torch.Tensor,
     scales: torch.Tensor,
@@ -77,6 +117,12 @@ def _weight_only_linear_reference(
     bits: int,
     group_size: int,
 ) -> torch.Tensor:
+    if bits == 4:  # the tiled layout: back to rows, then as the embedding's rows
+        q = untile_int4(weight)
+        weight = pack_int4(q, group_size)
+        scales = _untile_channels(scales.view(q.shape[0], -1))
+        if zero_points is not None:
+            zero_points = _untile_channels(zero_points.view(q.shape[0], -1))
     w = dequantize_weight(weight, scales, zero_points, bits, group_size)
     return torch.nn.functional.linear(input, w, bias)
 
@@ -121,6 +167,17 @@ class PackedWeight:
     zero_points: torch.Tensor | None  # int8 [N, G]; None when all zero
     bits: int
     group_size: int
+
+    def tiled(self) -> PackedWeight:
+        """The linear kernel's layout: int4 weights, scales and zero points in blocks of TILE
+        output channels (tile_int4); int8 keeps rows."""
+        if self.bits != 4:
+            return self
+        zeros = None if self.zero_points is None else _tile_channels(self.zero_points)
+        q = unpack_int4(self.weight, self.group_size)
+        return PackedWeight(
+            tile_int4(q), _tile_channels(self.scales), zeros, self.bits, self.group_size
+        )
 
     @property
     def nbytes(self) -> int:
@@ -257,7 +314,7 @@ class _Folder:
         return node
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
-        w, s, z = self.add_packed(packed)
+        w, s, z = self.add_packed(packed.tiled())
         self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size))
         self.counts[packed.bits] += 1
 
@@ -491,5 +548,7 @@ __all__ = [
     "fold_weight_only",
     "pack",
     "pack_int4",
+    "tile_int4",
     "unpack_int4",
+    "untile_int4",
 ]

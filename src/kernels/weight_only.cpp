@@ -23,13 +23,12 @@ namespace {
 
 struct WeightOnlyArgs {
   const float* x = nullptr;     // [rows][k]
-  const uint8_t* weight = nullptr;  // [n][k / 2] (int4) or [n][k] (int8)
-  const float* scales = nullptr;    // [n][groups]
-  const int8_t* zeros = nullptr;    // [n][groups] or null
+  const uint8_t* weight = nullptr;  // int4: [n][k / 2] tiled (weight_only_isa.inc); int8: [n][k]
+  const float* scales = nullptr;    // [n][groups] (int4: tiled as the weight)
+  const int8_t* zeros = nullptr;    // as the scales, or null
   const float* bias = nullptr;      // [n] or null
   const float* xsum = nullptr;      // [rows][groups]: each group's sum of x
   float* out = nullptr;             // [rows][n]
-  float offset = 0;                 // what the stored value adds to q: 8 for int4, 0 for int8
   int64_t rows = 0, k = 0, n = 0, groups = 1, group_size = 0;
   int bits = 8;
 };
@@ -70,6 +69,7 @@ void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst
 // float product beats unpacking it in registers once per row (measured on the Llama-shaped
 // decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays in L2.
 constexpr int64_t kGemmRows = 32;
+constexpr int64_t kTileChannels = 16;  // the int4 layout's block of output channels (kTile)
 constexpr int64_t kBlockChannels = 128;
 
 bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
@@ -104,8 +104,8 @@ bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
 
 }  // namespace
 
-// input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]), scales float32
-// [N, G], zero_points int8 [N, G]?, bias float32 [N]?, bits, group_size | out [..., N] float32
+// input [..., K] float32, weight (int4: uint8 [N, K / 2], tiled; int8: int8 [N, K]), scales
+// float32 [N, G] (int4: tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits, group_size | out [..., N] float32
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_quant::weight_only_linear";
   if (!check_nargs(ctx, op, args, 8)) return;
@@ -167,7 +167,6 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   a.groups = groups;
   a.group_size = group_size;
   a.bits = static_cast<int>(bits);
-  a.offset = bits == 4 ? 8.0f : 0.0f;
   a.x = x->data_as<float>();
   a.weight = static_cast<const uint8_t*>(w->data());
   a.scales = scales->data_as<float>();
@@ -194,6 +193,14 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   }
   if (a.rows >= kGemmRows) {
     if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
+    return;
+  }
+  if (bits == 4) {
+    // Threads take whole blocks of the tiled layout.
+    const int64_t blocks = (n + kTileChannels - 1) / kTileChannels;
+    parallel_chunks(blocks, a.rows * k * kTileChannels, [&](int64_t b0, int64_t b1) {
+      run_rows(a, b0 * kTileChannels, std::min(n, b1 * kTileChannels));
+    });
     return;
   }
   parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });
