@@ -65,9 +65,11 @@ void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst
 #endif
 }
 
-// From this many input rows on, unpacking every weight once into a float block and running the
-// float product beats unpacking it in registers once per row (measured on the Llama-shaped
-// decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays in L2.
+// int8: from this many input rows on, unpacking every weight once into a float block and
+// running the float product beats widening it in registers once per row (measured on the
+// Llama-shaped decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays
+// in L2. int4 never takes it: its tiles unpack each weight once per 8 rows (AVX-512) and run
+// as fast as the float product from 64 rows on, faster below (docs/quantization.md).
 constexpr int64_t kGemmRows = 32;
 constexpr int64_t kTileChannels = 16;  // the int4 layout's block of output channels (kTile)
 constexpr int64_t kBlockChannels = 128;
@@ -191,7 +193,7 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
     }
     return;
   }
-  if (a.rows >= kGemmRows) {
+  if (bits == 8 && a.rows >= kGemmRows) {
     if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
     return;
   }

@@ -266,8 +266,9 @@ class _OneLinear(nn.Module):
 def test_kernel_matches_the_reference_at_every_instruction_set(
     bits: int, n: int, k: int, group_size: int, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
-    """One row, five (int4: a tile of four rows sharing each unpacked weight, and one more)
-    and 40 (unpacked into float blocks for the float product: a long prompt). 85 int4 channels
+    """One row, 13 (int4: tiles of 8 rows, with AVX-512, and 4 sharing each unpacked weight,
+    and one more) and 40 (int8: unpacked into float blocks for the float product: a long
+    prompt; int4: five tiles of 8 or ten of 4). 85 int4 channels
     cover every part of the tiled kernel at each vector width: 4-vector strips, a whole block
     of 16 and a narrow last block of 5; groups of 40 leave vector tails."""
     module = _OneLinear(bits, n, k, group_size).eval()
@@ -279,7 +280,7 @@ def test_kernel_matches_the_reference_at_every_instruction_set(
         for isa in ISA_NAMES:
             etrt.set_max_isa(isa)
             method = etrt.load(path).method("forward")
-            for count in (1, 5, 40):
+            for count in (1, 13, 40):
                 xs = x[:count]
                 want = module.reference(xs).numpy()
                 np.testing.assert_allclose(module(xs).numpy(), want, rtol=0, atol=1e-5)
