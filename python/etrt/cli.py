@@ -267,6 +267,11 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     if data_path is not None and program.data_map is not None:
         print(f"wrote {data_path} ({len(program.data_map)} bytes of external constants)")
+    if args.quantize:
+        from .program_size import size_breakdown
+
+        print("size by kind of constant:")
+        print("\n".join(size_breakdown(program.info).lines()))
     return 0
 
 

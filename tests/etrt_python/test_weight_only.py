@@ -319,6 +319,14 @@ def test_cli_exports_int4_weights_and_prints_the_smaller_size(
         assert f"wrote {out} (" in printed
         sizes[name] = int(printed.split(f"wrote {out} (")[1].split(" bytes")[0])
         assert sizes[name] == out.stat().st_size
+        if flags:  # what the bytes are: the breakdown adds up to the file
+            lines = printed.split("size by kind of constant:\n")[1].splitlines()
+            parts = {line[:36].strip(): float(line[36:].split(" MB")[0]) for line in lines}
+            assert {"int4 linear weights", "scales (float32)", "int4 embedding tables"} <= set(
+                parts
+            ), parts
+            assert parts["int4 linear weights"] > parts["scales (float32)"] > 0
+            assert abs(sum(parts.values()) * 1e6 - sizes[name]) < 0.01e6 * len(parts)
     assert "etrt_quant::weight_only_linear" in etrt.load_program_info(out).instruction_ops
     assert sizes["int4"] < sizes["float32"] / 4, sizes
     assert cli.main(["export", "etrt.examples:decoder", "--quantize", "int4-weight",
