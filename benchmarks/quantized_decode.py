@@ -14,7 +14,7 @@ the decode ratios the issue sets (int4 >= 3x etrt float32 and >= eager with the 
 whether etrt's int4 tokens equal eager torchao's, and each program's size, by kind of tensor.
 
     python benchmarks/quantized_decode.py [--layers 8] [--scheme int4-weight] [--group-size 32]
-        [--rounds 3] [--json out.json]
+        [--scale-dtype bfloat16] [--rounds 3] [--json out.json]
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--scheme", default="int4-weight")
     parser.add_argument("--group-size", type=int, default=32)
+    parser.add_argument("--scale-dtype", choices=("float32", "bfloat16", "float16"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
@@ -111,10 +112,13 @@ def main() -> int:
 
     torch.set_num_threads(1)
     results: dict[str, Any] = {"threads": 1, "layers": args.layers, "scheme": args.scheme,
-                               "group_size": args.group_size}  # fmt: skip
+                               "group_size": args.group_size,
+                               "scale_dtype": args.scale_dtype or "float32"}  # fmt: skip
     model = llama(args.layers)
     group = args.group_size if args.scheme != "int8-weight" else None
-    quantized = etrt.quantize(model, None, scheme=args.scheme, group_size=group)
+    quantized = etrt.quantize(
+        model, None, scheme=args.scheme, group_size=group, scale_dtype=args.scale_dtype
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for name, module in (("float32", model), (args.scheme, quantized)):
             start = time.perf_counter()

@@ -99,7 +99,8 @@ def dequantize_weight(
     bits: int,
     group_size: int,
 ) -> torch.Tensor:
-    """The float32 [N, K] weight, computed as torchao does: (float(q) - float(zero)) * scale."""
+    """The float32 [N, K] weight, computed as torchao does: (float(q) - float(zero)) * scale
+    (a 16-bit scale promoted to float32)."""
     q = unpack_int4(weight, group_size) if bits == 4 else weight
     n, k = q.shape
     qf = q.view(n, k // group_size, group_size).to(torch.float32)
@@ -156,6 +157,9 @@ WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
 INT8_MM = torch.ops.etrt_quant.int8_mm.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+# Scales are stored in torchao's own dtype: a 16-bit scale widens to float32 exactly, so the
+# weights the kernels rebuild are the same bits, in a smaller program.
+SCALE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ class PackedWeight:
     """A linear's weight as the kernel takes it."""
 
     weight: torch.Tensor  # uint8 [N, K / 2] (bits 4) or int8 [N, K]
-    scales: torch.Tensor  # float32 [N, G]
+    scales: torch.Tensor  # [N, G], float32 or torchao's bfloat16 / float16
     zero_points: torch.Tensor | None  # int8 [N, G]; None when all zero
     bits: int
     group_size: int
@@ -182,7 +186,8 @@ class PackedWeight:
     @property
     def nbytes(self) -> int:
         zeros = 0 if self.zero_points is None else self.zero_points.numel()
-        return self.weight.numel() * self.weight.element_size() + self.scales.numel() * 4 + zeros
+        scales = self.scales.numel() * self.scales.element_size()
+        return self.weight.numel() * self.weight.element_size() + scales + zeros
 
 
 def pack(
@@ -190,7 +195,7 @@ def pack(
 ) -> PackedWeight | None:
     """q int8 [N, K], scales [N, G] (or N * G values), zero points alike: the packed weight, int4
     when every value fits in 4 bits; None when the layout is not one the kernel runs."""
-    if q.dim() != 2 or q.dtype != torch.int8 or scales.dtype != torch.float32:
+    if q.dim() != 2 or q.dtype != torch.int8 or scales.dtype not in SCALE_DTYPES:
         return None
     n, k = q.shape
     if n == 0 or k == 0 or scales.numel() % n != 0:
@@ -368,7 +373,7 @@ class _Folder:
         ]
         scales = [
             v for v in values.values()
-            if v is not None and v.dtype == torch.float32 and v.numel() % n == 0
+            if v is not None and v.dtype in SCALE_DTYPES and v.numel() % n == 0
             and v.numel() < n * k
         ]  # fmt: skip
         zeros = [

@@ -24,7 +24,8 @@ namespace {
 struct WeightOnlyArgs {
   const float* x = nullptr;     // [rows][k]
   const uint8_t* weight = nullptr;  // int4: [n][k / 2] tiled (weight_only_isa.inc); int8: [n][k]
-  const float* scales = nullptr;    // [n][groups] (int4: tiled as the weight)
+  const void* scales = nullptr;     // [n][groups] (int4: tiled as the weight), of scale_kind
+  int scale_kind = 0;               // the scales' dtype: 0 float32, 1 bfloat16, 2 float16
   const int8_t* zeros = nullptr;    // as the scales, or null
   const float* bias = nullptr;      // [n] or null
   const float* xsum = nullptr;      // [rows][groups]: each group's sum of x
@@ -32,6 +33,25 @@ struct WeightOnlyArgs {
   int64_t rows = 0, k = 0, n = 0, groups = 1, group_size = 0;
   int bits = 8;
 };
+
+// Scale i as float32, exactly (torchao's bfloat16 / float16 scales widen without rounding).
+inline float scale_at(const WeightOnlyArgs& a, int64_t i) {
+  switch (a.scale_kind) {
+    case 1: return bfloat16_to_float(static_cast<const uint16_t*>(a.scales)[i]);
+    case 2: return half_to_float(static_cast<const uint16_t*>(a.scales)[i]);
+    default: return static_cast<const float*>(a.scales)[i];
+  }
+}
+
+// 0 float32, 1 bfloat16, 2 float16; -1 for any other dtype.
+int scale_kind_of(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float: return 0;
+    case ScalarType::BFloat16: return 1;
+    case ScalarType::Half: return 2;
+    default: return -1;
+  }
+}
 
 }  // namespace
 
@@ -145,8 +165,8 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
                              " columns into groups" + (bits == 4 ? " of an even size" : ""));
   }
   const int64_t groups = k / group_size;
-  if (scales->dtype() != ScalarType::Float || scales->numel() != n * groups) {
-    return fail(ctx, op, "scales must be float32 with " + std::to_string(n * groups) + " values (" +
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
+    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
                              std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
   }
   if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
@@ -171,7 +191,8 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   a.bits = static_cast<int>(bits);
   a.x = x->data_as<float>();
   a.weight = static_cast<const uint8_t*>(w->data());
-  a.scales = scales->data_as<float>();
+  a.scales = scales->data();
+  a.scale_kind = scale_kind_of(scales->dtype());
   a.zeros = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
   a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
   a.out = out->data_as<float>();
@@ -238,8 +259,8 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
                              " columns into groups");
   }
   const int64_t groups = d / group_size;
-  if (scales->dtype() != ScalarType::Float || scales->numel() != rows * groups) {
-    return fail(ctx, op, "scales must be float32 with one value per row and group");
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != rows * groups) {
+    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with one value per row and group");
   }
   if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != rows * groups)) {
     return fail(ctx, op, "zero_points must be int8 with one value per row and group");
@@ -255,7 +276,9 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
                            Span<const int64_t>(out_sizes, static_cast<size_t>(idx->dim() + 1)));
   if (out == nullptr) return;
   const auto* wd = static_cast<const uint8_t*>(w->data());
-  const float* sd = scales->data_as<float>();
+  WeightOnlyArgs sa;  // only its scales, read through scale_at
+  sa.scales = scales->data();
+  sa.scale_kind = scale_kind_of(scales->dtype());
   const int8_t* zd = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
   float* od = out->data_as<float>();
   const int64_t row_bytes = bits == 4 ? d / 2 : d, half = group_size / 2;
@@ -267,7 +290,7 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
     const uint8_t* wr = wd + r * row_bytes;
     float* o = od + i * d;
     for (int64_t g = 0; g < groups; ++g) {
-      const float s = sd[r * groups + g];
+      const float s = scale_at(sa, r * groups + g);
       const float z = zd != nullptr ? static_cast<float>(zd[r * groups + g]) : 0.0f;
       float* og = o + g * group_size;
       if (bits == 4) {

@@ -305,6 +305,52 @@ def test_int4_tiling_puts_sixteen_channels_of_a_column_pair_side_by_side() -> No
     assert int(flat[16 * 3 + 4 * 2 + 3]) == byte(19, 2)  # the last block: 4 channels wide
 
 
+class _EmbedLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(50, 64)
+        self.head = nn.Linear(64, 85)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.head(self.tok(idx))
+        return out
+
+
+@pytest.mark.parametrize("scale_dtype", ["bfloat16", "float16"])
+def test_sixteen_bit_scales_are_stored_as_torchao_rounds_them(
+    scale_dtype: str, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """torchao's scale_dtype: the program keeps the 16-bit scales (half the bytes) and the
+    kernels widen them exactly, at every instruction set (vector and scalar widening)."""
+    _quiet()
+    from etrt.program_size import size_breakdown
+
+    torch.manual_seed(0)
+    model = _EmbedLinear().eval()
+    quantized = etrt.quantize(model, None, scheme="int4-weight", scale_dtype=scale_dtype)
+    idx = torch.randint(0, 50, (3, 5))
+    program = etrt.export(quantized, (idx,))
+    assert {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"} <= set(
+        program.operator_names
+    )
+    kinds = dict(size_breakdown(program.info).parts)
+    assert kinds[f"scales ({scale_dtype})"] == (85 + 50) * 2 * 2, kinds  # 2 groups of 32
+    assert "scales (float32)" not in kinds
+    with torch.no_grad():
+        want = quantized(idx).numpy()
+    path = program.save(tmp_path / "lm.etrt")
+    try:
+        for isa in ISA_NAMES:
+            etrt.set_max_isa(isa)
+            got = np.asarray(etrt.load(path).forward(idx.numpy())[0])
+            bound = 1e-5 * float(np.abs(want).max())
+            np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=isa)
+    finally:
+        etrt.set_max_isa("avx512")
+    with pytest.raises(ExportError, match="scale_dtype applies to the weight-only schemes"):
+        etrt.quantize(model, None, scheme="int8-dynamic", scale_dtype=scale_dtype)
+
+
 def test_cli_exports_int4_weights_and_prints_the_smaller_size(
     inprocess_runtime: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
