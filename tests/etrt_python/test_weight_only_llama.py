@@ -22,7 +22,10 @@ pytestmark = [pytest.mark.long, pytest.mark.models]
 
 # int4 + a float32 scale per 32 weights is 5 bits a weight: 1/6.4 of float32; a bfloat16 scale
 # makes it 4.5 bits, 1/7.1. Plus the norms and the program's own bytes.
-@pytest.mark.parametrize(("scale_dtype", "fraction"), [(None, 1 / 6), ("bfloat16", 1 / 7)])
+@pytest.mark.parametrize(
+    ("scale_dtype", "fraction"),
+    [pytest.param(None, 1 / 6, id="float32-scales"), pytest.param("bfloat16", 1 / 7, id="bf16")],
+)
 def test_int4_llama_generates_torchaos_tokens_in_a_seventh_of_the_size(
     scale_dtype: str | None, fraction: float, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
