@@ -118,12 +118,15 @@ def _weight_only_linear_reference(
     bits: int,
     group_size: int,
 ) -> torch.Tensor:
-    if bits == 4:  # the tiled layout: back to rows, then as the embedding's rows
-        q = untile_int4(weight)
-        weight = pack_int4(q, group_size)
-        scales = _untile_channels(scales.view(q.shape[0], -1))
-        if zero_points is not None:
-            zero_points = _untile_channels(zero_points.view(q.shape[0], -1))
+    # the tiled layout back to rows, as the embedding's
+    n = weight.shape[0]
+    if bits == 4:
+        weight = pack_int4(untile_int4(weight), group_size)
+    else:
+        weight = _untile_channels(weight)
+    scales = _untile_channels(scales.view(n, -1))
+    if zero_points is not None:
+        zero_points = _untile_channels(zero_points.view(n, -1))
     w = dequantize_weight(weight, scales, zero_points, bits, group_size)
     return torch.nn.functional.linear(input, w, bias)
 
@@ -173,14 +176,15 @@ class PackedWeight:
     group_size: int
 
     def tiled(self) -> PackedWeight:
-        """The linear kernel's layout: int4 weights, scales and zero points in blocks of TILE
-        output channels (tile_int4); int8 keeps rows."""
-        if self.bits != 4:
-            return self
+        """The linear kernel's layout: weights, scales and zero points in blocks of TILE output
+        channels (int4: tile_int4; int8: each block column by column)."""
         zeros = None if self.zero_points is None else _tile_channels(self.zero_points)
-        q = unpack_int4(self.weight, self.group_size)
+        if self.bits == 4:
+            weight = tile_int4(unpack_int4(self.weight, self.group_size))
+        else:
+            weight = _tile_channels(self.weight)
         return PackedWeight(
-            tile_int4(q), _tile_channels(self.scales), zeros, self.bits, self.group_size
+            weight, _tile_channels(self.scales), zeros, self.bits, self.group_size
         )
 
     @property

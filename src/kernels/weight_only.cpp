@@ -12,7 +12,6 @@
 #endif
 
 #include "etrt/runtime/parallel.h"
-#include "gemm.h"
 #include "heavy.h"
 #include "isa_dispatch.h"
 #include "util.h"
@@ -24,7 +23,7 @@ namespace {
 struct WeightOnlyArgs {
   const float* x = nullptr;     // [rows][k]
   const uint8_t* weight = nullptr;  // int4: [n][k / 2] tiled (weight_only_isa.inc); int8: [n][k]
-  const void* scales = nullptr;     // [n][groups] (int4: tiled as the weight), of scale_kind
+  const void* scales = nullptr;     // [n][groups], tiled as the weight, of scale_kind
   int scale_kind = 0;               // the scales' dtype: 0 float32, 1 bfloat16, 2 float16
   const int8_t* zeros = nullptr;    // as the scales, or null
   const float* bias = nullptr;      // [n] or null
@@ -73,61 +72,12 @@ void run_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1) {
 #endif
 }
 
-void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst) {
-#if ETRT_ISA_X86
-  switch (isa_level()) {
-    case 2: return isa_avx512::wo_dequantize(a, n0, n1, dst);
-    case 1: return isa_avx2::wo_dequantize(a, n0, n1, dst);
-    default: return isa_sse2::wo_dequantize(a, n0, n1, dst);
-  }
-#else
-  isa_generic::wo_dequantize(a, n0, n1, dst);
-#endif
-}
-
-// int8: from this many input rows on, unpacking every weight once into a float block and
-// running the float product beats widening it in registers once per row (measured on the
-// Llama-shaped decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays
-// in L2. int4 never takes it: its tiles unpack each weight once per 8 rows (AVX-512) and run
-// as fast as the float product from 64 rows on, faster below (docs/quantization.md).
-constexpr int64_t kGemmRows = 32;
-constexpr int64_t kTileChannels = 16;  // the int4 layout's block of output channels (kTile)
-constexpr int64_t kBlockChannels = 128;
-
-bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
-  const int64_t block = std::min(a.n, kBlockChannels);
-  auto* w = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(block * a.k) * sizeof(float)));
-  if (w == nullptr) return false;
-  for (int64_t c0 = 0; c0 < a.n; c0 += block) {
-    const int64_t c1 = std::min(a.n, c0 + block);
-    parallel_chunks(c1 - c0, a.k, [&](int64_t b, int64_t e) { dequantize_rows(a, c0 + b, c0 + e, w + b * a.k); });
-    GemmParams p;
-    p.m = a.rows;
-    p.n = c1 - c0;
-    p.k = a.k;
-    p.a = a.x;
-    p.a_rs = a.k;
-    p.a_cs = 1;
-    p.b = w;
-    p.b_rs = 1;
-    p.b_cs = a.k;
-    p.c = a.out + c0;
-    p.c_rs = a.n;
-    p.b_weight = true;
-    if (!sgemm(ctx, p)) return false;
-  }
-  if (a.bias != nullptr) {
-    for (int64_t m = 0; m < a.rows; ++m) {
-      for (int64_t c = 0; c < a.n; ++c) a.out[m * a.n + c] += a.bias[c];
-    }
-  }
-  return true;
-}
+constexpr int64_t kTileChannels = 16;  // the layout's block of output channels (kTile)
 
 }  // namespace
 
-// input [..., K] float32, weight (int4: uint8 [N, K / 2], tiled; int8: int8 [N, K]), scales
-// float32 [N, G] (int4: tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits, group_size | out [..., N] float32
+// input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]; tiled), scales
+// [N, G] (float32, bfloat16 or float16; tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits, group_size | out [..., N] float32
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_quant::weight_only_linear";
   if (!check_nargs(ctx, op, args, 8)) return;
@@ -214,19 +164,13 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
     }
     return;
   }
-  if (bits == 8 && a.rows >= kGemmRows) {
-    if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
-    return;
-  }
-  if (bits == 4) {
-    // Threads take whole blocks of the tiled layout.
-    const int64_t blocks = (n + kTileChannels - 1) / kTileChannels;
-    parallel_chunks(blocks, a.rows * k * kTileChannels, [&](int64_t b0, int64_t b1) {
-      run_rows(a, b0 * kTileChannels, std::min(n, b1 * kTileChannels));
-    });
-    return;
-  }
-  parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });
+  // Threads take whole blocks of the tiled layout. Every row count runs the same tiles: they
+  // unpack each weight once per 8 rows (AVX-512) and keep up with the float GEMM from 64 rows
+  // on, faster below (docs/quantization.md).
+  const int64_t blocks = (n + kTileChannels - 1) / kTileChannels;
+  parallel_chunks(blocks, a.rows * k * kTileChannels, [&](int64_t b0, int64_t b1) {
+    run_rows(a, b0 * kTileChannels, std::min(n, b1 * kTileChannels));
+  });
 }
 
 // weight (as weight_only_linear's), scales [V, G], zero_points [V, G]?, indices (int64/int32),

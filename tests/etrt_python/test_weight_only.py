@@ -261,16 +261,15 @@ class _OneLinear(nn.Module):
 
 @pytest.mark.parametrize(
     ("bits", "n", "k", "group_size"),
-    [(4, 37, 120, 40), (4, 19, 64, 64), (4, 85, 96, 32), (8, 23, 100, 50)],
+    [(4, 37, 120, 40), (4, 19, 64, 64), (4, 85, 96, 32), (8, 23, 100, 50), (8, 85, 63, 63)],
 )
 def test_kernel_matches_the_reference_at_every_instruction_set(
     bits: int, n: int, k: int, group_size: int, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
-    """One row, 13 (int4: tiles of 8 rows, with AVX-512, and 4 sharing each unpacked weight,
-    and one more) and 40 (int8: unpacked into float blocks for the float product: a long
-    prompt; int4: five tiles of 8 or ten of 4). 85 int4 channels
-    cover every part of the tiled kernel at each vector width: 4-vector strips, a whole block
-    of 16 and a narrow last block of 5; groups of 40 leave vector tails."""
+    """One row, 13 (tiles of 8 rows, with AVX-512, and 4 sharing each unpacked weight, and one
+    more) and 40 (a prompt: five tiles of 8 or ten of 4). 85 channels cover every part of the
+    tiled kernel at each vector width: 4-vector strips, a whole block of 16 and a narrow last
+    block of 5; groups of 40 leave vector tails, int8 groups of 63 an odd last column."""
     module = _OneLinear(bits, n, k, group_size).eval()
     x = torch.randn(40, k)
     rows = torch.export.Dim("rows", min=1, max=40)
