@@ -11,10 +11,10 @@ per token), one thread, the best of --rounds generations after a warm-up one (ea
 which dequantizes every weight on every call, runs one). Printed: prefill and decode tokens/s
 by the wall clock and by this process's CPU time (steadier on a shared machine),
 the decode ratios the issue sets (int4 >= 3x etrt float32 and >= eager with the same scheme),
-whether etrt's int4 tokens equal eager torchao's, and each program's size.
+whether etrt's int4 tokens equal eager torchao's, and each program's size, by kind of tensor.
 
     python benchmarks/quantized_decode.py [--layers 8] [--scheme int4-weight] [--group-size 32]
-        [--rounds 3] [--json out.json]
+        [--scale-dtype bfloat16] [--rounds 3] [--json out.json]
 """
 
 from __future__ import annotations
@@ -102,26 +102,36 @@ def main() -> int:
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--scheme", default="int4-weight")
     parser.add_argument("--group-size", type=int, default=32)
+    parser.add_argument("--scale-dtype", choices=("float32", "bfloat16", "float16"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     import etrt
+    from etrt.program_size import size_breakdown
 
     torch.set_num_threads(1)
     results: dict[str, Any] = {"threads": 1, "layers": args.layers, "scheme": args.scheme,
-                               "group_size": args.group_size}  # fmt: skip
+                               "group_size": args.group_size,
+                               "scale_dtype": args.scale_dtype or "float32"}  # fmt: skip
     model = llama(args.layers)
     group = args.group_size if args.scheme != "int8-weight" else None
-    quantized = etrt.quantize(model, None, scheme=args.scheme, group_size=group)
+    quantized = etrt.quantize(
+        model, None, scheme=args.scheme, group_size=group, scale_dtype=args.scale_dtype
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for name, module in (("float32", model), (args.scheme, quantized)):
             start = time.perf_counter()
             program = decoders.export(copy.deepcopy(module), "llama")
             print(f"exported {name}: {len(program) / 1e6:.1f} MB in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)  # fmt: skip
+            breakdown = size_breakdown(program.info)
+            print("\n".join(breakdown.lines()), flush=True)
             step, reset = etrt_engine(program, Path(tmp) / f"{name}.etrt")
-            results[f"etrt {name}"] = {"bytes": len(program), **measure(step, args.rounds, reset)}
+            results[f"etrt {name}"] = {
+                "bytes": len(program), "bytes_by_kind": dict(breakdown.parts),
+                **measure(step, args.rounds, reset),
+            }  # fmt: skip
             del program, step, reset
             eager_rounds = args.rounds if name == "float32" else 0
             eager = decoders.eager_step(copy.deepcopy(module))

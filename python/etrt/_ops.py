@@ -310,6 +310,8 @@ HALF_NATIVE_OPS: frozenset[str] = (
     VIEW_OPS
     | frozenset({"aten::_to_copy", "aten::randperm"})
     | RANDOM_FILL_OPS  # drawn in the output's own precision (rand stays below 1)
+    # their scales may be torchao's bfloat16 / float16, widened exactly inside the kernel
+    | frozenset({"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"})
 )
 
 # Core ATen ops etrt refuses at export, with the reason the error gives.

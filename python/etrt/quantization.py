@@ -92,17 +92,23 @@ def quantize(
     calibration: Iterable[tuple[Any, ...]] | None = None,
     group_size: int | None = None,
     embeddings: bool = True,
+    scale_dtype: str | None = None,
 ) -> torch.nn.Module:
     """The quantized module of `model` to pass to etrt.export: PT2E's reference module for
     "int8", a copy with torchao-quantized linears for the weight schemes (weight_schemes.py;
-    `group_size` for the int4 ones; `embeddings=False` keeps nn.Embedding tables float32)."""
+    `group_size` for the int4 ones; `embeddings=False` keeps nn.Embedding tables float32;
+    `scale_dtype="bfloat16"` / `"float16"` stores the weight-only schemes' scales in 16 bits)."""
     if scheme not in SCHEMES:
         known = ", ".join(f"{k!r} ({v})" for k, v in SCHEMES.items())
         raise QuantizeError(f"unknown quantization scheme {scheme!r}; etrt supports {known}")
     if scheme in WEIGHT_SCHEMES:
-        return quantize_weights(model, scheme, group_size, embeddings=embeddings)
+        return quantize_weights(
+            model, scheme, group_size, embeddings=embeddings, scale_dtype=scale_dtype
+        )
     if group_size is not None:
         raise QuantizeError(f"scheme {scheme!r} takes no group_size")
+    if scale_dtype is not None:
+        raise QuantizeError(f"scheme {scheme!r} takes no scale_dtype")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     prepare_pt2e, convert_pt2e, quantizer_cls, config = _torchao()

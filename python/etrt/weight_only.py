@@ -52,6 +52,46 @@ def unpack_int4(packed: torch.Tensor, group_size: int) -> torch.Tensor:
     return (u.to(torch.int16) - 8).to(torch.int8)
 
 
+TILE = 16  # output channels per block of the int4 linear layout (the kernel's kTile)
+
+
+def _tile_channels(t: torch.Tensor) -> torch.Tensor:
+    """[N, C] -> [N, C] in blocks of TILE channels, each block stored column-major ([C][w],
+    w = TILE or what the last block holds)."""
+    n, c = t.shape
+    blocks = [t[b : b + TILE].t().reshape(-1) for b in range(0, n, TILE)]
+    return torch.cat(blocks).view(n, c) if blocks else t.contiguous()
+
+
+def _untile_channels(t: torch.Tensor) -> torch.Tensor:
+    """_tile_channels' inverse."""
+    n, c = t.shape
+    flat = t.reshape(-1)
+    rows = [
+        flat[b * c : (b + w) * c].view(c, w).t()
+        for b, w in ((b, min(TILE, n - b)) for b in range(0, n, TILE))
+    ]
+    return torch.cat(rows).contiguous() if rows else t.contiguous()
+
+
+def tile_int4(q: torch.Tensor) -> torch.Tensor:
+    """int8 [N, K] holding -8..7 -> uint8 [N, K / 2], the int4 linear kernel's layout: byte
+    (j, c) of a block holds channel c's values at columns 2j (+ 8, low nibble) and 2j + 1
+    (+ 8, high nibble), the block's channels side by side so that one vector load widens into
+    one output channel per lane."""
+    n, k = q.shape
+    u = (q.to(torch.int16) + 8).to(torch.uint8).view(n, k // 2, 2)
+    return _tile_channels(u[:, :, 0] | (u[:, :, 1] << 4))
+
+
+def untile_int4(tiled: torch.Tensor) -> torch.Tensor:
+    """tile_int4's inverse: int8 [N, K]."""
+    b = _untile_channels(tiled)
+    n, half_k = b.shape
+    u = torch.stack([b & 15, b >> 4], dim=2).reshape(n, 2 * half_k)
+    return (u.to(torch.int16) - 8).to(torch.int8)
+
+
 def dequantize_weight(
     weight: torch.Tensor,
     scales: torch.Tensor,
@@ -59,7 +99,8 @@ def dequantize_weight(
     bits: int,
     group_size: int,
 ) -> torch.Tensor:
-    """The float32 [N, K] weight, computed as torchao does: (float(q) - float(zero)) * scale."""
+    """The float32 [N, K] weight, computed as torchao does: (float(q) - float(zero)) * scale
+    (a 16-bit scale promoted to float32)."""
     q = unpack_int4(weight, group_size) if bits == 4 else weight
     n, k = q.shape
     qf = q.view(n, k // group_size, group_size).to(torch.float32)
@@ -77,6 +118,15 @@ def _weight_only_linear_reference(
     bits: int,
     group_size: int,
 ) -> torch.Tensor:
+    # the tiled layout back to rows, as the embedding's
+    n = weight.shape[0]
+    if bits == 4:
+        weight = pack_int4(untile_int4(weight), group_size)
+    else:
+        weight = _untile_channels(weight)
+    scales = _untile_channels(scales.view(n, -1))
+    if zero_points is not None:
+        zero_points = _untile_channels(zero_points.view(n, -1))
     w = dequantize_weight(weight, scales, zero_points, bits, group_size)
     return torch.nn.functional.linear(input, w, bias)
 
@@ -110,6 +160,9 @@ WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
 INT8_MM = torch.ops.etrt_quant.int8_mm.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+# Scales are stored in torchao's own dtype: a 16-bit scale widens to float32 exactly, so the
+# weights the kernels rebuild are the same bits, in a smaller program.
+SCALE_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 @dataclass(frozen=True)
@@ -117,15 +170,28 @@ class PackedWeight:
     """A linear's weight as the kernel takes it."""
 
     weight: torch.Tensor  # uint8 [N, K / 2] (bits 4) or int8 [N, K]
-    scales: torch.Tensor  # float32 [N, G]
+    scales: torch.Tensor  # [N, G], float32 or torchao's bfloat16 / float16
     zero_points: torch.Tensor | None  # int8 [N, G]; None when all zero
     bits: int
     group_size: int
 
+    def tiled(self) -> PackedWeight:
+        """The linear kernel's layout: weights, scales and zero points in blocks of TILE output
+        channels (int4: tile_int4; int8: each block column by column)."""
+        zeros = None if self.zero_points is None else _tile_channels(self.zero_points)
+        if self.bits == 4:
+            weight = tile_int4(unpack_int4(self.weight, self.group_size))
+        else:
+            weight = _tile_channels(self.weight)
+        return PackedWeight(
+            weight, _tile_channels(self.scales), zeros, self.bits, self.group_size
+        )
+
     @property
     def nbytes(self) -> int:
         zeros = 0 if self.zero_points is None else self.zero_points.numel()
-        return self.weight.numel() * self.weight.element_size() + self.scales.numel() * 4 + zeros
+        scales = self.scales.numel() * self.scales.element_size()
+        return self.weight.numel() * self.weight.element_size() + scales + zeros
 
 
 def pack(
@@ -133,7 +199,7 @@ def pack(
 ) -> PackedWeight | None:
     """q int8 [N, K], scales [N, G] (or N * G values), zero points alike: the packed weight, int4
     when every value fits in 4 bits; None when the layout is not one the kernel runs."""
-    if q.dim() != 2 or q.dtype != torch.int8 or scales.dtype != torch.float32:
+    if q.dim() != 2 or q.dtype != torch.int8 or scales.dtype not in SCALE_DTYPES:
         return None
     n, k = q.shape
     if n == 0 or k == 0 or scales.numel() % n != 0:
@@ -257,7 +323,7 @@ class _Folder:
         return node
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
-        w, s, z = self.add_packed(packed)
+        w, s, z = self.add_packed(packed.tiled())
         self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size))
         self.counts[packed.bits] += 1
 
@@ -311,7 +377,7 @@ class _Folder:
         ]
         scales = [
             v for v in values.values()
-            if v is not None and v.dtype == torch.float32 and v.numel() % n == 0
+            if v is not None and v.dtype in SCALE_DTYPES and v.numel() % n == 0
             and v.numel() < n * k
         ]  # fmt: skip
         zeros = [
@@ -491,5 +557,7 @@ __all__ = [
     "fold_weight_only",
     "pack",
     "pack_int4",
+    "tile_int4",
     "unpack_int4",
+    "untile_int4",
 ]

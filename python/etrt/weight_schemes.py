@@ -41,7 +41,17 @@ class WeightSchemeError(ExportError):
     """A weight-only scheme cannot be applied to the model."""
 
 
-def _config(scheme: str, group_size: int) -> Any:
+# The scale dtypes a weight-only scheme takes: torchao rounds each scale to it and computes the
+# weights from the rounded scales, and etrt stores them so (2 bytes instead of 4 per group).
+SCALE_DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+_WEIGHT_ONLY = ("int8-weight", "int4-weight")
+
+
+def _config(scheme: str, group_size: int, scale_dtype: torch.dtype | None = None) -> Any:
     try:
         from torchao.quantization import (
             Int8DynamicActivationInt8WeightConfig,
@@ -54,9 +64,13 @@ def _config(scheme: str, group_size: int) -> Any:
             f"scheme {scheme!r} needs torchao (pip install torchao): {exc}"
         ) from exc
     if scheme == "int8-weight":
-        return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
+        return IntxWeightOnlyConfig(
+            weight_dtype=torch.int8, granularity=PerAxis(0), scale_dtype=scale_dtype
+        )
     if scheme == "int4-weight":
-        return IntxWeightOnlyConfig(weight_dtype=_INT4, granularity=PerGroup(group_size))
+        return IntxWeightOnlyConfig(
+            weight_dtype=_INT4, granularity=PerGroup(group_size), scale_dtype=scale_dtype
+        )
     if scheme == "int8-dynamic":
         return Int8DynamicActivationInt8WeightConfig()
     return Int8DynamicActivationIntxWeightConfig(
@@ -64,13 +78,17 @@ def _config(scheme: str, group_size: int) -> Any:
     )
 
 
-def _embedding_config(scheme: str, group_size: int) -> Any:
+def _embedding_config(scheme: str, group_size: int, scale_dtype: torch.dtype | None) -> Any:
     from torchao.quantization import IntxWeightOnlyConfig
     from torchao.quantization.granularity import PerAxis, PerGroup
 
     if scheme in ("int8-weight", "int8-dynamic"):
-        return IntxWeightOnlyConfig(weight_dtype=torch.int8, granularity=PerAxis(0))
-    return IntxWeightOnlyConfig(weight_dtype=_INT4, granularity=PerGroup(group_size))
+        return IntxWeightOnlyConfig(
+            weight_dtype=torch.int8, granularity=PerAxis(0), scale_dtype=scale_dtype
+        )
+    return IntxWeightOnlyConfig(
+        weight_dtype=_INT4, granularity=PerGroup(group_size), scale_dtype=scale_dtype
+    )
 
 
 def quantize_weights(
@@ -79,9 +97,23 @@ def quantize_weights(
     group_size: int | None = None,
     *,
     embeddings: bool = True,
+    scale_dtype: str | None = None,
 ) -> torch.nn.Module:
     """A copy of `model` whose nn.Linear (and nn.Embedding) layers carry torchao's quantized
-    weights."""
+    weights; `scale_dtype` ("bfloat16" or "float16", weight-only schemes) rounds the scales to
+    16 bits, as torchao's IntxWeightOnlyConfig(scale_dtype=...) does."""
+    dtype = None
+    if scale_dtype is not None:
+        if scale_dtype not in SCALE_DTYPES:
+            raise WeightSchemeError(
+                f"scale_dtype {scale_dtype!r} is not one of {', '.join(SCALE_DTYPES)}"
+            )
+        if scheme not in _WEIGHT_ONLY:
+            raise WeightSchemeError(
+                f"scale_dtype applies to the weight-only schemes ({', '.join(_WEIGHT_ONLY)}), "
+                f"not {scheme!r}"
+            )
+        dtype = SCALE_DTYPES[scale_dtype]
     grouped = scheme not in ("int8-weight", "int8-dynamic")
     size = DEFAULT_GROUP_SIZE if group_size is None else group_size
     if group_size is not None and not grouped:
@@ -105,7 +137,7 @@ def quantize_weights(
                     f"{what} has {width} input features, not a multiple of group_size {size}; "
                     "pick a group size that divides it"
                 )
-    config = _config(scheme, size)
+    config = _config(scheme, size, dtype)
     from torchao.quantization import quantize_
 
     copied = copy.deepcopy(model).eval()
@@ -113,10 +145,16 @@ def quantize_weights(
     if tables:
         quantize_(
             copied,
-            _embedding_config(scheme, size),
+            _embedding_config(scheme, size, dtype),
             filter_fn=lambda m, _: isinstance(m, torch.nn.Embedding),
         )
     return copied
 
 
-__all__ = ["GROUP_SIZES", "WEIGHT_SCHEMES", "WeightSchemeError", "quantize_weights"]
+__all__ = [
+    "GROUP_SIZES",
+    "SCALE_DTYPES",
+    "WEIGHT_SCHEMES",
+    "WeightSchemeError",
+    "quantize_weights",
+]

@@ -12,7 +12,6 @@
 #endif
 
 #include "etrt/runtime/parallel.h"
-#include "gemm.h"
 #include "heavy.h"
 #include "isa_dispatch.h"
 #include "util.h"
@@ -23,16 +22,35 @@ namespace {
 
 struct WeightOnlyArgs {
   const float* x = nullptr;     // [rows][k]
-  const uint8_t* weight = nullptr;  // [n][k / 2] (int4) or [n][k] (int8)
-  const float* scales = nullptr;    // [n][groups]
-  const int8_t* zeros = nullptr;    // [n][groups] or null
+  const uint8_t* weight = nullptr;  // int4: [n][k / 2] tiled (weight_only_isa.inc); int8: [n][k]
+  const void* scales = nullptr;     // [n][groups], tiled as the weight, of scale_kind
+  int scale_kind = 0;               // the scales' dtype: 0 float32, 1 bfloat16, 2 float16
+  const int8_t* zeros = nullptr;    // as the scales, or null
   const float* bias = nullptr;      // [n] or null
   const float* xsum = nullptr;      // [rows][groups]: each group's sum of x
   float* out = nullptr;             // [rows][n]
-  float offset = 0;                 // what the stored value adds to q: 8 for int4, 0 for int8
   int64_t rows = 0, k = 0, n = 0, groups = 1, group_size = 0;
   int bits = 8;
 };
+
+// Scale i as float32, exactly (torchao's bfloat16 / float16 scales widen without rounding).
+inline float scale_at(const WeightOnlyArgs& a, int64_t i) {
+  switch (a.scale_kind) {
+    case 1: return bfloat16_to_float(static_cast<const uint16_t*>(a.scales)[i]);
+    case 2: return half_to_float(static_cast<const uint16_t*>(a.scales)[i]);
+    default: return static_cast<const float*>(a.scales)[i];
+  }
+}
+
+// 0 float32, 1 bfloat16, 2 float16; -1 for any other dtype.
+int scale_kind_of(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float: return 0;
+    case ScalarType::BFloat16: return 1;
+    case ScalarType::Half: return 2;
+    default: return -1;
+  }
+}
 
 }  // namespace
 
@@ -54,58 +72,12 @@ void run_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1) {
 #endif
 }
 
-void dequantize_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1, float* dst) {
-#if ETRT_ISA_X86
-  switch (isa_level()) {
-    case 2: return isa_avx512::wo_dequantize(a, n0, n1, dst);
-    case 1: return isa_avx2::wo_dequantize(a, n0, n1, dst);
-    default: return isa_sse2::wo_dequantize(a, n0, n1, dst);
-  }
-#else
-  isa_generic::wo_dequantize(a, n0, n1, dst);
-#endif
-}
-
-// From this many input rows on, unpacking every weight once into a float block and running the
-// float product beats unpacking it in registers once per row (measured on the Llama-shaped
-// decoder's prompt, benchmarks/quantized_decode.py). A block of 128 channels stays in L2.
-constexpr int64_t kGemmRows = 32;
-constexpr int64_t kBlockChannels = 128;
-
-bool run_gemm(KernelContext& ctx, const WeightOnlyArgs& a) {
-  const int64_t block = std::min(a.n, kBlockChannels);
-  auto* w = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(block * a.k) * sizeof(float)));
-  if (w == nullptr) return false;
-  for (int64_t c0 = 0; c0 < a.n; c0 += block) {
-    const int64_t c1 = std::min(a.n, c0 + block);
-    parallel_chunks(c1 - c0, a.k, [&](int64_t b, int64_t e) { dequantize_rows(a, c0 + b, c0 + e, w + b * a.k); });
-    GemmParams p;
-    p.m = a.rows;
-    p.n = c1 - c0;
-    p.k = a.k;
-    p.a = a.x;
-    p.a_rs = a.k;
-    p.a_cs = 1;
-    p.b = w;
-    p.b_rs = 1;
-    p.b_cs = a.k;
-    p.c = a.out + c0;
-    p.c_rs = a.n;
-    p.b_weight = true;
-    if (!sgemm(ctx, p)) return false;
-  }
-  if (a.bias != nullptr) {
-    for (int64_t m = 0; m < a.rows; ++m) {
-      for (int64_t c = 0; c < a.n; ++c) a.out[m * a.n + c] += a.bias[c];
-    }
-  }
-  return true;
-}
+constexpr int64_t kTileChannels = 16;  // the layout's block of output channels (kTile)
 
 }  // namespace
 
-// input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]), scales float32
-// [N, G], zero_points int8 [N, G]?, bias float32 [N]?, bits, group_size | out [..., N] float32
+// input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]; tiled), scales
+// [N, G] (float32, bfloat16 or float16; tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits, group_size | out [..., N] float32
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_quant::weight_only_linear";
   if (!check_nargs(ctx, op, args, 8)) return;
@@ -143,8 +115,8 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
                              " columns into groups" + (bits == 4 ? " of an even size" : ""));
   }
   const int64_t groups = k / group_size;
-  if (scales->dtype() != ScalarType::Float || scales->numel() != n * groups) {
-    return fail(ctx, op, "scales must be float32 with " + std::to_string(n * groups) + " values (" +
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
+    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
                              std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
   }
   if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
@@ -167,10 +139,10 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   a.groups = groups;
   a.group_size = group_size;
   a.bits = static_cast<int>(bits);
-  a.offset = bits == 4 ? 8.0f : 0.0f;
   a.x = x->data_as<float>();
   a.weight = static_cast<const uint8_t*>(w->data());
-  a.scales = scales->data_as<float>();
+  a.scales = scales->data();
+  a.scale_kind = scale_kind_of(scales->dtype());
   a.zeros = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
   a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
   a.out = out->data_as<float>();
@@ -192,11 +164,13 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
     }
     return;
   }
-  if (a.rows >= kGemmRows) {
-    if (!run_gemm(ctx, a)) fail(ctx, op, "out of memory for a block of unpacked weights");
-    return;
-  }
-  parallel_chunks(n, a.rows * k, [&](int64_t n0, int64_t n1) { run_rows(a, n0, n1); });
+  // Threads take whole blocks of the tiled layout. Every row count runs the same tiles: they
+  // unpack each weight once per 8 rows (AVX-512) and keep up with the float GEMM from 64 rows
+  // on, faster below (docs/quantization.md).
+  const int64_t blocks = (n + kTileChannels - 1) / kTileChannels;
+  parallel_chunks(blocks, a.rows * k * kTileChannels, [&](int64_t b0, int64_t b1) {
+    run_rows(a, b0 * kTileChannels, std::min(n, b1 * kTileChannels));
+  });
 }
 
 // weight (as weight_only_linear's), scales [V, G], zero_points [V, G]?, indices (int64/int32),
@@ -229,8 +203,8 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
                              " columns into groups");
   }
   const int64_t groups = d / group_size;
-  if (scales->dtype() != ScalarType::Float || scales->numel() != rows * groups) {
-    return fail(ctx, op, "scales must be float32 with one value per row and group");
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != rows * groups) {
+    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with one value per row and group");
   }
   if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != rows * groups)) {
     return fail(ctx, op, "zero_points must be int8 with one value per row and group");
@@ -246,7 +220,9 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
                            Span<const int64_t>(out_sizes, static_cast<size_t>(idx->dim() + 1)));
   if (out == nullptr) return;
   const auto* wd = static_cast<const uint8_t*>(w->data());
-  const float* sd = scales->data_as<float>();
+  WeightOnlyArgs sa;  // only its scales, read through scale_at
+  sa.scales = scales->data();
+  sa.scale_kind = scale_kind_of(scales->dtype());
   const int8_t* zd = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
   float* od = out->data_as<float>();
   const int64_t row_bytes = bits == 4 ? d / 2 : d, half = group_size / 2;
@@ -258,7 +234,7 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
     const uint8_t* wr = wd + r * row_bytes;
     float* o = od + i * d;
     for (int64_t g = 0; g < groups; ++g) {
-      const float s = sd[r * groups + g];
+      const float s = scale_at(sa, r * groups + g);
       const float z = zd != nullptr ? static_cast<float>(zd[r * groups + g]) : 0.0f;
       float* og = o + g * group_size;
       if (bits == 4) {

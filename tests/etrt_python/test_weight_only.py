@@ -24,7 +24,7 @@ import pytest
 import torch
 from etrt.errors import ExportError
 from etrt.runtime import ISA_NAMES
-from etrt.weight_only import pack, pack_int4, unpack_int4
+from etrt.weight_only import pack, pack_int4, tile_int4, unpack_int4, untile_int4
 from torch import nn
 
 PROMPT = [3, 14, 15, 92, 65]
@@ -233,9 +233,15 @@ class _OneLinear(nn.Module):
         g = torch.Generator().manual_seed(bits * 1000 + k)
         lo, hi = (-8, 8) if bits == 4 else (-128, 128)
         self.q = torch.randint(lo, hi, (n, k), dtype=torch.int8, generator=g)
-        self.register_buffer("w", pack_int4(self.q, group_size) if bits == 4 else self.q)
-        self.register_buffer("s", torch.rand(n, k // group_size, generator=g) / 16)
-        self.register_buffer("z", torch.randint(-3, 4, (n, k // group_size), dtype=torch.int8))
+        self.scales = torch.rand(n, k // group_size, generator=g) / 16
+        self.zeros = torch.randint(-3, 4, (n, k // group_size), dtype=torch.int8, generator=g)
+        packed = pack(self.q, self.scales, self.zeros)
+        assert packed is not None and packed.bits == bits
+        tiled = packed.tiled()  # the layout the exporter writes: int4 in blocks of 16 channels
+        assert tiled.zero_points is not None
+        self.register_buffer("w", tiled.weight)
+        self.register_buffer("s", tiled.scales)
+        self.register_buffer("z", tiled.zero_points)
         self.register_buffer("b", torch.randn(n, generator=g))
         self.bits, self.group_size = bits, group_size
 
@@ -245,15 +251,25 @@ class _OneLinear(nn.Module):
         )
         return out
 
+    def reference(self, x: torch.Tensor) -> torch.Tensor:
+        """torchao's arithmetic on the untouched values: (q - zero) * scale, then a linear."""
+        n, k = self.q.shape
+        q = self.q.view(n, -1, self.group_size).to(torch.float32)
+        w = (q - self.zeros.unsqueeze(2).to(torch.float32)) * self.scales.unsqueeze(2)
+        return torch.nn.functional.linear(x, w.view(n, k), self.b)
+
 
 @pytest.mark.parametrize(
-    ("bits", "n", "k", "group_size"), [(4, 37, 120, 40), (4, 19, 64, 64), (8, 23, 100, 50)]
+    ("bits", "n", "k", "group_size"),
+    [(4, 37, 120, 40), (4, 19, 64, 64), (4, 85, 96, 32), (8, 23, 100, 50), (8, 85, 63, 63)],
 )
 def test_kernel_matches_the_reference_at_every_instruction_set(
     bits: int, n: int, k: int, group_size: int, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
-    """One row and three (unpacked in registers: decoding) and 40 (unpacked into float blocks
-    for the float product: a long prompt)."""
+    """One row, 13 (tiles of 8 rows, with AVX-512, and 4 sharing each unpacked weight, and one
+    more) and 40 (a prompt: five tiles of 8 or ten of 4). 85 channels cover every part of the
+    tiled kernel at each vector width: 4-vector strips, a whole block of 16 and a narrow last
+    block of 5; groups of 40 leave vector tails, int8 groups of 63 an odd last column."""
     module = _OneLinear(bits, n, k, group_size).eval()
     x = torch.randn(40, k)
     rows = torch.export.Dim("rows", min=1, max=40)
@@ -263,14 +279,75 @@ def test_kernel_matches_the_reference_at_every_instruction_set(
         for isa in ISA_NAMES:
             etrt.set_max_isa(isa)
             method = etrt.load(path).method("forward")
-            for count in (1, 3, 40):
+            for count in (1, 13, 40):
                 xs = x[:count]
-                want = module(xs).numpy()
+                want = module.reference(xs).numpy()
+                np.testing.assert_allclose(module(xs).numpy(), want, rtol=0, atol=1e-5)
                 got = np.asarray(method(xs.numpy())[0])
                 bound = 2e-5 * float(np.abs(want).max())
                 np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"{isa} {count}")
     finally:
         etrt.set_max_isa("avx512")
+
+
+def test_int4_tiling_puts_sixteen_channels_of_a_column_pair_side_by_side() -> None:
+    q = torch.randint(-8, 8, (20, 6), dtype=torch.int8)
+    tiled = tile_int4(q)
+    assert tiled.shape == (20, 3) and tiled.dtype == torch.uint8
+    assert torch.equal(untile_int4(tiled), q)
+    flat = tiled.reshape(-1)
+
+    def byte(c: int, j: int) -> int:
+        return (int(q[c, 2 * j]) + 8) | ((int(q[c, 2 * j + 1]) + 8) << 4)
+
+    assert int(flat[16 * 1 + 5]) == byte(5, 1)  # block 0: 16 bytes per column pair
+    assert int(flat[16 * 3 + 4 * 2 + 3]) == byte(19, 2)  # the last block: 4 channels wide
+
+
+class _EmbedLinear(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(50, 64)
+        self.head = nn.Linear(64, 85)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.head(self.tok(idx))
+        return out
+
+
+@pytest.mark.parametrize("scale_dtype", ["bfloat16", "float16"])
+def test_sixteen_bit_scales_are_stored_as_torchao_rounds_them(
+    scale_dtype: str, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """torchao's scale_dtype: the program keeps the 16-bit scales (half the bytes) and the
+    kernels widen them exactly, at every instruction set (vector and scalar widening)."""
+    _quiet()
+    from etrt.program_size import size_breakdown
+
+    torch.manual_seed(0)
+    model = _EmbedLinear().eval()
+    quantized = etrt.quantize(model, None, scheme="int4-weight", scale_dtype=scale_dtype)
+    idx = torch.randint(0, 50, (3, 5))
+    program = etrt.export(quantized, (idx,))
+    assert {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"} <= set(
+        program.operator_names
+    )
+    kinds = dict(size_breakdown(program.info).parts)
+    assert kinds[f"scales ({scale_dtype})"] == (85 + 50) * 2 * 2, kinds  # 2 groups of 32
+    assert "scales (float32)" not in kinds
+    with torch.no_grad():
+        want = quantized(idx).numpy()
+    path = program.save(tmp_path / "lm.etrt")
+    try:
+        for isa in ISA_NAMES:
+            etrt.set_max_isa(isa)
+            got = np.asarray(etrt.load(path).forward(idx.numpy())[0])
+            bound = 1e-5 * float(np.abs(want).max())
+            np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=isa)
+    finally:
+        etrt.set_max_isa("avx512")
+    with pytest.raises(ExportError, match="scale_dtype applies to the weight-only schemes"):
+        etrt.quantize(model, None, scheme="int8-dynamic", scale_dtype=scale_dtype)
 
 
 def test_cli_exports_int4_weights_and_prints_the_smaller_size(
@@ -287,6 +364,14 @@ def test_cli_exports_int4_weights_and_prints_the_smaller_size(
         assert f"wrote {out} (" in printed
         sizes[name] = int(printed.split(f"wrote {out} (")[1].split(" bytes")[0])
         assert sizes[name] == out.stat().st_size
+        if flags:  # what the bytes are: the breakdown adds up to the file
+            lines = printed.split("size by kind of constant:\n")[1].splitlines()
+            parts = {line[:36].strip(): float(line[36:].split(" MB")[0]) for line in lines}
+            assert {"int4 linear weights", "scales (float32)", "int4 embedding tables"} <= set(
+                parts
+            ), parts
+            assert parts["int4 linear weights"] > parts["scales (float32)"] > 0
+            assert abs(sum(parts.values()) * 1e6 - sizes[name]) < 0.01e6 * len(parts)
     assert "etrt_quant::weight_only_linear" in etrt.load_program_info(out).instruction_ops
     assert sizes["int4"] < sizes["float32"] / 4, sizes
     assert cli.main(["export", "etrt.examples:decoder", "--quantize", "int4-weight",
