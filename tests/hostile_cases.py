@@ -38,6 +38,17 @@ def one_plan(
 
 
 X = rp.TensorValue((2, 3), rp.INPUT)
+# etrt_quant::weight_only_linear's arguments up to group_size: x [1, 32], int4 weights of 16
+# channels (uint8 [16, 16]), one scale per channel, no zero points or bias, 4 bits, groups of 32.
+_WEIGHT_ONLY_ARGS = (
+    rp.TensorValue((1, 32), rp.INPUT),
+    rp.TensorValue((16, 16), rp.PLANNED, dtype=int(ir.ScalarType.BYTE)),
+    rp.TensorValue((16, 1), rp.PLANNED, mem_offset=256),
+    rp.NullValue(),
+    rp.NullValue(),
+    rp.IntValue(4),
+    rp.IntValue(32),
+)
 HUGE = 2**40
 
 
@@ -165,6 +176,24 @@ def program_cases() -> dict[str, bytes]:
             (rp.KernelCall(0, (0, 1, 2)),),
             (2,),
             arena=8192,
+        ),
+        # int4 weight-only linears as an earlier etrt wrote them (rows, no `tile` argument), and
+        # with a tile this etrt does not read: refused, never read in the wrong order.
+        "weight_only_rows_layout": one_plan(
+            (*_WEIGHT_ONLY_ARGS, rp.TensorValue((1, 16), rp.PLANNED, mem_offset=512)),
+            ("etrt_quant::weight_only_linear",),
+            (rp.KernelCall(0, tuple(range(8))),),
+            (7,),
+        ),
+        "weight_only_other_tile": one_plan(
+            (
+                *_WEIGHT_ONLY_ARGS,
+                rp.IntValue(8),
+                rp.TensorValue((1, 16), rp.PLANNED, mem_offset=512),
+            ),
+            ("etrt_quant::weight_only_linear",),
+            (rp.KernelCall(0, tuple(range(9))),),
+            (8,),
         ),
         # a zero-size dimension beside two 2^62 ones: zero bytes, but no sane tensor.
         "zero_dim_hides_huge_ones": rp.program(
@@ -339,6 +368,10 @@ EXPECTED_PROGRAM = {
     " got 'self' of shape [1, 2, 134217728, 0]",
     "adaptive_pool3d_empty_extent": "aten::_adaptive_avg_pool3d: expects non-zero spatial sizes,"
     " got 'self' of shape [8, 8, 134217728, 0]",
+    "weight_only_rows_layout": "etrt_quant::weight_only_linear: the program stores its weights"
+    " in rows, an earlier etrt's layout: export it again",
+    "weight_only_other_tile": "etrt_quant::weight_only_linear: weights tiled by 8 channels; this"
+    " etrt reads tiles of 16: export the program again",
     "zero_dim_hides_huge_ones": "InvalidProgram: method 'forward': value 0: tensor has too many",
     "output_into_constant": "InvalidProgram: method 'forward': instruction 0 writes its output"
     " into value 1, a read-only constant",

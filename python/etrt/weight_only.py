@@ -25,7 +25,7 @@ from torch.fx import Node
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define(
     "weight_only_linear(Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, "
-    "Tensor? bias, int bits, int group_size) -> Tensor"
+    "Tensor? bias, int bits, int group_size, int tile) -> Tensor"
 )
 _LIB.define("int8_mm(Tensor input, Tensor weight, Tensor weight_sums) -> Tensor")
 _LIB.define(
@@ -117,8 +117,10 @@ def _weight_only_linear_reference(
     bias: torch.Tensor | None,
     bits: int,
     group_size: int,
+    tile: int,
 ) -> torch.Tensor:
     # the tiled layout back to rows, as the embedding's
+    assert tile == TILE, f"weights tiled by {tile} channels, this etrt's layout is {TILE}"
     n = weight.shape[0]
     if bits == 4:
         weight = pack_int4(untile_int4(weight), group_size)
@@ -324,7 +326,7 @@ class _Folder:
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
         w, s, z = self.add_packed(packed.tiled())
-        self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size))
+        self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size, TILE))
         self.counts[packed.bits] += 1
 
     def add_packed(self, packed: PackedWeight) -> tuple[Node, Node, Node | None]:

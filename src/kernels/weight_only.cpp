@@ -77,10 +77,21 @@ constexpr int64_t kTileChannels = 16;  // the layout's block of output channels 
 }  // namespace
 
 // input [..., K] float32, weight (int4: uint8 [N, K / 2]; int8: int8 [N, K]; tiled), scales
-// [N, G] (float32, bfloat16 or float16; tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits, group_size | out [..., N] float32
+// [N, G] (float32, bfloat16 or float16; tiled), zero_points int8 [N, G]? (as the scales), bias float32 [N]?, bits,
+// group_size, tile (the layout's block of channels, which programs record so that a layout change is refused, not
+// misread) | out [..., N] float32
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_quant::weight_only_linear";
-  if (!check_nargs(ctx, op, args, 8)) return;
+  if (args.size() == 8) {  // the untiled rows of etrt before the tiled layout
+    return fail(ctx, op, "the program stores its weights in rows, an earlier etrt's layout: export it again");
+  }
+  if (!check_nargs(ctx, op, args, 9)) return;
+  int64_t tile = 0;
+  if (!int_arg(ctx, op, args, 7, "tile", &tile)) return;
+  if (tile != kTileChannels) {
+    return fail(ctx, op, "weights tiled by " + std::to_string(tile) + " channels; this etrt reads tiles of " +
+                             std::to_string(kTileChannels) + ": export the program again");
+  }
   Tensor* x = tensor_arg(ctx, op, args, 0, "input");
   Tensor* w = tensor_arg(ctx, op, args, 1, "weight");
   Tensor* scales = tensor_arg(ctx, op, args, 2, "scales");
@@ -129,7 +140,7 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   for (int d = 0; d < x->dim(); ++d) out_sizes[d] = x->size(d);
   out_sizes[x->dim() - 1] = n;
   Tensor* out =
-      output_arg(ctx, op, args, 7, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
+      output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
   if (out == nullptr) return;
   WeightOnlyArgs a;
   a.rows = 1;

@@ -24,7 +24,7 @@ import pytest
 import torch
 from etrt.errors import ExportError
 from etrt.runtime import ISA_NAMES
-from etrt.weight_only import pack, pack_int4, tile_int4, unpack_int4, untile_int4
+from etrt.weight_only import TILE, pack, pack_int4, tile_int4, unpack_int4, untile_int4
 from torch import nn
 
 PROMPT = [3, 14, 15, 92, 65]
@@ -247,7 +247,7 @@ class _OneLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out: torch.Tensor = torch.ops.etrt_quant.weight_only_linear(
-            x, self.w, self.s, self.z, self.b, self.bits, self.group_size
+            x, self.w, self.s, self.z, self.b, self.bits, self.group_size, TILE
         )
         return out
 
