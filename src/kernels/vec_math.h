@@ -117,55 +117,75 @@ inline void gelu_erf_small(const F32x16& x, float* out) {
 typedef int32_t I32x16 __attribute__((vector_size(64)));
 #define ETRT_VEC_INLINE __attribute__((always_inline)) inline
 
+// W floats as one GCC vector. A clone that computes lane by lane uses its registers' width (16
+// for AVX-512, 8 for AVX2, 4 for SSE2): GCC lowers a comparison or select on a vector wider than
+// the target's registers lane by lane, in scalar code (exp16 ran 40-90x slower under AVX2 than
+// under AVX-512), and only plain arithmetic in halves.
+template <int W>
+struct Lanes {
+  typedef float F __attribute__((vector_size(W * 4)));
+  typedef int32_t I __attribute__((vector_size(W * 4)));
+};
+
 // x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
-ETRT_VEC_INLINE void exp16(F32x16& x) {
-  const F32x16 lo = F32x16{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
-  const F32x16 hi = F32x16{} + 88.3762626647949f;
-  const F32x16 magic = F32x16{} + 12582912.0f;
-  F32x16 xc = x < lo ? lo : x;
+template <int W>
+ETRT_VEC_INLINE void exp_lanes(typename Lanes<W>::F& x) {
+  using F = typename Lanes<W>::F;
+  using I = typename Lanes<W>::I;
+  const F lo = F{} + -87.33654f;  // ln(FLT_MIN): below it the result is 0
+  const F hi = F{} + 88.3762626647949f;
+  const F magic = F{} + 12582912.0f;
+  F xc = x < lo ? lo : x;
   xc = xc > hi ? hi : xc;
-  const F32x16 k = xc * 1.44269504088896341f + magic;
-  I32x16 ni, kb, mb;
+  const F k = xc * 1.44269504088896341f + magic;
+  I ni, kb, mb;
   std::memcpy(&kb, &k, sizeof k);
   std::memcpy(&mb, &magic, sizeof magic);
   ni = kb - mb;
-  const F32x16 n = k - magic;
-  F32x16 r = xc - n * 0.693359375f;
+  const F n = k - magic;
+  F r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  F32x16 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  F p = r * 1.9875691500e-4f + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  const F32x16 y = p * r * r + r + 1.0f;
-  const I32x16 bits = (ni + 127) << 23;
-  F32x16 scale;
+  const F y = p * r * r + r + 1.0f;
+  const I bits = (ni + 127) << 23;
+  F scale;
   std::memcpy(&scale, &bits, sizeof bits);
-  const F32x16 result = y * scale;
-  x = x < lo ? F32x16{} : result;
+  const F result = y * scale;
+  x = x < lo ? F{} : result;
 }
+ETRT_VEC_INLINE void exp16(F32x16& x) { exp_lanes<16>(x); }
 
-ETRT_VEC_INLINE void tanh16(const F32x16& x, F32x16* out) {
-  const F32x16 ax = x < 0.0f ? -x : x;
-  F32x16 t = -2.0f * ax;
-  exp16(t);
-  const F32x16 r = (1.0f - t) / (1.0f + t);
+template <int W>
+ETRT_VEC_INLINE void tanh_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  using F = typename Lanes<W>::F;
+  const F ax = x < 0.0f ? -x : x;
+  F t = -2.0f * ax;
+  exp_lanes<W>(t);
+  const F r = (1.0f - t) / (1.0f + t);
   *out = x < 0.0f ? -r : r;
 }
+ETRT_VEC_INLINE void tanh16(const F32x16& x, F32x16* out) { tanh_lanes<16>(x, out); }
 
-ETRT_VEC_INLINE void tanh_accurate16(const F32x16& x, F32x16* out) {
-  const F32x16 x2 = x * x;
-  F32x16 p = F32x16{} + 1382.0f / 155925.0f;
+template <int W>
+ETRT_VEC_INLINE void tanh_accurate_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  using F = typename Lanes<W>::F;
+  const F x2 = x * x;
+  F p = F{} + 1382.0f / 155925.0f;
   p = p * x2 - 62.0f / 2835.0f;
   p = p * x2 + 17.0f / 315.0f;
   p = p * x2 - 2.0f / 15.0f;
   p = p * x2 + 1.0f / 3.0f;
-  const F32x16 small = x - x * x2 * p;
-  F32x16 big;
-  tanh16(x, &big);
-  const F32x16 ax = x < 0.0f ? -x : x;
+  const F small = x - x * x2 * p;
+  F big;
+  tanh_lanes<W>(x, &big);
+  const F ax = x < 0.0f ? -x : x;
   *out = ax < 0.3f ? small : big;
 }
+ETRT_VEC_INLINE void tanh_accurate16(const F32x16& x, F32x16* out) { tanh_accurate_lanes<16>(x, out); }
 
 // Swaps the off-diagonal B x B blocks of every 2B x 2B block of a 16 x 16 tile (rows t[0..16)).
 template <int B>
@@ -248,6 +268,40 @@ inline float gelu_tanh_f32(float x) {
   const float kappa = 0.044715f;
   float inner = beta * (x + kappa * x * x * x);
   return 0.5f * x * (1.0f + tanh_f32(inner));
+}
+
+template <int W>
+ETRT_VEC_INLINE void exp_full_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  *out = x;
+  exp_lanes<W>(*out);
+  // The top of the range is rare: one vector test, then lane by lane.
+  const typename Lanes<W>::I big = x > 88.3762626647949f;
+  int32_t any[W];
+  std::memcpy(any, &big, sizeof big);
+  int32_t seen = 0;
+  for (int j = 0; j < W; ++j) seen |= any[j];
+  if (seen == 0) return;
+  for (int j = 0; j < W; ++j) {
+    if (x[j] > 88.3762626647949f) (*out)[j] = exp_full_f32(x[j]);
+  }
+}
+
+// x * (1 / (1 + exp(-x))) with exp over the whole range, as the scalar form: below -88.4 the
+// sigmoid is 0, so silu(-inf) is NaN and large negative inputs give -0, as in ATen.
+template <int W>
+ETRT_VEC_INLINE void silu_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  typename Lanes<W>::F e;
+  exp_full_lanes<W>(-x, &e);
+  *out = x * (1.0f / (1.0f + e));
+}
+
+// hardswish(x) = x * clamp(x + 3, 0, 6) / 6 in its decomposition's steps; NaN passes through.
+template <int W>
+ETRT_VEC_INLINE void hardswish_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  typename Lanes<W>::F t = x + 3.0f;
+  t = t < 0.0f ? 0.0f : t;
+  t = t > 6.0f ? 6.0f : t;
+  *out = x * t / 6.0f;
 }
 
 }  // namespace kernels
