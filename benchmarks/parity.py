@@ -1,7 +1,9 @@
 """Side by side at a fixed thread count: ONNX Runtime and one or more builds of etrt's libraries
 (each under each instruction-set cap), the workers alive at once and measured in turn round by
-round, so the machine's load falls on all of them alike. Prints median ms per (model, system)
-and each etrt column's ratio to ONNX Runtime (lower is better).
+round, so the machine's load falls on all of them alike. Prints, per (model, system), the
+median over rounds of each round's median ms and each etrt column's ratio to ONNX Runtime
+(lower is better); then the same for the fastest call of all rounds, which a loaded machine
+disturbs least.
 
     build/bench-venv/bin/python benchmarks/parity.py --lib base=build/base \
         --lib new=build/runtime:build/threads-new [--isa avx512 avx2] [--threads 1] [--models ...]
@@ -50,8 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--xnn", action="store_true", help="also the XNNPACK programs")
+    parser.add_argument(
+        "--clock", choices=tuple(threads.CLOCKS), default="wall",
+        help="thread: the calling thread's CPU time (one thread only)",
+    )  # fmt: skip
     parser.add_argument("--dir", type=Path, default=ROOT / "build" / "threads")
     args = parser.parse_args(argv)
+    if args.clock == "thread" and args.threads != 1:
+        raise SystemExit("parity.py: --clock thread times the calling thread: --threads 1 only")
+    os.environ["ETRT_BENCH_CLOCK"] = args.clock
     workers = {"ort": start("ort", args.dir, args.threads, {})}
     for spec in args.lib:
         name, _, where = spec.partition("=")
@@ -66,11 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.xnn:
             calls += [(w, f"{model}:xnn") for w in workers if w != "ort"]
         samples: dict[str, list[float]] = {}
+        fastest: dict[str, float] = {}
         for r in range(args.rounds):
             for w, call in calls:
                 key = w if call == model else f"{w}+xnn"
                 warmup = max(3, args.runs // 5) if r == 0 else 2
                 samples.setdefault(key, []).append(workers[w].median_ms(call, args.runs, warmup))
+                fastest[key] = min(fastest.get(key, 1e30), workers[w].fastest_ms)
         ort = statistics.median(samples["ort"])
         cols = "  ".join(
             f"{k} {statistics.median(v):.2f} ({statistics.median(v) / ort:.2f})"
@@ -78,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             if k != "ort"
         )
         print(f"{model}: ort {ort:.2f}  {cols}  load {os.getloadavg()[0]:.1f}", flush=True)
+        best = fastest["ort"]
+        cols = "  ".join(f"{k} {v:.2f} ({v / best:.2f})" for k, v in fastest.items() if k != "ort")
+        print(f"  fastest: ort {best:.2f}  {cols}", flush=True)
     for w in workers.values():
         w.close()
     return 0

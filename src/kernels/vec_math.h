@@ -274,13 +274,17 @@ template <int W>
 ETRT_VEC_INLINE void exp_full_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
   *out = x;
   exp_lanes<W>(*out);
-  // The top of the range is rare: one vector test, then lane by lane.
-  const typename Lanes<W>::I big = x > 88.3762626647949f;
-  int32_t any[W];
-  std::memcpy(any, &big, sizeof big);
-  int32_t seen = 0;
-  for (int j = 0; j < W; ++j) seen |= any[j];
-  if (seen == 0) return;
+  // The top of the range is rare: lane by lane, behind one test of the whole vector where that
+  // is faster (AVX-512 makes the lane loop one mask test by itself: 24 us per 64K floats of
+  // silu, 32 with the test; AVX2 42 with it, 54 without).
+  if constexpr (W < 16) {
+    const typename Lanes<W>::I big = x > 88.3762626647949f;
+    int32_t any[W];
+    std::memcpy(any, &big, sizeof big);
+    int32_t seen = 0;
+    for (int j = 0; j < W; ++j) seen |= any[j];
+    if (seen == 0) return;
+  }
   for (int j = 0; j < W; ++j) {
     if (x[j] > 88.3762626647949f) (*out)[j] = exp_full_f32(x[j]);
   }

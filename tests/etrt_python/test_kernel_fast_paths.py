@@ -72,6 +72,39 @@ def test_float_unary_ops_match_eager(
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
+# Ops whose kernels compute W lanes at a time, W the register width of the instruction set the
+# kernels dispatch to (vec_math.h, Lanes): each width is its own code.
+LANE_OPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "silu": torch.nn.functional.silu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "exp": torch.exp,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+}
+
+
+def test_vector_math_matches_eager_under_each_isa_cap(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    x = _floats(3, 1037)
+    ops = list(LANE_OPS.values())
+    fn = models.Fn(lambda t: torch.stack([op(t) for op in ops]))
+    path = etrt.export(fn, (x,)).save(tmp_path / "m.etrt")
+    want = fn(x).numpy()
+    before = etrt.isa_info()
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            with etrt.runtime.load(path) as loaded:
+                (got,) = loaded.forward(x)
+            for i, name in enumerate(LANE_OPS):
+                np.testing.assert_allclose(
+                    got[i], want[i], rtol=2e-6, atol=1e-6, equal_nan=True, err_msg=f"{name}, {cap}"
+                )
+    finally:
+        etrt.set_max_isa(before.cap)
+
+
 def test_unary_ops_on_a_transposed_view(inprocess_runtime: Path, tmp_path: Path) -> None:
     x = _floats(37, 29)
 
