@@ -103,8 +103,8 @@ class ResBlock(nn.Module):
     """Convolutions with the epilogues etrt folds into them (fuse_conv.py): conv + relu; a 3x3
     Winograd layer + identity + relu (ResNet's block); a 1x1 layer + relu6; a depthwise layer +
     residual + hardtanh; a strided 3x3 layer + a downsampled residual computed after it + relu;
-    a 3x3 layer + silu; a squeeze-excitation gate (1x1 layer on one pixel + hardswish); a 3x3
-    layer + clamp with only a maximum."""
+    a squeeze-excitation gate (1x1 layer on one pixel + relu); a 3x3 layer + silu (not folded);
+    a 3x3 layer + clamp with only a maximum."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -125,7 +125,7 @@ class ResBlock(nn.Module):
         y = nn.functional.hardtanh(self.depthwise(y) + y, -0.5, 2.0)
         y = torch.relu(self.down(y) + self.skip(y))
         y = nn.functional.silu(self.mix(y))
-        y = y * nn.functional.hardswish(self.excite(y.mean((2, 3), keepdim=True)))
+        y = y * torch.relu(self.excite(y.mean((2, 3), keepdim=True)))
         # The clamp's value is not the output: it may be computed channels-last.
         out: torch.Tensor = torch.clamp(self.last(y), max=0.25) * 2.0
         return out

@@ -1,20 +1,20 @@
 """Convolution epilogues folded at export: a channels-last convolution followed by a residual
-addition and/or an activation (relu, relu6, hardtanh, clamp, silu, hardswish) becomes one
-`etrt_fused::conv2d` call, which applies them to each output tile while it is still in
-registers (src/kernels/conv.cpp). ResNet's blocks (conv -> add -> relu), SqueezeNet's
-conv -> relu, MobileNetV3's conv -> hardswish and EfficientNet's conv -> silu then make no
-separate pass over their activations, as ONNX Runtime's FusedConv does.
+addition and/or a clamp (relu, relu6, hardtanh, clamp) becomes one `etrt_fused::conv2d` call,
+which adds the residual and clamps each output tile while it is still in registers
+(src/kernels/conv.cpp). ResNet's blocks (conv -> add -> relu), SqueezeNet's and MobileNet's
+conv -> relu then make no separate pass over their activations, as ONNX Runtime's FusedConv
+does. SiLU and hardswish stay passes of their own: applied to each tile they measured slower
+(EfficientNet-B0 3-6%) or no faster (MobileNetV3), docs/SCALING.md.
 
-    conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh | clamp | silu | hardswish]
+    conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
 
 The call's arguments are aten::convolution's, then the residual (or None), min and max (or
-None), the activation (ACTIVATIONS: 0 none, 1 silu, 2 hardswish), then the output: the chain's
-last value. Runs after plan_channels_last and only where the convolution's output, the residual
-and the result are the same 4-D float tensor shape laid out channels-last, or of one pixel
-(both layouts are the same bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels
-apply tile by tile; intermediate values must have no other reader. The fused call takes the
-place of the chain's last step, so a residual computed after the convolution (ResNet's
-downsampling branch) is ready when it runs.
+None), then the output: the chain's last value. Runs after plan_channels_last and only where
+the convolution's output, the residual and the result are the same 4-D float tensor shape laid
+out channels-last, or of one pixel (both layouts are the same bytes: squeeze-excitation's 1x1
+layers), what the NHWC kernels apply tile by tile; intermediate values must have no other
+reader. The fused call takes the place of the chain's last step, so a residual computed after
+the convolution (ResNet's downsampling branch) is ready when it runs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from .ir import (
     BoolValue,
     DoubleValue,
     ExecutionPlan,
-    IntValue,
     KernelCall,
     NullValue,
     TensorValue,
@@ -37,8 +36,6 @@ from .plan_graph import PlanGraph, drop_unused_operators
 FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
 CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
-ACTIVATIONS = {"aten::silu": 1, "aten::hardswish": 2}  # the kernel's codes (conv_nhwc.h)
-EPILOGUES = (*CLAMPS, *ACTIVATIONS)
 
 
 @dataclass(frozen=True)
@@ -49,7 +46,6 @@ class _Chain:
     residual: int | None
     lo: float | None
     hi: float | None
-    activation: int
     out: int
 
 
@@ -75,10 +71,8 @@ def fuse_conv_epilogues(plan: ExecutionPlan) -> int:
             for v in plan.instructions[step].outputs:
                 if v != chain.out:
                     plan.values[v] = NullValue()  # nothing reads it any more
-        plan.values.append(IntValue(chain.activation))
-        activation = len(plan.values) - 1
         args = (*conv.inputs, _optional(plan, chain.residual), _bound(plan, chain.lo),
-                _bound(plan, chain.hi), activation, chain.out)  # fmt: skip
+                _bound(plan, chain.hi), chain.out)  # fmt: skip
         replace_at[chain.last] = KernelCall(fused, args, 1, node=conv.node)
     dropped = set().union(*(c.dropped for c in chains)) - set(replace_at)
     plan.instructions = [
@@ -120,7 +114,7 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         return None
     value, last, steps = conv.outputs[0], step, {step}
     residual: int | None = None
-    nxt = _reader(graph, value, ("aten::add.Tensor", *EPILOGUES))
+    nxt = _reader(graph, value, ("aten::add.Tensor", *CLAMPS))
     if nxt is not None and graph.op(nxt[0]) == "aten::add.Tensor":
         add = nxt[1]
         a, b = add.inputs[0], add.inputs[1]
@@ -135,22 +129,19 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         ):
             residual, value, last = other, add.outputs[0], nxt[0]
             steps.add(nxt[0])
-            nxt = _reader(graph, value, EPILOGUES)
+            nxt = _reader(graph, value, CLAMPS)
         else:
             nxt = None
     lo = hi = None
-    activation = 0
     if nxt is not None and _nhwc_like(graph, nxt[1].outputs[0], out):
-        op = graph.op(nxt[0])
-        bounds = _clamp_bounds(graph, nxt[0], nxt[1]) if op in CLAMPS else None
-        if bounds is not None or op in ACTIVATIONS:
-            lo, hi = bounds or (None, None)
-            activation = ACTIVATIONS.get(op or "", 0)
+        bounds = _clamp_bounds(graph, nxt[0], nxt[1])
+        if bounds is not None:
+            lo, hi = bounds
             value, last = nxt[1].outputs[0], nxt[0]
             steps.add(nxt[0])
     if last == step or not _inputs_unchanged(graph, conv, step, last):
         return None
-    return _Chain(step, last, frozenset(steps), residual, lo, hi, activation, value)
+    return _Chain(step, last, frozenset(steps), residual, lo, hi, value)
 
 
 def _reader(graph: PlanGraph, value: int, ops: tuple[str, ...]) -> tuple[int, KernelCall] | None:

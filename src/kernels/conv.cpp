@@ -2,10 +2,10 @@
 // A contiguous (NCHW) output: im2col + SGEMM, per image and group
 // out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
 // A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
-// etrt_fused::conv2d: the same convolution, then plus a residual, clamped and activated (silu,
-// hardswish): what the exporter folds a following aten::add.Tensor / relu / hardtanh / clamp /
-// silu / hardswish into (python/etrt/fuse_conv.py). The NHWC kernels apply it to each output tile
-// before storing it; elsewhere it is a pass over the output.
+// etrt_fused::conv2d: the same convolution, then plus a residual and clamped: what the exporter
+// folds a following aten::add.Tensor / relu / hardtanh / clamp into (python/etrt/fuse_conv.py).
+// The NHWC kernels apply it to each output tile before storing it; elsewhere it is a pass over
+// the output.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,7 +14,6 @@
 #include "gemm.h"
 #include "heavy.h"
 #include "util.h"
-#include "vec_math.h"
 
 namespace etrt {
 namespace kernels {
@@ -22,11 +21,10 @@ namespace {
 
 constexpr const char* kOp = "aten::convolution";
 
-// What etrt_fused::conv2d does after the convolution: out = act(clamp(out + residual, lo, hi)).
+// What etrt_fused::conv2d does after the convolution: out = clamp(out + residual, lo, hi).
 struct Epilogue {
   const Tensor* residual = nullptr;  // the output's sizes; nullptr: none
   float lo = -__builtin_inff(), hi = __builtin_inff();
-  int act = kActNone;
   bool fused = false;  // applied by the NHWC kernels while storing each tile
 };
 
@@ -328,7 +326,6 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
       c.residual = r == nullptr ? nullptr : r->data_as<const float>();
       c.lo = ep->lo;
       c.hi = ep->hi;
-      c.act = ep->act;
       ep->fused = true;
     }
   }
@@ -577,8 +574,6 @@ void apply_epilogue(const Epilogue& ep, Tensor& out) {
     float v = r != nullptr ? o[at] + r[rat] : o[at];
     if (v < ep.lo) v = ep.lo;
     if (v > ep.hi) v = ep.hi;
-    if (ep.act == kActSilu) v = v * (1.0f / (1.0f + exp_full_f32(-v)));
-    if (ep.act == kActHardswish) v = v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f;
     o[at] = v;
     for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
   }
@@ -793,11 +788,10 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 }
 
 // etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
-// groups, residual?, min?, max?, activation, out): aten::convolution's arguments, then the
-// epilogue's (activation: kActNone, kActSilu or kActHardswish).
+// groups, residual?, min?, max?, out): aten::convolution's arguments, then the epilogue's.
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
-  if (!check_nargs(ctx, op, args, 14)) return;
+  if (!check_nargs(ctx, op, args, 13)) return;
   Epilogue ep;
   Tensor* residual = nullptr;
   double bound = 0.0;
@@ -810,14 +804,7 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
     if (!scalar_arg(ctx, op, args, 11, "max", &bound)) return;
     ep.hi = static_cast<float>(bound);
   }
-  int64_t act = 0;
-  if (!int_arg(ctx, op, args, 12, "activation", &act)) return;
-  if (act != kActNone && act != kActSilu && act != kActHardswish) {
-    fail(ctx, op, "unknown activation " + std::to_string(act) + " (0 none, 1 silu, 2 hardswish)");
-    return;
-  }
-  ep.act = static_cast<int>(act);
-  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[13]};
+  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[12]};
   if (residual != nullptr && (!check_dtype(ctx, op, *residual, "residual", ScalarType::Float) ||
                               !check_has_data(ctx, op, *residual, "residual"))) {
     return;
@@ -825,7 +812,7 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   ep.residual = residual;
   convolution(ctx, Span<Value*>(conv_args, 10), &ep);
   if (ctx.failed() || ep.fused) return;
-  Tensor& out = args[13]->to_tensor();
+  Tensor& out = args[12]->to_tensor();
   if (residual != nullptr && !same_sizes(residual->sizes(), out.sizes())) {
     fail(ctx, op, "residual " + shape_string(residual->sizes()) + " does not match the output " +
                       shape_string(out.sizes()));

@@ -11,7 +11,6 @@
 #include "gemm.h"
 #include "isa_dispatch.h"
 #include "parts.h"
-#include "vec_math.h"
 
 namespace etrt {
 namespace kernels {

@@ -22,9 +22,6 @@
 namespace etrt {
 namespace kernels {
 
-// NhwcConv::act, and etrt_fused::conv2d's `activation` argument.
-constexpr int kActNone = 0, kActSilu = 1, kActHardswish = 2;
-
 struct NhwcConv {
   int64_t batch = 0, h = 0, w = 0, cin = 0;  // input, channels innermost
   int64_t oh = 0, ow = 0, cout = 0;
@@ -42,11 +39,9 @@ struct NhwcConv {
   float* out = nullptr;
   int64_t out_ps = 0;
   // The epilogue, applied to each output tile before it is stored: plus the residual (nullptr:
-  // none; laid out like the output, pixel p at residual + p * out_ps), clamped to [lo, hi], then
-  // the activation `act` (kActNone, kActSilu, kActHardswish).
+  // none; laid out like the output, pixel p at residual + p * out_ps), then clamped to [lo, hi].
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
-  int act = 0;
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
 
   int64_t taps() const { return kh * kw; }

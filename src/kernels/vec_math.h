@@ -299,14 +299,5 @@ ETRT_VEC_INLINE void silu_lanes(const typename Lanes<W>::F& x, typename Lanes<W>
   *out = x * (1.0f / (1.0f + e));
 }
 
-// hardswish(x) = x * clamp(x + 3, 0, 6) / 6 in its decomposition's steps; NaN passes through.
-template <int W>
-ETRT_VEC_INLINE void hardswish_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
-  typename Lanes<W>::F t = x + 3.0f;
-  t = t < 0.0f ? 0.0f : t;
-  t = t > 6.0f ? 6.0f : t;
-  *out = x * t / 6.0f;
-}
-
 }  // namespace kernels
 }  // namespace etrt
