@@ -86,21 +86,36 @@ LANE_OPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 def test_vector_math_matches_eager_under_each_isa_cap(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
-    x = _floats(3, 1037)
+    """The ops above on the special values, and softmax (also per width) over rows of 1037 and of
+    16 (attention's) on finite ones."""
+    x, rows = _floats(3, 1037), torch.randn(3, 1037, generator=torch.Generator().manual_seed(1))
     ops = list(LANE_OPS.values())
-    fn = models.Fn(lambda t: torch.stack([op(t) for op in ops]))
-    path = etrt.export(fn, (x,)).save(tmp_path / "m.etrt")
-    want = fn(x).numpy()
+    fn = models.Fn(
+        lambda t, u: (
+            torch.stack([op(t) for op in ops]),
+            torch.softmax(u * 4, -1),
+            torch.softmax(u[:, :1024].reshape(-1, 16), -1),
+        )
+    )
+    path = etrt.export(fn, (x, rows)).save(tmp_path / "m.etrt")
+    want = [w.numpy() for w in fn(x, rows)]
     before = etrt.isa_info()
     try:
         for cap in ("avx512", "avx2", "sse2"):
             etrt.set_max_isa(cap)
             with etrt.runtime.load(path) as loaded:
-                (got,) = loaded.forward(x)
+                got = loaded.forward(x, rows)
             for i, name in enumerate(LANE_OPS):
                 np.testing.assert_allclose(
-                    got[i], want[i], rtol=2e-6, atol=1e-6, equal_nan=True, err_msg=f"{name}, {cap}"
+                    got[0][i],
+                    want[0][i],
+                    rtol=2e-6,
+                    atol=1e-6,
+                    equal_nan=True,
+                    err_msg=f"{name}, {cap}",
                 )
+            for g, w in zip(got[1:], want[1:], strict=True):
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7, err_msg=f"softmax, {cap}")
     finally:
         etrt.set_max_isa(before.cap)
 
