@@ -275,22 +275,35 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
   return x;
 }
 
-// GELU 16 at a time: the cheap rational form when every lane is small (nearly always, for
-// activations), the erfc form otherwise.
-ETRT_ISA_BODY void gelu_erf_contiguous_body(float* o, const float* a, int64_t n) {
+// GELU W lanes at a time (the clone's register width, see Lanes): the cheap rational form when
+// every lane is small (nearly always, for activations), the erfc form otherwise. The test is
+// max_abs's shuffle tree at 16 lanes; narrower clones compare at their own width (16-lane
+// comparisons under AVX2 ran lane by lane in scalar code).
+template <int W>
+__attribute__((always_inline)) inline void gelu_erf_lanes(float* o, const float* a, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    F32x16 v;
+  for (; i + W <= n; i += W) {
+    typename Lanes<W>::F v;
     std::memcpy(&v, a + i, sizeof v);
-    if (max_abs(v) < kGeluSmall) {
-      gelu_erf_small(v, o + i);
+    bool small = true;
+    if constexpr (W == 16) {
+      small = max_abs(v) < kGeluSmall;
     } else {
-      for (int j = 0; j < 16; ++j) o[i + j] = gelu_erf_f32(a[i + j]);
+      const typename Lanes<W>::I inside = (v < kGeluSmall) & (v > -kGeluSmall);
+      int32_t lanes[W];
+      std::memcpy(lanes, &inside, sizeof inside);
+      int32_t all = -1;
+      for (int j = 0; j < W; ++j) all &= lanes[j];
+      small = all != 0;
+    }
+    if (small) {
+      gelu_erf_small_lanes<W>(v, o + i);
+    } else {
+      for (int j = 0; j < W; ++j) o[i + j] = gelu_erf_f32(a[i + j]);
     }
   }
   for (; i < n; ++i) o[i] = gelu_erf_f32(a[i]);
 }
-ETRT_ISA_DISPATCH(void, gelu_erf_contiguous, (float* o, const float* a, int64_t n), (o, a, n))
 
 // One loop per op (the switch stays outside), so each vectorises on its own.
 template <UnOp Op>
@@ -338,6 +351,7 @@ __attribute__((always_inline)) inline void unary_lanes_body(UnOp op, float* o, c
                                                             int64_t n) {
   switch (op) {
     case UnOp::GeluTanh: unary_run_lanes<UnOp::GeluTanh, W>(o, a, u, n); break;
+    case UnOp::GeluErf: gelu_erf_lanes<W>(o, a, n); break;
     case UnOp::Sigmoid: unary_run_lanes<UnOp::Sigmoid, W>(o, a, u, n); break;
     case UnOp::Tanh: unary_run_lanes<UnOp::Tanh, W>(o, a, u, n); break;
     case UnOp::Exp: unary_run_lanes<UnOp::Exp, W>(o, a, u, n); break;
@@ -369,7 +383,7 @@ static void unary_lanes(UnOp op, float* o, const float* a, UnArgs u, int64_t n) 
 ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
   switch (op) {
     case UnOp::Relu: unary_run<UnOp::Relu>(o, a, u, n); break;
-    case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
+    case UnOp::GeluErf: unary_lanes(op, o, a, u, n); break;
     case UnOp::GeluTanh: unary_lanes(op, o, a, u, n); break;
     case UnOp::Scale: unary_run<UnOp::Scale>(o, a, u, n); break;
     case UnOp::Clamp: unary_run<UnOp::Clamp>(o, a, u, n); break;

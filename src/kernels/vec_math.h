@@ -92,24 +92,6 @@ inline float max_abs(const F32x16& v) {
 // (Eigen's and XLA's float erf), no exp and no erfc. Its error grows with |x| (cancellation in
 // 1 + erf for x < 0, the approximation near its clamp); below kGeluSmall it stays within 4.5e-7.
 constexpr float kGeluSmall = 3.0f;
-// Vectors pass by reference: by value they would change the ABI between the clones.
-inline void gelu_erf_small(const F32x16& x, float* out) {
-  const F32x16 z = x * 0.70710678118654752f;
-  const F32x16 z2 = z * z;
-  F32x16 p = z2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-  p = p * z2 + -2.10102402082508e-06f;
-  p = p * z2 + -5.69250639462346e-05f;
-  p = p * z2 + -7.34990630326855e-04f;
-  p = p * z2 + -2.95459980854025e-03f;
-  p = p * z2 + -1.60960333262415e-02f;
-  F32x16 q = z2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
-  q = q * z2 + -1.68282697438203e-03f;
-  q = q * z2 + -7.37332916720468e-03f;
-  q = q * z2 + -1.42647390514189e-02f;
-  const F32x16 h = 0.5f * x;
-  const F32x16 r = h + h * (z * p / q);
-  std::memcpy(out, &r, sizeof r);
-}
 
 // The scalar functions above, 16 lanes at a time and lane for lane the same (GCC leaves loops
 // over them scalar when it cannot if-convert their selects). Vectors go by reference, results
@@ -126,6 +108,29 @@ struct Lanes {
   typedef float F __attribute__((vector_size(W * 4)));
   typedef int32_t I __attribute__((vector_size(W * 4)));
 };
+
+// gelu_erf for |x| < kGeluSmall (see above), W lanes. Vectors pass by reference: by value they
+// would change the ABI between the clones.
+template <int W>
+ETRT_VEC_INLINE void gelu_erf_small_lanes(const typename Lanes<W>::F& x, float* out) {
+  using F = typename Lanes<W>::F;
+  const F z = x * 0.70710678118654752f;
+  const F z2 = z * z;
+  F p = z2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+  p = p * z2 + -2.10102402082508e-06f;
+  p = p * z2 + -5.69250639462346e-05f;
+  p = p * z2 + -7.34990630326855e-04f;
+  p = p * z2 + -2.95459980854025e-03f;
+  p = p * z2 + -1.60960333262415e-02f;
+  F q = z2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+  q = q * z2 + -1.68282697438203e-03f;
+  q = q * z2 + -7.37332916720468e-03f;
+  q = q * z2 + -1.42647390514189e-02f;
+  const F h = 0.5f * x;
+  const F r = h + h * (z * p / q);
+  std::memcpy(out, &r, sizeof r);
+}
+inline void gelu_erf_small(const F32x16& x, float* out) { gelu_erf_small_lanes<16>(x, out); }
 
 // x = exp(x): exp_f32's arithmetic on whole vectors (a loop over lanes would stay scalar).
 template <int W>
