@@ -99,6 +99,38 @@ class MobileBlock(nn.Module):
         return out
 
 
+class ResBlock(nn.Module):
+    """Convolutions with the epilogues etrt folds into them (fuse_conv.py): conv + relu; a 3x3
+    Winograd layer + identity + relu (ResNet's block); a 1x1 layer + relu6; a depthwise layer +
+    residual + hardtanh; a strided 3x3 layer + a downsampled residual computed after it + relu;
+    a squeeze-excitation gate (1x1 layer on one pixel + relu); a 3x3 layer + silu (not folded);
+    a 3x3 layer + clamp with only a maximum."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.point = nn.Conv2d(16, 24, 1)
+        self.depthwise = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.down = nn.Conv2d(24, 32, 3, stride=2, padding=1)
+        self.skip = nn.Conv2d(24, 32, 1, stride=2)
+        self.mix = nn.Conv2d(32, 32, 3, padding=1)
+        self.excite = nn.Conv2d(32, 32, 1)
+        self.last = nn.Conv2d(32, 20, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.stem(x))
+        y = torch.relu(self.conv(y) + y)
+        y = nn.functional.relu6(self.point(y))
+        y = nn.functional.hardtanh(self.depthwise(y) + y, -0.5, 2.0)
+        y = torch.relu(self.down(y) + self.skip(y))
+        y = nn.functional.silu(self.mix(y))
+        y = y * torch.relu(self.excite(y.mean((2, 3), keepdim=True)))
+        # The clamp's value is not the output: it may be computed channels-last.
+        out: torch.Tensor = torch.clamp(self.last(y), max=0.25) * 2.0
+        return out
+
+
 class MaskedSoftmax(nn.Module):
     """Softmax whose fully -inf rows give zeros, spelled out in the ops ATen decomposes
     attention's masking into (etrt keeps attention whole, so no model above uses them)."""
@@ -117,6 +149,7 @@ _FACTORIES: dict[str, tuple[Callable[[], nn.Module], Callable[[int], tuple[int, 
     "transformer": (TransformerBlock, lambda b: (b, SEQ_LEN, D_MODEL)),
     # Not one of MODEL_NAMES (the suites run those three): for the delegate's node types.
     "mobile": (MobileBlock, lambda b: (b, 3, 16, 16)),
+    "resblock": (ResBlock, lambda b: (b, 3, 24, 24)),
 }
 
 

@@ -282,7 +282,12 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
     }
 )
 
-SUPPORTED_OPS: frozenset[str] = VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS | QUANTIZED_OPS
+# Kernels the exporter folds chains of ATen calls into (fuse_conv.py).
+FUSED_OPS: frozenset[str] = frozenset({"etrt_fused::conv2d"})
+
+SUPPORTED_OPS: frozenset[str] = (
+    VIEW_OPS | COMPUTE_OPS | SYMBOLIC_OPS | QUANTIZED_OPS | FUSED_OPS
+)
 
 # Ops whose kernel may write its output over its first argument (`self`): a state update the
 # exporter writes into the state itself when nothing reads the old value afterwards.
@@ -391,6 +396,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::scaled_dot_product_attention",
         "aten::upsample_bilinear2d.vec",
         "aten::upsample_nearest2d.vec",
+        "etrt_fused::conv2d",
     }
 )
 

@@ -2,6 +2,10 @@
 // A contiguous (NCHW) output: im2col + SGEMM, per image and group
 // out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
 // A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
+// etrt_fused::conv2d: the same convolution, then plus a residual and clamped: what the exporter
+// folds a following aten::add.Tensor / relu / hardtanh / clamp into (python/etrt/fuse_conv.py).
+// The NHWC kernels apply it to each output tile before storing it; elsewhere it is a pass over
+// the output.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -16,6 +20,13 @@ namespace kernels {
 namespace {
 
 constexpr const char* kOp = "aten::convolution";
+
+// What etrt_fused::conv2d does after the convolution: out = clamp(out + residual, lo, hi).
+struct Epilogue {
+  const Tensor* residual = nullptr;  // the output's sizes; nullptr: none
+  float lo = -__builtin_inff(), hi = __builtin_inff();
+  bool fused = false;  // applied by the NHWC kernels while storing each tile
+};
 
 // Geometry of one call, 1-D convolutions mapped onto 2-D with a height of 1.
 struct ConvShape {
@@ -222,7 +233,7 @@ bool weight_hwio(const Tensor& w) {
 // The NHWC path: input gathered channels-last unless it already is, weights read in place when
 // stored [KH][KW][I][O] (else repacked), bias and a row of zeros in scratch.
 void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, const Tensor& weight,
-               const Tensor* bias, Tensor& out) {
+               const Tensor* bias, Tensor& out, Epilogue* ep) {
   NhwcConv c;
   c.batch = s.batch;
   c.h = s.h;
@@ -301,6 +312,23 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   c.zeros = zeros;
   c.out = out.data_as<float>();
   c.out_ps = s.cout;
+  if (ep != nullptr) {
+    // A residual laid out like the output is read tile by tile; any other waits for the pass.
+    const Tensor* r = ep->residual;
+    bool same = r == nullptr;
+    if (r != nullptr && r->dtype() == ScalarType::Float && r->dim() == out.dim()) {
+      same = true;
+      for (int d = 0; d < out.dim(); ++d) {
+        same = same && r->size(d) == out.size(d) && (out.size(d) == 1 || r->stride(d) == out.stride(d));
+      }
+    }
+    if (same) {
+      c.residual = r == nullptr ? nullptr : r->data_as<const float>();
+      c.lo = ep->lo;
+      c.hi = ep->hi;
+      ep->fused = true;
+    }
+  }
   if (!nhwc_convolution(ctx, c)) fail_oom(ctx);
 }
 
@@ -530,10 +558,29 @@ void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Te
   }
 }
 
-}  // namespace
+// The epilogue as a pass over the output, where the kernels did not apply it (any layout of the
+// residual; NaN passes the clamp, as in ATen).
+void apply_epilogue(const Epilogue& ep, Tensor& out) {
+  const int nd = out.dim();
+  int64_t index[kMaxDims] = {};
+  float* o = out.data_as<float>();
+  const float* r = ep.residual == nullptr ? nullptr : ep.residual->data_as<const float>();
+  for (int64_t n = 0; n < out.numel(); ++n) {
+    int64_t at = 0, rat = 0;
+    for (int d = 0; d < nd; ++d) {
+      at += index[d] * out.stride(d);
+      if (r != nullptr) rat += index[d] * ep.residual->stride(d);
+    }
+    float v = r != nullptr ? o[at] + r[rat] : o[at];
+    if (v < ep.lo) v = ep.lo;
+    if (v > ep.hi) v = ep.hi;
+    o[at] = v;
+    for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
+  }
+}
 
-void op_convolution(KernelContext& ctx, Span<Value*> args) {
-  if (!check_nargs(ctx, kOp, args, 10)) return;
+// aten::convolution's arguments (output last, args[9]); `ep` (or nullptr) as above.
+void convolution(KernelContext& ctx, Span<Value*> args, Epilogue* ep) {
   const Tensor* input = tensor_arg(ctx, kOp, args, 0, "input");
   const Tensor* weight = tensor_arg(ctx, kOp, args, 1, "weight");
   Tensor* bias = nullptr;
@@ -634,7 +681,7 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
   const bool depthwise = groups > 1 && groups == s.cin && s.cout == s.cin;
   if (spatial == 2 && (groups == 1 || depthwise) && channels_last_dense(*out) &&
       (!out->is_contiguous() || weight_hwio(*weight))) {
-    conv_nhwc(ctx, s, *input, *weight, bias, *out);
+    conv_nhwc(ctx, s, *input, *weight, bias, *out, ep);
     return;
   }
   if (!out->is_contiguous()) {
@@ -731,6 +778,47 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
   parallel_for(0, parts, 1, [&](int64_t b0, int64_t e0) {
     for (int64_t t = b0; t < e0; ++t) run_part(t);
   });
+}
+
+}  // namespace
+
+void op_convolution(KernelContext& ctx, Span<Value*> args) {
+  if (!check_nargs(ctx, kOp, args, 10)) return;
+  convolution(ctx, args, nullptr);
+}
+
+// etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
+// groups, residual?, min?, max?, out): aten::convolution's arguments, then the epilogue's.
+void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_fused::conv2d";
+  if (!check_nargs(ctx, op, args, 13)) return;
+  Epilogue ep;
+  Tensor* residual = nullptr;
+  double bound = 0.0;
+  if (!optional_tensor_arg(ctx, op, args, 9, "residual", &residual)) return;
+  if (!args[10]->is_none()) {
+    if (!scalar_arg(ctx, op, args, 10, "min", &bound)) return;
+    ep.lo = static_cast<float>(bound);
+  }
+  if (!args[11]->is_none()) {
+    if (!scalar_arg(ctx, op, args, 11, "max", &bound)) return;
+    ep.hi = static_cast<float>(bound);
+  }
+  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[12]};
+  if (residual != nullptr && (!check_dtype(ctx, op, *residual, "residual", ScalarType::Float) ||
+                              !check_has_data(ctx, op, *residual, "residual"))) {
+    return;
+  }
+  ep.residual = residual;
+  convolution(ctx, Span<Value*>(conv_args, 10), &ep);
+  if (ctx.failed() || ep.fused) return;
+  Tensor& out = args[12]->to_tensor();
+  if (residual != nullptr && !same_sizes(residual->sizes(), out.sizes())) {
+    fail(ctx, op, "residual " + shape_string(residual->sizes()) + " does not match the output " +
+                      shape_string(out.sizes()));
+    return;
+  }
+  apply_epilogue(ep, out);
 }
 
 }  // namespace kernels

@@ -38,7 +38,10 @@ struct NhwcConv {
   // Output pixel p (over n, y, x in order): cout floats at out + p * out_ps.
   float* out = nullptr;
   int64_t out_ps = 0;
-  float lo = -__builtin_inff(), hi = __builtin_inff();  // output clamp
+  // The epilogue, applied to each output tile before it is stored: plus the residual (nullptr:
+  // none; laid out like the output, pixel p at residual + p * out_ps), then clamped to [lo, hi].
+  const float* residual = nullptr;
+  float lo = -__builtin_inff(), hi = __builtin_inff();
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
 
   int64_t taps() const { return kh * kw; }

@@ -275,22 +275,35 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
   return x;
 }
 
-// GELU 16 at a time: the cheap rational form when every lane is small (nearly always, for
-// activations), the erfc form otherwise.
-ETRT_ISA_BODY void gelu_erf_contiguous_body(float* o, const float* a, int64_t n) {
+// GELU W lanes at a time (the clone's register width, see Lanes): the cheap rational form when
+// every lane is small (nearly always, for activations), the erfc form otherwise. The test is
+// max_abs's shuffle tree at 16 lanes; narrower clones compare at their own width (16-lane
+// comparisons under AVX2 ran lane by lane in scalar code).
+template <int W>
+__attribute__((always_inline)) inline void gelu_erf_lanes(float* o, const float* a, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    F32x16 v;
+  for (; i + W <= n; i += W) {
+    typename Lanes<W>::F v;
     std::memcpy(&v, a + i, sizeof v);
-    if (max_abs(v) < kGeluSmall) {
-      gelu_erf_small(v, o + i);
+    bool small = true;
+    if constexpr (W == 16) {
+      small = max_abs(v) < kGeluSmall;
     } else {
-      for (int j = 0; j < 16; ++j) o[i + j] = gelu_erf_f32(a[i + j]);
+      const typename Lanes<W>::I inside = (v < kGeluSmall) & (v > -kGeluSmall);
+      int32_t lanes[W];
+      std::memcpy(lanes, &inside, sizeof inside);
+      int32_t all = -1;
+      for (int j = 0; j < W; ++j) all &= lanes[j];
+      small = all != 0;
+    }
+    if (small) {
+      gelu_erf_small_lanes<W>(v, o + i);
+    } else {
+      for (int j = 0; j < W; ++j) o[i + j] = gelu_erf_f32(a[i + j]);
     }
   }
   for (; i < n; ++i) o[i] = gelu_erf_f32(a[i]);
 }
-ETRT_ISA_DISPATCH(void, gelu_erf_contiguous, (float* o, const float* a, int64_t n), (o, a, n))
 
 // One loop per op (the switch stays outside), so each vectorises on its own.
 template <UnOp Op>
@@ -298,63 +311,85 @@ __attribute__((always_inline)) inline void unary_run(float* o, const float* a, U
   for (int64_t i = 0; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
 }
 
-ETRT_VEC_INLINE void gelu_tanh16(const F32x16& x, F32x16* out) {
-  const F32x16 inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-  F32x16 t;
-  tanh16(inner, &t);
+template <int W>
+ETRT_VEC_INLINE void gelu_tanh_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  const typename Lanes<W>::F inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  typename Lanes<W>::F t;
+  tanh_lanes<W>(inner, &t);
   *out = 0.5f * x * (1.0f + t);
 }
 
-ETRT_VEC_INLINE void sigmoid16(const F32x16& x, F32x16* out) {
-  F32x16 e = -x;
-  exp16(e);
+template <int W>
+ETRT_VEC_INLINE void sigmoid_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
+  typename Lanes<W>::F e = -x;
+  exp_lanes<W>(e);
   *out = 1.0f / (1.0f + e);
 }
 
-ETRT_VEC_INLINE void exp_full16(const F32x16& x, F32x16* out) {
-  *out = x;
-  exp16(*out);
-  for (int j = 0; j < 16; ++j) {  // the top of the range is rare: lane by lane
-    if (x[j] > 88.3762626647949f) (*out)[j] = exp_full_f32(x[j]);
-  }
-}
-
-// x * (1 / (1 + exp(-x))) with exp over the whole range, as the scalar form: below -88.4 the
-// sigmoid is 0, so silu(-inf) is NaN and large negative inputs give -0, as in ATen.
-ETRT_VEC_INLINE void silu16(const F32x16& x, F32x16* out) {
-  F32x16 e;
-  exp_full16(-x, &e);
-  *out = x * (1.0f / (1.0f + e));
-}
-
-// Ops whose scalar form GCC does not vectorise: 16 lanes at a time, the tail through
-// apply_unary (the same values: the vector forms compute the scalar ones lane by lane).
-template <UnOp Op>
-__attribute__((always_inline)) inline void unary_run16(float* o, const float* a, UnArgs u, int64_t n) {
+// Ops whose scalar form GCC does not vectorise: W lanes at a time (the clone's register width,
+// see Lanes), the tail through apply_unary (the same values: the vector forms compute the scalar
+// ones lane by lane).
+template <UnOp Op, int W>
+__attribute__((always_inline)) inline void unary_run_lanes(float* o, const float* a, UnArgs u, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    F32x16 v, r;
+  for (; i + W <= n; i += W) {
+    typename Lanes<W>::F v, r;
     std::memcpy(&v, a + i, sizeof v);
-    if constexpr (Op == UnOp::Tanh) tanh_accurate16(v, &r);
-    if constexpr (Op == UnOp::Exp) exp_full16(v, &r);
-    if constexpr (Op == UnOp::GeluTanh) gelu_tanh16(v, &r);
-    if constexpr (Op == UnOp::Sigmoid) sigmoid16(v, &r);
-    if constexpr (Op == UnOp::Silu) silu16(v, &r);
+    if constexpr (Op == UnOp::Tanh) tanh_accurate_lanes<W>(v, &r);
+    if constexpr (Op == UnOp::Exp) exp_full_lanes<W>(v, &r);
+    if constexpr (Op == UnOp::GeluTanh) gelu_tanh_lanes<W>(v, &r);
+    if constexpr (Op == UnOp::Sigmoid) sigmoid_lanes<W>(v, &r);
+    if constexpr (Op == UnOp::Silu) silu_lanes<W>(v, &r);
     std::memcpy(o + i, &r, sizeof r);
   }
   for (; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
 }
 
+// The ops above, W lanes at a time: each clone below passes its own width.
+template <int W>
+__attribute__((always_inline)) inline void unary_lanes_body(UnOp op, float* o, const float* a, UnArgs u,
+                                                            int64_t n) {
+  switch (op) {
+    case UnOp::GeluTanh: unary_run_lanes<UnOp::GeluTanh, W>(o, a, u, n); break;
+    case UnOp::GeluErf: gelu_erf_lanes<W>(o, a, n); break;
+    case UnOp::Sigmoid: unary_run_lanes<UnOp::Sigmoid, W>(o, a, u, n); break;
+    case UnOp::Tanh: unary_run_lanes<UnOp::Tanh, W>(o, a, u, n); break;
+    case UnOp::Exp: unary_run_lanes<UnOp::Exp, W>(o, a, u, n); break;
+    default: unary_run_lanes<UnOp::Silu, W>(o, a, u, n); break;
+  }
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void unary_lanes_avx512(UnOp op, float* o, const float* a, UnArgs u,
+                                                                  int64_t n) {
+  unary_lanes_body<16>(op, o, a, u, n);
+}
+__attribute__((target("avx2,fma"))) static void unary_lanes_avx2(UnOp op, float* o, const float* a, UnArgs u,
+                                                             int64_t n) {
+  unary_lanes_body<8>(op, o, a, u, n);
+}
+static void unary_lanes(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
+  switch (isa_level()) {
+    case 2: return unary_lanes_avx512(op, o, a, u, n);
+    case 1: return unary_lanes_avx2(op, o, a, u, n);
+    default: return unary_lanes_body<4>(op, o, a, u, n);
+  }
+}
+#else
+static void unary_lanes(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
+  unary_lanes_body<4>(op, o, a, u, n);
+}
+#endif
+
 ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnArgs u, int64_t n) {
   switch (op) {
     case UnOp::Relu: unary_run<UnOp::Relu>(o, a, u, n); break;
-    case UnOp::GeluErf: gelu_erf_contiguous(o, a, n); break;
-    case UnOp::GeluTanh: unary_run16<UnOp::GeluTanh>(o, a, u, n); break;
+    case UnOp::GeluErf: unary_lanes(op, o, a, u, n); break;
+    case UnOp::GeluTanh: unary_lanes(op, o, a, u, n); break;
     case UnOp::Scale: unary_run<UnOp::Scale>(o, a, u, n); break;
     case UnOp::Clamp: unary_run<UnOp::Clamp>(o, a, u, n); break;
-    case UnOp::Sigmoid: unary_run16<UnOp::Sigmoid>(o, a, u, n); break;
-    case UnOp::Tanh: unary_run16<UnOp::Tanh>(o, a, u, n); break;
-    case UnOp::Exp: unary_run16<UnOp::Exp>(o, a, u, n); break;
+    case UnOp::Sigmoid: unary_lanes(op, o, a, u, n); break;
+    case UnOp::Tanh: unary_lanes(op, o, a, u, n); break;
+    case UnOp::Exp: unary_lanes(op, o, a, u, n); break;
     case UnOp::Rsqrt: unary_run<UnOp::Rsqrt>(o, a, u, n); break;
     case UnOp::Abs: unary_run<UnOp::Abs>(o, a, u, n); break;
     case UnOp::LeakyRelu: unary_run<UnOp::LeakyRelu>(o, a, u, n); break;
@@ -364,7 +399,7 @@ ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnAr
     case UnOp::Log: unary_run<UnOp::Log>(o, a, u, n); break;
     case UnOp::Hardswish: unary_run<UnOp::Hardswish>(o, a, u, n); break;
     case UnOp::Hardsigmoid: unary_run<UnOp::Hardsigmoid>(o, a, u, n); break;
-    case UnOp::Silu: unary_run16<UnOp::Silu>(o, a, u, n); break;
+    case UnOp::Silu: unary_lanes(op, o, a, u, n); break;
   }
 }
 ETRT_ISA_DISPATCH(void, unary_contiguous,

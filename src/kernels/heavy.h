@@ -17,6 +17,7 @@ void op_bmm(KernelContext& ctx, Span<Value*> args);
 // aten::convolution: input, weight, bias?, stride[], padding[], dilation[], transposed,
 // output_padding[], groups | out
 void op_convolution(KernelContext& ctx, Span<Value*> args);
+void op_fused_conv2d(KernelContext& ctx, Span<Value*> args);
 // aten::max_pool2d_with_indices: self, kernel_size[], stride[], padding[], dilation[],
 // ceil_mode | out, indices
 void op_max_pool2d_with_indices(KernelContext& ctx, Span<Value*> args);

@@ -18,6 +18,7 @@ const Kernel kKernels[] = {
     {"aten::mm", op_mm},
     {"aten::bmm", op_bmm},
     {"aten::convolution", op_convolution},
+    {"etrt_fused::conv2d", op_fused_conv2d},
     {"aten::max_pool2d_with_indices", op_max_pool2d_with_indices},
     {"aten::max_pool2d", op_max_pool2d},
     {"aten::avg_pool2d", op_avg_pool2d},

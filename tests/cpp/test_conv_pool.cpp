@@ -1,5 +1,6 @@
-// aten::convolution and aten::max_pool2d_with_indices through the registry, against direct
-// reference loops, over random geometry and strided inputs.
+// aten::convolution, etrt_fused::conv2d (the same, plus a residual and a clamp) and
+// aten::max_pool2d_with_indices through the registry, against direct reference loops, over random
+// geometry and strided inputs.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -108,6 +109,10 @@ struct ConvCase {
   bool nhwc_out = false;     // output channels-last: the NHWC kernels
   bool hwio_weight = false;  // weight stored [kh][kw][cin_g][cout], as the exporter stores it
   bool local = false;        // this test's copy of the kernel (any forced instruction set)
+  // etrt_fused::conv2d: plus a residual (laid out like the output, or NCHW whatever the output)
+  // and clamped to [-0.25, 0.5].
+  bool fused = false;
+  bool residual_nchw = false;
 };
 
 // Strides of a [cout, cin_g, kh, kw] weight stored [kh][kw][cin_g][cout].
@@ -148,12 +153,18 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation);
   Value vt(false), vo = Value::int_list(opad), vg(c.groups);
   std::vector<Value*> args = {&in_v, &w_v, c.bias ? &bias.v : &none, &vs, &vp, &vd, &vt, &vo, &vg, &out_v};
+  Buf<float> residual({c.n, c.cout, oh, ow}, c.nhwc_out && !c.residual_nchw ? channels_last(c.cout, oh, ow)
+                                                                              : std::vector<int64_t>{});
+  Value res_v = c.one_d ? Value(without_height(residual.t)) : residual.v, lo(-0.25), hi(0.5);
+  if (c.fused) args.insert(args.end() - 1, {&res_v, &lo, &hi});
+  const char* op = c.fused ? "etrt_fused::conv2d" : "aten::convolution";
   if (c.local) {
     ctx.reset();
-    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+    (c.fused ? etrt::kernels::op_fused_conv2d : etrt::kernels::op_convolution)(
+        ctx, etrt::Span<Value*>(args.data(), args.size()));
     CHECK_OK(ctx.error());
   } else {
-    CHECK_OK(check::call(ctx, "aten::convolution", args));
+    CHECK_OK(check::call(ctx, op, args));
   }
   double worst = 0.0, scale = 1.0;
   for (int64_t n = 0; n < c.n; ++n)
@@ -169,8 +180,10 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
                 if (iy < 0 || iy >= h || ix < 0 || ix >= c.w) continue;
                 s += static_cast<double>(input.at({n, g * cin_g + ci, iy, ix})) * weight.at({o, ci, i, j});
               }
-          worst = std::fmax(worst, std::fabs(s - out.at({n, o, y, x})));
+          // The convolution's rounding scales with its own sums, clamped or not.
           scale = std::fmax(scale, std::fabs(s));
+          if (c.fused) s = std::fmin(std::fmax(s + residual.at({n, o, y, x}), -0.25), 0.5);
+          worst = std::fmax(worst, std::fabs(s - out.at({n, o, y, x})));
         }
   // Relative to the largest output (at least 1): Winograd's transforms round a little more.
   check::record(worst <= 1e-5 * scale, __FILE__, __LINE__,
@@ -257,6 +270,22 @@ void test_channels_last_convolution_matches_reference() {
                   "depthwise 3x3" + isa);
     run_conv_case(nhwc({1, 72, 72, 72, 13, 11, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "depthwise 5x5/2" + isa);
+    // The epilogue in the tiles: igemm, Winograd, depthwise; then a residual in another layout
+    // than the output (the pass over the output).
+    auto fused = [&](ConvCase c) {
+      c = nhwc(c);
+      c.fused = true;
+      return c;
+    };
+    run_conv_case(fused({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "fused 3x3" + isa);
+    run_conv_case(fused({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "fused winograd" + isa);
+    run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "fused depthwise" + isa);
+    ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
+    other.residual_nchw = true;
+    run_conv_case(other, "fused, NCHW residual" + isa);
     // One output pixel: the output is both layouts; weights stored for the NHWC path pick it.
     run_conv_case({2, 20, 36, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
                   "1x1 pixel" + isa);
@@ -281,6 +310,14 @@ void test_channels_last_convolution_matches_reference() {
   run_conv_case({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "3x3 registry");
   run_conv_case({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true},
                 "depthwise registry");
+  ConvCase fused{2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true};
+  fused.fused = true;
+  run_conv_case(fused, "fused registry");
+  // An NCHW output (im2col + SGEMM, then the pass), and a 1-D one.
+  run_conv_case({2, 8, 12, 1, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false, false, false, false, true},
+                "fused nchw");
+  run_conv_case({2, 8, 12, 1, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, true, false, false, false, false, false, true},
+                "fused 1-D");
 }
 
 // Which 3x3 convolutions take Winograd: stride 1, groups 1, 16 channels or more, 32 output tiles

@@ -1,6 +1,7 @@
 """What the exporter does for etrt's own kernels after delegation: activations stored
-channels-last around convolutions (channels_last.py) and decomposed activations merged back
-into one kernel call (fuse.py). Each program runs in the in-tree etrt_runner against eager."""
+channels-last around convolutions (channels_last.py), decomposed activations merged back
+into one kernel call (fuse.py), and residual additions and clamps folded into the convolution
+before them (fuse_conv.py). Each program runs in the in-tree etrt_runner against eager."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import runtime_build
 import torch
 import torch.nn.functional as F
 from etrt.channels_last import HWIO, NHWC
-from etrt.ir import KernelCall, StorageKind, TensorValue
+from etrt.fuse_conv import FUSED
+from etrt.ir import KernelCall, NullValue, StorageKind, TensorValue
 from etrt.lower import dim_order_of
 from runtime_build import ExportedRun, ToolRunner
 from torch import nn
@@ -43,6 +45,18 @@ def calls(run: ExportedRun, op: str) -> list[KernelCall]:
         i
         for i in plan.instructions
         if isinstance(i, KernelCall) and plan.operators[i.op_index] == op
+    ]
+
+
+def convolutions(run: ExportedRun) -> list[KernelCall]:
+    """aten::convolution and etrt_fused::conv2d calls (the same arguments first, the output
+    last), in program order."""
+    plan = run.program.info.plan
+    ops = ("aten::convolution", FUSED)
+    return [
+        i
+        for i in plan.instructions
+        if isinstance(i, KernelCall) and plan.operators[i.op_index] in ops
     ]
 
 
@@ -87,7 +101,7 @@ def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_
     x = torch.randn(2, 3, 31, 29)
     run = runner.run_exported(tmp_path, model, (x,))
     assert rel_error(run) <= MAX_REL_ERROR
-    convs = calls(run, "aten::convolution")
+    convs = convolutions(run)
     assert len(convs) == 9
     nhwc, nchw = [], []
     for conv in convs:
@@ -105,9 +119,13 @@ def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_
     with torch.no_grad():
         traced = [dim_order_of(t) for t in model(x)]
     assert [tensor(run, v).dim_order for v in plan.outputs] == traced
-    # The residual add, the gates, the pooling and the concatenation stay NHWC.
+    # The residual add and its relu ride in the block's second convolution, NHWC.
+    plan = run.program.info.plan
+    (block,) = [c for c in calls(run, FUSED) if not isinstance(plan.values[c.args[9]], NullValue)]
+    assert tensor(run, block.args[9]).dim_order == tensor(run, block.args[-1]).dim_order == NHWC
+    assert not calls(run, "aten::add.Tensor")
+    # The gates, the pooling and the concatenation stay NHWC.
     for op in (
-        "aten::add.Tensor",
         "aten::silu",
         "aten::hardswish",
         "aten::max_pool2d",
@@ -133,7 +151,7 @@ def test_views_that_cannot_see_nhwc_memory_read_a_copy(runner: ToolRunner, tmp_p
     torch.manual_seed(1)
     run = runner.run_exported(tmp_path, Flatten().eval(), (torch.randn(2, 4, 5, 5),))
     assert rel_error(run) <= MAX_REL_ERROR
-    (relu,) = calls(run, "aten::relu")
+    (relu,) = calls(run, FUSED)  # the convolution, its relu folded in
     assert tensor(run, relu.args[-1]).dim_order == NHWC
     (copy,) = [c for c in calls(run, "aten::clone") if c.args[0] == relu.args[-1]]
     assert tensor(run, copy.args[-1]).dim_order == (0, 1, 2, 3)
@@ -186,7 +204,7 @@ def test_weights_outside_the_program_keep_their_layout(runner: ToolRunner, tmp_p
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 1)).eval()
     run = runner.run_exported(tmp_path, model, (torch.randn(1, 3, 9, 9),), external_constants=True)
     assert rel_error(run) <= MAX_REL_ERROR
-    first = calls(run, "aten::convolution")[0]
+    first = convolutions(run)[0]
     assert tensor(run, first.args[-1]).dim_order == NHWC  # the kernel repacks the weight
     assert tensor(run, first.args[1]).storage == StorageKind.EXTERNAL
 

@@ -18,9 +18,11 @@ import pytest
 import torch
 
 LEVELS = {"sse2": 0, "avx2": 1, "avx512": 2}
-# A conv net, a MobileNet-style block (depthwise, hardswish, pooling) and a transformer block
-# (layer norm, attention, softmax, GELU): every family of dispatched loops.
-MODELS = ("cnn", "mobile", "transformer")
+# A conv net, a MobileNet-style block (depthwise, hardswish, pooling), a residual block whose
+# convolutions carry their additions and clamps (igemm, Winograd, depthwise, 1x1: each kernel's
+# epilogue) and a transformer block (layer norm, attention, softmax, GELU): every family of
+# dispatched loops.
+MODELS = ("cnn", "mobile", "resblock", "transformer")
 
 _RUN_SCRIPT = """
 import json, sys
@@ -55,7 +57,7 @@ def _env(runtime: Path, cap: str) -> dict[str, str]:
     return dict(os.environ, ETRT_LIBRARY_DIR=str(runtime), ETRT_MAX_ISA=cap)
 
 
-@pytest.mark.parametrize("cap", ["avx2", "sse2"])
+@pytest.mark.parametrize("cap", ["avx512", "avx2", "sse2"])
 def test_models_match_eager_under_each_cap(
     inprocess_runtime: Path, saved_models: tuple[Path, dict[str, np.ndarray]], cap: str
 ) -> None:
@@ -75,6 +77,17 @@ def test_models_match_eager_under_each_cap(
     for name in MODELS:
         got = np.load(out / f"{name}.out.npy")
         np.testing.assert_allclose(got, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_resblock_runs_its_epilogues_inside_the_convolutions(
+    saved_models: tuple[Path, dict[str, np.ndarray]],
+) -> None:
+    """What the caps run above is the fused form: every addition and clamp after a convolution
+    went into an etrt_fused::conv2d call (the 1x1 skip layer has none of its own; silu stays)."""
+    ops = etrt.load_program_info(saved_models[0] / "resblock.etrt").instruction_ops
+    assert ops.count("etrt_fused::conv2d") == 7, ops
+    assert ops.count("aten::convolution") == 2 and ops.count("aten::silu") == 1, ops
+    assert not {"aten::relu", "aten::add.Tensor", "aten::hardtanh", "aten::clamp"} & set(ops), ops
 
 
 def test_a_mistyped_cap_is_a_one_line_error(

@@ -72,6 +72,56 @@ def test_float_unary_ops_match_eager(
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6, equal_nan=True)
 
 
+# Ops whose kernels compute W lanes at a time, W the register width of the instruction set the
+# kernels dispatch to (vec_math.h, Lanes): each width is its own code.
+LANE_OPS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "silu": torch.nn.functional.silu,
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "exp": torch.exp,
+    "gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+}
+
+
+def test_vector_math_matches_eager_under_each_isa_cap(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """The ops above on the special values; on finite ones softmax (also per width) over rows of
+    1037 and of 16 (attention's) and erf GELU (its rational form below 3, erfc above; etrt's
+    gelu(-inf) is 0 where torch's is NaN)."""
+    x, rows = _floats(3, 1037), torch.randn(3, 1037, generator=torch.Generator().manual_seed(1))
+    ops = list(LANE_OPS.values())
+    fn = models.Fn(
+        lambda t, u: (
+            torch.stack([op(t) for op in ops]),
+            torch.softmax(u * 4, -1),
+            torch.softmax(u[:, :1024].reshape(-1, 16), -1),
+            torch.nn.functional.gelu(u * 4),
+        )
+    )
+    path = etrt.export(fn, (x, rows)).save(tmp_path / "m.etrt")
+    want = [w.numpy() for w in fn(x, rows)]
+    before = etrt.isa_info()
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            with etrt.runtime.load(path) as loaded:
+                got = loaded.forward(x, rows)
+            for i, name in enumerate(LANE_OPS):
+                np.testing.assert_allclose(
+                    got[0][i],
+                    want[0][i],
+                    rtol=2e-6,
+                    atol=1e-6,
+                    equal_nan=True,
+                    err_msg=f"{name}, {cap}",
+                )
+            for name, g, w in zip(("softmax", "softmax16", "gelu"), got[1:], want[1:], strict=True):
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{name}, {cap}")
+    finally:
+        etrt.set_max_isa(before.cap)
+
+
 def test_unary_ops_on_a_transposed_view(inprocess_runtime: Path, tmp_path: Path) -> None:
     x = _floats(37, 29)
 

@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 import vision
 from etrt.channels_last import MIN_NHWC_DEPTH
+from etrt.fuse_conv import FUSED
 from etrt.ir import IntListValue, IntValue, KernelCall, TensorValue
 from runtime_build import ExportedRun, ToolRunner
 from suites import gate_subset
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.models]
 
 VISION_MODELS = ["resnet18", "mobilenet_v3_small", "efficientnet_b0", "squeezenet1_1"]
 MAX_REL_ERROR = 1e-4
+CONVOLUTIONS = ("aten::convolution", FUSED)  # the latter with its add / relu folded in
 # What may stay outside the delegate at batch 1: the classifier's one-row linear layers (faster
 # on etrt's kernels, docs/xnnpack.md) and what lies between them (MobileNetV3's hardswish, one
 # kernel call there).
@@ -73,7 +75,7 @@ def test_vision_model_matches_eager(
         # for reductions shorter than MIN_NHWC_DEPTH (MobileNetV3's 8-channel squeeze layers).
         plan = run.program.info.plan
         convs = [i for i in plan.instructions if isinstance(i, KernelCall)
-                 and plan.operators[i.op_index] == "aten::convolution"]  # fmt: skip
+                 and plan.operators[i.op_index] in CONVOLUTIONS]  # fmt: skip
         for conv in convs:
             weight = plan.values[conv.args[1]]
             assert isinstance(weight, TensorValue)
@@ -88,7 +90,7 @@ def test_vision_model_matches_eager(
     plan = run.program.info.plan
     assert 1 <= len(plan.delegates) <= 10
     for call in plan.instructions:
-        if isinstance(call, KernelCall) and plan.operators[call.op_index] == "aten::convolution":
+        if isinstance(call, KernelCall) and plan.operators[call.op_index] in CONVOLUTIONS:
             weight = plan.values[call.args[1]]
             assert isinstance(weight, TensorValue) and weight.sizes[2:] == (3, 3)
             assert plan.values[call.args[3]] == IntListValue((1, 1))  # stride 1

@@ -1,0 +1,101 @@
+"""Side by side at a fixed thread count: ONNX Runtime and one or more builds of etrt's libraries
+(each under each instruction-set cap), the workers alive at once and measured in turn round by
+round, so the machine's load falls on all of them alike. Prints, per (model, system), the
+median over rounds of each round's median ms and each etrt column's ratio to ONNX Runtime
+(lower is better); then the same for the fastest call of all rounds, which a loaded machine
+disturbs least.
+
+    build/bench-venv/bin/python benchmarks/parity.py --lib base=build/base \
+        --lib new=build/runtime:build/threads-new [--isa avx512 avx2] [--threads 1] [--models ...]
+        [--runs 20] [--rounds 5] [--xnn]
+
+--lib NAME=LIBDIR[:PROGRAMS]: a directory of libetrt*.so and, optionally, one of programs
+(default --dir, where `benchmarks/threads.py --export-only` wrote them and the ONNX files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "benchmarks")]
+
+import threads  # noqa: E402
+
+
+def start(system: str, d: Path, n: int, env: dict[str, str]) -> threads.Worker:
+    argv = ["--worker", system, "--threads", str(n), "--dir", str(d)]
+    proc = subprocess.Popen(
+        [sys.executable, threads.__file__, *argv],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env=dict(os.environ, OMP_NUM_THREADS=str(n), ETRT_NUM_THREADS=str(n), **env),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        raise threads.BenchError(f"the {system} worker did not start")
+    return threads.Worker(proc, json.loads(line))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lib", action="append", required=True, help="NAME=LIBDIR[:PROGRAMS]")
+    parser.add_argument("--isa", nargs="+", default=["avx512", "avx2"], choices=threads.ISAS)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--models", nargs="+", default=list(threads.VISION[:4]))
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--xnn", action="store_true", help="also the XNNPACK programs")
+    parser.add_argument(
+        "--clock", choices=tuple(threads.CLOCKS), default="wall",
+        help="thread: the calling thread's CPU time (one thread only)",
+    )  # fmt: skip
+    parser.add_argument("--dir", type=Path, default=ROOT / "build" / "threads")
+    args = parser.parse_args(argv)
+    if args.clock == "thread" and args.threads != 1:
+        raise SystemExit("parity.py: --clock thread times the calling thread: --threads 1 only")
+    os.environ["ETRT_BENCH_CLOCK"] = args.clock
+    workers = {"ort": start("ort", args.dir, args.threads, {})}
+    for spec in args.lib:
+        name, _, where = spec.partition("=")
+        lib, _, programs = where.partition(":")
+        for isa in args.isa:
+            env = {"ETRT_LIBRARY_DIR": str(Path(lib).resolve()), "ETRT_MAX_ISA": isa}
+            workers[f"{name}/{isa}"] = start("etrt", Path(programs or args.dir), args.threads, env)
+    load = os.getloadavg()[0]
+    print(f"{args.threads} thread(s), load {load:.1f} at start", flush=True)
+    for model in args.models:
+        calls = [("ort", model)] + [(w, model) for w in workers if w != "ort"]
+        if args.xnn:
+            calls += [(w, f"{model}:xnn") for w in workers if w != "ort"]
+        samples: dict[str, list[float]] = {}
+        fastest: dict[str, float] = {}
+        for r in range(args.rounds):
+            for w, call in calls:
+                key = w if call == model else f"{w}+xnn"
+                warmup = max(3, args.runs // 5) if r == 0 else 2
+                samples.setdefault(key, []).append(workers[w].median_ms(call, args.runs, warmup))
+                fastest[key] = min(fastest.get(key, 1e30), workers[w].fastest_ms)
+        ort = statistics.median(samples["ort"])
+        cols = "  ".join(
+            f"{k} {statistics.median(v):.2f} ({statistics.median(v) / ort:.2f})"
+            for k, v in samples.items()
+            if k != "ort"
+        )
+        print(f"{model}: ort {ort:.2f}  {cols}  load {os.getloadavg()[0]:.1f}", flush=True)
+        best = fastest["ort"]
+        cols = "  ".join(f"{k} {v:.2f} ({v / best:.2f})" for k, v in fastest.items() if k != "ort")
+        print(f"  fastest: ort {best:.2f}  {cols}", flush=True)
+    for w in workers.values():
+        w.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

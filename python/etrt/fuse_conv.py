@@ -1,0 +1,187 @@
+"""Convolution epilogues folded at export: a channels-last convolution followed by a residual
+addition and/or a clamp (relu, relu6, hardtanh, clamp) becomes one `etrt_fused::conv2d` call,
+which adds the residual and clamps each output tile while it is still in registers
+(src/kernels/conv.cpp). ResNet's blocks (conv -> add -> relu), SqueezeNet's and MobileNet's
+conv -> relu then make no separate pass over their activations, as ONNX Runtime's FusedConv
+does. SiLU and hardswish stay passes of their own: applied to each tile they measured slower
+(EfficientNet-B0 3-6%) or no faster (MobileNetV3), docs/SCALING.md.
+
+    conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
+
+The call's arguments are aten::convolution's, then the residual (or None), min and max (or
+None), then the output: the chain's last value. Runs after plan_channels_last and only where
+the convolution's output, the residual and the result are the same 4-D float tensor shape laid
+out channels-last, or of one pixel (both layouts are the same bytes: squeeze-excitation's 1x1
+layers), what the NHWC kernels apply tile by tile; intermediate values must have no other
+reader. The fused call takes the place of the chain's last step, so a residual computed after
+the convolution (ResNet's downsampling branch) is ready when it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .channels_last import NHWC
+from .ir import (
+    BoolValue,
+    DoubleValue,
+    ExecutionPlan,
+    KernelCall,
+    NullValue,
+    TensorValue,
+    tensor_indices,
+)
+from .plan_graph import PlanGraph, drop_unused_operators
+
+FUSED = "etrt_fused::conv2d"
+CONVOLUTION = "aten::convolution"
+CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
+
+
+@dataclass(frozen=True)
+class _Chain:
+    conv: int  # step of the convolution
+    last: int  # step whose output the fused call writes
+    dropped: frozenset[int]  # every step of the chain
+    residual: int | None
+    lo: float | None
+    hi: float | None
+    out: int
+
+
+def fuse_conv_epilogues(plan: ExecutionPlan) -> int:
+    """Rewrites every chain above in place; returns how many convolutions took an epilogue."""
+    graph = PlanGraph(plan)
+    chains: list[_Chain] = []
+    claimed: set[int] = set()
+    for step, instr in enumerate(plan.instructions):
+        if isinstance(instr, KernelCall) and graph.op(step) == CONVOLUTION:
+            chain = _chain(graph, step, instr)
+            if chain is not None and not (chain.dropped & claimed):
+                chains.append(chain)
+                claimed |= chain.dropped
+    if not chains:
+        return 0
+    fused = graph.operator_index(FUSED)
+    replace_at: dict[int, KernelCall] = {}
+    for chain in chains:
+        conv = plan.instructions[chain.conv]
+        assert isinstance(conv, KernelCall)
+        for step in chain.dropped:
+            for v in plan.instructions[step].outputs:
+                if v != chain.out:
+                    plan.values[v] = NullValue()  # nothing reads it any more
+        args = (*conv.inputs, _optional(plan, chain.residual), _bound(plan, chain.lo),
+                _bound(plan, chain.hi), chain.out)  # fmt: skip
+        replace_at[chain.last] = KernelCall(fused, args, 1, node=conv.node)
+    dropped = set().union(*(c.dropped for c in chains)) - set(replace_at)
+    plan.instructions = [
+        replace_at.get(s, i) for s, i in enumerate(plan.instructions) if s not in dropped
+    ]
+    drop_unused_operators(plan)
+    return len(chains)
+
+
+def _optional(plan: ExecutionPlan, value: int | None) -> int:
+    if value is not None:
+        return value
+    plan.values.append(NullValue())
+    return len(plan.values) - 1
+
+
+def _bound(plan: ExecutionPlan, bound: float | None) -> int:
+    plan.values.append(NullValue() if bound is None else DoubleValue(bound))
+    return len(plan.values) - 1
+
+
+def _nhwc_like(graph: PlanGraph, value: int, like: TensorValue) -> bool:
+    t = graph.float_tensor(value, 4)
+    return (
+        t is not None
+        and t.sizes == like.sizes
+        and (t.dim_order == NHWC or t.sizes[2] * t.sizes[3] == 1)
+        and not t.dynamic
+        and t.view_of is None
+    )
+
+
+def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
+    out = graph.float_tensor(conv.outputs[0], 4)
+    if out is None or not _nhwc_like(graph, conv.outputs[0], out):
+        return None
+    transposed = graph.plan.values[conv.inputs[6]]
+    if not isinstance(transposed, BoolValue) or transposed.val:
+        return None
+    value, last, steps = conv.outputs[0], step, {step}
+    residual: int | None = None
+    nxt = _reader(graph, value, ("aten::add.Tensor", *CLAMPS))
+    if nxt is not None and graph.op(nxt[0]) == "aten::add.Tensor":
+        add = nxt[1]
+        a, b = add.inputs[0], add.inputs[1]
+        other = b if a == value else a
+        if (
+            other != value
+            and value in (a, b)
+            and graph.scalar(add.inputs[2]) == 1.0
+            and _nhwc_like(graph, other, out)
+            and _nhwc_like(graph, add.outputs[0], out)
+            and _ready_by(graph, other, nxt[0])
+        ):
+            residual, value, last = other, add.outputs[0], nxt[0]
+            steps.add(nxt[0])
+            nxt = _reader(graph, value, CLAMPS)
+        else:
+            nxt = None
+    lo = hi = None
+    if nxt is not None and _nhwc_like(graph, nxt[1].outputs[0], out):
+        bounds = _clamp_bounds(graph, nxt[0], nxt[1])
+        if bounds is not None:
+            lo, hi = bounds
+            value, last = nxt[1].outputs[0], nxt[0]
+            steps.add(nxt[0])
+    if last == step or not _inputs_unchanged(graph, conv, step, last):
+        return None
+    return _Chain(step, last, frozenset(steps), residual, lo, hi, value)
+
+
+def _reader(graph: PlanGraph, value: int, ops: tuple[str, ...]) -> tuple[int, KernelCall] | None:
+    step = graph.only_reader(value)
+    if step is None or graph.op(step) not in ops:
+        return None
+    instr = graph.instruction(step)
+    assert isinstance(instr, KernelCall)
+    return step, instr
+
+
+def _clamp_bounds(
+    graph: PlanGraph, step: int, instr: KernelCall
+) -> tuple[float | None, float | None] | None:
+    """(min, max) of a relu / hardtanh / clamp with number bounds; None otherwise."""
+    op = graph.op(step)
+    if op == "aten::relu":
+        return 0.0, None
+    lo_arg, hi_arg = instr.inputs[1], instr.inputs[2]
+    lo, hi = graph.scalar(lo_arg), graph.scalar(hi_arg)
+    null = [isinstance(graph.plan.values[a], NullValue) for a in (lo_arg, hi_arg)]
+    if (lo is None and not null[0]) or (hi is None and not null[1]):
+        return None  # a tensor or symbolic bound
+    if op == "aten::hardtanh":  # its defaults are -1 and 1
+        lo = -1.0 if null[0] else lo
+        hi = 1.0 if null[1] else hi
+    return lo, hi
+
+
+def _ready_by(graph: PlanGraph, value: int, step: int) -> bool:
+    producer = graph.producer.get(value)
+    return producer is None or producer < step
+
+
+def _inputs_unchanged(graph: PlanGraph, conv: KernelCall, first: int, last: int) -> bool:
+    """No step between the convolution and the chain's end writes what the convolution reads
+    (it now runs at `last`)."""
+    values = graph.plan.values
+    reads = {t for a in conv.inputs for t in tensor_indices(values, a)}
+    return all(
+        not reads & {t for a in graph.instruction(s).outputs for t in tensor_indices(values, a)}
+        for s in range(first + 1, last)
+    )
