@@ -14,6 +14,14 @@ for pair in g++:g++ make:make git:git aarch64-linux-gnu-g++:g++-aarch64-linux-gn
     qemu-aarch64:qemu-user ccache:ccache; do
   command -v "${pair%%:*}" >/dev/null || need_apt+=("${pair#*:}")
 done
+# The libraries the runtime builds against (what the Conan recipes' system packages install
+# anyway) and the sanitizer toolchain: here first, so that the gate's in-tree ASan+UBSan build
+# (clang 14, libFuzzer) can start beside the package's build.
+for pkg in libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev \
+    flatbuffers-compiler clang-14 libclang-rt-14-dev libfuzzer-14-dev; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
+    need_apt+=("$pkg")
+done
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}"

@@ -9,6 +9,7 @@ import marshal
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -258,9 +259,13 @@ def python_runtime() -> Tools:
 
 
 if __name__ == "__main__":
-    # ci/test.sh runs this in the background (niced) while the first suites run: the release and
-    # the ASan+UBSan test builds, which the tests then find built (or wait for, never race).
-    build_tools("runtime", ["all"])
-    asan_build(["all"])
-    # The fuzzers' seeds (exports of real models) too, which test_fuzz would otherwise wait for.
-    subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
+    # ci/test.sh runs this in the background (niced), the tests then find each build done (or
+    # wait for it, never race it): `asan` (the ASan+UBSan build and the fuzzers' seeds, exports
+    # of real models) from the start, beside the package's build; `release` once the package is
+    # built (its objects are compiler-cache hits of the package's). No argument: both.
+    which = sys.argv[1:] or ["release", "asan"]
+    if "release" in which:
+        build_tools("runtime", ["all"])
+    if "asan" in which:
+        asan_build(["all"])
+        subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
