@@ -55,7 +55,7 @@ else
   # build early on, so the corpus, which needs no in-tree build, goes with the sdk suites, and
   # so do the Python runtime's tests of the installed wheel (consumers of the wheel, like the
   # sdk suites' ones).
-  wheel_tests=(tests/etrt_python/test_python_runtime.py tests/etrt_python/test_cli_wheel.py)
+  wheel_tests=(tests/etrt_python/test_python_runtime.py)
   sdk_paths=(tests/consumers tests/etpkg tests/corpus "${wheel_tests[@]}")
   # Every other suite folder, a new one included, goes to the runtime process.
   runtime_paths=(tests/etrt_python tests/etrt_cpp)
