@@ -605,7 +605,10 @@ class Module:
             return method
 
     def run(self, method: str, *inputs: object) -> list[Output]:
-        return self.method(method)(*inputs)
+        # A method loaded before needs no lock to find (a dict read); the call itself refuses
+        # a closed module as method() would.
+        loaded = self._methods.get(method)
+        return (loaded if loaded is not None else self.method(method))(*inputs)
 
     def forward(self, *inputs: object) -> list[Output]:
         return self.run("forward", *inputs)
