@@ -377,38 +377,56 @@ class Method:
         returns, changes to it are what the method reads. The array is kept alive until input i
         is bound again."""
         with self._use() as handle:
-            if not 0 <= i < len(self.inputs):
-                raise EtrtError(f"method '{self.name}' has {len(self.inputs)} inputs, no input {i}")
-            spec = self.inputs[i]
-            lib = _lib()
-            if spec.kind == "tensor":
+            self._set_input(handle, i, value)
+
+    def _set_input(self, handle: int, i: int, value: object) -> None:
+        # The caller holds _use(): one acquisition per call, not one per input and output.
+        if not 0 <= i < len(self.inputs):
+            raise EtrtError(f"method '{self.name}' has {len(self.inputs)} inputs, no input {i}")
+        spec = self.inputs[i]
+        lib = _lib()
+        if spec.kind == "tensor":
+            if (
+                type(value) is np.ndarray
+                and value.dtype == spec.dtype
+                and spec.element != "bfloat16"
+                and value.flags.c_contiguous
+                and value.flags.aligned
+            ):
+                # Used in place, nothing to convert: the runtime's set_input checks the shape
+                # itself, so the metadata check before a conversion is not needed.
+                arr: npt.NDArray[Any] = value
+            else:
                 arr = as_input_array(
                     value,
                     spec,
                     i,
                     lambda dt, shape: _check_input(handle, i, dt, shape, spec.element),
                 )
-                sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
-                code = _BF16 if spec.element == "bfloat16" else _CODES[arr.dtype]
-                _check(
-                    lib.etrt_method_set_input_tensor(
-                        handle, i, arr.ctypes.data, code, arr.ndim, sizes
-                    )
+            sizes = (ctypes.c_int64 * max(arr.ndim, 1))(*arr.shape)
+            code = _BF16 if spec.element == "bfloat16" else _CODES[arr.dtype]
+            _check(
+                lib.etrt_method_set_input_tensor(
+                    handle, i, arr.ctypes.data, code, arr.ndim, sizes
                 )
-                self._bound[i] = arr
-            elif spec.kind == "int":
-                _check(lib.etrt_method_set_input_int(handle, i, int(_scalar(value, i))))
-            elif spec.kind == "double":
-                _check(lib.etrt_method_set_input_double(handle, i, float(_scalar(value, i))))
-            elif spec.kind == "bool":
-                _check(lib.etrt_method_set_input_bool(handle, i, 1 if _scalar(value, i) else 0))
-            else:
-                raise EtrtError(f"input {i} of method '{self.name}' is {spec.kind}: not settable")
+            )
+            self._bound[i] = arr
+        elif spec.kind == "int":
+            _check(lib.etrt_method_set_input_int(handle, i, int(_scalar(value, i))))
+        elif spec.kind == "double":
+            _check(lib.etrt_method_set_input_double(handle, i, float(_scalar(value, i))))
+        elif spec.kind == "bool":
+            _check(lib.etrt_method_set_input_bool(handle, i, 1 if _scalar(value, i) else 0))
+        else:
+            raise EtrtError(f"input {i} of method '{self.name}' is {spec.kind}: not settable")
 
     def execute(self) -> None:
         with self._use() as handle:
-            _check(_lib().etrt_method_execute(handle))
-            self._executed = True
+            self._execute(handle)
+
+    def _execute(self, handle: int) -> None:
+        _check(_lib().etrt_method_execute(handle))
+        self._executed = True
 
     @property
     def num_states(self) -> int:
@@ -427,66 +445,69 @@ class Method:
     def output(self, i: int) -> Output:
         """Output i of the last execute(), copied: numpy arrays for tensors, Python scalars."""
         with self._use() as handle:
-            if not self._executed:
-                raise EtrtError(f"method '{self.name}' has not run yet")
-            if not 0 <= i < len(self.outputs):
-                raise EtrtError(
-                    f"method '{self.name}' has {len(self.outputs)} outputs, no output {i}"
-                )
-            lib = _lib()
-            kind = self.outputs[i].kind
-            if kind == "tensor":
-                dtype, ndim = ctypes.c_int32(), ctypes.c_size_t()
-                sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
-                data = ctypes.c_void_p()
-                _check(
-                    lib.etrt_method_output_tensor(
-                        handle,
-                        i,
-                        ctypes.byref(dtype),
-                        ctypes.byref(ndim),
-                        ctypes.byref(sizes),
-                        ctypes.byref(strides),
-                        ctypes.byref(data),
-                    )
-                )
-                n = ndim.value
-                arr = _output_array(
-                    _DTYPES[dtype.value],
-                    tuple(sizes[d] for d in range(n)),
-                    tuple(strides[d] for d in range(n)),
-                    data.value or 0,
-                )
-                return _bfloat16.to_float32(arr) if dtype.value == _BF16 else arr
-            if kind == "int":
-                iv = ctypes.c_int64()
-                _check(lib.etrt_method_output_int(handle, i, ctypes.byref(iv)))
-                return int(iv.value)
-            if kind == "double":
-                dv = ctypes.c_double()
-                _check(lib.etrt_method_output_double(handle, i, ctypes.byref(dv)))
-                return float(dv.value)
-            if kind == "bool":
-                bv = ctypes.c_int32()
-                _check(lib.etrt_method_output_bool(handle, i, ctypes.byref(bv)))
-                return bool(bv.value)
-            if kind == "none":
-                return None
+            return self._output(handle, i)
+
+    def _output(self, handle: int, i: int) -> Output:
+        if not self._executed:
+            raise EtrtError(f"method '{self.name}' has not run yet")
+        if not 0 <= i < len(self.outputs):
             raise EtrtError(
-                f"output {i} of method '{self.name}' is {kind}: not readable from Python"
+                f"method '{self.name}' has {len(self.outputs)} outputs, no output {i}"
             )
+        lib = _lib()
+        kind = self.outputs[i].kind
+        if kind == "tensor":
+            dtype, ndim = ctypes.c_int32(), ctypes.c_size_t()
+            sizes, strides = ctypes.POINTER(ctypes.c_int64)(), ctypes.POINTER(ctypes.c_int64)()
+            data = ctypes.c_void_p()
+            _check(
+                lib.etrt_method_output_tensor(
+                    handle,
+                    i,
+                    ctypes.byref(dtype),
+                    ctypes.byref(ndim),
+                    ctypes.byref(sizes),
+                    ctypes.byref(strides),
+                    ctypes.byref(data),
+                )
+            )
+            n = ndim.value
+            arr = _output_array(
+                _DTYPES[dtype.value],
+                tuple(sizes[d] for d in range(n)),
+                tuple(strides[d] for d in range(n)),
+                data.value or 0,
+            )
+            return _bfloat16.to_float32(arr) if dtype.value == _BF16 else arr
+        if kind == "int":
+            iv = ctypes.c_int64()
+            _check(lib.etrt_method_output_int(handle, i, ctypes.byref(iv)))
+            return int(iv.value)
+        if kind == "double":
+            dv = ctypes.c_double()
+            _check(lib.etrt_method_output_double(handle, i, ctypes.byref(dv)))
+            return float(dv.value)
+        if kind == "bool":
+            bv = ctypes.c_int32()
+            _check(lib.etrt_method_output_bool(handle, i, ctypes.byref(bv)))
+            return bool(bv.value)
+        if kind == "none":
+            return None
+        raise EtrtError(
+            f"output {i} of method '{self.name}' is {kind}: not readable from Python"
+        )
 
     def __call__(self, *inputs: object) -> list[Output]:
         """Binds every input, runs, and returns copies of every output."""
-        with self._use():
+        with self._use() as handle:
             if len(inputs) != len(self.inputs):
                 raise EtrtError(
                     f"method '{self.name}' takes {len(self.inputs)} inputs, got {len(inputs)}"
                 )
             for i, value in enumerate(inputs):
-                self.set_input(i, value)
-            self.execute()
-            return [self.output(i) for i in range(len(self.outputs))]
+                self._set_input(handle, i, value)
+            self._execute(handle)
+            return [self._output(handle, i) for i in range(len(self.outputs))]
 
     def __repr__(self) -> str:
         ins = ", ".join(map(str, self.inputs))
@@ -584,7 +605,10 @@ class Module:
             return method
 
     def run(self, method: str, *inputs: object) -> list[Output]:
-        return self.method(method)(*inputs)
+        # A method loaded before needs no lock to find (a dict read); the call itself refuses
+        # a closed module as method() would.
+        loaded = self._methods.get(method)
+        return (loaded if loaded is not None else self.method(method))(*inputs)
 
     def forward(self, *inputs: object) -> list[Output]:
         return self.run("forward", *inputs)

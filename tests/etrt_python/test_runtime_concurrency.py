@@ -132,6 +132,10 @@ API = textwrap.dedent(
     refused(lambda: m.forward(torch.ones(1).expand(100_000, 100_000)),
             "input 0: expected sizes [2, 784], got [100000, 100000]")
     refused(lambda: m.forward(np.ones((2, 785), np.float32)[:, 1:].T), "[784, 2]")
+    # An array used in place as it is (no pre-check): the runtime's own shape check refuses it.
+    wrong = np.ones((2, 785), np.float32)
+    refused(lambda: m.forward(wrong), "input 0: expected sizes [2, 784], got [2, 785]")
+    refused(lambda: m.forward(wrong[0]), "input 0: expected sizes [2, 784], got [785]")
     # The right shape in another layout or a castable dtype still runs (copied once).
     x = np.random.default_rng(0).standard_normal((2, 784)).astype(np.float32)
     want = m.forward(x)[0]
