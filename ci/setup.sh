@@ -15,10 +15,10 @@ for pair in g++:g++ make:make git:git aarch64-linux-gnu-g++:g++-aarch64-linux-gn
   command -v "${pair%%:*}" >/dev/null || need_apt+=("${pair#*:}")
 done
 # The libraries the runtime builds against (what the Conan recipes' system packages install
-# anyway) and the sanitizer toolchain: here first, so that the gate's in-tree ASan+UBSan build
-# (clang 14, libFuzzer) can start beside the package's build.
+# anyway): here first, so that the gate's in-tree ASan+UBSan build can start beside the
+# package's build (it installs clang 14 and libFuzzer itself, tools/fuzz/build.sh).
 for pkg in libxnnpack-dev libpthreadpool-dev libcpuinfo-dev libflatbuffers-dev \
-    flatbuffers-compiler clang-14 libclang-rt-14-dev libfuzzer-14-dev; do
+    flatbuffers-compiler; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' ||
     need_apt+=("$pkg")
 done
