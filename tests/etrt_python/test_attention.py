@@ -7,6 +7,7 @@ bounds).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -123,6 +124,59 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     ),
 }
 
+# Decoding: a few queries per head take the kernel's decode path (queries one at a time, vectors
+# along the keys' head dimension and the value columns, each instruction set's own width). Key
+# counts and head sizes leave tails at 16, 8 and 4 lanes.
+DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    "decode_one_query_long_keys": lambda: (
+        Attention(),
+        qkv((2, 4, 1, 64), (2, 4, 333, 64), (2, 4, 333, 64), seed=1),
+    ),
+    # L != S under is_causal: query i sees keys 0..i (top-left), so most keys are hidden.
+    "decode_causal_tails": lambda: (
+        Attention(is_causal=True),
+        qkv((1, 3, 3, 24), (1, 3, 41, 24), (1, 3, 41, 44), seed=2),
+    ),
+    # Batch 1 has no valid key (zeros); batch 2 sees 17 of 300.
+    "decode_bool_padding_fully_masked": lambda: (
+        Attention(),
+        (*qkv((3, 2, 1, 16), (3, 2, 300, 16), (3, 2, 300, 16), seed=3), padding_mask(3, 300, [300, 0, 17])),
+    ),
+    "decode_float_mask": lambda: (
+        Attention(),
+        (
+            *qkv((2, 2, 2, 36), (2, 2, 50, 36), (2, 2, 50, 8), seed=4),
+            torch.where(torch.rand(2, 1, 2, 50) > 0.3, torch.randn(2, 1, 2, 50), -torch.inf),
+        ),
+    ),
+    # Llama's decode step: 4 query heads per key head, an explicit scale.
+    "decode_gqa_scale": lambda: (
+        Attention(enable_gqa=True, scale=0.3),
+        qkv((1, 8, 1, 64), (1, 2, 130, 64), (1, 2, 130, 64), seed=5),
+    ),
+    # [B, L, H, E] memory: rows of a head are strided, columns contiguous.
+    "decode_transposed": lambda: (
+        Attention(transposed=True),
+        qkv((2, 4, 3, 32), (2, 70, 3, 32), (2, 70, 3, 32), seed=6),
+    ),
+}
+CASES.update(DECODE_CASES)
+
+
+@pytest.mark.parametrize("cap", ["avx2", "sse2"])
+def test_decode_attention_matches_eager_under_each_isa_cap(
+    tool_runner: ToolRunner, tmp_path: Path, cap: str
+) -> None:
+    """The decode path's AVX2 (8 lanes) and SSE2 (4 lanes) bodies; AVX-512 runs above, uncapped."""
+    capped = ToolRunner(tool_runner.exe, {**(tool_runner.env or os.environ), "ETRT_MAX_ISA": cap})
+    for case, make_case in DECODE_CASES.items():
+        module, inputs = make_case()
+        run = capped.run_exported(tmp_path, module, inputs)
+        print(f"{cap} {case}: max abs diff {run.max_abs_diff():.3g}")
+        assert run.max_abs_diff() <= 2e-6, case
+        if case == "decode_bool_padding_fully_masked":
+            assert np.all(run.got[0][1] == 0.0)
+
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_attention_matches_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
@@ -135,7 +189,7 @@ def test_attention_matches_eager(tool_runner: ToolRunner, tmp_path: Path, case: 
     assert "aten::_softmax" not in run.program.info.instruction_ops
     print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
     assert run.max_abs_diff() <= 2e-6
-    if case == "bool_mask_fully_masked":
+    if case in ("bool_mask_fully_masked", "decode_bool_padding_fully_masked"):
         assert np.all(run.got[0][1] == 0.0)
 
 
