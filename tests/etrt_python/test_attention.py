@@ -140,7 +140,10 @@ DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]
     # Batch 1 has no valid key (zeros); batch 2 sees 17 of 300.
     "decode_bool_padding_fully_masked": lambda: (
         Attention(),
-        (*qkv((3, 2, 1, 16), (3, 2, 300, 16), (3, 2, 300, 16), seed=3), padding_mask(3, 300, [300, 0, 17])),
+        (
+            *qkv((3, 2, 1, 16), (3, 2, 300, 16), (3, 2, 300, 16), seed=3),
+            padding_mask(3, 300, [300, 0, 17]),
+        ),
     ),
     "decode_float_mask": lambda: (
         Attention(),
