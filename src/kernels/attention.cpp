@@ -568,7 +568,9 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   if (b.count == 0 || g.L == 0 || g.Ev == 0) return;
 
   const bool unit = g.q_col == 1 && g.k_col == 1 && g.v_col == 1 && g.o_col == 1;
-  const bool decode = unit && g.L <= kDecodeQueries;
+  // Below AVX-512 the 16-query blocks are lowered to narrower halves and scalar selects: every
+  // query count takes the per-query path there.
+  const bool decode = unit && (g.L <= kDecodeQueries || isa_level() < 2);
   const int64_t blocks = decode ? 1 : (g.L + kLanes - 1) / kLanes;
   const int64_t items = b.count * blocks;
   // Floats of scratch per slot: the transposed query block and its accumulators, or (decoding)

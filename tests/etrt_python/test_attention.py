@@ -164,35 +164,42 @@ DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]
     ),
 }
 CASES.update(DECODE_CASES)
+FULLY_MASKED = ("bool_mask_fully_masked", "decode_bool_padding_fully_masked")
+
+
+def strided_columns(case: str, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """The query of "strided_columns" with a column stride other than 1."""
+    if case != "strided_columns":
+        return inputs
+    q, k, v = inputs
+    return (q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v)
 
 
 @pytest.mark.parametrize("cap", ["avx2", "sse2"])
-def test_decode_attention_matches_eager_under_each_isa_cap(
+def test_attention_matches_eager_under_each_isa_cap(
     tool_runner: ToolRunner, tmp_path: Path, cap: str
 ) -> None:
-    """The decode path's AVX2 (8 lanes) and SSE2 (4 lanes) bodies; AVX-512 runs above, uncapped."""
+    """Below AVX-512 every query count with contiguous columns takes the per-query path, at 8
+    (AVX2) or 4 (SSE2) lanes; strided columns the 16-query one. AVX-512 runs below, uncapped."""
     capped = ToolRunner(tool_runner.exe, {**(tool_runner.env or os.environ), "ETRT_MAX_ISA": cap})
-    for case, make_case in DECODE_CASES.items():
-        module, inputs = make_case()
-        run = capped.run_exported(tmp_path, module, inputs)
+    for case in sorted(CASES):
+        module, inputs = CASES[case]()
+        run = capped.run_exported(tmp_path, module, strided_columns(case, inputs))
         print(f"{cap} {case}: max abs diff {run.max_abs_diff():.3g}")
         assert run.max_abs_diff() <= 2e-6, case
-        if case == "decode_bool_padding_fully_masked":
-            assert np.all(run.got[0][1] == 0.0)
+        if case in FULLY_MASKED:
+            assert np.all(run.got[0][1] == 0.0), case
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_attention_matches_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
     module, inputs = CASES[case]()
-    if case == "strided_columns":
-        q, k, v = inputs
-        inputs = (q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v)
-    run = tool_runner.run_exported(tmp_path, module, inputs)
+    run = tool_runner.run_exported(tmp_path, module, strided_columns(case, inputs))
     assert run.program.info.instruction_ops.count(SDPA) == 1
     assert "aten::_softmax" not in run.program.info.instruction_ops
     print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
     assert run.max_abs_diff() <= 2e-6
-    if case in ("bool_mask_fully_masked", "decode_bool_padding_fully_masked"):
+    if case in FULLY_MASKED:
         assert np.all(run.got[0][1] == 0.0)
 
 
