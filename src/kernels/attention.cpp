@@ -1,7 +1,8 @@
 // aten::scaled_dot_product_attention in one pass over the keys (online softmax): 16 queries ride
 // the 16 lanes of a vector, so the row max and sum of the softmax are plain vertical operations
 // and no L x S score matrix is ever written. A query whose every key is masked gets zeros, as
-// ATen's math path (_safe_softmax) gives.
+// ATen's math path (_safe_softmax) gives. Decoding (a few queries) and every query count below
+// AVX-512 take a per-query path instead (see attend_decode).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -390,7 +391,9 @@ ETRT_VEC_INLINE void decode_row(const Geometry& g, const Item& it, int64_t i, fl
 
 template <int W>
 ETRT_VEC_INLINE void decode_body(const Geometry& g, const Item& it, float* sc) {
-  for (int64_t i = 0; i < g.L; ++i) decode_row<W>(g, it, i, sc);
+  // The same blocks of queries as the 16-query path: the parts to share among threads.
+  const int64_t end = it.i0 + kLanes < g.L ? it.i0 + kLanes : g.L;
+  for (int64_t i = it.i0; i < end; ++i) decode_row<W>(g, it, i, sc);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -571,14 +574,14 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   // Below AVX-512 the 16-query blocks are lowered to narrower halves and scalar selects: every
   // query count takes the per-query path there.
   const bool decode = unit && (g.L <= kDecodeQueries || isa_level() < 2);
-  const int64_t blocks = decode ? 1 : (g.L + kLanes - 1) / kLanes;
+  const int64_t blocks = (g.L + kLanes - 1) / kLanes;
   const int64_t items = b.count * blocks;
   // Floats of scratch per slot: the transposed query block and its accumulators, or (decoding)
   // one row of scores padded to a whole vector.
   const size_t per_part = decode ? static_cast<size_t>((g.S + 16 + 15) / 16 * 16)
                                  : static_cast<size_t>(g.E + g.Ev) * 16;
   // Multiply-adds per item; below a GEMM's threshold a second thread costs more than it saves.
-  const int64_t cost = (decode ? g.L : kLanes) * g.S * (g.E + g.Ev) + 1;
+  const int64_t cost = (decode && g.L < kLanes ? g.L : kLanes) * g.S * (g.E + g.Ev) + 1;
   const int64_t threads = parallel_num_threads();
   int64_t parts = 1;
   if (threads > 1 && items > 1 && items * cost >= 256 * 1024) {
