@@ -1,7 +1,8 @@
 // aten::scaled_dot_product_attention in one pass over the keys (online softmax): 16 queries ride
 // the 16 lanes of a vector, so the row max and sum of the softmax are plain vertical operations
 // and no L x S score matrix is ever written. A query whose every key is masked gets zeros, as
-// ATen's math path (_safe_softmax) gives.
+// ATen's math path (_safe_softmax) gives. Decoding (a few queries) and every query count below
+// AVX-512 take a per-query path instead (see attend_decode).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -239,6 +240,182 @@ ETRT_ISA_DISPATCH(void, attend_strided,
                   (const Geometry& g, const Item& it, F32x16* qt, F32x16* acc),
                   (g, it, qt, acc))
 
+// Decoding: a handful of queries (one per head and step). Sixteen queries across the lanes would
+// leave most lanes idle, so each query goes alone: its scores over the keys vectorised along the
+// head dimension, softmax over the score row, then p.V along the value columns; vectors of the
+// clone's register width (Lanes), as GCC scalarises selects on wider ones. Unit column strides.
+// Up to here the per-query path wins under AVX-512 too ([1, 16, L, 64] against 64 keys, one
+// thread: L = 4 22 us against 45, 8 42 against 46, 16 84 against 51).
+constexpr int64_t kDecodeQueries = 8;
+
+template <int W>
+ETRT_VEC_INLINE float lane_sum(const typename Lanes<W>::F& v) {
+  if constexpr (W == 1) {
+    return v[0];
+  } else {
+    typename Lanes<W / 2>::F lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return lane_sum<W / 2>(lo + hi);
+  }
+}
+
+// Loads through a pointer: vectors returned by value would change the ABI between the clones.
+template <int W>
+ETRT_VEC_INLINE void load_lanes(typename Lanes<W>::F* v, const float* p) {
+  std::memcpy(v, p, sizeof *v);
+}
+
+// One query row: scores (sc, S rounded up to W floats) and the output row.
+template <int W>
+ETRT_VEC_INLINE void decode_row(const Geometry& g, const Item& it, int64_t i, float* sc) {
+  using F = typename Lanes<W>::F;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  const float* qr = it.q + i * g.q_row;
+  float* orow = it.out + i * g.o_row;
+  // Top-left causal alignment, as ATen: query i sees keys 0..i.
+  const int64_t s_end = g.causal ? (i + 1 < g.S ? i + 1 : g.S) : g.S;
+  const int64_t ev = g.E - g.E % W;
+  int64_t j = 0;
+  for (; j + 4 <= s_end; j += 4) {  // four keys share each load of the query
+    const float* k0 = it.k + j * g.k_row;
+    const float* k1 = k0 + g.k_row;
+    const float* k2 = k1 + g.k_row;
+    const float* k3 = k2 + g.k_row;
+    F a0 = {}, a1 = {}, a2 = {}, a3 = {};
+    for (int64_t e = 0; e < ev; e += W) {
+      F qv, x0, x1, x2, x3;
+      load_lanes<W>(&qv, qr + e);
+      load_lanes<W>(&x0, k0 + e);
+      load_lanes<W>(&x1, k1 + e);
+      load_lanes<W>(&x2, k2 + e);
+      load_lanes<W>(&x3, k3 + e);
+      a0 += qv * x0;
+      a1 += qv * x1;
+      a2 += qv * x2;
+      a3 += qv * x3;
+    }
+    float t0 = lane_sum<W>(a0), t1 = lane_sum<W>(a1), t2 = lane_sum<W>(a2), t3 = lane_sum<W>(a3);
+    for (int64_t e = ev; e < g.E; ++e) {
+      t0 += qr[e] * k0[e];
+      t1 += qr[e] * k1[e];
+      t2 += qr[e] * k2[e];
+      t3 += qr[e] * k3[e];
+    }
+    sc[j] = t0 * g.scale;
+    sc[j + 1] = t1 * g.scale;
+    sc[j + 2] = t2 * g.scale;
+    sc[j + 3] = t3 * g.scale;
+  }
+  for (; j < s_end; ++j) {
+    const float* kr = it.k + j * g.k_row;
+    F a = {};
+    for (int64_t e = 0; e < ev; e += W) {
+      F qv, kv;
+      load_lanes<W>(&qv, qr + e);
+      load_lanes<W>(&kv, kr + e);
+      a += qv * kv;
+    }
+    float t = lane_sum<W>(a);
+    for (int64_t e = ev; e < g.E; ++e) t += qr[e] * kr[e];
+    sc[j] = t * g.scale;
+  }
+  if (g.has_mask) {
+    if (g.mask_bool) {
+      const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + i * g.m_row;
+      for (j = 0; j < s_end; ++j) sc[j] = mb[j * g.m_col] != 0 ? sc[j] : ninf;
+    } else {
+      const float* mf = static_cast<const float*>(it.mask) + i * g.m_row;
+      for (j = 0; j < s_end; ++j) sc[j] += mf[j * g.m_col];
+    }
+  }
+  // Lanes past the last key hold -inf: they weigh 0 below.
+  const int64_t padded = (s_end + W - 1) / W * W;
+  for (j = s_end; j < padded; ++j) sc[j] = ninf;
+  F vm = F{} + ninf;
+  for (j = 0; j < padded; j += W) {
+    F s;
+    load_lanes<W>(&s, sc + j);
+    vm = s > vm ? s : vm;
+  }
+  float m = ninf;
+  for (int l = 0; l < W; ++l) m = vm[l] > m ? vm[l] : m;
+  if (!(m > ninf)) {  // every key masked: zeros, as ATen's _safe_softmax
+    for (int64_t c = 0; c < g.Ev; ++c) orow[c] = 0.0f;
+    return;
+  }
+  F vs = {};
+  for (j = 0; j < padded; j += W) {
+    F s;
+    load_lanes<W>(&s, sc + j);
+    s -= m;
+    exp_lanes<W>(s);
+    std::memcpy(sc + j, &s, sizeof s);
+    vs += s;
+  }
+  const float inv = 1.0f / lane_sum<W>(vs);
+  // p.V: four vectors of value columns stay in registers across every key.
+  constexpr int kC = 4;
+  int64_t c0 = 0;
+  for (; c0 + kC * W <= g.Ev; c0 += kC * W) {
+    F a[kC] = {};
+    const float* vb = it.v + c0;
+    for (j = 0; j < s_end; ++j) {
+      const float p = sc[j];
+      const float* vr = vb + j * g.v_row;
+      for (int c = 0; c < kC; ++c) {
+        F x;
+        load_lanes<W>(&x, vr + c * W);
+        a[c] += p * x;
+      }
+    }
+    for (int c = 0; c < kC; ++c) {
+      const F r = a[c] * inv;
+      std::memcpy(orow + c0 + c * W, &r, sizeof r);
+    }
+  }
+  for (; c0 + W <= g.Ev; c0 += W) {
+    F a = {};
+    for (j = 0; j < s_end; ++j) {
+      F x;
+      load_lanes<W>(&x, it.v + j * g.v_row + c0);
+      a += sc[j] * x;
+    }
+    const F r = a * inv;
+    std::memcpy(orow + c0, &r, sizeof r);
+  }
+  for (; c0 < g.Ev; ++c0) {
+    float a = 0.0f;
+    for (j = 0; j < s_end; ++j) a += sc[j] * it.v[j * g.v_row + c0];
+    orow[c0] = a * inv;
+  }
+}
+
+template <int W>
+ETRT_VEC_INLINE void decode_body(const Geometry& g, const Item& it, float* sc) {
+  // The same blocks of queries as the 16-query path: the parts to share among threads.
+  const int64_t end = it.i0 + kLanes < g.L ? it.i0 + kLanes : g.L;
+  for (int64_t i = it.i0; i < end; ++i) decode_row<W>(g, it, i, sc);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void decode_avx512(const Geometry& g, const Item& it, float* sc) {
+  decode_body<16>(g, it, sc);
+}
+__attribute__((target("avx2,fma"))) static void decode_avx2(const Geometry& g, const Item& it, float* sc) {
+  decode_body<8>(g, it, sc);
+}
+static void attend_decode(const Geometry& g, const Item& it, float* sc) {
+  switch (isa_level()) {
+    case 2: return decode_avx512(g, it, sc);
+    case 1: return decode_avx2(g, it, sc);
+    default: return decode_body<4>(g, it, sc);
+  }
+}
+#else
+static void attend_decode(const Geometry& g, const Item& it, float* sc) { decode_body<4>(g, it, sc); }
+#endif
+
 // Batch dimensions (all but the last two) of the output and each operand's stride over them.
 struct Batches {
   int dims = 0;
@@ -395,11 +572,18 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   g.o_col = out->stride(nd - 1);
   if (b.count == 0 || g.L == 0 || g.Ev == 0) return;
 
+  const bool unit = g.q_col == 1 && g.k_col == 1 && g.v_col == 1 && g.o_col == 1;
+  // Below AVX-512 the 16-query blocks are lowered to narrower halves and scalar selects: every
+  // query count takes the per-query path there.
+  const bool decode = unit && (g.L <= kDecodeQueries || isa_level() < 2);
   const int64_t blocks = (g.L + kLanes - 1) / kLanes;
   const int64_t items = b.count * blocks;
-  const size_t per_part = static_cast<size_t>(g.E + g.Ev);  // vectors
+  // Floats of scratch per slot: the transposed query block and its accumulators, or (decoding)
+  // one row of scores padded to a whole vector.
+  const size_t per_part = decode ? static_cast<size_t>((g.S + 16 + 15) / 16 * 16)
+                                 : static_cast<size_t>(g.E + g.Ev) * 16;
   // Multiply-adds per item; below a GEMM's threshold a second thread costs more than it saves.
-  const int64_t cost = kLanes * g.S * (g.E + g.Ev) + 1;
+  const int64_t cost = (decode && g.L < kLanes ? g.L : kLanes) * g.S * (g.E + g.Ev) + 1;
   const int64_t threads = parallel_num_threads();
   int64_t parts = 1;
   if (threads > 1 && items > 1 && items * cost >= 256 * 1024) {
@@ -407,8 +591,8 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
     if (parts > items) parts = items;
   }
   const int64_t slots = parts < threads ? parts : threads;
-  F32x16* scratch = static_cast<F32x16*>(
-      ctx.allocate_temp(per_part * static_cast<size_t>(slots) * sizeof(F32x16), 64));
+  float* scratch = static_cast<float*>(
+      ctx.allocate_temp(per_part * static_cast<size_t>(slots) * sizeof(float), 64));
   if (scratch == nullptr) {
     ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
     return;
@@ -419,8 +603,7 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   const char* md = mask == nullptr ? nullptr : static_cast<const char*>(mask->data());
   const int64_t m_elem = mask == nullptr ? 0 : static_cast<int64_t>(mask->element_size());
   float* od = out->data_as<float>();
-  const bool unit = g.q_col == 1 && g.k_col == 1 && g.v_col == 1 && g.o_col == 1;
-  auto run = [&](int64_t first, int64_t last, F32x16* buf) {
+  auto run = [&](int64_t first, int64_t last, float* buf) {
     for (int64_t w = first; w < last; ++w) {
       const int64_t bi = w / blocks;
       Item it{qd, kd, vd, md, od, (w % blocks) * kLanes};
@@ -436,10 +619,13 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
         if (mp != nullptr) mp += idx * b.m[d] * m_elem;
       }
       it.mask = mp;
-      if (unit) {
-        attend_rows(g, it, buf, buf + g.E);
+      F32x16* vbuf = reinterpret_cast<F32x16*>(buf);
+      if (decode) {
+        attend_decode(g, it, buf);
+      } else if (unit) {
+        attend_rows(g, it, vbuf, vbuf + g.E);
       } else {
-        attend_strided(g, it, buf, buf + g.E);
+        attend_strided(g, it, vbuf, vbuf + g.E);
       }
     }
   };

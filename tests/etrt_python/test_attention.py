@@ -7,6 +7,7 @@ bounds).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -123,19 +124,78 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     ),
 }
 
+# Decoding: a few queries per head take the kernel's decode path (queries one at a time, vectors
+# along the keys' head dimension and the value columns, each instruction set's own width). Key
+# counts and head sizes leave tails at 16, 8 and 4 lanes.
+DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    "decode_one_query_long_keys": lambda: (
+        Attention(),
+        qkv((2, 4, 1, 64), (2, 4, 333, 64), (2, 4, 333, 64), seed=1),
+    ),
+    # L != S under is_causal: query i sees keys 0..i (top-left), so most keys are hidden.
+    "decode_causal_tails": lambda: (
+        Attention(is_causal=True),
+        qkv((1, 3, 3, 24), (1, 3, 41, 24), (1, 3, 41, 44), seed=2),
+    ),
+    # Batch 1 has no valid key (zeros); batch 2 sees 17 of 300.
+    "decode_bool_padding_fully_masked": lambda: (
+        Attention(),
+        (
+            *qkv((3, 2, 1, 16), (3, 2, 300, 16), (3, 2, 300, 16), seed=3),
+            padding_mask(3, 300, [300, 0, 17]),
+        ),
+    ),
+    "decode_float_mask": lambda: (
+        Attention(),
+        (
+            *qkv((2, 2, 2, 36), (2, 2, 50, 36), (2, 2, 50, 8), seed=4),
+            torch.where(torch.rand(2, 1, 2, 50) > 0.3, torch.randn(2, 1, 2, 50), -torch.inf),
+        ),
+    ),
+    # Llama's decode step: 4 query heads per key head, an explicit scale.
+    "decode_gqa_scale": lambda: (
+        Attention(enable_gqa=True, scale=0.3),
+        qkv((1, 8, 1, 64), (1, 2, 130, 64), (1, 2, 130, 64), seed=5),
+    ),
+}
+CASES.update(DECODE_CASES)
+FULLY_MASKED = ("bool_mask_fully_masked", "decode_bool_padding_fully_masked")
+
+
+def strided_columns(case: str, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """The query of "strided_columns" with a column stride other than 1."""
+    if case != "strided_columns":
+        return inputs
+    q, k, v = inputs
+    return (q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v)
+
+
+@pytest.mark.parametrize("cap", ["avx2", "sse2"])
+def test_attention_matches_eager_under_each_isa_cap(
+    tool_runner: ToolRunner, tmp_path: Path, cap: str
+) -> None:
+    """Below AVX-512 every query count with contiguous columns takes the per-query path, at 8
+    (AVX2: every case) or 4 lanes (SSE2: the decode cases, whose key counts and head sizes
+    leave tails at 4 lanes too); strided columns the 16-query one. AVX-512 runs below, uncapped."""
+    capped = ToolRunner(tool_runner.exe, {**(tool_runner.env or os.environ), "ETRT_MAX_ISA": cap})
+    for case in sorted(CASES if cap == "avx2" else DECODE_CASES):
+        module, inputs = CASES[case]()
+        run = capped.run_exported(tmp_path, module, strided_columns(case, inputs))
+        print(f"{cap} {case}: max abs diff {run.max_abs_diff():.3g}")
+        assert run.max_abs_diff() <= 2e-6, case
+        if case in FULLY_MASKED:
+            assert np.all(run.got[0][1] == 0.0), case
+
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_attention_matches_eager(tool_runner: ToolRunner, tmp_path: Path, case: str) -> None:
     module, inputs = CASES[case]()
-    if case == "strided_columns":
-        q, k, v = inputs
-        inputs = (q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v)
-    run = tool_runner.run_exported(tmp_path, module, inputs)
+    run = tool_runner.run_exported(tmp_path, module, strided_columns(case, inputs))
     assert run.program.info.instruction_ops.count(SDPA) == 1
     assert "aten::_softmax" not in run.program.info.instruction_ops
     print(f"{case}: max abs diff {run.max_abs_diff():.3g}")
     assert run.max_abs_diff() <= 2e-6
-    if case == "bool_mask_fully_masked":
+    if case in FULLY_MASKED:
         assert np.all(run.got[0][1] == 0.0)
 
 
