@@ -73,12 +73,7 @@ def _next(graph: PlanGraph, value: int, ops: tuple[str, ...]) -> tuple[int, Kern
     """The one reader of a float value, when it is one of `ops`."""
     if graph.float_tensor(value) is None:
         return None
-    step = graph.only_reader(value)
-    if step is None or graph.op(step) not in ops:
-        return None
-    instr = graph.instruction(step)
-    assert isinstance(instr, KernelCall)
-    return step, instr
+    return graph.only_call_reading(value, ops)
 
 
 def _silu(graph: PlanGraph, step: int, sig: KernelCall) -> Chain | None:

@@ -114,7 +114,7 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         return None
     value, last, steps = conv.outputs[0], step, {step}
     residual: int | None = None
-    nxt = _reader(graph, value, ("aten::add.Tensor", *CLAMPS))
+    nxt = graph.only_call_reading(value, ("aten::add.Tensor", *CLAMPS))
     if nxt is not None and graph.op(nxt[0]) == "aten::add.Tensor":
         add = nxt[1]
         a, b = add.inputs[0], add.inputs[1]
@@ -129,7 +129,7 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         ):
             residual, value, last = other, add.outputs[0], nxt[0]
             steps.add(nxt[0])
-            nxt = _reader(graph, value, CLAMPS)
+            nxt = graph.only_call_reading(value, CLAMPS)
         else:
             nxt = None
     lo = hi = None
@@ -142,15 +142,6 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
     if last == step or not _inputs_unchanged(graph, conv, step, last):
         return None
     return _Chain(step, last, frozenset(steps), residual, lo, hi, value)
-
-
-def _reader(graph: PlanGraph, value: int, ops: tuple[str, ...]) -> tuple[int, KernelCall] | None:
-    step = graph.only_reader(value)
-    if step is None or graph.op(step) not in ops:
-        return None
-    instr = graph.instruction(step)
-    assert isinstance(instr, KernelCall)
-    return step, instr
 
 
 def _clamp_bounds(

@@ -60,6 +60,15 @@ class PlanGraph:
             return None
         return readers[0]
 
+    def only_call_reading(self, value: int, ops: tuple[str, ...]) -> tuple[int, KernelCall] | None:
+        """The step and kernel call that alone read `value`, when its operator is one of `ops`."""
+        step = self.only_reader(value)
+        if step is None or self.op(step) not in ops:
+            return None
+        instr = self.instruction(step)
+        assert isinstance(instr, KernelCall)
+        return step, instr
+
     def tensor(self, index: int) -> TensorValue | None:
         v = self.plan.values[index]
         return v if isinstance(v, TensorValue) else None
