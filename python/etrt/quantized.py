@@ -23,6 +23,8 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
+from .graph_edit import replace_node
+
 _LIB: Any = torch.library.Library("etrt_quant", "DEF")  # type: ignore[no-untyped-call]
 _COMMON = (
     "Tensor input, Tensor weight, Tensor weight_scale, Tensor? bias, float input_scale, "
@@ -352,12 +354,7 @@ class _Folder:
         return 1
 
     def replace(self, q: Node, target: Any, args: tuple[Any, ...]) -> None:
-        with self.graph.inserting_before(q):
-            new = self.graph.call_function(target, args)
-        new.meta["val"] = q.meta.get("val")
-        new.meta["stack_trace"] = q.meta.get("stack_trace")
-        q.replace_all_uses_with(new)
-        self.graph.erase_node(q)
+        replace_node(self.graph, q, target, args)
 
     def fold_conv(self, q: Node, conv: Node, out: _Output) -> int:
         conv_args: Any = conv.args[:9]

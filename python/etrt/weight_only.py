@@ -22,6 +22,8 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Node
 
+from .graph_edit import replace_node
+
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define(
     "weight_only_linear(Tensor input, Tensor weight, Tensor scales, Tensor? zero_points, "
@@ -337,12 +339,7 @@ class _Folder:
         return w, s, z
 
     def swap(self, old: Node, target: Any, args: tuple[Any, ...]) -> None:
-        with self.graph.inserting_before(old):
-            new = self.graph.call_function(target, args)
-        new.meta["val"] = old.meta.get("val")
-        new.meta["stack_trace"] = old.meta.get("stack_trace")
-        old.replace_all_uses_with(new)
-        self.graph.erase_node(old)
+        replace_node(self.graph, old, target, args)
 
     def fold_embedding(self, node: Node) -> None:
         """embedding(W, indices) with W dequantized (no padding_idx / scaling arguments)."""
