@@ -184,6 +184,7 @@ def verify(
     strict_headers: bool = False,
     work_dir: str | Path | None = None,
     cmake_cache: str | Path | None = None,
+    only: Sequence[str] = (),
 ) -> Report:
     """Proves that a wheel made by wheelify works for C++ consumers: installs it into a fresh
     venv under work_dir (default: a temporary directory, removed at the end) and builds
@@ -194,7 +195,8 @@ def verify(
     check is a result, not an exception. Raises WheelError for an unreadable or corrupt
     wheel, VerifyError when a tool cannot be set up. Headers that do not compile on their own
     are a note unless strict_headers or exempt_headers is given: then each header not listed must
-    compile alone and each listed one must still fail."""
+    compile alone and each listed one must still fail. `only` names the checks to run instead of
+    all (`etpkg verify --help` lists their keys; an unknown one raises VerifyError)."""
     from etpkg._internal.verify.suite import verify_wheel
 
     return verify_wheel(
@@ -205,6 +207,7 @@ def verify(
         strict_headers=strict_headers,
         work_dir=None if work_dir is None else Path(work_dir),
         cmake_cache=None if cmake_cache is None else Path(cmake_cache),
+        only=only,
     )
 
 

@@ -39,7 +39,7 @@ from etpkg._internal.verify.contracts.entry_points import ENTRY_POINT_GROUPS
 from etpkg._internal.verify.contracts.entry_points import check as check_entry_points
 from etpkg._internal.verify.report import CheckResult, Report
 from etpkg._internal.verify.runner import CheckFailed, run
-from etpkg._internal.verify.suite import Suite, read_exempt
+from etpkg._internal.verify.suite import Suite, check_selection, read_exempt
 from etpkg._internal.verify.tools import (
     CMAKE_VERSIONS,
     GENERATORS,
@@ -79,14 +79,16 @@ def verify_installed(
     cmake_versions: Sequence[str] | None = None,
     exempt_headers: Sequence[str] = (),
     strict_headers: bool = False,
+    only: Sequence[str] = (),
 ) -> Report:
-    """Runs etpkg verify's consumer checks on an installed workspace; a failed check is a
-    result (report.failures), not an exception. The headers check is strict when
-    strict_headers or exempt_headers is given (as `etpkg verify`)."""
+    """Runs etpkg verify's consumer checks on an installed workspace (or those `only` names, as
+    `etpkg verify --only`); a failed check is a result (report.failures), not an exception. The
+    headers check is strict when strict_headers or exempt_headers is given (as `etpkg
+    verify`)."""
     suite = Suite(
         ws,
         versions=tuple(cmake_versions or CMAKE_VERSIONS),
         exempt_headers=tuple(exempt_headers),
         strict_headers=strict_headers or bool(exempt_headers),
     )
-    return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
+    return Report(ws.sdk, tuple(suite.run_all(quick=quick, only=check_selection(only))))

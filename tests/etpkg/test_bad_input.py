@@ -160,6 +160,17 @@ def test_verify_of_a_missing_wheel_or_exempt_file(tmp_path: Path) -> None:
     assert "cannot read" in one_error_line(proc) and "missing.txt" in proc.stderr
 
 
+def test_verify_refuses_an_unknown_check_before_installing(
+    toysdk_wheel_for_consumers: Path, tmp_path: Path
+) -> None:
+    proc = run_etpkg(
+        "verify", toysdk_wheel_for_consumers, "--work", tmp_path / "w", "--only", "headers,header"
+    )
+    line = one_error_line(proc)
+    assert "unknown check 'header'" in line and "sbom, install-prefix, entry-points" in line, line
+    assert not (tmp_path / "w").exists()
+
+
 # --------------------------------------------------------------------- tools and error types
 
 

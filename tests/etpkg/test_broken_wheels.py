@@ -271,14 +271,16 @@ def test_verify_cli_is_strict_with_an_exempt_file_or_strict_headers(
     package_wheel: Callable[[str], Path], tmp_path: Path
 ) -> None:
     """An exempt file, even an empty one (etrt's), opts into self-contained headers, as does
-    --strict-headers; without either the same wheel passes (the lenient test above)."""
+    --strict-headers; without either the same wheel passes (the lenient test above). Only the
+    headers check runs (`--only`): the report holds it alone."""
     wheel = broken_wheel(package_wheel("toysdk"), tmp_path / "dist", CASES["headers"])
     empty = tmp_path / "exempt.txt"
     empty.write_text("# none\n")
     for flags in (["--exempt-headers", empty], ["--strict-headers"]):
         proc = run_etpkg(
-            "verify", wheel, "--quick", "--work", tmp_path / "w", "--cmake-cache", CMAKE_CACHE,
-            *flags,
-        )
+            "verify", wheel, "--quick", "--only", "headers", "--work", tmp_path / "w",
+            "--cmake-cache", CMAKE_CACHE, *flags,
+        )  # fmt: skip
         assert proc.returncode == 1, proc.stdout
         assert "FAIL  headers" in proc.stdout and "['toysdk/core.h']" in proc.stdout, proc.stdout
+        assert "0/1 checks passed for toysdk" in proc.stdout, proc.stdout

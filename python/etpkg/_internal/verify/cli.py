@@ -1,4 +1,5 @@
-"""`etpkg verify WHEEL [--quick] [--cmake V]... [--exempt-headers FILE] [--strict-headers]`."""
+"""`etpkg verify WHEEL [--quick] [--cmake V]... [--only CHECK]... [--exempt-headers FILE]
+[--strict-headers]`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from etpkg._internal.progress import Progress, add_quiet_flag
-from etpkg._internal.verify.suite import read_exempt, verify_wheel
+from etpkg._internal.verify.suite import CHECK_KEYS, read_exempt, verify_wheel
 from etpkg._internal.verify.tools import CMAKE_VERSIONS, MODERN
 
 DESCRIPTION = "Prove that an SDK wheel made by etpkg works for C++ consumers."
@@ -29,6 +30,14 @@ def add_verify_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
         action="append",
         metavar="VERSION",
         help=f"CMake versions from PyPI (repeatable; default {' '.join(CMAKE_VERSIONS)})",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="run only these checks (repeatable or comma-separated), e.g. to run again the one "
+        f"that failed: {', '.join(CHECK_KEYS)}",
     )
     p.add_argument(
         "--exempt-headers",
@@ -85,6 +94,7 @@ def verify_command(args: argparse.Namespace) -> int:
             cmake_cache=args.cmake_cache,
             progress=progress.step,
             find_links=args.find_links,
+            only=args.only,
         )
     finally:
         progress.done()

@@ -52,6 +52,40 @@ log = logging.getLogger(__name__)
 
 SBOM_CHECK = "SBOM (every file with its SHA-256)"
 
+# The checks' keys, in the order they run: `etpkg verify --only KEY` runs those it names (a
+# key that recurs, targets or variables, selects each of its CMake versions and generators).
+CHECK_KEYS = (
+    "sbom",
+    "install-prefix",
+    "entry-points",
+    "versions",
+    "depends",
+    "unknown-component",
+    "targets",
+    "shadow-control",
+    "each-component",
+    "package-target",
+    "files",
+    "headers",
+    "variables",
+    "good-citizen",
+    "pkg-config",
+    "relocation",
+    "no-python",
+)
+
+
+def check_selection(only: Sequence[str]) -> frozenset[str]:
+    """The keys of `only` (each may hold several, comma-separated), every one checked; none:
+    every check."""
+    keys = [k.strip() for item in only for k in item.split(",") if k.strip()]
+    unknown = [k for k in keys if k not in CHECK_KEYS]
+    if unknown:
+        raise VerifyError(
+            f"unknown check {', '.join(map(repr, unknown))}: the checks are {', '.join(CHECK_KEYS)}"
+        )
+    return frozenset(keys or CHECK_KEYS)
+
 
 @dataclass
 class Suite:
@@ -194,7 +228,10 @@ class Suite:
     def check_prefix_cli(self) -> str:
         return entry_points.check_prefix_cli(self.ws)
 
-    def run_all(self, *, quick: bool = False) -> list[CheckResult]:
+    def run_all(
+        self, *, quick: bool = False, only: frozenset[str] = frozenset(CHECK_KEYS)
+    ) -> list[CheckResult]:
+        """Every check, or those whose keys (CHECK_KEYS) are in `only`."""
         matrix = (
             [(MODERN[0] if MODERN[0] in self.versions else self.versions[-1], MODERN[1])]
             if quick
@@ -202,35 +239,58 @@ class Suite:
         )
         if quick:
             self.versions, self.generators = (matrix[0][0],), (matrix[0][1],)
-        plan: list[tuple[str, Callable[[], str]]] = []
-        plan.append((SBOM_CHECK, self.check_sbom))
-        plan.append(("install: python -m <pkg> --cmake-prefix-path", self.check_prefix_cli))
-        plan.append((
-            "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
-            self.check_entry_points,
-        ))
-        plan.append(("versions", self.check_versions))
+        plan: list[tuple[str, str, Callable[[], str]]] = [
+            ("sbom", SBOM_CHECK, self.check_sbom),
+            (
+                "install-prefix",
+                "install: python -m <pkg> --cmake-prefix-path",
+                self.check_prefix_cli,
+            ),
+            (
+                "entry-points",
+                "discovery entry points (cmake.root, cmake.prefix, pkg_config)",
+                self.check_entry_points,
+            ),
+            ("versions", "versions", self.check_versions),
+        ]
         if self.ws.sdk.wheel_requires:
-            plan.append(("SDK wheels depended on", self.check_depends))
-        plan.append(("unknown component", self.check_unknown_component))
+            plan.append(("depends", "SDK wheels depended on", self.check_depends))
+        plan.append(("unknown-component", "unknown component", self.check_unknown_component))
         for version, gen in matrix:
-            plan.append((f"targets {version} {gen}", partial(self.check_targets, version, gen)))
-        plan.append(("shadow control (DT_RPATH)", self.check_shadow_control))
-        plan.append(("each component alone", self.check_each_component_alone))
-        plan.append(("package-wide target", self.check_package_target))
-        plan.append(("executables and data", self.check_files))
-        plan.append(("headers", self.check_headers))
+            plan.append(
+                ("targets", f"targets {version} {gen}", partial(self.check_targets, version, gen))
+            )
+        plan += [
+            ("shadow-control", "shadow control (DT_RPATH)", self.check_shadow_control),
+            ("each-component", "each component alone", self.check_each_component_alone),
+            ("package-target", "package-wide target", self.check_package_target),
+            ("files", "executables and data", self.check_files),
+            ("headers", "headers", self.check_headers),
+        ]
         for version in [v for v in OLD_CMAKE_VERSIONS if v in self.versions] or (
             [] if quick else [self.versions[0]]
         ):
-            plan.append((f"variables {version}", partial(self.check_variables, version)))
-        plan.append(("good citizen", self.check_good_citizen))
-        plan.append(("pkg-config", self.check_pkg_config))
-        plan.append(("relocation (wheel uninstalled)", self.check_relocation))
-        plan.append(("no python while configuring", self.check_no_python))
-        for done, (name, fn) in enumerate(plan):
+            plan.append(
+                ("variables", f"variables {version}", partial(self.check_variables, version))
+            )
+        plan += [
+            ("good-citizen", "good citizen", self.check_good_citizen),
+            ("pkg-config", "pkg-config", self.check_pkg_config),
+            ("relocation", "relocation (wheel uninstalled)", self.check_relocation),
+            ("no-python", "no python while configuring", self.check_no_python),
+        ]
+        assert {key for key, _, _ in plan} <= set(CHECK_KEYS)
+        selected = [(name, fn) for key, name, fn in plan if key in only]
+        if not selected:
+            raise VerifyError(
+                f"--only {','.join(sorted(only))}: no such check applies to "
+                f"{self.sdk.name} {self.sdk.wheel_version} with these CMake versions "
+                "(depends needs a wheel that requires other SDK wheels; variables, with --quick, "
+                "a CMake version older than 3.27)"
+            )
+        for done, (name, fn) in enumerate(selected):
             if self.progress is not None:
-                self.progress(name, done, len(plan))
+                self.progress(name, done, len(selected))
             self.record(name, fn)
         return self.results
 
@@ -246,10 +306,13 @@ def verify_wheel(
     cmake_cache: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     find_links: Sequence[Path] = (),
+    only: Sequence[str] = (),
 ) -> Report:
     """work_dir None: a temporary directory, removed at the end (the caller's directory is never
     written); cmake_cache None: the user cache (cache.cmake_cache_dir()). The headers check is
-    strict when strict_headers or an exempt list is given."""
+    strict when strict_headers or an exempt list is given. `only`: check keys (CHECK_KEYS) to
+    run instead of all; an unknown one is refused before anything is installed."""
+    selection = check_selection(only)
     with contextlib.ExitStack() as stack:
         if work_dir is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="etpkg-verify-"))
@@ -262,7 +325,7 @@ def verify_wheel(
             strict_headers=strict_headers or bool(exempt_headers),
             progress=progress,
         )
-        return Report(ws.sdk, tuple(suite.run_all(quick=quick)))
+        return Report(ws.sdk, tuple(suite.run_all(quick=quick, only=selection)))
 
 
 def read_exempt(path: Path | None) -> tuple[str, ...]:
