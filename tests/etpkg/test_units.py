@@ -444,3 +444,25 @@ def test_import_names_and_languages_are_checked() -> None:
     wrong.languages = ["Fortran"]
     with pytest.raises(LayoutError, match=r"languages \['Fortran'\]"):
         _languages(wrong, Recipe(), "component f")
+
+
+def test_verify_only_selects_checks_by_key_and_refuses_an_empty_plan() -> None:
+    from types import SimpleNamespace
+
+    from etpkg import VerifyError
+    from etpkg._internal.verify.suite import CHECK_KEYS, Suite, check_selection
+
+    assert check_selection([]) == frozenset(CHECK_KEYS)
+    assert check_selection(["targets,headers", "sbom"]) == {"targets", "headers", "sbom"}
+    with pytest.raises(VerifyError, match="unknown check 'pkgconfig': the checks are sbom, "):
+        check_selection(["pkgconfig"])
+    # A wheel that requires no other SDK wheel plans no `depends` check: nothing would run.
+    sdk = SimpleNamespace(name="toysdk", wheel_version="0.3.1", wheel_requires=())
+    suite = Suite(SimpleNamespace(sdk=sdk))  # type: ignore[arg-type]
+    ran: list[str] = []
+    suite.record = lambda name, fn: ran.append(name)  # type: ignore[assignment,method-assign,misc,return-value]
+    with pytest.raises(VerifyError, match="--only depends: no such check applies to toysdk"):
+        suite.run_all(only=check_selection(["depends"]))
+    assert ran == []
+    suite.run_all(quick=True, only=check_selection(["headers,versions"]))
+    assert ran == ["versions", "headers"]  # in the suite's order, not the selection's
