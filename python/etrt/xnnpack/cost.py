@@ -53,6 +53,13 @@ WINOGRAD_MIN_CHANNELS = 16
 WINOGRAD_SPLIT_MIN_PAIRS = 128 * 256
 
 
+# PT2E int8 (etrt_quant::conv2d and ::add): Debian's XNNPACK has no VNNI kernels (its best x86
+# qs8 GEMMs multiply-add pairs with vpmaddwd), and it measured slower than etrt's int8 kernels
+# on every MobileNetV2 layer, at etrt's AVX-512 VNNI and capped to AVX2 alike
+# (docs/quantization.md): the cost rule leaves them to etrt; backend="xnnpack-all" takes them.
+QS8_DELEGATE = False
+
+
 def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
     """Whether etrt's kernels run this convolution as Winograd and enough faster than XNNPACK
     to keep it out of a partition."""
@@ -78,6 +85,8 @@ def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
 
 def may_delegate(view: PlanView, m: Match) -> bool:
     """False for nodes XNNPACK runs so much slower that they must stay out of any partition."""
+    if m.quant:
+        return QS8_DELEGATE
     if isinstance(m.node.body, FullyConnected):
         shape = fc_rows_and_depth(view, m.node.body)
         return shape is not None and shape[0] > 1
@@ -89,6 +98,8 @@ def may_delegate(view: PlanView, m: Match) -> bool:
 def worth_delegating(view: PlanView, m: Match) -> bool:
     """True if XNNPACK runs this node faster than etrt's kernels on this machine class."""
     body = m.node.body
+    if m.quant:
+        return QS8_DELEGATE and isinstance(body, Conv2d)
     if isinstance(body, Conv2d | MaxPool2d | AvgPool2d):
         return True
     if isinstance(body, FullyConnected):
