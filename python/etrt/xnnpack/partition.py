@@ -229,7 +229,9 @@ def _quant_agrees(group: list[Partition], m: Match) -> bool:
         for v in p.layout:
             if seen.setdefault(v, p.quant.get(v)) != p.quant.get(v):
                 return False
-    return all(seen.get(v, m.quant.get(v)) == m.quant.get(v) for v in (*m.node.activations, m.node.output))
+    return all(
+        seen.get(v, m.quant.get(v)) == m.quant.get(v) for v in (*m.node.activations, m.node.output)
+    )
 
 
 def _wanted_by_readers(view: PlanView, value: int, cost_rule: bool, depth: int = 0) -> Layout:
