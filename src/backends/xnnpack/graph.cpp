@@ -206,6 +206,11 @@ class Checker {
       case fb::NodeUnion::GlobalAvgPool2d: {
         const fb::GlobalAvgPool2d& n = *node.node_as_GlobalAvgPool2d();
         if (is(n.input(), fb::DataType::Float32)) return float_only({n.output()});
+        // The 2024 API clamps a mean through a float32 value of its own: none for int8.
+        if (node.output_min() != -std::numeric_limits<float>::infinity() ||
+            node.output_max() != std::numeric_limits<float>::infinity()) {
+          return invalid(where_ + ": int8 global average pooling takes no output bounds");
+        }
         return qint8_only({n.input(), n.output()});
       }
       case fb::NodeUnion::FullyConnected: {
