@@ -462,7 +462,7 @@ def _real_bound(q: int, params: QuantParams, edge: int) -> float:
     return float(np.float32(q - params.zero_point) * np.float32(params.scale))
 
 
-def _int8_bounds(view: PlanView, lo: int, hi: int, out: QuantParams) -> tuple[float, float] | None:
+def _int8_bounds(lo: int, hi: int, out: QuantParams) -> tuple[float, float] | None:
     """A folded clamp's int8 range [lo, hi] as the node's real output bounds: XNNPACK turns them
     back into integers with lrintf(bound / scale + zero_point); None where that would not give
     [lo, hi] back (or an empty range, which XNNPACK refuses)."""
@@ -528,7 +528,7 @@ def _quant_conv2d(view: PlanView, instr: KernelCall) -> Match | None:
     requant = np.float32(xin.scale) * scales / np.float32(xout.scale)
     if np.any(requant < QS8_CONV_SCALE[0]) or np.any(requant >= QS8_CONV_SCALE[1]):
         return None
-    bounds = _int8_bounds(view, lo, hi, xout)
+    bounds = _int8_bounds(lo, hi, xout)
     if bounds is None:
         return None
     b: Const | None = None
@@ -580,7 +580,7 @@ def _quant_add(view: PlanView, instr: KernelCall) -> Match | None:
         ratio = np.float32(q.scale) / np.float32(qo.scale)
         if not QS8_ADD_SCALE[0] <= ratio < QS8_ADD_SCALE[1]:
             return None
-    bounds = _int8_bounds(view, lo, hi, qo)
+    bounds = _int8_bounds(lo, hi, qo)
     if bounds is None:
         return None
     node = XNode(Binary(BinaryOp.ADD, a, b, out), bounds[0], bounds[1])
