@@ -88,12 +88,14 @@ void gather(const Tensor& t, T* dst, bool to_nhwc) {
   if (to_nhwc) {
     const int64_t n = t.size(0), c = t.size(1), h = t.size(2), w = t.size(3);
     const int64_t sn = t.stride(0), sc = t.stride(1), sh = t.stride(2), sw = t.stride(3);
-    if (std::is_same<T, float>::value && c == 3 && sw == 1 && sh == w && sc == h * w) {  // contiguous planes
-      for (int64_t in = 0; in < n; ++in, dst += 3 * h * w) {
-        const float* p = reinterpret_cast<const float*>(src + in * sn);
-        interleave3(p, p + sc, p + 2 * sc, h * w, reinterpret_cast<float*>(dst));
+    if constexpr (std::is_same<T, float>::value) {
+      if (c == 3 && sw == 1 && sh == w && sc == h * w) {  // contiguous planes
+        for (int64_t in = 0; in < n; ++in, dst += 3 * h * w) {
+          const float* p = src + in * sn;
+          interleave3(p, p + sc, p + 2 * sc, h * w, dst);
+        }
+        return;
       }
-      return;
     }
     for (int64_t in = 0; in < n; ++in) {
       for (int64_t ih = 0; ih < h; ++ih) {
