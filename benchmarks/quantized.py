@@ -12,7 +12,11 @@ etrt runs in this process through the Python binding (the installed wheel, or
 ETRT_LIBRARY_DIR). The contenders are measured in turn `--rounds` times and each figure is the
 median of its rounds' medians, so all see the same load: compare figures within one run. CPU
 time is printed beside wall time: on a shared machine it is the steadier of the two.
-ETRT_INT8_ISA=portable times the portable int8 kernels instead of AVX-512 VNNI.
+ETRT_INT8_ISA=portable times the portable int8 kernels instead of AVX-512 VNNI; ETRT_MAX_ISA=avx2
+caps etrt's kernels as on a CPU without AVX-512 (XNNPACK picks its own: preload
+tools/xnnpack/avx2_cap.c to cap it too). `--xnnpack` adds the int8 program exported with
+backend="xnnpack" (the cost rule: the int8 layers XNNPACK runs faster on this machine, as
+ETRT_MAX_ISA sees it) and with "xnnpack-all" (every int8 convolution and addition it can run).
 
 Targets (issue 27, one thread): int8 at most 0.5x etrt float32, and no slower than ONNX Runtime's
 QDQ model.
@@ -125,6 +129,7 @@ def main() -> int:
     parser.add_argument("--models", nargs="+", default=["resnet18", "mobilenet_v2", "bert"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--xnnpack", action="store_true", help="also int8 delegated to XNNPACK")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     if os.environ.get("ETRT_NUM_THREADS") != "1":
@@ -143,6 +148,13 @@ def main() -> int:
                 "etrt int8": lambda m=q_mod, a=xn: m.forward(*a),  # type: ignore[misc]
                 "etrt float32": lambda m=f_mod, a=xn: m.forward(*a),  # type: ignore[misc]
             }
+            for backend in ("xnnpack", "xnnpack-all") if args.xnnpack else ():
+                x_prog = etrt.export(converted, inputs, backend=backend)
+                ops = x_prog.info.instruction_ops
+                calls, left = ops.count("delegate:XnnpackBackend"), ops.count("etrt_quant::conv2d")
+                print(f"{name}: int8 {backend}: {calls} delegate calls, {left} int8 convs left")
+                x_mod = etrt.load(x_prog.save(work / f"{name}.int8-{backend}.etrt"))
+                contenders[f"etrt int8 {backend}"] = lambda m=x_mod, a=xn: m.forward(*a)  # type: ignore[misc]
             ort_run = _ort_session(model, inputs, work)
             if isinstance(ort_run, str):
                 print(f"{name}: ONNX Runtime left out: {ort_run}")

@@ -7,11 +7,13 @@ start from every one."""
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import replace
 from typing import Any
 
 import etrt
 import flatbuffers
+import numpy as np
 import runtime_programs as rp
 import torch
 from etrt import ir
@@ -508,11 +510,121 @@ def blob_cases() -> dict[str, bytes]:
             [((2**36,), INPUT, 0)] + [((2**36,), INTERNAL, 0)] * 4 + [((2**36,), OUTPUT, 0)],
             [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)],
         ),
+        **qs8_cases(),
     }
 
 
 def valid_blob() -> bytes:
     return blob(IO, [(0, 1)])
+
+
+# An int8 (qs8) 1x1 convolution as the int8 delegate writes it: QInt8 input and output, a QCInt8
+# filter with one scale per output channel, a QCInt32 bias whose scales are input scale x
+# filter scale. Each case below breaks one of its quantization fields.
+_QS8_BIAS_SCALES = [float(np.float32(0.5) * np.float32(s)) for s in (0.1, 0.2)]
+QS8_VALUES: list[dict[str, Any]] = [
+    {"dims": (1, 4, 4, 2), "kind": INPUT, "datatype": 1, "scale": 0.5, "zero_point": 1},
+    {"dims": (2, 1, 1, 2), "kind": 1, "datatype": 2, "channel_scales": [0.1, 0.2], "offset": 0,
+     "data": np.array([1, -2, 3, -4], dtype=np.int8).tobytes()},
+    {"dims": (2,), "kind": 1, "datatype": 3, "channel_scales": _QS8_BIAS_SCALES, "offset": 64,
+     "data": np.array([10, -20], dtype="<i4").tobytes()},
+    {"dims": (1, 4, 4, 2), "kind": OUTPUT, "datatype": 1, "scale": 0.25, "zero_point": -3},
+]  # fmt: skip
+
+
+def qs8_blob(changes: dict[int, dict[str, Any]] | None = None) -> bytes:
+    """QS8_VALUES (value index -> fields replaced by `changes`) and one Conv2d node, with the
+    data area after the FlatBuffer at a 64-byte boundary."""
+    values = [{**v, **(changes or {}).get(i, {})} for i, v in enumerate(QS8_VALUES)]
+    data = bytearray(128)
+    for v in values:
+        if "data" in v:
+            data[v["offset"] : v["offset"] + len(v["data"])] = v["data"]
+    del data[128:]  # a constant placed past the end stays past it
+
+    def flatbuffer(data_offset: int) -> bytes:
+        b = flatbuffers.Builder(512)
+        offsets = []
+        for v in values:
+            b.StartVector(8, len(v["dims"]), 8)
+            for d in reversed(v["dims"]):
+                b.PrependUint64(d)
+            dims = b.EndVector()
+            scales = None
+            if "channel_scales" in v:
+                scales = b.CreateNumpyVector(np.asarray(v["channel_scales"], dtype=np.float32))
+            xfb.XValueStart(b)
+            xfb.XValueAddDims(b, dims)
+            xfb.XValueAddKind(b, v["kind"])
+            xfb.XValueAddDatatype(b, v["datatype"])
+            if "scale" in v:
+                xfb.XValueAddScale(b, v["scale"])
+                xfb.XValueAddZeroPoint(b, v["zero_point"])
+            if scales is not None:
+                xfb.XValueAddChannelScales(b, scales)
+                xfb.XValueAddChannelDim(b, v.get("channel_dim", 0))
+            xfb.XValueAddDataOffset(b, v.get("offset", 0))
+            offsets.append(xfb.XValueEnd(b))
+        xfb.Conv2dStart(b)
+        for add in (xfb.Conv2dAddKernelH, xfb.Conv2dAddKernelW, xfb.Conv2dAddStrideH,
+                    xfb.Conv2dAddStrideW, xfb.Conv2dAddDilationH, xfb.Conv2dAddDilationW,
+                    xfb.Conv2dAddGroups):  # fmt: skip
+            add(b, 1)
+        xfb.Conv2dAddGroupInputChannels(b, 2)
+        xfb.Conv2dAddGroupOutputChannels(b, 2)
+        xfb.Conv2dAddInput(b, 0)
+        xfb.Conv2dAddFilter(b, 1)
+        xfb.Conv2dAddBias(b, 2)
+        xfb.Conv2dAddOutput(b, 3)
+        conv = xfb.Conv2dEnd(b)
+        xfb.NodeStart(b)
+        xfb.NodeAddNodeType(b, xfb.NodeUnion.Conv2d)
+        xfb.NodeAddNode(b, conv)
+        xfb.NodeAddOutputMin(b, -math.inf)
+        xfb.NodeAddOutputMax(b, math.inf)
+        node = xfb.NodeEnd(b)
+        xfb.GraphStartValuesVector(b, len(offsets))
+        for o in reversed(offsets):
+            b.PrependUOffsetTRelative(o)
+        values_vec = b.EndVector()
+        xfb.GraphStartNodesVector(b, 1)
+        b.PrependUOffsetTRelative(node)
+        nodes_vec = b.EndVector()
+        xfb.GraphStart(b)
+        xfb.GraphAddVersion(b, 1)
+        xfb.GraphAddValues(b, values_vec)
+        xfb.GraphAddNodes(b, nodes_vec)
+        xfb.GraphAddNumInputs(b, 1)
+        xfb.GraphAddNumOutputs(b, 1)
+        xfb.GraphAddDataOffset(b, data_offset)
+        xfb.GraphAddDataSize(b, len(data))
+        b.Finish(xfb.GraphEnd(b), file_identifier=b"EXNN")
+        return bytes(b.Output())
+
+    offset = 64
+    while (needed := -(-len(flatbuffer(offset)) // 64) * 64) != offset:
+        offset = needed
+    head = flatbuffer(offset)
+    return head + bytes(offset - len(head)) + bytes(data)
+
+
+def qs8_cases() -> dict[str, bytes]:
+    return {
+        "qint8_scale_zero": qs8_blob({0: {"scale": 0.0}}),
+        "qint8_scale_nan": qs8_blob({3: {"scale": math.nan}}),
+        "qint8_zero_point_out_of_range": qs8_blob({0: {"zero_point": 200}}),
+        "qint8_constant": qs8_blob({1: {"datatype": 1, "scale": 0.1, "zero_point": 0}}),
+        "unknown_datatype": qs8_blob({0: {"datatype": 9}}),
+        "channel_scales_short": qs8_blob({1: {"channel_scales": [0.1]}}),
+        "channel_scale_infinite": qs8_blob({1: {"channel_scales": [math.inf, 0.2]}}),
+        "channel_dim_out_of_range": qs8_blob({1: {"channel_dim": 7}}),
+        "bias_scale_mismatch": qs8_blob({2: {"channel_scales": [_QS8_BIAS_SCALES[0], 0.3]}}),
+        "int8_filter_on_float_input": qs8_blob({0: {"datatype": 0}}),
+        "int8_output_of_float_conv": qs8_blob(
+            {0: {"datatype": 0}, 1: {"datatype": 0, "data": bytes(16)}, 2: {"datatype": 0}}
+        ),
+        "int8_constant_outside_data": qs8_blob({2: {"offset": 124}}),
+    }
 
 
 _BAD_BLOB = "init: InvalidProgram: XNNPACK blob: "
@@ -525,6 +637,21 @@ EXPECTED_BLOB = {
     " bytes (values, packed weights, indirection and scratch), more than the 67108864 bytes its"
     " method's memory budget leaves",
     "workspace_beyond_format_cap": _BAD_BLOB + "the values need more than 1099511627776 bytes",
+    "qint8_scale_zero": _BAD_BLOB + "value 0: QInt8 scale must be finite, normal and positive",
+    "qint8_scale_nan": _BAD_BLOB + "value 3: QInt8 scale must be finite, normal and positive",
+    "qint8_zero_point_out_of_range": _BAD_BLOB + "value 0: QInt8 zero point outside [-128, 127]",
+    "qint8_constant": _BAD_BLOB + "value 1: QInt8 values cannot be constants",
+    "unknown_datatype": _BAD_BLOB + "value 0 has an unknown datatype",
+    "channel_scales_short": _BAD_BLOB
+    + "value 1: needs one channel scale per channel of dimension 0",
+    "channel_scale_infinite": _BAD_BLOB
+    + "value 1: channel scale 0 must be finite, normal and positive",
+    "channel_dim_out_of_range": _BAD_BLOB + "value 1: channel_dim out of range",
+    "bias_scale_mismatch": _BAD_BLOB
+    + "node 0: bias scale of channel 1 is not input scale x filter scale",
+    "int8_filter_on_float_input": _BAD_BLOB + "node 0: value 1 must be float32 for this node",
+    "int8_output_of_float_conv": _BAD_BLOB + "node 0: value 3 must be float32 for this node",
+    "int8_constant_outside_data": _BAD_BLOB + "value 2: constant data lies outside the data area",
 }
 
 

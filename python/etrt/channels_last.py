@@ -205,7 +205,7 @@ def _write_nhwc_then_copy(plan: ExecutionPlan, step: int, nhwc: set[int]) -> tup
 
 
 def _delegate_wrote_nhwc(graph: PlanGraph, v: int) -> bool:
-    t = graph.float_tensor(v, 4)
+    t = graph.tensor(v)  # float32, or int8 from an int8 partition
     return t is not None and t.storage == StorageKind.PLANNED and t.dim_order == NHWC
 
 

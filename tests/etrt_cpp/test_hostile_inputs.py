@@ -48,10 +48,12 @@ def test_hostile_programs_fail_with_one_clear_error(fuzzers: Fuzzers, tmp_path: 
 def test_hostile_blobs_fail_with_one_clear_error(fuzzers: Fuzzers, tmp_path: Path) -> None:
     cases = hc.blob_cases()
     assert set(cases) == set(hc.EXPECTED_BLOB)
-    out = replay(fuzzers, "xnnpack", tmp_path, {"valid": hc.valid_blob(), **cases})
+    valid = {"valid": hc.valid_blob(), "valid_qs8": hc.qs8_blob()}
+    out = replay(fuzzers, "xnnpack", tmp_path, {**valid, **cases})
     # libFuzzer may run an input twice (to tell a leak from lazy initialisation).
-    assert out["valid"][:3] == ["init: ok", "execute: ok", "execute: ok"], out["valid"]
-    assert set(out["valid"]) == {"init: ok", "execute: ok"}, out["valid"]
+    for name in valid:
+        assert out[name][:3] == ["init: ok", "execute: ok", "execute: ok"], out[name]
+        assert set(out[name]) == {"init: ok", "execute: ok"}, out[name]
     assert_refused(out, hc.EXPECTED_BLOB)
 
 

@@ -18,6 +18,7 @@ import torch
 from etrt.exporter import _decomposition_table
 from etrt.quantization import QuantizeError
 from etrt.quantized import DEQUANTIZE, fold_quantized
+from etrt.xnnpack import cost
 from torch import nn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -359,3 +360,113 @@ def bert_int8_error(got: torch.Tensor, want: torch.Tensor) -> float:
     """The mean absolute error as a fraction of the outputs' mean magnitude."""
     assert got.shape == want.shape
     return float((got - want).abs().mean() / want.abs().mean())
+
+
+class ResidualOutputs(nn.Module):
+    """A stem, MobileNetV2's inverted residual (1x1 expand, depthwise 3x3, 1x1 project with
+    batch norm, ReLU6 on the first two) added back to the stem's output, and a strided conv.
+    The stem's output and a depthwise convolution of the input are outputs too: each is one int8
+    layer from the quantized input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def unit(conv: nn.Conv2d, act: nn.Module | None) -> nn.Sequential:
+            layers = [conv, nn.BatchNorm2d(conv.out_channels)]
+            return nn.Sequential(*layers, act) if act is not None else nn.Sequential(*layers)
+
+        self.stem = unit(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU())
+        self.side = nn.Conv2d(3, 3, 3, padding=1, groups=3)
+        self.residual = nn.Sequential(
+            unit(nn.Conv2d(16, 48, 1), nn.ReLU6()),
+            unit(nn.Conv2d(48, 48, 3, padding=1, groups=48), nn.ReLU6()),
+            unit(nn.Conv2d(48, 16, 1), None),
+        )
+        self.head = nn.Conv2d(16, 8, 3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = self.stem(x)
+        return y, self.side(x), self.head(self.residual(y) + y)
+
+
+def _residual_input(seed: int) -> torch.Tensor:
+    return torch.randn(1, 3, 12, 12, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.fixture(scope="module")
+def residual() -> nn.Module:
+    torch.manual_seed(0)
+    model = ResidualOutputs().eval()
+    for m in model.modules():  # live batch norm statistics, as a trained model has
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    calibration = [(_residual_input(100 + i),) for i in range(4)]
+    return etrt.quantize(model, (_residual_input(0),), calibration=calibration)
+
+
+def _output_scales(module: nn.Module) -> list[float]:
+    graph: Any = module.graph
+    outs = graph.output_node().args[0]
+    assert all(out.target == DEQUANTIZE for out in outs)
+    return [float(out.args[1]) for out in outs]
+
+
+def test_xnnpack_delegate_runs_int8_convolutions_and_additions(
+    inprocess_runtime: Path, residual: nn.Module, tmp_path: Path
+) -> None:
+    """backend="xnnpack-all": every int8 convolution (depthwise too) and the residual addition
+    run in delegate calls on qs8 values (two: the side convolution shares only the input).
+    XNNPACK adds the bias as an int32 quantized to input_scale * weight_scale[c] and requantizes
+    once, where the reference adds the float bias after scaling (and its addition rounds its own
+    way): each layer's integers may differ from etrt's kernels (equal to the reference's) by
+    1 LSB; the outputs one layer from the input must be within 1 LSB, the last, four layers
+    deep, within 2."""
+    x0 = _residual_input(0)
+    program = etrt.export(residual, (x0,), backend="xnnpack-all")
+    ops = program.info.instruction_ops
+    assert ops.count("delegate:XnnpackBackend") == 2, ops
+    assert not {"etrt_quant::conv2d", "etrt_quant::add"} & set(ops), ops
+    delegated = etrt.load(program.save(tmp_path / "xnn.etrt"))
+    kernels = etrt.load(etrt.export(residual, (x0,)).save(tmp_path / "int8.etrt"))
+    lsbs = _output_scales(residual)
+    flips = 0
+    for seed in range(3):
+        x = _residual_input(seed)
+        got = [torch.from_numpy(np.asarray(t)) for t in delegated.forward(x.numpy())]
+        own = [torch.from_numpy(np.asarray(t)) for t in kernels.forward(x.numpy())]
+        want = residual(x)
+        for i, (g, o, w, lsb) in enumerate(zip(got, own, want, lsbs, strict=True)):
+            limit = (1 if i < 2 else 2) * lsb * (1 + 1e-5)
+            assert (g - o).abs().max().item() <= limit, (seed, i)
+            assert (g - w).abs().max().item() <= limit + (o - w).abs().max().item(), (seed, i)
+            assert (g == o).float().mean().item() >= 0.9, (seed, i)
+            flips += int((g != o).sum().item())
+    assert flips > 0  # the two requantizations do differ: the delegate really ran these layers
+
+
+def test_cost_rule_delegates_the_int8_layers_xnnpack_runs_faster(
+    inprocess_runtime: Path, residual: nn.Module, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """backend="xnnpack" (docs/quantization.md's per-layer measurement): where etrt's int8
+    kernels have AVX-512 VNNI, only depthwise layers of 576 channels or more at 7x7 go to
+    XNNPACK, so none of this net's; without VNNI every non-depthwise convolution does, and
+    depthwise ones of fewer than 384 channels stay with etrt. ETRT_MAX_ISA tells the rule which
+    machine the program is for. The split program hands int8 values between the delegate and
+    etrt's kernels channels-last both ways."""
+    x = _residual_input(0)
+    for vnni, calls, convs in ((True, 0, 6), (False, 2, 2)):
+        monkeypatch.setattr(cost, "int8_vnni", lambda v=vnni: v)
+        program = etrt.export(residual, (x,), backend="xnnpack")
+        ops = program.info.instruction_ops
+        assert ops.count("delegate:XnnpackBackend") == calls, (vnni, ops)
+        assert ops.count("etrt_quant::conv2d") == convs, (vnni, ops)
+    assert "etrt_quant::add" not in ops  # it joins the project convolution's partition
+    split = etrt.load(program.save(tmp_path / "split.etrt")).forward(x.numpy())
+    own = etrt.load(etrt.export(residual, (x,)).save(tmp_path / "own.etrt")).forward(x.numpy())
+    for i, (g, o, lsb) in enumerate(zip(split, own, _output_scales(residual), strict=True)):
+        diff = np.abs(np.asarray(g) - np.asarray(o)).max()
+        assert diff <= (1 if i < 2 else 2) * lsb * (1 + 1e-5), (i, diff / lsb)
+    monkeypatch.undo()
+    monkeypatch.setenv("ETRT_MAX_ISA", "avx2")
+    assert not cost.int8_vnni()

@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<int64_t> sizes(v->dims()->begin(), v->dims()->end());
     if (v->nchw()) sizes = {sizes[0], sizes[3], sizes[1], sizes[2]};  // NHWC inside, NCHW outside
     size_t slot = v->io_index() + (v->kind() == xfb::ValueKind::Output ? g->num_inputs() : 0);
-    auto t = etrt::OwnedTensor::zeros(etrt::ScalarType::Float, sizes);
+    const bool int8 = v->datatype() == xfb::DataType::QInt8;  // an int8 partition's values
+    auto t = etrt::OwnedTensor::zeros(int8 ? etrt::ScalarType::Char : etrt::ScalarType::Float, sizes);
     if (!t.ok()) {
       ready = false;
       break;

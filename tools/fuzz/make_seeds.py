@@ -8,8 +8,8 @@ blobs cut out of the delegated programs; and a program with state and dynamic sh
 OUT_DIR/etrt.dict (the schemas' file identifiers, format versions, every enum value and union
 tag as the bytes a buffer holds, the backend id, every operator name the kernel library
 registers, and the sizes the loaders bound). Models are tiny so that mutations stay fast; a
-small vision block (tests/models.py) brings every node type the XNNPACK delegate has, and
-torch's OpInfo samples a program for each operator etrt claims.
+small vision block (tests/models.py) brings every node type the XNNPACK delegate has, a PT2E
+int8 net its qs8 values, and torch's OpInfo samples a program for each operator etrt claims.
 """
 
 from __future__ import annotations
@@ -204,6 +204,30 @@ def _opset_seeds(out: Path) -> int:
     return written
 
 
+class Int8Residual(nn.Module):
+    """PT2E int8 (etrt.quantize): a convolution, a depthwise one and a residual addition, which
+    backend="xnnpack-all" delegates as qs8 values with per-channel int8 weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        self.dw = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1, groups=4), nn.BatchNorm2d(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.conv(x)
+        return self.dw(y) + y
+
+
+def _int8_seeds(out: Path) -> None:
+    """The int8 delegate's blob fields (datatypes, scales, zero points, per-channel scales)."""
+    x = torch.randn(1, 2, 6, 6)
+    model = etrt.quantize(Int8Residual().eval(), (x,), calibration=[(torch.randn(1, 2, 6, 6),)])
+    program = etrt.export(model, (x,), backend="xnnpack-all")
+    (out / "program" / "int8-xnnpack.etrt").write_bytes(program.to_bytes())
+    for i, blob in enumerate(_blobs(program)):
+        (out / "xnnpack" / f"int8-{i}.xnnpack").write_bytes(blob)
+
+
 def main(out: Path) -> None:
     torch.manual_seed(0)
     for sub in ("program", "data_map", "xnnpack"):
@@ -228,6 +252,7 @@ def main(out: Path) -> None:
                 (out / "xnnpack" / f"{name}-{i}.xnnpack").write_bytes(blob)
     print(f"{_opset_seeds(out)} operator seeds", file=sys.stderr)
     _dynamic_seeds(out)
+    _int8_seeds(out)
     (out / "etrt.dict").write_text(_dictionary())
 
 

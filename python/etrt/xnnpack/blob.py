@@ -20,12 +20,14 @@ from .nodes import (
     Concat,
     Const,
     Conv2d,
+    DataType,
     FullyConnected,
     GlobalAvgPool2d,
     Hardswish,
     Layout,
     MaxPool2d,
     Operand,
+    QuantParams,
     Reshape,
     Sigmoid,
     Softmax,
@@ -48,6 +50,17 @@ class BlobValue:
     io_index: int = 0
     nchw: bool = False
     data_offset: int = 0
+    datatype: DataType = DataType.FLOAT32
+    quant: QuantParams | None = None  # QINT8
+    channel_scales: tuple[float, ...] = ()  # QCINT8 / QCINT32, along dimension 0
+
+
+# How each datatype's constants are stored in the data area.
+_STORAGE = {
+    DataType.FLOAT32: "<f4",
+    DataType.QCINT8: "i1",
+    DataType.QCINT32: "<i4",
+}
 
 
 class _Builder:
@@ -86,12 +99,23 @@ class _Builder:
             return self.ids[c.key]
         offset = align(len(self.data), DATA_ALIGNMENT)
         self.data.extend(b"\0" * (offset - len(self.data)))
-        self.data.extend(np.ascontiguousarray(c.array, dtype="<f4").tobytes())
-        return self._add(c.key, BlobValue(c.dims, xfb.ValueKind.Constant, data_offset=offset))
+        self.data.extend(np.ascontiguousarray(c.array, dtype=_STORAGE[c.datatype]).tobytes())
+        scales = () if c.channel_scales is None else tuple(float(x) for x in c.channel_scales)
+        value = BlobValue(
+            c.dims, xfb.ValueKind.Constant, data_offset=offset, datatype=c.datatype,
+            channel_scales=scales,
+        )  # fmt: skip
+        return self._add(c.key, value)
+
+    def _activation(self, index: int, kind: int, io_index: int = 0, nchw: bool = False) -> int:
+        quant = self.part.quant.get(index)
+        datatype = DataType.QINT8 if quant is not None else DataType.FLOAT32
+        value = BlobValue(self._dims(index), kind, io_index, nchw, datatype=datatype, quant=quant)
+        return self._add(index, value)
 
     def _output(self, index: int) -> int:
         if index not in self.ids:
-            self._add(index, BlobValue(self._dims(index), xfb.ValueKind.Internal))
+            self._activation(index, xfb.ValueKind.Internal)
         return self.ids[index]
 
     def _filter_for_input(self, node: FullyConnected | Conv2d) -> Const:
@@ -117,11 +141,9 @@ class _Builder:
         """Assign value ids; return each node with the ids of its operands."""
         spatial = self.part.layout
         for i, v in enumerate(self.part.inputs):
-            nchw = spatial.get(v) == Layout.SPATIAL
-            self._add(v, BlobValue(self._dims(v), xfb.ValueKind.Input, i, nchw))
+            self._activation(v, xfb.ValueKind.Input, i, spatial.get(v) == Layout.SPATIAL)
         for i, v in enumerate(self.part.outputs):
-            nchw = spatial.get(v) == Layout.SPATIAL
-            self._add(v, BlobValue(self._dims(v), xfb.ValueKind.Output, i, nchw))
+            self._activation(v, xfb.ValueKind.Output, i, spatial.get(v) == Layout.SPATIAL)
         nodes = []
         for m in self.part.matches:
             node = m.node
@@ -144,12 +166,22 @@ class _Builder:
 
 def _write_value(builder: Any, v: BlobValue) -> int:
     dims = builder.CreateNumpyVector(np.asarray(v.dims, dtype=np.uint64))
+    scales = None
+    if v.channel_scales:
+        scales = builder.CreateNumpyVector(np.asarray(v.channel_scales, dtype=np.float32))
     xfb.XValueStart(builder)
     xfb.XValueAddDims(builder, dims)
     xfb.XValueAddKind(builder, v.kind)
     xfb.XValueAddIoIndex(builder, v.io_index)
     xfb.XValueAddNchw(builder, v.nchw)
     xfb.XValueAddDataOffset(builder, v.data_offset)
+    xfb.XValueAddDatatype(builder, int(v.datatype))
+    if v.quant is not None:
+        xfb.XValueAddScale(builder, v.quant.scale)
+        xfb.XValueAddZeroPoint(builder, v.quant.zero_point)
+    if scales is not None:
+        xfb.XValueAddChannelScales(builder, scales)
+        xfb.XValueAddChannelDim(builder, 0)
     return int(xfb.XValueEnd(builder))
 
 

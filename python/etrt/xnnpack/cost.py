@@ -15,6 +15,10 @@ than etrt's.
 
 from __future__ import annotations
 
+import functools
+import os
+from pathlib import Path
+
 from .match import Match, PlanView
 from .nodes import AvgPool2d, Conv2d, FullyConnected, MaxPool2d, Softmax
 
@@ -53,6 +57,57 @@ WINOGRAD_MIN_CHANNELS = 16
 WINOGRAD_SPLIT_MIN_PAIRS = 128 * 256
 
 
+# PT2E int8 (etrt_quant::conv2d, ::add). Debian's XNNPACK has no VNNI kernels (its best x86 qs8
+# GEMMs multiply-add int16 pairs), so which side is faster depends on whether etrt's int8 kernels
+# have AVX-512 VNNI (benchmarks/xnnpack_int8_layers.py, MobileNetV2's 52 layers, one thread,
+# docs/quantization.md). With VNNI, XNNPACK took 1.03-2.3x etrt's time on 47 of them and was
+# faster only on depthwise layers of 576 channels or more at 7x7 (0.84-0.93x). Without (etrt's
+# AVX2 path; XNNPACK's AVX2 kernels), it took 0.6-1.0x on every non-depthwise convolution and
+# 0.70-0.88x on depthwise ones of 384 channels or more, 1.0-1.5x on narrower depthwise ones.
+QS8_VNNI_DEPTHWISE_MIN_CHANNELS = 576
+QS8_VNNI_DEPTHWISE_MAX_PIXELS = 7 * 7
+QS8_AVX2_DEPTHWISE_MIN_CHANNELS = 384
+
+
+def int8_vnni() -> bool:
+    """Whether etrt's int8 kernels take their AVX-512 VNNI path on this machine, as the runtime
+    decides it (src/kernels/quantized.cpp): the CPU has AVX-512 BW, VL and VNNI and
+    ETRT_MAX_ISA, if set, does not cap it below avx512. The cost rule tunes a program for the
+    machine that exports it: export under ETRT_MAX_ISA=avx2 for CPUs without VNNI."""
+    return _int8_vnni(os.environ.get("ETRT_MAX_ISA"))
+
+
+@functools.cache
+def _int8_vnni(cap: str | None) -> bool:
+    if cap is not None and cap.strip().lower() != "avx512":
+        return False
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
+                  if line.startswith("flags")), [])  # fmt: skip
+    return {"avx512bw", "avx512vl", "avx512_vnni"} <= set(flags)
+
+
+def qs8_faster(view: PlanView, m: Match, vnni: bool) -> bool:
+    """Whether XNNPACK runs this int8 node faster than etrt's kernels (the measurement above).
+    Additions ride along in partitions of such convolutions."""
+    body = m.node.body
+    if not isinstance(body, Conv2d):
+        return True
+    out = view.tensor(body.output)
+    depthwise = body.groups > 1 and body.group_input_channels == 1
+    if vnni:
+        if not depthwise or out is None:
+            return False
+        pixels = out.sizes[2] * out.sizes[3]
+        return body.groups >= QS8_VNNI_DEPTHWISE_MIN_CHANNELS and pixels <= (
+            QS8_VNNI_DEPTHWISE_MAX_PIXELS
+        )
+    return not depthwise or body.groups >= QS8_AVX2_DEPTHWISE_MIN_CHANNELS
+
+
 def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
     """Whether etrt's kernels run this convolution as Winograd and enough faster than XNNPACK
     to keep it out of a partition."""
@@ -78,6 +133,8 @@ def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
 
 def may_delegate(view: PlanView, m: Match) -> bool:
     """False for nodes XNNPACK runs so much slower that they must stay out of any partition."""
+    if m.quant:
+        return qs8_faster(view, m, int8_vnni())
     if isinstance(m.node.body, FullyConnected):
         shape = fc_rows_and_depth(view, m.node.body)
         return shape is not None and shape[0] > 1
@@ -89,6 +146,8 @@ def may_delegate(view: PlanView, m: Match) -> bool:
 def worth_delegating(view: PlanView, m: Match) -> bool:
     """True if XNNPACK runs this node faster than etrt's kernels on this machine class."""
     body = m.node.body
+    if m.quant:
+        return isinstance(body, Conv2d) and qs8_faster(view, m, int8_vnni())
     if isinstance(body, Conv2d | MaxPool2d | AvgPool2d):
         return True
     if isinstance(body, FullyConnected):

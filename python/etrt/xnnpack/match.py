@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..ir import (
+    NUMPY_NAMES,
     BoolValue,
     DoubleValue,
     ExecutionPlan,
@@ -31,12 +34,14 @@ from .nodes import (
     Concat,
     Const,
     Conv2d,
+    DataType,
     FloatArray,
     FullyConnected,
     GlobalAvgPool2d,
     Layout,
     MaxPool2d,
     Operand,
+    QuantParams,
     Reshape,
     Sigmoid,
     Softmax,
@@ -54,6 +59,8 @@ class Match:
     input_layout: Layout | None
     # The output's layout; None: the inputs'.
     output_layout: Layout | None
+    # The int8 (QINT8) activations it reads and writes, and their quantization; float32 if absent.
+    quant: dict[int, QuantParams] = field(default_factory=dict, compare=False)
 
     @property
     def is_reshape(self) -> bool:
@@ -136,14 +143,26 @@ class PlanView:
             return v.items * n
         return v.items if len(v.items) == n else None
 
-    def activation(self, index: int, ndim: int | None = None) -> bool:
-        """A float32 tensor computed at run time (not a constant), of rank `ndim` if given."""
+    def activation(
+        self, index: int, ndim: int | None = None, dtype: ScalarType = ScalarType.FLOAT
+    ) -> bool:
+        """A tensor of `dtype` computed at run time (not a constant), of rank `ndim` if given."""
         t = self.tensor(index)
-        if t is None or t.scalar_type != ScalarType.FLOAT or not 1 <= len(t.sizes) <= MAX_DIMS:
+        if t is None or t.scalar_type != dtype or not 1 <= len(t.sizes) <= MAX_DIMS:
             return False
         if ndim is not None and len(t.sizes) != ndim:
             return False
+        if dtype != ScalarType.FLOAT:
+            return t.storage != StorageKind.CONSTANT and t.numel > 0
         return self.const_array(index) is None and t.numel > 0
+
+    def constant(self, index: int, dtype: ScalarType) -> npt.NDArray[Any] | None:
+        """The data of a constant tensor of `dtype` (not a view), or None."""
+        t = self.tensor(index)
+        if t is None or t.scalar_type != dtype or t.storage != StorageKind.CONSTANT:
+            return None
+        data = np.frombuffer(self.segments[t.constant_segment], dtype=NUMPY_NAMES[dtype])
+        return data.reshape(t.sizes) if data.size == t.numel else None
 
     def operand(self, index: int, key: str) -> Operand | None:
         """An activation, or a constant (rank <= MAX_DIMS) baked into the blob."""
@@ -429,7 +448,148 @@ def _reshape(view: PlanView, instr: KernelCall) -> Match | None:
     return Match(XNode(Reshape(x, out)), Layout.PLAIN, Layout.PLAIN)
 
 
+# XNNPACK's qs8 operators take a requantization scale (input scale x weight scale / output
+# scale for a convolution) in [2^-32, 256) and, for an addition, input scale / output scale in
+# [2^-10, 256); outside, creating the operator fails.
+QS8_CONV_SCALE = (2.0**-32, 256.0)
+QS8_ADD_SCALE = (2.0**-10, 256.0)
+
+
+def _real_bound(q: int, params: QuantParams, edge: int) -> float:
+    """The real number XNNPACK rounds back to the int8 bound q (none at the type's edge)."""
+    if q == edge:
+        return math.inf if edge > 0 else -math.inf
+    return float(np.float32(q - params.zero_point) * np.float32(params.scale))
+
+
+def _int8_bounds(lo: int, hi: int, out: QuantParams) -> tuple[float, float] | None:
+    """A folded clamp's int8 range [lo, hi] as the node's real output bounds: XNNPACK turns them
+    back into integers with lrintf(bound / scale + zero_point); None where that would not give
+    [lo, hi] back (or an empty range, which XNNPACK refuses)."""
+    if not -128 <= lo < hi <= 127:
+        return None
+    bounds = (_real_bound(lo, out, -128), _real_bound(hi, out, 127))
+    for q, b in zip((lo, hi), bounds, strict=True):
+        if math.isfinite(b):
+            back = np.float32(b) / np.float32(out.scale) + np.float32(out.zero_point)
+            if int(np.rint(back)) != q:
+                return None
+    return bounds
+
+
+def _qparams(view: PlanView, scale: int, zero_point: int) -> QuantParams | None:
+    s, z = view.values[scale], view.values[zero_point]
+    if not isinstance(s, DoubleValue) or not isinstance(z, IntValue):
+        return None
+    f32 = float(np.float32(s.val))
+    if not (math.isfinite(f32) and f32 > 0 and np.isfinite(1 / np.float32(f32))):
+        return None
+    if not -128 <= z.val <= 127:
+        return None
+    return QuantParams(f32, z.val)
+
+
+def _int_arg(view: PlanView, index: int) -> int | None:
+    v = view.values[index]
+    return v.val if isinstance(v, IntValue) else None
+
+
+def _quant_conv2d(view: PlanView, instr: KernelCall) -> Match | None:
+    """etrt_quant::conv2d (quantized.py): per-channel int8 weights, per-tensor int8 activations.
+    XNNPACK adds an int32 bias quantized to input_scale * weight_scale[c] to the sums and
+    requantizes once; PT2E's reference adds the float bias after scaling: the two round apart
+    by at most 1 LSB (docs/quantization.md)."""
+    args = instr.inputs
+    if len(args) != 14 or len(instr.outputs) != 1:
+        return None
+    x, w, ws, bias, in_s, in_zp, out_s, out_zp, out_min, out_max = args[:10]
+    stride, padding, dilation, groups = args[10:]
+    out = instr.outputs[0]
+    i8 = ScalarType.CHAR
+    if not view.activation(x, 4, i8) or not view.activation(out, 4, i8):
+        return None
+    weight, scales = view.constant(w, i8), view.constant(ws, ScalarType.FLOAT)
+    xin, xout = _qparams(view, in_s, in_zp), _qparams(view, out_s, out_zp)
+    lo, hi, g = _int_arg(view, out_min), _int_arg(view, out_max), _int_arg(view, groups)
+    if weight is None or scales is None or xin is None or xout is None or weight.ndim != 4:
+        return None
+    if lo is None or hi is None or g is None or g < 1:
+        return None
+    o, ig, kh, kw = weight.shape
+    xt = view.tensor(x)
+    assert xt is not None
+    if xt.sizes[1] != g * ig or o % g != 0 or scales.shape != (o,):
+        return None
+    s, p, d = view.ints(stride, 2), view.ints(padding, 2), view.ints(dilation, 2)
+    if s is None or p is None or d is None or min(s) < 1 or min(d) < 1 or min(p) < 0:
+        return None
+    if not (np.all(np.isfinite(scales)) and np.all(scales > np.finfo(np.float32).tiny)):
+        return None
+    requant = np.float32(xin.scale) * scales / np.float32(xout.scale)
+    if np.any(requant < QS8_CONV_SCALE[0]) or np.any(requant >= QS8_CONV_SCALE[1]):
+        return None
+    bounds = _int8_bounds(lo, hi, xout)
+    if bounds is None:
+        return None
+    b: Const | None = None
+    bias_scales = (np.float32(xin.scale) * scales).astype(np.float32)
+    if not isinstance(view.values[bias], NullValue):
+        bias_array = view.const_array(bias)
+        if bias_array is None or bias_array.shape != (o,):
+            return None
+        q = np.rint(bias_array.astype(np.float64) / bias_scales.astype(np.float64))
+        if not np.all(np.abs(q) < 2**31 - 1):
+            return None
+        b = Const(f"qbias:{bias}", q.astype(np.int32), DataType.QCINT32, bias_scales)
+    filt = Const(
+        f"qconv:{w}", np.ascontiguousarray(weight.transpose(0, 2, 3, 1)), DataType.QCINT8,
+        np.ascontiguousarray(scales, dtype=np.float32),
+    )  # fmt: skip
+    node = Conv2d(
+        input=x, filter=filt, bias=b, output=out, padding=(p[0], p[1]), kernel=(kh, kw),
+        stride=(s[0], s[1]), dilation=(d[0], d[1]), groups=g, group_input_channels=ig,
+        group_output_channels=o // g,
+    )  # fmt: skip
+    return Match(
+        XNode(node, bounds[0], bounds[1]), Layout.SPATIAL, Layout.SPATIAL, {x: xin, out: xout}
+    )
+
+
+def _quant_add(view: PlanView, instr: KernelCall) -> Match | None:
+    """etrt_quant::add of two int8 values of one shape (a residual connection)."""
+    args = instr.inputs
+    if len(args) != 10 or len(instr.outputs) != 1:
+        return None
+    a, a_s, a_zp, b, b_s, b_zp, out_s, out_zp, out_min, out_max = args
+    out = instr.outputs[0]
+    i8 = ScalarType.CHAR
+    if not (view.activation(a, None, i8) and view.activation(b, None, i8)):
+        return None
+    at, bt, ot = view.tensor(a), view.tensor(b), view.tensor(out)
+    if at is None or bt is None or ot is None or not view.activation(out, None, i8):
+        return None
+    if not at.sizes == bt.sizes == ot.sizes:
+        return None
+    qa, qb, qo = _qparams(view, a_s, a_zp), _qparams(view, b_s, b_zp), _qparams(view, out_s, out_zp)
+    lo, hi = _int_arg(view, out_min), _int_arg(view, out_max)
+    if qa is None or qb is None or qo is None or lo is None or hi is None:
+        return None
+    if a == b and qa != qb:
+        return None
+    for q in (qa, qb):
+        ratio = np.float32(q.scale) / np.float32(qo.scale)
+        if not QS8_ADD_SCALE[0] <= ratio < QS8_ADD_SCALE[1]:
+            return None
+    bounds = _int8_bounds(lo, hi, qo)
+    if bounds is None:
+        return None
+    node = XNode(Binary(BinaryOp.ADD, a, b, out), bounds[0], bounds[1])
+    return Match(node, None, None, {a: qa, b: qb, out: qo})
+
+
 MATCHERS: dict[str, Callable[[PlanView, KernelCall], Match | None]] = {
+    "etrt_quant::conv2d": _quant_conv2d,
+    "etrt_quant::add": _quant_add,
     "aten::addmm": _addmm,
     "aten::mm": _mm,
     "aten::convolution": _convolution,

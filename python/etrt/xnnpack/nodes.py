@@ -1,6 +1,7 @@
 """XNNPACK subgraph nodes as the partitioner builds them, before they become a blob.
 
-Operands are activations (plan value indices) or constants (float32 arrays baked into the blob).
+Operands are activations (plan value indices) or constants (arrays baked into the blob: float32,
+or for PT2E int8 convolutions int8 weights and int32 biases with per-channel scales).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,12 +25,32 @@ class Layout(enum.Enum):
     FLAT = "flat"
 
 
+class DataType(enum.IntEnum):
+    """schema/xnnpack_delegate.fbs's DataType."""
+
+    FLOAT32 = 0
+    QINT8 = 1  # int8 activations, one scale and zero point
+    QCINT8 = 2  # constant int8, one scale per channel along dimension 0, zero point 0
+    QCINT32 = 3  # constant int32, the same
+
+
+@dataclass(frozen=True)
+class QuantParams:
+    """An int8 activation's quantization: real = scale * (q - zero_point)."""
+
+    scale: float
+    zero_point: int
+
+
 @dataclass(frozen=True)
 class Const:
-    """A constant operand; `key` identifies it so one array is stored once per blob."""
+    """A constant operand; `key` identifies it so one array is stored once per blob. QCINT8 and
+    QCINT32 constants carry one float32 scale per channel of their first dimension."""
 
     key: str
-    array: FloatArray = field(compare=False, repr=False)
+    array: npt.NDArray[Any] = field(compare=False, repr=False)
+    datatype: DataType = DataType.FLOAT32
+    channel_scales: FloatArray | None = field(default=None, compare=False, repr=False)
 
     @property
     def dims(self) -> tuple[int, ...]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..ir import KernelCall, tensor_indices
 from .cost import is_heavy, may_delegate, worth_delegating
 from .match import Match, PlanView, match
-from .nodes import Const, FullyConnected, Layout, Reshape
+from .nodes import Const, FullyConnected, Layout, QuantParams, Reshape
 from .rewrite import rewrite
 
 
@@ -28,6 +28,7 @@ class Partition:
     matches: list[Match] = field(default_factory=list)
     produced: set[int] = field(default_factory=set)
     layout: dict[int, Layout] = field(default_factory=dict)  # every activation it touches
+    quant: dict[int, QuantParams] = field(default_factory=dict)  # its int8 activations
     # Values only the delegate has (rewrite.py makes them), by id past the plan's: NCHW sizes.
     synthetic: dict[int, tuple[int, ...]] = field(default_factory=dict)
     inputs: list[int] = field(default_factory=list)  # filled by finish()
@@ -193,6 +194,7 @@ class _Merger:
             head.matches = [m for _, m in pairs]
             head.produced |= other.produced
             head.layout.update(other.layout)
+            head.quant.update(other.quant)
             self.into[other.id] = head.id
         return head
 
@@ -201,6 +203,7 @@ class _Merger:
         part.matches.append(m)
         part.produced.add(m.node.output)
         part.layout.update(layouts)
+        part.quant.update(m.quant)
         self.owner[m.node.output] = part.id
         self.member[step] = part.id
 
@@ -216,6 +219,19 @@ def _combined_layout(group: list[Partition]) -> dict[int, Layout] | None:
             if combined.setdefault(v, layout) != layout:
                 return None
     return combined
+
+
+def _quant_agrees(group: list[Partition], m: Match) -> bool:
+    """Every int8 value has one quantization across the group and the call (and a value is int8
+    in all of them or in none)."""
+    seen: dict[int, QuantParams | None] = {}
+    for p in group:
+        for v in p.layout:
+            if seen.setdefault(v, p.quant.get(v)) != p.quant.get(v):
+                return False
+    return all(
+        seen.get(v, m.quant.get(v)) == m.quant.get(v) for v in (*m.node.activations, m.node.output)
+    )
 
 
 def _wanted_by_readers(view: PlanView, value: int, cost_rule: bool, depth: int = 0) -> Layout:
@@ -255,7 +271,7 @@ def find_partitions(view: PlanView, cost_rule: bool = True) -> list[Partition]:
         for part in candidates:
             trial = [*group, part]
             known = _combined_layout(trial)
-            if known is None or merger.creates_cycle(trial, step):
+            if known is None or not _quant_agrees(trial, m) or merger.creates_cycle(trial, step):
                 continue
             scratch = Partition(-1, layout=known)
             found = _layouts(view, scratch, m, cost_rule)

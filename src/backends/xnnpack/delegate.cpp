@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -40,7 +41,10 @@ Error check_tensor(const Value* v, const Slot& slot, const char* role, size_t in
   std::string what = std::string(role) + " " + std::to_string(index);
   if (v == nullptr || !v->is_tensor()) return Error(ErrorCode::InvalidArgument, what + " is not a tensor");
   const Tensor& t = v->to_tensor();
-  if (t.dtype() != ScalarType::Float) return Error(ErrorCode::InvalidArgument, what + " is not float32");
+  const bool int8 = slot.element_size == 1;
+  if (t.dtype() != (int8 ? ScalarType::Char : ScalarType::Float)) {
+    return Error(ErrorCode::InvalidArgument, what + (int8 ? " is not int8" : " is not float32"));
+  }
   bool same = t.dim() == slot.ndim;
   for (int d = 0; same && d < slot.ndim; ++d) same = t.size(d) == slot.sizes[d];
   if (!same) {
@@ -76,23 +80,27 @@ void interleave3(const float* r, const float* g, const float* b, int64_t count, 
   }
 }
 
-// dst (contiguous; NHWC if `to_nhwc`, else the tensor's own order) <- any strided tensor.
-void gather(const Tensor& t, float* dst, bool to_nhwc) {
-  const float* src = static_cast<const float*>(t.data());
+// dst (contiguous; NHWC if `to_nhwc`, else the tensor's own order) <- any strided tensor of T
+// (float32, or int8 for the QInt8 values of an int8 partition).
+template <typename T>
+void gather(const Tensor& t, T* dst, bool to_nhwc) {
+  const T* src = static_cast<const T*>(t.data());
   if (to_nhwc) {
     const int64_t n = t.size(0), c = t.size(1), h = t.size(2), w = t.size(3);
     const int64_t sn = t.stride(0), sc = t.stride(1), sh = t.stride(2), sw = t.stride(3);
-    if (c == 3 && sw == 1 && sh == w && sc == h * w) {  // contiguous planes
-      for (int64_t in = 0; in < n; ++in, dst += 3 * h * w) {
-        const float* p = src + in * sn;
-        interleave3(p, p + sc, p + 2 * sc, h * w, dst);
+    if constexpr (std::is_same<T, float>::value) {
+      if (c == 3 && sw == 1 && sh == w && sc == h * w) {  // contiguous planes
+        for (int64_t in = 0; in < n; ++in, dst += 3 * h * w) {
+          const float* p = src + in * sn;
+          interleave3(p, p + sc, p + 2 * sc, h * w, dst);
+        }
+        return;
       }
-      return;
     }
     for (int64_t in = 0; in < n; ++in) {
       for (int64_t ih = 0; ih < h; ++ih) {
         for (int64_t iw = 0; iw < w; ++iw) {
-          const float* p = src + in * sn + ih * sh + iw * sw;
+          const T* p = src + in * sn + ih * sh + iw * sw;
           for (int64_t ic = 0; ic < c; ++ic) *dst++ = p[ic * sc];
         }
       }
@@ -106,9 +114,9 @@ void gather(const Tensor& t, float* dst, bool to_nhwc) {
   int64_t index[Tensor::kMaxDims] = {};
   int64_t offset = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    const float* p = src + offset;
+    const T* p = src + offset;
     if (row_stride == 1) {
-      std::memcpy(dst, p, static_cast<size_t>(row) * sizeof(float));
+      std::memcpy(dst, p, static_cast<size_t>(row) * sizeof(T));
     } else {
       for (int64_t i = 0; i < row; ++i) dst[i] = p[i * row_stride];
     }
@@ -122,15 +130,32 @@ void gather(const Tensor& t, float* dst, bool to_nhwc) {
   }
 }
 
+void gather(const Tensor& t, void* dst, const Slot& slot, bool to_nhwc) {
+  if (slot.element_size == 1) {
+    gather(t, static_cast<int8_t*>(dst), to_nhwc);
+  } else {
+    gather(t, static_cast<float*>(dst), to_nhwc);
+  }
+}
+
 // Contiguous NCHW tensor <- NHWC buffer.
-void scatter_nchw(const float* src, const Tensor& t) {
-  float* dst = static_cast<float*>(t.data());
+template <typename T>
+void scatter_nchw(const T* src, const Tensor& t) {
+  T* dst = static_cast<T*>(t.data());
   const int64_t n = t.size(0), c = t.size(1), h = t.size(2), w = t.size(3);
   for (int64_t in = 0; in < n; ++in) {
     for (int64_t ic = 0; ic < c; ++ic) {
-      const float* p = src + in * h * w * c + ic;
+      const T* p = src + in * h * w * c + ic;
       for (int64_t i = 0; i < h * w; ++i) *dst++ = p[i * c];
     }
+  }
+}
+
+void scatter_nchw(const void* src, const Tensor& t, const Slot& slot) {
+  if (slot.element_size == 1) {
+    scatter_nchw(static_cast<const int8_t*>(src), t);
+  } else {
+    scatter_nchw(static_cast<const float*>(src), t);
   }
 }
 
@@ -171,7 +196,7 @@ Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob, uin
     const Slot& slot = i < d->graph_.inputs.size() ? d->graph_.inputs[i] : d->graph_.outputs[i - d->graph_.inputs.size()];
     bool needs = i < d->graph_.inputs.size() || slot.nchw;
     offsets[i] = total;
-    if (needs) total += (slot.numel * sizeof(float) + XNN_EXTRA_BYTES + 63) / 64 * 64;
+    if (needs) total += (slot.numel * slot.element_size + XNN_EXTRA_BYTES + 63) / 64 * 64;
   }
   const uint64_t needed = checked::add_sat(d->graph_.memory_bytes, total);
   if (needed > max_memory_bytes) {
@@ -186,7 +211,7 @@ Result<std::unique_ptr<Delegate>> Delegate::create(Span<const uint8_t> blob, uin
   }
   d->scratch_memory_.reset(memory);
   d->scratch_.resize(count);
-  for (size_t i = 0; i < count; ++i) d->scratch_[i] = static_cast<float*>(memory) + offsets[i] / sizeof(float);
+  for (size_t i = 0; i < count; ++i) d->scratch_[i] = static_cast<uint8_t*>(memory) + offsets[i];
   d->externals_.resize(count);
   for (size_t i = 0; i < count; ++i) {
     const Slot& slot = i < d->graph_.inputs.size() ? d->graph_.inputs[i] : d->graph_.outputs[i - d->graph_.inputs.size()];
@@ -239,8 +264,8 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     void* data = t.data();
     // An NCHW tensor is permuted into NHWC; a channels-last one (etrt's own NHWC kernels wrote
     // it) is passed as it is.
-    if (!same_bytes(t, slot) || over_read_may_fault(data, slot.numel * sizeof(float))) {
-      gather(t, scratch_[i], slot.nchw && !layouts_coincide(slot));
+    if (!same_bytes(t, slot) || over_read_may_fault(data, slot.numel * slot.element_size)) {
+      gather(t, scratch_[i], slot, slot.nchw && !layouts_coincide(slot));
       data = scratch_[i];
     }
     changed |= externals_[i].data != data;
@@ -271,7 +296,7 @@ Error Delegate::execute(Span<Value*> args) noexcept {
   if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_invoke_runtime: ") + status_name(s));
   for (size_t j = 0; j < num_outputs; ++j) {
     const Tensor& t = args[num_inputs + j]->to_tensor();
-    if (!same_bytes(t, graph_.outputs[j])) scatter_nchw(scratch_[num_inputs + j], t);
+    if (!same_bytes(t, graph_.outputs[j])) scatter_nchw(scratch_[num_inputs + j], t, graph_.outputs[j]);
   }
   return Error();
 }

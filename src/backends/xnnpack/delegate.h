@@ -52,7 +52,7 @@ class Delegate {
   threadpool::PoolGuard pool_;
   bool set_up_ = false;
   std::vector<xnn_external_value> externals_;  // inputs, then outputs
-  std::vector<float*> scratch_;                // per external: layout conversions and copies
+  std::vector<void*> scratch_;                 // per external: layout conversions and copies
   std::unique_ptr<void, FreeDeleter> scratch_memory_;
 };
 

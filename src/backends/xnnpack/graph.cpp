@@ -1,6 +1,7 @@
 #include "graph.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -104,6 +105,11 @@ xnn_status define_global_average_pooling_2d(xnn_subgraph_t sg, float lo, float h
 
 struct ValueInfo {
   fb::ValueKind kind = fb::ValueKind::Internal;
+  fb::DataType datatype = fb::DataType::Float32;
+  float scale = 0;      // QInt8
+  int32_t zero_point = 0;
+  const flatbuffers::Vector<float>* channel_scales = nullptr;  // QCInt8 / QCInt32
+  uint32_t channel_dim = 0;
   int ndim = 0;
   size_t dims[XNN_MAX_TENSOR_DIMS] = {};
   uint64_t numel = 1;
@@ -134,6 +140,7 @@ class Checker {
         return invalid(where_ + ": NaN output bound");
       }
       ETRT_RETURN_IF_ERROR(check_node(*node));
+      ETRT_RETURN_IF_ERROR(check_types(*node));
     }
     return Error();
   }
@@ -157,6 +164,101 @@ class Checker {
       case fb::NodeUnion::AvgPool2d: return avg_pool2d(*node.node_as_AvgPool2d());
       default: return invalid(where_ + " has an unknown type");
     }
+  }
+
+  bool is(uint32_t id, fb::DataType t) const { return values_[id].datatype == t; }
+
+  // Every value of the node float32: what all nodes but the int8 ones below read and write.
+  Error float_only(std::initializer_list<int64_t> ids) {
+    for (int64_t id : ids) {
+      if (id >= 0 && !is(static_cast<uint32_t>(id), fb::DataType::Float32)) {
+        return invalid(where_ + ": value " + str(static_cast<uint64_t>(id)) + " must be float32 for this node");
+      }
+    }
+    return Error();
+  }
+
+  // The datatypes a node combines (its shapes are checked already, so every id exists): all
+  // float32, or one of the int8 forms Debian's XNNPACK runs.
+  Error check_types(const fb::Node& node) {
+    switch (node.node_type()) {
+      case fb::NodeUnion::Conv2d: {
+        const fb::Conv2d& n = *node.node_as_Conv2d();
+        if (is(n.input(), fb::DataType::Float32)) return float_only({n.filter(), n.bias(), n.output()});
+        return quantized_conv2d(n);
+      }
+      case fb::NodeUnion::Binary: {
+        const fb::Binary& n = *node.node_as_Binary();
+        if (is(n.input1(), fb::DataType::Float32)) return float_only({n.input2(), n.output()});
+        if (n.op() != fb::BinaryOp::Add) return invalid(where_ + ": only Add takes QInt8 values");
+        return qint8_only({n.input1(), n.input2(), n.output()});
+      }
+      case fb::NodeUnion::MaxPool2d: {
+        const fb::MaxPool2d& n = *node.node_as_MaxPool2d();
+        if (is(n.input(), fb::DataType::Float32)) return float_only({n.output()});
+        ETRT_RETURN_IF_ERROR(qint8_only({n.input(), n.output()}));
+        const ValueInfo &x = values_[n.input()], &y = values_[n.output()];
+        if (x.scale != y.scale || x.zero_point != y.zero_point) {
+          return invalid(where_ + ": int8 max pooling keeps its input's scale and zero point");
+        }
+        return Error();
+      }
+      case fb::NodeUnion::GlobalAvgPool2d: {
+        const fb::GlobalAvgPool2d& n = *node.node_as_GlobalAvgPool2d();
+        if (is(n.input(), fb::DataType::Float32)) return float_only({n.output()});
+        // The 2024 API clamps a mean through a float32 value of its own: none for int8.
+        if (node.output_min() != -std::numeric_limits<float>::infinity() ||
+            node.output_max() != std::numeric_limits<float>::infinity()) {
+          return invalid(where_ + ": int8 global average pooling takes no output bounds");
+        }
+        return qint8_only({n.input(), n.output()});
+      }
+      case fb::NodeUnion::FullyConnected: {
+        const fb::FullyConnected& n = *node.node_as_FullyConnected();
+        return float_only({n.input(), n.filter(), n.bias(), n.output()});
+      }
+      case fb::NodeUnion::Clamp: return float_only({node.node_as_Clamp()->input(), node.node_as_Clamp()->output()});
+      case fb::NodeUnion::Softmax:
+        return float_only({node.node_as_Softmax()->input(), node.node_as_Softmax()->output()});
+      case fb::NodeUnion::Reshape:
+        return float_only({node.node_as_Reshape()->input(), node.node_as_Reshape()->output()});
+      case fb::NodeUnion::Sigmoid:
+        return float_only({node.node_as_Sigmoid()->input(), node.node_as_Sigmoid()->output()});
+      case fb::NodeUnion::Hardswish:
+        return float_only({node.node_as_Hardswish()->input(), node.node_as_Hardswish()->output()});
+      case fb::NodeUnion::AvgPool2d:
+        return float_only({node.node_as_AvgPool2d()->input(), node.node_as_AvgPool2d()->output()});
+      default: return invalid(where_ + " has an unknown type");
+    }
+  }
+
+  Error qint8_only(std::initializer_list<uint32_t> ids) {
+    for (uint32_t id : ids) {
+      if (!is(id, fb::DataType::QInt8)) return invalid(where_ + ": value " + str(id) + " must be QInt8 like its input");
+    }
+    return Error();
+  }
+
+  // QInt8 in and out, a QCInt8 filter with one scale per output channel and a QCInt32 bias
+  // whose scales are input_scale * filter_scale[c] (XNNPACK adds it to the int32 sums as is).
+  Error quantized_conv2d(const fb::Conv2d& n) {
+    ETRT_RETURN_IF_ERROR(qint8_only({n.input(), n.output()}));
+    const ValueInfo& f = values_[n.filter()];
+    if (f.datatype != fb::DataType::QCInt8 || f.channel_dim != 0) {
+      return invalid(where_ + ": an int8 convolution's filter must be QCInt8 with scales along dimension 0");
+    }
+    if (n.bias() == -1) return Error();
+    const ValueInfo& b = values_[static_cast<size_t>(n.bias())];
+    if (b.datatype != fb::DataType::QCInt32 || b.channel_dim != 0) {
+      return invalid(where_ + ": an int8 convolution's bias must be QCInt32 with scales along dimension 0");
+    }
+    const float input_scale = values_[n.input()].scale;
+    for (flatbuffers::uoffset_t c = 0; c < b.channel_scales->size(); ++c) {
+      if (b.channel_scales->Get(c) != input_scale * f.channel_scales->Get(c)) {
+        return invalid(where_ + ": bias scale of channel " + str(c) + " is not input scale x filter scale");
+      }
+    }
+    return Error();
   }
 
   // A value the node reads: it must exist and hold data by now.
@@ -358,6 +460,46 @@ class Checker {
   uint64_t indirection_ = 0;
 };
 
+size_t element_size(fb::DataType t) {
+  return t == fb::DataType::QInt8 || t == fb::DataType::QCInt8 ? 1 : 4;
+}
+
+bool good_scale(float s) { return std::isnormal(s) && s > 0; }
+
+// A value's datatype and quantization: QInt8 values are activations with one good scale and an
+// int8 zero point; QCInt8 / QCInt32 are constants with one good scale per channel.
+Error check_quantization(const fb::XValue& v, const std::string& what, ValueInfo* info) {
+  info->datatype = v.datatype();
+  switch (v.datatype()) {
+    case fb::DataType::Float32:
+      return Error();
+    case fb::DataType::QInt8:
+      if (v.kind() == fb::ValueKind::Constant) return invalid(what + ": QInt8 values cannot be constants");
+      if (!good_scale(v.scale())) return invalid(what + ": QInt8 scale must be finite, normal and positive");
+      if (v.zero_point() < -128 || v.zero_point() > 127) return invalid(what + ": QInt8 zero point outside [-128, 127]");
+      info->scale = v.scale();
+      info->zero_point = v.zero_point();
+      return Error();
+    case fb::DataType::QCInt8:
+    case fb::DataType::QCInt32: {
+      if (v.kind() != fb::ValueKind::Constant) return invalid(what + ": per-channel values must be constants");
+      const uint32_t dim = v.channel_dim();
+      if (dim >= static_cast<uint32_t>(info->ndim)) return invalid(what + ": channel_dim out of range");
+      const auto* scales = v.channel_scales();
+      if (scales == nullptr || scales->size() != info->dims[dim]) {
+        return invalid(what + ": needs one channel scale per channel of dimension " + str(dim));
+      }
+      for (flatbuffers::uoffset_t c = 0; c < scales->size(); ++c) {
+        if (!good_scale(scales->Get(c))) return invalid(what + ": channel scale " + str(c) + " must be finite, normal and positive");
+      }
+      info->channel_scales = scales;
+      info->channel_dim = dim;
+      return Error();
+    }
+  }
+  return invalid(what + " has an unknown datatype");
+}
+
 Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_t data_size, ValueInfo* info,
                   std::vector<Slot>* inputs, std::vector<Slot>* outputs) {
   std::string what = "value " + str(index);
@@ -380,12 +522,14 @@ Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_
     return invalid(what + " has more than " + str(checked::kMaxElements) + " elements");
   }
   info->numel = static_cast<uint64_t>(numel);
+  ETRT_RETURN_IF_ERROR(check_quantization(v, what, info));
+  const uint64_t item = element_size(info->datatype);
   switch (v.kind()) {
     case fb::ValueKind::Internal:
       return Error();
     case fb::ValueKind::Constant: {
       uint64_t offset = v.data_offset();
-      if (offset % alignof(float) != 0 || offset > data_size || info->numel * sizeof(float) > data_size - offset) {
+      if (offset % item != 0 || offset > data_size || info->numel * item > data_size - offset) {
         return invalid(what + ": constant data lies outside the data area");
       }
       info->available = true;
@@ -401,6 +545,7 @@ Error check_value(const fb::XValue& v, size_t index, const fb::Graph& g, uint64_
       if (v.nchw() && info->ndim != 4) return invalid(what + ": only 4-D values can be NCHW outside");
       slot.value_id = static_cast<uint32_t>(index);
       slot.nchw = v.nchw();
+      slot.element_size = static_cast<size_t>(item);
       slot.ndim = info->ndim;
       slot.numel = static_cast<size_t>(info->numel);
       for (int d = 0; d < info->ndim; ++d) slot.sizes[d] = static_cast<int64_t>(info->dims[d]);
@@ -478,7 +623,7 @@ Result<Graph> parse_graph(Span<const uint8_t> blob) noexcept try {
   for (const ValueInfo& v : values) {
     uint64_t bytes = 0;
     if (v.kind != fb::ValueKind::Constant &&
-        (!checked::mul(v.numel, uint64_t{sizeof(float)}, &bytes) || !checked::add(workspace, bytes, &workspace) ||
+        (!checked::mul(v.numel, uint64_t{element_size(v.datatype)}, &bytes) || !checked::add(workspace, bytes, &workspace) ||
          workspace > checked::kMaxBytes)) {
       return invalid("the values need more than " + str(checked::kMaxBytes) + " bytes");
     }
@@ -500,6 +645,29 @@ Result<Graph> parse_graph(Span<const uint8_t> blob) noexcept try {
   return Error(ErrorCode::OutOfMemory, "out of memory reading an XNNPACK blob");
 }
 
+namespace {
+
+xnn_status define_value(xnn_subgraph_t sg, const fb::XValue& v, const size_t* dims, const void* data, uint32_t i,
+                        uint32_t flags, uint32_t* id) {
+  const size_t ndim = v.dims()->size();
+  switch (v.datatype()) {
+    case fb::DataType::QInt8:
+      return xnn_define_quantized_tensor_value(sg, xnn_datatype_qint8, v.zero_point(), v.scale(), ndim, dims, data, i,
+                                               flags, id);
+    case fb::DataType::QCInt8:
+    case fb::DataType::QCInt32: {
+      // XNNPACK keeps the pointer: the scales live in the blob, which outlives the delegate.
+      const xnn_datatype t = v.datatype() == fb::DataType::QCInt8 ? xnn_datatype_qcint8 : xnn_datatype_qcint32;
+      return xnn_define_channelwise_quantized_tensor_value(sg, t, v.channel_scales()->data(), ndim, v.channel_dim(),
+                                                           dims, data, i, flags, id);
+    }
+    default:
+      return xnn_define_tensor_value(sg, xnn_datatype_fp32, ndim, dims, data, i, flags, id);
+  }
+}
+
+}  // namespace
+
 Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
   const fb::Graph& g = *graph.root;
   const uint32_t num_values = g.values()->size();
@@ -517,7 +685,7 @@ Result<SubgraphPtr> define_subgraph(const Graph& graph) noexcept try {
                      : v->kind() == fb::ValueKind::Output ? XNN_VALUE_FLAG_EXTERNAL_OUTPUT
                                                           : 0;
     uint32_t id = 0;
-    s = xnn_define_tensor_value(subgraph.get(), xnn_datatype_fp32, v->dims()->size(), dims, data, i, flags, &id);
+    s = define_value(subgraph.get(), *v, dims, data, i, flags, &id);
     if (s != xnn_status_success) {
       return Error(ErrorCode::InvalidProgram, "XNNPACK rejected value " + str(i) + ": " + status_name(s));
     }

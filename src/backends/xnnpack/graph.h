@@ -20,6 +20,7 @@ namespace xnnpack {
 struct Slot {
   uint32_t value_id = 0;
   bool nchw = false;     // etrt tensor NCHW, XNNPACK value NHWC
+  size_t element_size = sizeof(float);  // 1 for QInt8 (etrt int8), else float32
   int ndim = 0;
   int64_t sizes[XNN_MAX_TENSOR_DIMS] = {};  // the etrt tensor's sizes
   size_t numel = 0;

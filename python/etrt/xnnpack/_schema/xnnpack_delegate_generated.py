@@ -13,6 +13,13 @@ class ValueKind(object):
     Output = 3
 
 
+class DataType(object):
+    Float32 = 0
+    QInt8 = 1
+    QCInt8 = 2
+    QCInt32 = 3
+
+
 class BinaryOp(object):
     Add = 0
     Subtract = 1
@@ -112,13 +119,74 @@ class XValue(object):
             return self._tab.Get(flatbuffers.number_types.Uint64Flags, o + self._tab.Pos)
         return 0
 
-def XValueStart(builder): builder.StartObject(5)
+    # XValue
+    def Datatype(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+    # XValue
+    def Scale(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return 0.0
+
+    # XValue
+    def ZeroPoint(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # XValue
+    def ChannelScales(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # XValue
+    def ChannelScalesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # XValue
+    def ChannelScalesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # XValue
+    def ChannelScalesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
+        return o == 0
+
+    # XValue
+    def ChannelDim(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(22))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Uint32Flags, o + self._tab.Pos)
+        return 0
+
+def XValueStart(builder): builder.StartObject(10)
 def XValueAddDims(builder, dims): builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(dims), 0)
 def XValueStartDimsVector(builder, numElems): return builder.StartVector(8, numElems, 8)
 def XValueAddKind(builder, kind): builder.PrependInt8Slot(1, kind, 0)
 def XValueAddIoIndex(builder, ioIndex): builder.PrependUint32Slot(2, ioIndex, 0)
 def XValueAddNchw(builder, nchw): builder.PrependBoolSlot(3, nchw, 0)
 def XValueAddDataOffset(builder, dataOffset): builder.PrependUint64Slot(4, dataOffset, 0)
+def XValueAddDatatype(builder, datatype): builder.PrependInt8Slot(5, datatype, 0)
+def XValueAddScale(builder, scale): builder.PrependFloat32Slot(6, scale, 0.0)
+def XValueAddZeroPoint(builder, zeroPoint): builder.PrependInt32Slot(7, zeroPoint, 0)
+def XValueAddChannelScales(builder, channelScales): builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(channelScales), 0)
+def XValueStartChannelScalesVector(builder, numElems): return builder.StartVector(4, numElems, 4)
+def XValueAddChannelDim(builder, channelDim): builder.PrependUint32Slot(9, channelDim, 0)
 def XValueEnd(builder): return builder.EndObject()
 
 
