@@ -160,7 +160,8 @@ def _dictionary() -> str:
         names |= set(re.findall(r'file_identifier "([^"]+)"', text))
         numbers |= _schema_words(text)
     register = (ROOT / "src" / "kernels" / "register.cpp").read_text()
-    names |= set(re.findall(r'"((?:aten|etrt_prim)::[A-Za-z0-9_.]+)"', register))
+    # Every namespace the registry holds: aten, etrt_prim, etrt_fused, etrt_quant, ...
+    names |= set(re.findall(r'"([a-z_]+::[A-Za-z0-9_.]+)"', register))
     # Format versions (uint32): the ones the loaders read, and their neighbours.
     numbers |= {_bytes_word(v, 4) for v in (0, 1, 2, 3)}
     # Sizes and offsets the loaders bound: 0, 1, -1, 64, 2^31, 2^32, 2^36, 2^40, 2^62 as int64.
