@@ -1,0 +1,430 @@
+// Integer kernels for the PT2E patterns between the products (quantized.py folds them):
+// etrt_quant::lookup (an elementwise dq -> float ops -> q chain as a 256-entry table),
+// etrt_quant::mul (dq(a) * dq(b) -> q, same shape or a [N, C, 1, 1] gate: squeeze-excite),
+// etrt_quant::mean (dq -> mean over H, W -> q) and etrt_quant::max_pool2d (int8 in and out:
+// max commutes with a dequantize of positive scale). Each computes the reference's own float32
+// steps on the int8 values in one pass, so the folded graph's integers are unchanged (mean: the
+// sum is exact, see docs/quantization.md).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "common/checked.h"
+#include "heavy.h"
+#include "util.h"
+
+namespace etrt {
+namespace kernels {
+namespace {
+
+// Round half to even without a libm call (quantized.cpp's round_even_fast): below 2^22 in
+// magnitude, adding and subtracting 1.5 * 2^23 rounds in the default mode.
+inline float round_even(float v) {
+  constexpr float kMagic = 12582912.0f;
+  constexpr float kLimit = 4194304.0f;
+  v = std::min(std::max(v, -kLimit), kLimit);
+  return (v + kMagic) - kMagic;
+}
+
+// The reference's quantize_per_tensor of one float32 value: round(v * (1 / scale)) + zero point,
+// clamped.
+struct Quantize {
+  float inv_scale, zero_point, lo, hi;
+  int8_t operator()(float v) const {
+    const float q = round_even(v * inv_scale) + zero_point;
+    return static_cast<int8_t>(std::min(std::max(q, lo), hi));
+  }
+};
+
+bool int8_input(KernelContext& ctx, const char* op, const Tensor* t, const char* name) {
+  if (t == nullptr || !check_has_data(ctx, op, *t, name)) return false;
+  if (t->dtype() != ScalarType::Char) {
+    fail(ctx, op, std::string("'") + name + "' must be int8, got " + to_string(t->dtype()));
+    return false;
+  }
+  if (!t->is_contiguous() && !channels_last_dense(*t)) {
+    fail(ctx, op, std::string("'") + name + "' must be contiguous or channels-last");
+    return false;
+  }
+  return true;
+}
+
+bool same_strides(const Tensor& a, const Tensor& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
+// Element offsets of `t` and `out` (one shape) in `out`'s index order, `inner` at a time.
+template <typename F>
+void for_each_pair(const Tensor& t, const Tensor& out, F&& fn) {
+  const int dims = out.dim();
+  if (dims == 0 || same_strides(t, out)) {
+    fn(int64_t{0}, int64_t{0}, out.numel());
+    return;
+  }
+  int64_t index[kMaxDims] = {};
+  int64_t it = 0, io = 0;
+  const int last = dims - 1;
+  for (int64_t done = 0; done < out.numel(); done += out.size(last)) {
+    for (int64_t x = 0; x < out.size(last); ++x) fn(it + x * t.stride(last), io + x * out.stride(last), int64_t{1});
+    for (int d = last - 1; d >= 0; --d) {
+      it += t.stride(d), io += out.stride(d);
+      if (++index[d] < out.size(d)) break;
+      it -= t.stride(d) * out.size(d), io -= out.stride(d) * out.size(d);
+      index[d] = 0;
+    }
+  }
+}
+
+// Offsets of `a`, `b` (broadcast where its size is 1) and `out` for every element of `out`.
+template <typename F>
+void for_each_triple(const Tensor& a, const Tensor& b, const Tensor& out, F&& fn) {
+  const int dims = out.dim();
+  int64_t index[kMaxDims] = {};
+  auto bstride = [&](int d) { return b.size(d) == 1 ? int64_t{0} : b.stride(d); };
+  for (int64_t done = 0; done < out.numel(); ++done) {
+    int64_t i = 0, j = 0, k = 0;
+    for (int d = 0; d < dims; ++d) i += index[d] * a.stride(d), j += index[d] * bstride(d), k += index[d] * out.stride(d);
+    fn(i, j, k);
+    for (int d = dims - 1; d >= 0; --d) {
+      if (++index[d] < out.size(d)) break;
+      index[d] = 0;
+    }
+  }
+}
+
+bool output_range(KernelContext& ctx, const char* op, int64_t lo, int64_t hi) {
+  if (lo < -128 || hi > 127 || lo > hi) {
+    fail(ctx, op, "output range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not within int8");
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// lookup: out[i] = table[x[i] + 128]
+
+ETRT_ISA_BODY void lookup_i8_body(const int8_t* x, const int8_t* table, int8_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = table[static_cast<uint8_t>(x[i] ^ 0x80)];
+}
+ETRT_ISA_DISPATCH(void, lookup_i8, (const int8_t* x, const int8_t* table, int8_t* out, int64_t n),
+                  (x, table, out, n))
+
+// ---------------------------------------------------------------------------------------------
+// mul: q(((a - a_zp) * a_scale) * ((b - b_zp) * b_scale))
+
+struct MulParams {
+  float a_zp, a_scale, b_zp, b_scale;
+  Quantize q;
+};
+
+ETRT_ISA_BODY void mul_same_body(const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = (static_cast<float>(a[i]) - p.a_zp) * p.a_scale;
+    const float y = (static_cast<float>(b[i]) - p.b_zp) * p.b_scale;
+    out[i] = p.q(x * y);
+  }
+}
+ETRT_ISA_DISPATCH(void, mul_same, (const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const MulParams& p),
+                  (a, b, out, n, p))
+
+// n values of `a` times one gate value each (gate[i], already dequantized): a channels-last row.
+ETRT_ISA_BODY void mul_row_body(const int8_t* a, const float* gate, int8_t* out, int64_t n, const MulParams& p) {
+  for (int64_t i = 0; i < n; ++i) out[i] = p.q(((static_cast<float>(a[i]) - p.a_zp) * p.a_scale) * gate[i]);
+}
+ETRT_ISA_DISPATCH(void, mul_row, (const int8_t* a, const float* gate, int8_t* out, int64_t n, const MulParams& p),
+                  (a, gate, out, n, p))
+
+// n values of `a` times one gate value: an NCHW plane.
+ETRT_ISA_BODY void mul_plane_body(const int8_t* a, float gate, int8_t* out, int64_t n, const MulParams& p) {
+  for (int64_t i = 0; i < n; ++i) out[i] = p.q(((static_cast<float>(a[i]) - p.a_zp) * p.a_scale) * gate);
+}
+ETRT_ISA_DISPATCH(void, mul_plane, (const int8_t* a, float gate, int8_t* out, int64_t n, const MulParams& p),
+                  (a, gate, out, n, p))
+
+// A gate of `full`'s shape but 1 in every dimension after the first two ([N, C, 1, 1]).
+bool is_gate(const Tensor& gate, const Tensor& full) {
+  if (gate.dim() != full.dim() || full.dim() < 3) return false;
+  if (gate.size(0) != full.size(0) || gate.size(1) != full.size(1)) return false;
+  for (int d = 2; d < full.dim(); ++d) {
+    if (gate.size(d) != 1) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// mean over the last two dimensions: int32 sums of (x - zero point), exact
+
+ETRT_ISA_BODY void sum_rows_body(const int8_t* x, int64_t rows, int64_t c, int32_t* acc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int8_t* row = x + r * c;
+    for (int64_t i = 0; i < c; ++i) acc[i] += row[i];
+  }
+}
+ETRT_ISA_DISPATCH(void, sum_rows, (const int8_t* x, int64_t rows, int64_t c, int32_t* acc), (x, rows, c, acc))
+
+ETRT_ISA_BODY int32_t sum_plane_body(const int8_t* x, int64_t n) {
+  int32_t s = 0;
+  for (int64_t i = 0; i < n; ++i) s += x[i];
+  return s;
+}
+ETRT_ISA_DISPATCH(int32_t, sum_plane, (const int8_t* x, int64_t n), (x, n))
+
+// ---------------------------------------------------------------------------------------------
+// max_pool2d on int8
+
+struct PoolGeom {
+  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+ETRT_ISA_BODY void max_rows_body(const int8_t* x, int8_t* out, int64_t c) {
+  for (int64_t i = 0; i < c; ++i) out[i] = std::max(out[i], x[i]);
+}
+ETRT_ISA_DISPATCH(void, max_rows, (const int8_t* x, int8_t* out, int64_t c), (x, out, c))
+
+bool pool_pair(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name,
+               const int64_t* fallback, int64_t out[2]) {
+  Span<const int64_t> v;
+  if (!int_list_arg(ctx, op, args, i, name, &v)) return false;
+  if (v.empty() && fallback != nullptr) {
+    out[0] = fallback[0], out[1] = fallback[1];
+    return true;
+  }
+  if (v.size() != 1 && v.size() != 2) {
+    fail(ctx, op, std::string("'") + name + "' must have 1 or 2 values, got " + std::to_string(v.size()));
+    return false;
+  }
+  out[0] = v[0], out[1] = v[v.size() == 1 ? 0 : 1];
+  return true;
+}
+
+}  // namespace
+
+// input, table | out: table is int8[256], indexed by input + 128
+void op_quantized_lookup(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::lookup";
+  if (!check_nargs(ctx, op, args, 3)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* table = tensor_arg(ctx, op, args, 1, "table");
+  if (!int8_input(ctx, op, x, "input") || !int8_input(ctx, op, table, "table")) return;
+  if (table->numel() != 256) return fail(ctx, op, "table must have 256 values, got " + shape_string(table->sizes()));
+  Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Char, x->sizes());
+  if (out == nullptr) return;
+  const int8_t* xd = x->data_as<int8_t>();
+  const int8_t* td = table->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  if (same_strides(*x, *out)) {
+    parallel_for(0, x->numel(), kParallelGrainElements,
+                 [&](int64_t i0, int64_t i1) { lookup_i8(xd + i0, td, od + i0, i1 - i0); });
+    return;
+  }
+  for_each_pair(*x, *out, [&](int64_t i, int64_t o, int64_t count) { lookup_i8(xd + i, td, od + o, count); });
+}
+
+// a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point,
+// output_min, output_max | out: int8 tensors of one shape, or one of them [N, C, 1, 1]
+void op_quantized_mul(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::mul";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  Tensor* a = tensor_arg(ctx, op, args, 0, "a");
+  Tensor* b = tensor_arg(ctx, op, args, 3, "b");
+  double as = 1, bs = 1, os = 1;
+  int64_t az = 0, bz = 0, oz = 0, lo = 0, hi = 0;
+  if (!int8_input(ctx, op, a, "a") || !int8_input(ctx, op, b, "b") ||
+      !scalar_arg(ctx, op, args, 1, "a_scale", &as) || !int_arg(ctx, op, args, 2, "a_zero_point", &az) ||
+      !scalar_arg(ctx, op, args, 4, "b_scale", &bs) || !int_arg(ctx, op, args, 5, "b_zero_point", &bz) ||
+      !scalar_arg(ctx, op, args, 6, "output_scale", &os) || !int_arg(ctx, op, args, 7, "output_zero_point", &oz) ||
+      !int_arg(ctx, op, args, 8, "output_min", &lo) || !int_arg(ctx, op, args, 9, "output_max", &hi) ||
+      !output_range(ctx, op, lo, hi)) {
+    return;
+  }
+  MulParams p{static_cast<float>(az), static_cast<float>(as), static_cast<float>(bz), static_cast<float>(bs),
+              Quantize{static_cast<float>(1.0 / os), static_cast<float>(oz), static_cast<float>(lo),
+                       static_cast<float>(hi)}};
+  const bool same = same_sizes(a->sizes(), b->sizes());
+  if (!same && !is_gate(*b, *a) && is_gate(*a, *b)) {
+    // x * y is y * x in float32: keep the full tensor first
+    std::swap(a, b);
+    std::swap(p.a_zp, p.b_zp);
+    std::swap(p.a_scale, p.b_scale);
+  }
+  if (!same && !is_gate(*b, *a)) {
+    return fail(ctx, op, "a " + shape_string(a->sizes()) + " and b " + shape_string(b->sizes()) +
+                             " must have one shape, or one be [N, C, 1, 1] of the other's N and C");
+  }
+  Tensor* out = strided_output_arg(ctx, op, args, 10, ScalarType::Char, a->sizes());
+  if (out == nullptr) return;
+  const int8_t* ad = a->data_as<int8_t>();
+  const int8_t* bd = b->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  if (same) {
+    if (same_strides(*a, *out) && same_strides(*b, *out)) {
+      parallel_for(0, a->numel(), kParallelGrainElements,
+                   [&](int64_t i0, int64_t i1) { mul_same(ad + i0, bd + i0, od + i0, i1 - i0, p); });
+      return;
+    }
+  }
+  if (!same_strides(*a, *out) || (same && !same_strides(*b, *out))) {
+    // layouts differ (a program output, NCHW, from channels-last values): element by element
+    for_each_triple(*a, *b, *out, [&](int64_t i, int64_t j, int64_t k) { mul_same(ad + i, bd + j, od + k, 1, p); });
+    return;
+  }
+  const int64_t n = a->size(0), c = a->size(1), plane = a->numel() / std::max<int64_t>(n * c, 1);
+  // the gate dequantized once: [N][C] floats (b is [N, C, 1, 1], contiguous either way)
+  auto* gate = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(n * c) * sizeof(float), 64));
+  if (gate == nullptr && n * c > 0) return fail(ctx, op, "out of scratch memory");
+  for (int64_t i = 0; i < n * c; ++i) {
+    gate[i] = (static_cast<float>(bd[(i / c) * b->stride(0) + (i % c) * b->stride(1)]) - p.b_zp) * p.b_scale;
+  }
+  if (a->is_contiguous()) {
+    parallel_chunks(n * c, plane, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) mul_plane(ad + i * plane, gate[i], od + i * plane, plane, p);
+    });
+    return;
+  }
+  // channels-last: rows of C per pixel
+  parallel_chunks(n * plane, c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) mul_row(ad + r * c, gate + (r / plane) * c, od + r * c, c, p);
+  });
+}
+
+// input, input_scale, input_zero_point, output_scale, output_zero_point, output_min,
+// output_max, keepdim | out: the mean over the last two dimensions of a 4-D int8 input
+void op_quantized_mean(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::mean";
+  if (!check_nargs(ctx, op, args, 9)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  double is = 1, os = 1;
+  int64_t iz = 0, oz = 0, lo = 0, hi = 0;
+  bool keepdim = false;
+  if (!int8_input(ctx, op, x, "input") || !scalar_arg(ctx, op, args, 1, "input_scale", &is) ||
+      !int_arg(ctx, op, args, 2, "input_zero_point", &iz) || !scalar_arg(ctx, op, args, 3, "output_scale", &os) ||
+      !int_arg(ctx, op, args, 4, "output_zero_point", &oz) || !int_arg(ctx, op, args, 5, "output_min", &lo) ||
+      !int_arg(ctx, op, args, 6, "output_max", &hi) || !bool_arg(ctx, op, args, 7, "keepdim", &keepdim) ||
+      !output_range(ctx, op, lo, hi)) {
+    return;
+  }
+  if (x->dim() != 4) return fail(ctx, op, "input must be 4-D, got " + shape_string(x->sizes()));
+  const int64_t n = x->size(0), c = x->size(1), plane = x->size(2) * x->size(3);
+  if (plane == 0 || plane > (int64_t{1} << 23)) {
+    return fail(ctx, op, "H x W must be between 1 and 2^23 (an exact int32 sum), got " + shape_string(x->sizes()));
+  }
+  const int64_t keep[4] = {n, c, 1, 1};
+  const Span<const int64_t> sizes(keep, keepdim ? 4 : 2);
+  Tensor* out = strided_output_arg(ctx, op, args, 8, ScalarType::Char, sizes);
+  if (out == nullptr) return;
+  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(n * c) * sizeof(int32_t), 64));
+  if (acc == nullptr && n * c > 0) return fail(ctx, op, "out of scratch memory");
+  const int8_t* xd = x->data_as<int8_t>();
+  if (x->is_contiguous()) {
+    parallel_chunks(n * c, plane, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) acc[i] = sum_plane(xd + i * plane, plane);
+    });
+  } else {
+    std::fill(acc, acc + n * c, 0);
+    for (int64_t b = 0; b < n; ++b) sum_rows(xd + b * plane * c, plane, c, acc + b * c);
+  }
+  // The reference's float32 steps on the exact sum: dequantized sum, / (H x W), quantize.
+  const float scale = static_cast<float>(is), count = static_cast<float>(plane);
+  const Quantize q{static_cast<float>(1.0 / os), static_cast<float>(oz), static_cast<float>(lo),
+                   static_cast<float>(hi)};
+  int8_t* od = out->data_as<int8_t>();
+  for (int64_t i = 0; i < n * c; ++i) {
+    const int64_t s = static_cast<int64_t>(acc[i]) - iz * plane;
+    od[(i / c) * out->stride(0) + (i % c) * out->stride(1)] = q((static_cast<float>(s) * scale) / count);
+  }
+}
+
+// input, kernel_size[], stride[], padding[], dilation[], ceil_mode | out: int8, aten::max_pool2d's
+// windows (padding never wins)
+void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::max_pool2d";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  if (!int8_input(ctx, op, x, "input")) return;
+  if (x->dim() != 4) return fail(ctx, op, "input must be 4-D, got " + shape_string(x->sizes()));
+  int64_t kernel[2], stride[2], padding[2], dilation[2];
+  bool ceil_mode = false;
+  if (!pool_pair(ctx, op, args, 1, "kernel_size", nullptr, kernel) ||
+      !pool_pair(ctx, op, args, 2, "stride", kernel, stride) ||
+      !pool_pair(ctx, op, args, 3, "padding", nullptr, padding) ||
+      !pool_pair(ctx, op, args, 4, "dilation", nullptr, dilation) ||
+      !bool_arg(ctx, op, args, 5, "ceil_mode", &ceil_mode)) {
+    return;
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (kernel[d] < 1 || stride[d] < 1 || dilation[d] < 1 || padding[d] < 0 || padding[d] > kernel[d] / 2) {
+      return fail(ctx, op, "kernel_size, stride and dilation must be positive, padding at most half the kernel");
+    }
+  }
+  PoolGeom g{x->size(0), x->size(1), x->size(2), x->size(3), 0, 0, kernel[0], kernel[1], stride[0], stride[1],
+             padding[0], padding[1], dilation[0], dilation[1]};
+  if (!checked::window(g.h, g.kh, g.ph, g.ph, g.sh, g.dh, ceil_mode, &g.oh) ||
+      !checked::window(g.w, g.kw, g.pw, g.pw, g.sw, g.dw, ceil_mode, &g.ow) || g.oh < 1 || g.ow < 1) {
+    return fail(ctx, op, "output size is empty for input " + shape_string(x->sizes()));
+  }
+  const int64_t sizes[4] = {g.n, g.c, g.oh, g.ow};
+  Tensor* out = strided_output_arg(ctx, op, args, 6, ScalarType::Char, Span<const int64_t>(sizes, 4));
+  if (out == nullptr) return;
+  const bool nhwc = !x->is_contiguous() && channels_last_dense(*out) && !out->is_contiguous();
+  const int8_t* xd = x->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  // A window's first in-range row / column and its end (windows never lie wholly in padding).
+  auto span = [](int64_t o, int64_t s, int64_t p, int64_t d, int64_t k, int64_t size, int64_t* b, int64_t* e) {
+    const int64_t start = o * s - p;
+    *b = 0, *e = k;
+    while (*b < k && start + *b * d < 0) ++*b;
+    while (*e > *b && start + (*e - 1) * d >= size) --*e;
+    return start;
+  };
+  if (nhwc) {
+    parallel_chunks(g.n * g.oh, g.ow * g.c * g.kh * g.kw, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / g.oh, y = r % g.oh;
+        int64_t ky0, ky1;
+        const int64_t iy = span(y, g.sh, g.ph, g.dh, g.kh, g.h, &ky0, &ky1);
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          int64_t kx0, kx1;
+          const int64_t ix = span(ox, g.sw, g.pw, g.dw, g.kw, g.w, &kx0, &kx1);
+          int8_t* o = od + ((b * g.oh + y) * g.ow + ox) * g.c;
+          std::fill(o, o + g.c, static_cast<int8_t>(-128));
+          for (int64_t ky = ky0; ky < ky1; ++ky) {
+            for (int64_t kx = kx0; kx < kx1; ++kx) {
+              max_rows(xd + ((b * g.h + iy + ky * g.dh) * g.w + ix + kx * g.dw) * g.c, o, g.c);
+            }
+          }
+        }
+      }
+    });
+    return;
+  }
+  // planes, through any strides (NCHW, or one side channels-last)
+  parallel_chunks(g.n * g.c, g.oh * g.ow * g.kh * g.kw, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = p / g.c, ch = p % g.c;
+      const int8_t* in = xd + b * x->stride(0) + ch * x->stride(1);
+      int8_t* o = od + b * out->stride(0) + ch * out->stride(1);
+      const int64_t sy = x->stride(2), sx = x->stride(3);
+      for (int64_t y = 0; y < g.oh; ++y) {
+        int64_t ky0, ky1;
+        const int64_t iy = span(y, g.sh, g.ph, g.dh, g.kh, g.h, &ky0, &ky1);
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          int64_t kx0, kx1;
+          const int64_t ix = span(ox, g.sw, g.pw, g.dw, g.kw, g.w, &kx0, &kx1);
+          int8_t m = -128;
+          for (int64_t ky = ky0; ky < ky1; ++ky) {
+            for (int64_t kx = kx0; kx < kx1; ++kx) m = std::max(m, in[(iy + ky * g.dh) * sy + (ix + kx * g.dw) * sx]);
+          }
+          o[y * out->stride(2) + ox * out->stride(3)] = m;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace kernels
+}  // namespace etrt
