@@ -15,9 +15,8 @@ PT2E program runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
-
 from operator import getitem
+from typing import Any
 
 import torch
 import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
@@ -148,17 +147,19 @@ ADD = torch.ops.etrt_quant.add.default
 _ATEN = torch.ops.aten
 # Elementwise float ops a dequantize -> ... -> quantize chain may hold and still be a table:
 # every other operand a number or a node of the same chain.
+_UNARY = (
+    "clamp", "clamp_min", "clamp_max", "relu", "hardtanh", "hardswish", "hardsigmoid", "sigmoid",
+    "tanh", "gelu", "silu", "elu", "leaky_relu", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
+    "reciprocal", "erf", "maximum", "minimum", "clone",
+)  # fmt: skip
 _ELEMENTWISE = frozenset(
-    getattr(getattr(_ATEN, op), overload)
-    for op, overload in (
-        *((op, o) for op in ("add", "sub", "mul", "div") for o in ("Tensor", "Scalar")),
-        *((op, "default") for op in (
-            "clamp", "clamp_min", "clamp_max", "relu", "hardtanh", "hardswish", "hardsigmoid",
-            "sigmoid", "tanh", "gelu", "silu", "elu", "leaky_relu", "neg", "abs", "exp", "log",
-            "sqrt", "rsqrt", "reciprocal", "erf", "maximum", "minimum",
-        )),
-        ("pow", "Tensor_Scalar"),
-    )
+    [getattr(_ATEN, op).default for op in _UNARY]
+    + [
+        getattr(getattr(_ATEN, op), o)
+        for op in ("add", "sub", "mul", "div")
+        for o in ("Tensor", "Scalar")
+    ]
+    + [_ATEN.pow.Tensor_Scalar]
 )
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -199,7 +200,7 @@ class FoldReport:
     mean: int = 0
     max_pool: int = 0
     cat: int = 0
-    view: int = 0  # views between a dequantize and a quantize of the same parameters
+    view: int = 0  # views and clones between a dequantize and a quantize of one parameter set
 
     def total(self) -> int:
         return sum(getattr(self, f.name) for f in fields(self))
@@ -384,12 +385,17 @@ class _Folder:
         if _is(src, _ATEN.mul.Tensor) and not src.kwargs:
             if self.fold_mul(q, src, out):
                 return "mul"
-        elif _is(src, _ATEN.view.default):
+        elif _is(src, _ATEN.view.default) or _is(src, _ATEN.clone.default):
             act = _int8_activation(args[0])
-            if act is not None and self.unchanged(act, out):
+            if act is None or not self.unchanged(act, out):
+                # a clone requantizing (dropout observed apart): a table
+                return self.fold_lookup(q, out) if _is(src, _ATEN.clone.default) else None
+            if _is(src, _ATEN.clone.default):  # eval-mode dropout: the values themselves
+                q.replace_all_uses_with(act.node)
+                self.graph.erase_node(q)
+            else:
                 self.replace(q, _ATEN.view.default, (act.node, *args[1:]))
-                return "view"
-            return None
+            return "view"
         return self.fold_lookup(q, out)
 
     @staticmethod
@@ -426,7 +432,7 @@ class _Folder:
         table = QUANTIZE(deq, out.scale, out.zero_point, out.low, out.high, torch.int8)
         node = self.add_constant(table)
         with self.graph.inserting_before(before):
-            lookup = self.graph.call_function(LOOKUP, (act.node, node))
+            lookup: Node = self.graph.call_function(LOOKUP, (act.node, node))
         lookup.meta["val"] = act.node.meta.get("val")
         return lookup
 
@@ -475,17 +481,19 @@ class _Folder:
         if pool is not None:
             assert isinstance(pool.args[0], Node)
             x = self.select_int8(pool.args[0], out, before)
-            kernel, stride, padding, dilation, ceil = [*pool.args[1:], [], 0, 1, False][:5]
+            given = list(pool.args[1:])  # kernel, then stride, padding, dilation, ceil_mode
+            kernel, stride, padding, dilation, ceil = given + [[], 0, 1, False][len(given) - 1 :]
             k = _pair(kernel)
             target: Any = MAX_POOL2D
             args: tuple[Any, ...] = (
                 x, k, _pair(stride) if stride else k, _pair(padding), _pair(dilation), ceil,
             )  # fmt: skip
         else:
-            parts = [self.select_int8(t, out, before) for t in node.args[0]]  # type: ignore[union-attr]
+            tensors: Any = node.args[0]
+            parts = [self.select_int8(t, out, before) for t in tensors]
             target, args = _ATEN.cat.default, (parts, *node.args[1:])
         with self.graph.inserting_before(before):
-            new = self.graph.call_function(target, args)
+            new: Node = self.graph.call_function(target, args)
         new.meta["val"] = val.to(torch.int8)
         return new
 
@@ -500,7 +508,8 @@ class _Folder:
         val = act.node.meta.get("val") if act is not None else None
         if act is None or not isinstance(val, torch.Tensor) or val.dim() != 4:
             return None
-        dims = sorted(d % 4 for d in mean.args[1])  # type: ignore[union-attr]
+        dim_arg: Any = mean.args[1]
+        dims = sorted(d % 4 for d in dim_arg)
         keepdim = bool(mean.args[2]) if len(mean.args) > 2 else False
         if dims != [2, 3]:
             return None

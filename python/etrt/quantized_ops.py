@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import torch.ao.quantization.fx._decomposed  # noqa: F401  (torch.ops.quantized_decomposed)
+import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
 
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define("lookup(Tensor input, Tensor table) -> Tensor")

@@ -108,14 +108,19 @@ def test_integer_kernels_equal_the_folded_graph_run_by_torch(
 
 
 def test_portable_int8_path_gives_the_same_integers(
-    inprocess_runtime: Path, converted: nn.Module, block: Block, tmp_path: Path
+    inprocess_runtime: Path,
+    converted: nn.Module,
+    block: Block,
+    squeeze_excite: SE,
+    tmp_path: Path,
 ) -> None:
     """ETRT_INT8_ISA=portable (every hand-written int8 path off: VNNI, the depthwise register
-    blocks) against this process's kernels: the same integers, whichever path this machine
-    picks; on the small conv net and on the MobileNetV2 block (depthwise)."""
+    blocks, the VBMI tables, the AVX-512 SE product) against this process's kernels: the same
+    integers, whichever path this machine picks; on the small conv net, the MobileNetV2 block
+    (depthwise) and the squeeze-excite net."""
     x = _inputs(11)
     small = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
-    cases = [(small, x), (block.program, block.x)]
+    cases = [(small, x), (block.program, block.x), (squeeze_excite.program, squeeze_excite.x)]
     for i, (_, inputs) in enumerate(cases):
         np.save(tmp_path / f"x{i}.npy", inputs.numpy())
     script = (
@@ -134,7 +139,7 @@ def test_portable_int8_path_gives_the_same_integers(
         portable = torch.from_numpy(np.load(tmp_path / f"y{i}.npy"))
         here = torch.from_numpy(np.asarray(etrt.load(path).forward(inputs.numpy())[0]))
         assert torch.equal(portable, here), path.name
-    assert torch.equal(portable, block.want)
+    assert torch.equal(portable, squeeze_excite.want)
 
 
 class InvertedResidual(nn.Module):
@@ -202,6 +207,91 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
             assert torch.equal(got, block.want), cap
     finally:
         etrt.set_max_isa("avx512")
+
+
+class SqueezeExcite(nn.Module):
+    """What MobileNetV3 holds between its integer products: conv + hardswish, a squeeze-excite
+    (spatial mean, 1x1 convs, ReLU, hardsigmoid, the channel scale), a cat of two branches of
+    other parameters (XNNPACKQuantizer leaves cat unannotated: it reads their dequantized
+    values) and max pooling of it. 24 channels: channels-last rows that the SE product
+    joins three at a time (16 x 16 pixels: one left over)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 24, 3, padding=1)
+        self.bn = nn.BatchNorm2d(24)
+        self.dw = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.fc1 = nn.Conv2d(24, 8, 1)
+        self.fc2 = nn.Conv2d(8, 24, 1)
+        self.pw = nn.Conv2d(48, 16, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.hardswish(self.bn(self.conv(x)))
+        z = self.dw(y)
+        gate = nn.functional.adaptive_avg_pool2d(z, 1)
+        gate = nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(gate))))
+        # cat's inputs: the product's and the depthwise conv's values, of other parameters
+        z = nn.functional.max_pool2d(torch.cat([z * gate, z], 1), 3, 2, 1)
+        return self.pw(z)
+
+
+@dataclass(frozen=True)
+class SE:
+    converted: nn.Module
+    program: Path
+    x: torch.Tensor
+    want: torch.Tensor  # the folded graph run by torch
+
+
+@pytest.fixture(scope="module")
+def squeeze_excite(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> SE:
+    torch.manual_seed(0)
+    model = SqueezeExcite().eval()
+    model.bn.running_mean.uniform_(-0.5, 0.5)
+    model.bn.running_var.uniform_(0.5, 2.0)
+    calibration = [(_inputs(200 + i),) for i in range(2)]
+    converted = etrt.quantize(model, (_inputs(0),), calibration=calibration)
+    x = _inputs(5)
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    report = fold_quantized(core)
+    # hardswish, hardsigmoid and the requantization of the cat's inputs are tables
+    assert (report.conv2d, report.mean, report.mul, report.max_pool) == (5, 1, 1, 1)
+    assert report.lookup == 2 and report.clamp == 0
+    path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("se") / "se.etrt")
+    return SE(converted, path, x, core.module()(x))
+
+
+def test_pooling_cat_hardswish_means_and_se_products_fold_into_int8_kernels(
+    squeeze_excite: SE,
+) -> None:
+    """No float op and no dequantize/quantize pair is left between the integer kernels (only the
+    program's own input quantize and output dequantize), and etrt's integers are the folded
+    graph's at every instruction set (the VBMI table, the AVX-512 SE product, their portable
+    loops)."""
+    ops = etrt.load_program_info(squeeze_excite.program).instruction_ops
+    assert {"etrt_quant::lookup", "etrt_quant::mul", "etrt_quant::mean"} <= set(ops)
+    assert {"etrt_quant::max_pool2d", "aten::cat"} <= set(ops)
+    assert ops.count("quantized_decomposed::quantize_per_tensor") == 1
+    assert ops.count("quantized_decomposed::dequantize_per_tensor") == 1
+    assert not [op for op in ops if op.startswith("aten::") and op != "aten::cat"]
+    module = etrt.load(squeeze_excite.program)
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            got = torch.from_numpy(np.asarray(module.forward(squeeze_excite.x.numpy())[0]))
+            assert torch.equal(got, squeeze_excite.want), cap
+    finally:
+        etrt.set_max_isa("avx512")
+    # Against the PT2E reference: the tables, products, max pooling and cat compute its own
+    # float32 steps; the mean sums exactly where torch sums floats, and the convolutions differ
+    # by the usual rare 1-LSB flips (docs/quantization.md).
+    lsb = _output_scale(squeeze_excite.converted)
+    for seed in (20, 21):
+        x = _inputs(seed)
+        got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
+        want = squeeze_excite.converted(x)
+        assert (got - want).abs().max().item() <= 2 * lsb + 1e-6
+        assert (got == want).float().mean().item() >= 0.9
 
 
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
@@ -316,8 +406,8 @@ def test_int8_bert_encoder_runs_integer_linears_and_matches_pt2e(
 ) -> None:
     """A transformers BERT encoder through PT2E (tiny: hidden 32, one layer, 8 tokens, batch 2
     with padding; the `models` suite runs two layers at hidden 128): every linear an integer
-    kernel, layer norm, softmax and GELU float between dequantize and quantize, the output
-    close to the reference module's."""
+    kernel, layer norm and softmax float between dequantize and quantize, GELU a table, the
+    output close to the reference module's."""
     import transformer_models as tm
 
     config = tm.transformers().BertConfig(
@@ -334,8 +424,10 @@ def test_int8_bert_encoder_runs_integer_linears_and_matches_pt2e(
     # q, k, v, attention out, intermediate, output, and the pooler's
     assert ops.count("etrt_quant::linear") == 7
     assert not {"aten::addmm", "aten::mm"} & set(ops)
-    float_ops = {"aten::native_layer_norm", "aten::gelu", "aten::scaled_dot_product_attention"}
+    float_ops = {"aten::native_layer_norm", "aten::scaled_dot_product_attention"}
     assert float_ops <= set(ops)
+    # GELU between a dequantize and a quantize: a table of torch's own GELU of the 256 values
+    assert "aten::gelu" not in ops and ops.count("etrt_quant::lookup") == 1
     module = etrt.load(program.save(tmp_path / "bert.etrt"))
     x = tm.inputs("bert", "test", batch=2, seed=3)
     got = [torch.from_numpy(np.asarray(t)) for t in module.forward(*(t.numpy() for t in x))]
