@@ -145,9 +145,35 @@ bool vbmi_enabled() {
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// AVX2: vpshufb looks up 16 entries, so 16 of them, one per high nibble of u = x + 128. With
+// t = u - 16k, saturating t + 0x70 keeps bit 7 clear (and u's low nibble) exactly when
+// 0 <= t < 16, and vpshufb gives 0 for a set bit 7: one row answers each byte.
+__attribute__((target("avx2"))) void lookup_avx2(const int8_t* x, const int8_t* table, int8_t* out, int64_t n) {
+  __m256i rows[16];
+  for (int k = 0; k < 16; ++k) {
+    rows[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  }
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80)), step = _mm256_set1_epi8(16);
+  const __m256i bias = _mm256_set1_epi8(0x70);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i t = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), flip);
+    __m256i r = _mm256_setzero_si256();
+    for (int k = 0; k < 16; ++k) {
+      r = _mm256_or_si256(r, _mm256_shuffle_epi8(rows[k], _mm256_adds_epu8(t, bias)));
+      t = _mm256_sub_epi8(t, step);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), r);
+  }
+  if (i < n) lookup_scalar(x + i, table, out + i, n - i);
+}
+#endif
+
 void lookup_i8(const int8_t* x, const int8_t* table, int8_t* out, int64_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (vbmi_enabled()) return lookup_vbmi(x, table, out, n);
+  if (isa_level() >= 1 && !int8_portable_only()) return lookup_avx2(x, table, out, n);
 #endif
   lookup_scalar(x, table, out, n);
 }
@@ -212,9 +238,34 @@ __attribute__((target("avx512f"))) void mul_rows_avx512(const int8_t* a, const f
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same, 8 lanes (AVX2 without FMA contraction: -ffp-contract=off, explicit mul and add).
+__attribute__((target("avx2"))) void mul_rows_avx2(const int8_t* a, const float* gate, int8_t* out,
+                                                   int64_t rows, int64_t c, const MulParams& p) {
+  const __m256 az = _mm256_set1_ps(p.a_zp), as = _mm256_set1_ps(p.a_scale), inv = _mm256_set1_ps(p.q.inv_scale);
+  const __m256 zp = _mm256_set1_ps(p.q.zero_point), lo = _mm256_set1_ps(p.q.lo), hi = _mm256_set1_ps(p.q.hi);
+  const int64_t vec = c / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int8_t* ar = a + r * c;
+    int8_t* o = out + r * c;
+    for (int64_t i = 0; i < vec; i += 8) {
+      const __m128i raw = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ar + i));
+      const __m256 x = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(raw));
+      __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(x, az), as), _mm256_loadu_ps(gate + i));
+      v = _mm256_add_ps(_mm256_round_ps(_mm256_mul_ps(v, inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      const __m256i q = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(o + i), _mm_packs_epi16(w, w));
+    }
+    for (int64_t i = vec; i < c; ++i) o[i] = p.q(((static_cast<float>(ar[i]) - p.a_zp) * p.a_scale) * gate[i]);
+  }
+}
+#endif
+
 void mul_rows(const int8_t* a, const float* gate, int8_t* out, int64_t rows, int64_t c, const MulParams& p) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (isa_level() >= 2 && !int8_portable_only()) return mul_rows_avx512(a, gate, out, rows, c, p);
+  if (isa_level() >= 1 && !int8_portable_only()) return mul_rows_avx2(a, gate, out, rows, c, p);
 #endif
   mul_rows_portable(a, gate, out, rows, c, p);
 }
