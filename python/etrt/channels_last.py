@@ -56,7 +56,13 @@ NHWC = (0, 2, 3, 1)
 OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
-MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d", "etrt_quant::max_pool2d")
+# pooling that keeps its input's layout (the int8 ones: quantized_ops.py)
+MAX_POOLS = (
+    "aten::max_pool2d_with_indices",
+    "aten::max_pool2d",
+    "etrt_quant::max_pool2d",
+    "etrt_quant::avg_pool2d",
+)
 # PT2E int8 (quantized.py): the integer convolution reads and writes either layout; the
 # integer elementwise ops and the quantize/dequantize between them keep their input's.
 QUANT_CONVOLUTION = "etrt_quant::conv2d"

@@ -25,7 +25,7 @@ from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Node
 
 from .graph_edit import replace_node
-from .quantized_ops import LOOKUP, MAX_POOL2D, MEAN, MUL
+from .quantized_ops import AVG_POOL2D, LOOKUP, MAX_POOL2D, MEAN, MUL
 
 _LIB: Any = torch.library.Library("etrt_quant", "DEF")  # type: ignore[no-untyped-call]
 _COMMON = (
@@ -199,6 +199,7 @@ class FoldReport:
     mul: int = 0
     mean: int = 0
     max_pool: int = 0
+    avg_pool: int = 0
     cat: int = 0
     view: int = 0  # views and clones between a dequantize and a quantize of one parameter set
 
@@ -358,7 +359,9 @@ class _Folder:
             else:
                 linears += self.fold_linear(q, src, out)
         clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if _is(q, QUANTIZE))
-        between = {k: 0 for k in ("lookup", "mul", "mean", "max_pool", "cat", "view")}
+        between = {
+            k: 0 for k in ("lookup", "mul", "mean", "max_pool", "avg_pool", "cat", "view")
+        }
         for q in list(self.graph.nodes):
             kind = self.fold_between(q) if _is(q, QUANTIZE) else None
             if kind is not None:
@@ -382,6 +385,8 @@ class _Folder:
             return kind
         if _is(src, _ATEN.mean.dim) and not src.kwargs:
             return self.fold_mean(q, src, out)
+        if _is(src, _ATEN.avg_pool2d.default) and not src.kwargs:
+            return self.fold_avg_pool(q, src, out)
         if _is(src, _ATEN.mul.Tensor) and not src.kwargs:
             if self.fold_mul(q, src, out):
                 return "mul"
@@ -518,6 +523,24 @@ class _Folder:
             keepdim,
         ))  # fmt: skip
         return "mean"
+
+    def fold_avg_pool(self, q: Node, pool: Node, out: _Output) -> str | None:
+        """quantize(avg_pool2d(dequantize(x))): exact int32 window sums, then the float32
+        steps (ATen's windows and divisors)."""
+        act = _int8_activation(pool.args[0])
+        val = act.node.meta.get("val") if act is not None else None
+        if act is None or not isinstance(val, torch.Tensor) or val.dim() != 4:
+            return None
+        given = list(pool.args[1:])  # kernel, then stride, padding, ceil_mode, ...
+        kernel, stride, padding, ceil, include_pad, divisor = given + [[], 0, False, True, None][
+            len(given) - 1 :
+        ]
+        k = _pair(kernel)
+        self.replace(q, AVG_POOL2D, (
+            act.node, act.scale, act.zero_point, out.scale, out.zero_point, out.low, out.high, k,
+            _pair(stride) if stride else k, _pair(padding), ceil, include_pad, divisor,
+        ))  # fmt: skip
+        return "avg_pool"
 
     def fold_mul(self, q: Node, mul: Node, out: _Output) -> bool:
         """dq(a) * dq(b) -> q: one shape, or one a [N, C, 1, 1] gate of the other (SE)."""

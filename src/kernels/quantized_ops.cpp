@@ -335,6 +335,25 @@ bool pool_pair(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, 
   return true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// avg_pool2d: exact int32 window sums, ATen's windows and divisors
+
+struct AvgWindow {
+  int64_t begin, end, padded;  // the in-range taps [begin, end); the window clipped to the padding
+};
+
+// ATen's cpu_avg_pool bounds for output index o.
+inline AvgWindow avg_window(int64_t o, int64_t stride, int64_t pad, int64_t k, int64_t size) {
+  const int64_t b = o * stride - pad;
+  const int64_t e = std::min(b + k, size + pad);
+  return {std::max<int64_t>(b, 0), std::min(e, size), e - b};
+}
+
+ETRT_ISA_BODY void add_row_i32_body(const int8_t* x, int32_t* acc, int64_t c) {
+  for (int64_t i = 0; i < c; ++i) acc[i] += x[i];
+}
+ETRT_ISA_DISPATCH(void, add_row_i32, (const int8_t* x, int32_t* acc, int64_t c), (x, acc, c))
+
 }  // namespace
 
 // input, table | out: table is int8[256], indexed by input + 128
@@ -565,6 +584,107 @@ void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args) {
             for (int64_t kx = kx0; kx < kx1; ++kx) m = std::max(m, in[(iy + ky * g.dh) * sy + (ix + kx * g.dw) * sx]);
           }
           o[y * out->stride(2) + ox * out->stride(3)] = m;
+        }
+      }
+    }
+  });
+}
+
+
+// input, input_scale, input_zero_point, output_scale, output_zero_point, output_min, output_max,
+// kernel_size[], stride[], padding[], ceil_mode, count_include_pad, divisor_override? | out:
+// aten::avg_pool2d of the dequantized values, quantized: sum(x - zero point) over the window in
+// int32, then float(sum) * scale / divisor and the quantize, in float32
+void op_quantized_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::avg_pool2d";
+  if (!check_nargs(ctx, op, args, 14)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  double is = 1, os = 1;
+  int64_t iz = 0, oz = 0, lo = 0, hi = 0, divisor = 0;
+  int64_t kernel[2], stride[2], padding[2];
+  bool ceil_mode = false, include_pad = true;
+  if (!int8_input(ctx, op, x, "input") || !scalar_arg(ctx, op, args, 1, "input_scale", &is) ||
+      !int_arg(ctx, op, args, 2, "input_zero_point", &iz) || !scalar_arg(ctx, op, args, 3, "output_scale", &os) ||
+      !int_arg(ctx, op, args, 4, "output_zero_point", &oz) || !int_arg(ctx, op, args, 5, "output_min", &lo) ||
+      !int_arg(ctx, op, args, 6, "output_max", &hi) || !output_range(ctx, op, lo, hi) ||
+      !pool_pair(ctx, op, args, 7, "kernel_size", nullptr, kernel) ||
+      !pool_pair(ctx, op, args, 8, "stride", kernel, stride) ||
+      !pool_pair(ctx, op, args, 9, "padding", nullptr, padding) ||
+      !bool_arg(ctx, op, args, 10, "ceil_mode", &ceil_mode) ||
+      !bool_arg(ctx, op, args, 11, "count_include_pad", &include_pad) ||
+      !optional_int_arg(ctx, op, args, 12, "divisor_override", 0, &divisor)) {
+    return;
+  }
+  if (x->dim() != 4) return fail(ctx, op, "input must be 4-D, got " + shape_string(x->sizes()));
+  for (int d = 0; d < 2; ++d) {
+    if (kernel[d] < 1 || stride[d] < 1 || padding[d] < 0 || padding[d] > kernel[d] / 2) {
+      return fail(ctx, op, "kernel_size and stride must be positive, padding at most half the kernel");
+    }
+  }
+  if (divisor < 0 || kernel[0] * kernel[1] > (int64_t{1} << 23)) {
+    return fail(ctx, op, "divisor_override must be positive and the window below 2^23 taps");
+  }
+  const int64_t n = x->size(0), c = x->size(1), h = x->size(2), w = x->size(3);
+  int64_t oh = 0, ow = 0;
+  if (!checked::window(h, kernel[0], padding[0], padding[0], stride[0], 1, ceil_mode, &oh) ||
+      !checked::window(w, kernel[1], padding[1], padding[1], stride[1], 1, ceil_mode, &ow) || oh < 1 || ow < 1) {
+    return fail(ctx, op, "output size is empty for input " + shape_string(x->sizes()));
+  }
+  const int64_t sizes[4] = {n, c, oh, ow};
+  Tensor* out = strided_output_arg(ctx, op, args, 13, ScalarType::Char, Span<const int64_t>(sizes, 4));
+  if (out == nullptr) return;
+  const float scale = static_cast<float>(is);
+  const Quantize q{static_cast<float>(1.0 / os), static_cast<float>(oz), static_cast<float>(lo),
+                   static_cast<float>(hi)};
+  const int8_t* xd = x->data_as<int8_t>();
+  int8_t* od = out->data_as<int8_t>();
+  auto value = [&](int64_t sum, int64_t taps, const AvgWindow& wy, const AvgWindow& wx) {
+    const int64_t count = divisor > 0 ? divisor
+                          : include_pad ? wy.padded * wx.padded
+                                        : (wy.end - wy.begin) * (wx.end - wx.begin);
+    return q((static_cast<float>(sum - iz * taps) * scale) / static_cast<float>(count));
+  };
+  const bool nhwc = !x->is_contiguous() && channels_last_dense(*out) && !out->is_contiguous();
+  if (nhwc) {
+    constexpr int64_t kBlock = 256;  // channels summed at a time, on the stack of each thread
+    parallel_chunks(n * oh, ow * c * kernel[0] * kernel[1], [&](int64_t r0, int64_t r1) {
+      int32_t acc[kBlock];
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / oh, y = r % oh;
+        const AvgWindow wy = avg_window(y, stride[0], padding[0], kernel[0], h);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const AvgWindow wx = avg_window(ox, stride[1], padding[1], kernel[1], w);
+          const int64_t taps = (wy.end - wy.begin) * (wx.end - wx.begin);
+          int8_t* o = od + ((b * oh + y) * ow + ox) * c;
+          for (int64_t c0 = 0; c0 < c; c0 += kBlock) {
+            const int64_t len = std::min(kBlock, c - c0);
+            std::fill(acc, acc + len, 0);
+            for (int64_t iy = wy.begin; iy < wy.end; ++iy) {
+              for (int64_t ix = wx.begin; ix < wx.end; ++ix) {
+                add_row_i32(xd + ((b * h + iy) * w + ix) * c + c0, acc, len);
+              }
+            }
+            for (int64_t ch = 0; ch < len; ++ch) o[c0 + ch] = value(acc[ch], taps, wy, wx);
+          }
+        }
+      }
+    });
+    return;
+  }
+  parallel_chunks(n * c, oh * ow * kernel[0] * kernel[1], [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = p / c, ch = p % c;
+      const int8_t* in = xd + b * x->stride(0) + ch * x->stride(1);
+      int8_t* o = od + b * out->stride(0) + ch * out->stride(1);
+      for (int64_t y = 0; y < oh; ++y) {
+        const AvgWindow wy = avg_window(y, stride[0], padding[0], kernel[0], h);
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const AvgWindow wx = avg_window(ox, stride[1], padding[1], kernel[1], w);
+          int64_t sum = 0;
+          for (int64_t iy = wy.begin; iy < wy.end; ++iy) {
+            for (int64_t ix = wx.begin; ix < wx.end; ++ix) sum += in[iy * x->stride(2) + ix * x->stride(3)];
+          }
+          o[y * out->stride(2) + ox * out->stride(3)] = value(sum, (wy.end - wy.begin) * (wx.end - wx.begin), wy, wx);
         }
       }
     }

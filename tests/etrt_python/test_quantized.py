@@ -213,7 +213,7 @@ class SqueezeExcite(nn.Module):
     """What MobileNetV3 holds between its integer products: conv + hardswish, a squeeze-excite
     (spatial mean, 1x1 convs, ReLU, hardsigmoid, the channel scale), a cat of two branches of
     other parameters (XNNPACKQuantizer leaves cat unannotated: it reads their dequantized
-    values) and max pooling of it. 24 channels: channels-last rows that the SE product
+    values), max pooling and average pooling. 24 channels: channels-last rows that the SE product
     joins three at a time (16 x 16 pixels: one left over)."""
 
     def __init__(self) -> None:
@@ -224,6 +224,7 @@ class SqueezeExcite(nn.Module):
         self.fc1 = nn.Conv2d(24, 8, 1)
         self.fc2 = nn.Conv2d(8, 24, 1)
         self.pw = nn.Conv2d(48, 16, 1)
+        self.head = nn.Conv2d(16, 8, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = nn.functional.hardswish(self.bn(self.conv(x)))
@@ -232,7 +233,8 @@ class SqueezeExcite(nn.Module):
         gate = nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(gate))))
         # cat's inputs: the product's and the depthwise conv's values, of other parameters
         z = nn.functional.max_pool2d(torch.cat([z * gate, z], 1), 3, 2, 1)
-        return self.pw(z)
+        # 8x8 -> 5x5: ceil mode's last window reaches past the padding (ATen's divisor rule)
+        return self.head(nn.functional.avg_pool2d(self.pw(z), 3, 2, 1, ceil_mode=True))
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,8 @@ def squeeze_excite(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFac
     core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
     report = fold_quantized(core)
     # hardswish, hardsigmoid and the requantization of the cat's inputs are tables
-    assert (report.conv2d, report.mean, report.mul, report.max_pool) == (5, 1, 1, 1)
+    assert (report.conv2d, report.mean, report.mul, report.max_pool) == (6, 1, 1, 1)
+    assert report.avg_pool == 1
     assert report.lookup == 2 and report.clamp == 0
     path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("se") / "se.etrt")
     return SE(converted, path, x, core.module()(x))
@@ -270,7 +273,7 @@ def test_pooling_cat_hardswish_means_and_se_products_fold_into_int8_kernels(
     loops)."""
     ops = etrt.load_program_info(squeeze_excite.program).instruction_ops
     assert {"etrt_quant::lookup", "etrt_quant::mul", "etrt_quant::mean"} <= set(ops)
-    assert {"etrt_quant::max_pool2d", "aten::cat"} <= set(ops)
+    assert {"etrt_quant::max_pool2d", "etrt_quant::avg_pool2d", "aten::cat"} <= set(ops)
     assert ops.count("quantized_decomposed::quantize_per_tensor") == 1
     assert ops.count("quantized_decomposed::dequantize_per_tensor") == 1
     assert not [op for op in ops if op.startswith("aten::") and op != "aten::cat"]
@@ -283,8 +286,8 @@ def test_pooling_cat_hardswish_means_and_se_products_fold_into_int8_kernels(
     finally:
         etrt.set_max_isa("avx512")
     # Against the PT2E reference: the tables, products, max pooling and cat compute its own
-    # float32 steps; the mean sums exactly where torch sums floats, and the convolutions differ
-    # by the usual rare 1-LSB flips (docs/quantization.md).
+    # float32 steps; the mean and average pooling sum exactly where torch sums floats, and the
+    # convolutions differ by the usual rare 1-LSB flips (docs/quantization.md).
     lsb = _output_scale(squeeze_excite.converted)
     for seed in (20, 21):
         x = _inputs(seed)
