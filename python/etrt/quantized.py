@@ -376,6 +376,11 @@ class _Folder:
         """The patterns between the products (quantized_ops.py): what was folded, or None."""
         out = self.output(q, None)
         src = q.args[0]
+        act = _int8_activation(src)
+        if out is not None and act is not None and act.scale > 0:
+            # quantize(dequantize(x)) of other parameters: a requantization, so a table
+            self.replace_uses(q, self.requantize(act, out, q))
+            return "lookup"
         if out is None or not isinstance(src, Node) or len(src.users) != 1:
             return None
         args: list[Any] = list(src.args)
@@ -503,7 +508,7 @@ class _Folder:
         return new
 
     def replace_uses(self, q: Node, new: Node) -> None:
-        new.meta["stack_trace"] = q.meta.get("stack_trace")
+        new.meta.setdefault("stack_trace", q.meta.get("stack_trace"))  # a new node's
         q.replace_all_uses_with(new)
         self.graph.erase_node(q)
 

@@ -364,6 +364,38 @@ def test_per_channel_and_uint8_quantize_dequantize_match_torch(
         assert torch.equal(torch.from_numpy(np.asarray(g)), w)
 
 
+class Requantize(nn.Module):
+    """Hand-written q/dq chains: a requantization to other parameters and a narrower range, and
+    elementwise float ops of one int8 value (IEEE-exact ones: torch's eager result is the
+    table's, element for element)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        qd = torch.ops.quantized_decomposed
+        q = qd.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8)
+        d = qd.dequantize_per_tensor(q, 0.05, 3, -128, 127, torch.int8)
+        r = qd.quantize_per_tensor(d, 0.1, -7, -100, 100, torch.int8)
+        f = torch.clamp(d * 3 - 1, -2, 2) / 4 + nn.functional.hardsigmoid(d) * d
+        s = qd.quantize_per_tensor(f, 0.02, 5, -128, 127, torch.int8)
+        return (
+            qd.dequantize_per_tensor(r, 0.1, -7, -100, 100, torch.int8),
+            qd.dequantize_per_tensor(s, 0.02, 5, -128, 127, torch.int8),
+        )
+
+
+def test_requantization_and_elementwise_chains_become_tables(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    model = Requantize()
+    x = torch.linspace(-8, 8, 2 * 3 * 100).reshape(2, 3, 100)  # every int8 value and beyond
+    program = etrt.export(model, (x,))
+    ops = program.info.instruction_ops
+    assert ops.count("etrt_quant::lookup") == 2
+    assert not [op for op in ops if op.startswith("aten::")]
+    got = etrt.load(program.save(tmp_path / "rq.etrt")).forward(x.numpy())
+    for g, w in zip(got, model(x), strict=True):
+        assert torch.equal(torch.from_numpy(np.asarray(g)), w)
+
+
 class DynamicQuant(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         qd = torch.ops.quantized_decomposed
