@@ -8,6 +8,9 @@ and whose only user (through an optional ReLU, ReLU6 or clamp) is a per-tensor i
 becomes one `etrt_quant::conv2d` / `etrt_quant::linear` call: int8 x int8 products summed in
 int32, then requantized as the reference module computes it (docs/quantization.md). A clamp
 between a dequantize and a quantize of the same parameters becomes a clamp of the int8 values.
+Between the products (quantized_ops.py): elementwise chains of one int8 value and
+requantizations become 256-entry tables, squeeze-excite products, spatial means, average and
+max pooling and channel cats int8 kernels, each computing the reference's own float32 steps.
 Everything else keeps its quantize/dequantize ops, which run as kernels of their own, so any
 PT2E program runs.
 """
