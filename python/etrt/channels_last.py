@@ -5,8 +5,8 @@ are one contiguous row, so a tile of output pixels is a small matrix product ove
 nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
 every convolution output it can, and what elementwise ops, max pooling and channel concatenation
 compute from NHWC values alone, by giving their tensors the dim_order (0, 2, 3, 1). PT2E int8
-convolutions (etrt_quant::conv2d) and the integer additions, clamps and quantize/dequantize ops
-between them go NHWC the same way. Their logical
+convolutions (etrt_quant::conv2d) and the integer additions, products, tables, max pooling, clamps
+and quantize/dequantize ops between them go NHWC the same way. Their logical
 shapes stay NCHW and every kernel reads any strides, so the program computes what it computed
 before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin][cout]
 (dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
@@ -56,12 +56,20 @@ NHWC = (0, 2, 3, 1)
 OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
-MAX_POOLS = ("aten::max_pool2d_with_indices", "aten::max_pool2d")
+# pooling that keeps its input's layout (the int8 ones: quantized_ops.py)
+MAX_POOLS = (
+    "aten::max_pool2d_with_indices",
+    "aten::max_pool2d",
+    "etrt_quant::max_pool2d",
+    "etrt_quant::avg_pool2d",
+)
 # PT2E int8 (quantized.py): the integer convolution reads and writes either layout; the
 # integer elementwise ops and the quantize/dequantize between them keep their input's.
 QUANT_CONVOLUTION = "etrt_quant::conv2d"
 QUANT_ELEMENTWISE = (
     "etrt_quant::add",
+    "etrt_quant::lookup",
+    "etrt_quant::mul",  # its [N, C, 1, 1] gate is not of the output's shape: the full input decides
     "quantized_decomposed::quantize_per_tensor",
     "quantized_decomposed::dequantize_per_tensor",
     "aten::clamp",

@@ -205,10 +205,12 @@ def export_program(
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ExportError(f"decomposition to core ATen failed: {first}") from exc
     folded = fold_quantized(core)
-    if folded.conv2d or folded.linear or folded.add or folded.clamp:
+    if folded.total():
         log.info(
-            "int8 kernels: %d convolutions, %d linears, %d additions; %d clamps on int8 values",
-            folded.conv2d, folded.linear, folded.add, folded.clamp,
+            "int8 kernels: %d convolutions, %d linears, %d additions, %d products, %d tables, "
+            "%d means, %d max / %d average poolings, %d cats; %d clamps on int8 values",
+            folded.conv2d, folded.linear, folded.add, folded.mul, folded.lookup, folded.mean,
+            folded.max_pool, folded.avg_pool, folded.cat, folded.clamp,
         )  # fmt: skip
     weight_only = fold_weight_only(core)
     if weight_only.int4 or weight_only.int8 or weight_only.embeddings or weight_only.int8_mm:

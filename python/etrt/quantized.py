@@ -8,22 +8,27 @@ and whose only user (through an optional ReLU, ReLU6 or clamp) is a per-tensor i
 becomes one `etrt_quant::conv2d` / `etrt_quant::linear` call: int8 x int8 products summed in
 int32, then requantized as the reference module computes it (docs/quantization.md). A clamp
 between a dequantize and a quantize of the same parameters becomes a clamp of the int8 values.
+Between the products (quantized_ops.py): elementwise chains of one int8 value and
+requantizations become 256-entry tables, squeeze-excite products, spatial means, average and
+max pooling and channel cats int8 kernels, each computing the reference's own float32 steps.
 Everything else keeps its quantize/dequantize ops, which run as kernels of their own, so any
 PT2E program runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from operator import getitem
 from typing import Any
 
 import torch
 import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Node
 
 from .graph_edit import replace_node
+from .quantized_ops import AVG_POOL2D, LOOKUP, MAX_POOL2D, MEAN, MUL
 
 _LIB: Any = torch.library.Library("etrt_quant", "DEF")  # type: ignore[no-untyped-call]
 _COMMON = (
@@ -143,6 +148,22 @@ CONV2D = torch.ops.etrt_quant.conv2d.default
 LINEAR = torch.ops.etrt_quant.linear.default
 ADD = torch.ops.etrt_quant.add.default
 _ATEN = torch.ops.aten
+# Elementwise float ops a dequantize -> ... -> quantize chain may hold and still be a table:
+# every other operand a number or a node of the same chain.
+_UNARY = (
+    "clamp", "clamp_min", "clamp_max", "relu", "hardtanh", "hardswish", "hardsigmoid", "sigmoid",
+    "tanh", "gelu", "silu", "elu", "leaky_relu", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
+    "reciprocal", "erf", "maximum", "minimum", "clone",
+)  # fmt: skip
+_ELEMENTWISE = frozenset(
+    [getattr(_ATEN, op).default for op in _UNARY]
+    + [
+        getattr(getattr(_ATEN, op), o)
+        for op in ("add", "sub", "mul", "div")
+        for o in ("Tensor", "Scalar")
+    ]
+    + [_ATEN.pow.Tensor_Scalar]
+)
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 
@@ -177,6 +198,23 @@ class FoldReport:
     linear: int
     clamp: int = 0  # relu/hardtanh/clamp between dq and q, now on the int8 values
     add: int = 0
+    lookup: int = 0  # elementwise chains (hardswish, hardsigmoid, ...) as 256-entry tables
+    mul: int = 0
+    mean: int = 0
+    max_pool: int = 0
+    avg_pool: int = 0
+    cat: int = 0
+    view: int = 0  # views and clones between a dequantize and a quantize of one parameter set
+
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+
+def _pair(value: Any) -> list[int]:
+    """A pooling argument (an int, or a list of 1 or 2) as [h, w]."""
+    if isinstance(value, int):
+        return [value, value]
+    return [int(value[0]), int(value[-1])]
 
 
 def _is(node: Any, target: Any) -> bool:
@@ -324,10 +362,275 @@ class _Folder:
             else:
                 linears += self.fold_linear(q, src, out)
         clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if _is(q, QUANTIZE))
-        if convs or linears or clamps or adds:
+        between = {
+            k: 0 for k in ("lookup", "mul", "mean", "max_pool", "avg_pool", "cat", "view")
+        }
+        for q in list(self.graph.nodes):
+            kind = self.fold_between(q) if _is(q, QUANTIZE) else None
+            if kind is not None:
+                between[kind] += 1
+        report = FoldReport(convs, linears, clamps, adds, **between)
+        if report.total():
             self.graph.eliminate_dead_code()
             self.ep.graph_module.recompile()
-        return FoldReport(convs, linears, clamps, adds)
+        return report
+
+    def fold_between(self, q: Node) -> str | None:
+        """The patterns between the products (quantized_ops.py): what was folded, or None."""
+        out = self.output(q, None)
+        src = q.args[0]
+        act = _int8_activation(src)
+        if out is not None and act is not None and act.scale > 0:
+            # quantize(dequantize(x)) of other parameters: a requantization, so a table
+            self.replace_uses(q, self.requantize(act, out, q))
+            return "lookup"
+        if out is None or not isinstance(src, Node) or len(src.users) != 1:
+            return None
+        args: list[Any] = list(src.args)
+        if self.selects(src, True):
+            kind = "max_pool" if self.pools(src) else "cat"
+            self.replace_uses(q, self.select_int8(src, out, q))
+            return kind
+        if _is(src, _ATEN.mean.dim) and not src.kwargs:
+            return self.fold_mean(q, src, out)
+        if _is(src, _ATEN.avg_pool2d.default) and not src.kwargs:
+            return self.fold_avg_pool(q, src, out)
+        if _is(src, _ATEN.mul.Tensor) and not src.kwargs:
+            if self.fold_mul(q, src, out):
+                return "mul"
+        elif _is(src, _ATEN.view.default) or _is(src, _ATEN.clone.default):
+            act = _int8_activation(args[0])
+            if act is None or not self.unchanged(act, out):
+                # a clone requantizing (dropout observed apart): a table
+                return self.fold_lookup(q, out) if _is(src, _ATEN.clone.default) else None
+            if _is(src, _ATEN.clone.default):  # eval-mode dropout: the values themselves
+                q.replace_all_uses_with(act.node)
+                self.graph.erase_node(q)
+            else:
+                self.replace(q, _ATEN.view.default, (act.node, *args[1:]))
+            return "view"
+        return self.fold_lookup(q, out)
+
+    @staticmethod
+    def unchanged(act: _Activation, out: _Output) -> bool:
+        """Whether quantize(dequantize(x)) is x: the same parameters, int8's whole range."""
+        return (act.scale, act.zero_point, out.low, out.high) == (
+            out.scale, out.zero_point, -128, 127,
+        )  # fmt: skip
+
+    def add_constant(self, value: torch.Tensor) -> Node:
+        target = f"_etrt_quant_table_{len(self.ep.constants)}"
+        first = next(iter(self.graph.nodes))
+        with self.graph.inserting_before(first):
+            node: Node = self.graph.placeholder(target)
+        node.meta["val"] = value
+        self.ep.constants[target] = value
+        spec = InputSpec(
+            kind=InputKind.CONSTANT_TENSOR,
+            arg=TensorArgument(name=node.name),
+            target=target,
+            persistent=None,
+        )
+        self.ep.graph_signature.input_specs.insert(0, spec)
+        self.specs[node.name] = spec
+        return node
+
+    def requantize(self, act: _Activation, out: _Output, before: Node) -> Node:
+        """x itself when quantize(dequantize(x)) is x, else a lookup of its 256 requantized
+        values (the reference's own quantize and dequantize)."""
+        if self.unchanged(act, out):
+            return act.node
+        values = torch.arange(-128, 128, dtype=torch.int32).to(torch.int8)
+        deq = DEQUANTIZE(values, act.scale, act.zero_point, -128, 127, torch.int8)
+        table = QUANTIZE(deq, out.scale, out.zero_point, out.low, out.high, torch.int8)
+        node = self.add_constant(table)
+        with self.graph.inserting_before(before):
+            lookup: Node = self.graph.call_function(LOOKUP, (act.node, node))
+        lookup.meta["val"] = act.node.meta.get("val")
+        return lookup
+
+    @staticmethod
+    def max_pool(node: Any) -> Node | None:
+        """The max_pool2d_with_indices whose values `node` is (getitem 0), when nothing else
+        reads it."""
+        if not _is(node, getitem) or node.args[1] != 0:
+            return None
+        pool = node.args[0]
+        if not _is(pool, _ATEN.max_pool2d_with_indices.default) or len(pool.users) != 1:
+            return None
+        return None if pool.kwargs else pool
+
+    def selects(self, node: Any, root: bool = False) -> bool:
+        """Whether `node` only selects among dequantized int8 values: a dequantize, or a max
+        pooling or channel cat of such (nothing else reading the intermediate ones). Quantizing
+        and dequantizing (positive scale) are nondecreasing, so they commute with max and cat:
+        quantize(max_pool(cat(dequantize(x_i)))) is max_pool(cat(requantize(x_i)))."""
+        act = _int8_activation(node)
+        if act is not None:
+            return not root and act.scale > 0
+        if not isinstance(node, Node) or (not root and len(node.users) != 1):
+            return False
+        pool = self.max_pool(node)
+        if pool is not None:
+            val = pool.args[0].meta.get("val") if isinstance(pool.args[0], Node) else None
+            return isinstance(val, torch.Tensor) and val.dim() == 4 and self.selects(pool.args[0])
+        if _is(node, _ATEN.cat.default) and not node.kwargs and isinstance(node.args[0], list):
+            return all(self.selects(t) for t in node.args[0])
+        return False
+
+    def pools(self, node: Any) -> bool:
+        if self.max_pool(node) is not None:
+            return True
+        return _is(node, _ATEN.cat.default) and any(self.pools(t) for t in node.args[0])
+
+    def select_int8(self, node: Node, out: _Output, before: Node) -> Node:
+        """`node` (selects(node)) computed on int8 values in `out`'s parameters."""
+        act = _int8_activation(node)
+        if act is not None:
+            return self.requantize(act, out, before)
+        pool = self.max_pool(node)
+        val = node.meta.get("val")
+        assert isinstance(val, torch.Tensor)
+        if pool is not None:
+            assert isinstance(pool.args[0], Node)
+            x = self.select_int8(pool.args[0], out, before)
+            given = list(pool.args[1:])  # kernel, then stride, padding, dilation, ceil_mode
+            kernel, stride, padding, dilation, ceil = given + [[], 0, 1, False][len(given) - 1 :]
+            k = _pair(kernel)
+            target: Any = MAX_POOL2D
+            args: tuple[Any, ...] = (
+                x, k, _pair(stride) if stride else k, _pair(padding), _pair(dilation), ceil,
+            )  # fmt: skip
+        else:
+            tensors: Any = node.args[0]
+            parts = [self.select_int8(t, out, before) for t in tensors]
+            target, args = _ATEN.cat.default, (parts, *node.args[1:])
+        with self.graph.inserting_before(before):
+            new: Node = self.graph.call_function(target, args)
+        new.meta["val"] = val.to(torch.int8)
+        return new
+
+    def replace_uses(self, q: Node, new: Node) -> None:
+        new.meta.setdefault("stack_trace", q.meta.get("stack_trace"))  # a new node's
+        q.replace_all_uses_with(new)
+        self.graph.erase_node(q)
+
+    def fold_mean(self, q: Node, mean: Node, out: _Output) -> str | None:
+        """quantize(mean(dequantize(x), [H, W])): the exact int32 sum, then the float32 steps."""
+        act = _int8_activation(mean.args[0])
+        val = act.node.meta.get("val") if act is not None else None
+        if act is None or not isinstance(val, torch.Tensor) or val.dim() != 4:
+            return None
+        dim_arg: Any = mean.args[1]
+        dims = sorted(d % 4 for d in dim_arg)
+        keepdim = bool(mean.args[2]) if len(mean.args) > 2 else False
+        if dims != [2, 3]:
+            return None
+        self.replace(q, MEAN, (
+            act.node, act.scale, act.zero_point, out.scale, out.zero_point, out.low, out.high,
+            keepdim,
+        ))  # fmt: skip
+        return "mean"
+
+    def fold_avg_pool(self, q: Node, pool: Node, out: _Output) -> str | None:
+        """quantize(avg_pool2d(dequantize(x))): exact int32 window sums, then the float32
+        steps (ATen's windows and divisors)."""
+        act = _int8_activation(pool.args[0])
+        val = act.node.meta.get("val") if act is not None else None
+        if act is None or not isinstance(val, torch.Tensor) or val.dim() != 4:
+            return None
+        given = list(pool.args[1:])  # kernel, then stride, padding, ceil_mode, ...
+        kernel, stride, padding, ceil, include_pad, divisor = given + [[], 0, False, True, None][
+            len(given) - 1 :
+        ]
+        k = _pair(kernel)
+        self.replace(q, AVG_POOL2D, (
+            act.node, act.scale, act.zero_point, out.scale, out.zero_point, out.low, out.high, k,
+            _pair(stride) if stride else k, _pair(padding), ceil, include_pad, divisor,
+        ))  # fmt: skip
+        return "avg_pool"
+
+    def fold_mul(self, q: Node, mul: Node, out: _Output) -> bool:
+        """dq(a) * dq(b) -> q: one shape, or one a [N, C, 1, 1] gate of the other (SE)."""
+        a, b = (_int8_activation(v) for v in mul.args[:2])
+        if a is None or b is None or a.node is b.node:
+            return False
+        va, vb = a.node.meta.get("val"), b.node.meta.get("val")
+        if not isinstance(va, torch.Tensor) or not isinstance(vb, torch.Tensor):
+            return False
+
+        def gate(g: torch.Tensor, full: torch.Tensor) -> bool:
+            return (
+                g.dim() == full.dim() >= 3
+                and g.shape[:2] == full.shape[:2]
+                and all(s == 1 for s in g.shape[2:])
+            )
+
+        if va.shape != vb.shape and not gate(va, vb) and not gate(vb, va):
+            return False
+        self.replace(q, MUL, (
+            a.node, a.scale, a.zero_point, b.node, b.scale, b.zero_point, out.scale,
+            out.zero_point, out.low, out.high,
+        ))  # fmt: skip
+        return True
+
+    def fold_lookup(self, q: Node, out: _Output) -> str | None:
+        """Elementwise float ops of one int8 dequantize (and numbers) before a quantize: 256
+        possible inputs, so a table, computed by running the graph's own nodes on them."""
+        chain = self.elementwise_chain(q)
+        if chain is None:
+            return None
+        dq, nodes = chain
+        act = _int8_activation(dq)
+        assert act is not None
+        env: dict[Node, Any] = {act.node: torch.arange(-128, 128, dtype=torch.int32).to(torch.int8)}
+        for node in [dq, *nodes, q]:
+            args = torch.fx.map_arg(node.args, lambda n: env[n])
+            kwargs = torch.fx.map_arg(node.kwargs, lambda n: env[n])
+            assert callable(node.target)
+            env[node] = node.target(*args, **kwargs)
+        table = env[q]
+        if not isinstance(table, torch.Tensor) or table.shape != (256,):
+            return None
+        self.replace(q, LOOKUP, (act.node, self.add_constant(table.to(torch.int8))))
+        return "lookup"
+
+    def elementwise_chain(self, q: Node) -> tuple[Node, list[Node]] | None:
+        """(the dequantize, the nodes in graph order) when everything q quantizes is computed
+        elementwise from one int8 dequantize and numbers, and read by nothing else."""
+        dqs: set[Node] = set()
+        nodes: set[Node] = set()
+        stack: list[Any] = [q.args[0]]
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, Node):
+                if not isinstance(node, (int, float, bool)) and node is not None:
+                    return None
+                continue
+            if node in nodes or node in dqs:
+                continue
+            if _int8_activation(node) is not None:
+                dqs.add(node)
+                continue
+            if node.op != "call_function" or node.target not in _ELEMENTWISE:
+                return None
+            nodes.add(node)
+            stack.extend(node.args)
+            stack.extend(node.kwargs.values())
+        if len(dqs) != 1 or not nodes:
+            return None
+        (dq,) = dqs
+        shape = dq.meta.get("val")
+        for node in nodes:
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor) or not isinstance(shape, torch.Tensor):
+                return None
+            if val.dtype != torch.float32 or val.shape != shape.shape:
+                return None
+            if any(u not in nodes and u is not q for u in node.users):
+                return None
+        order = {n: i for i, n in enumerate(self.graph.nodes)}
+        return dq, sorted(nodes, key=order.__getitem__)
 
     def fold_clamp(self, q: Node) -> int:
         """dq -> relu/hardtanh/clamp -> q with the same parameters (how PT2E quantizes a ReLU6

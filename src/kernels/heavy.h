@@ -45,6 +45,12 @@ void op_dequantize_per_channel(KernelContext& ctx, Span<Value*> args);
 void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_linear(KernelContext& ctx, Span<Value*> args);
 void op_quantized_add(KernelContext& ctx, Span<Value*> args);
+// quantized_ops.cpp: the integer kernels of the patterns between the products
+void op_quantized_lookup(KernelContext& ctx, Span<Value*> args);
+void op_quantized_mul(KernelContext& ctx, Span<Value*> args);
+void op_quantized_mean(KernelContext& ctx, Span<Value*> args);
+void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args);
+void op_quantized_avg_pool2d(KernelContext& ctx, Span<Value*> args);
 // quantized.cpp: whether the int8 kernels take the AVX-512 VNNI path (the CPU has it, neither
 // ETRT_INT8_ISA=portable nor an instruction-set cap below avx512 is in force).
 bool int8_vnni_enabled();

@@ -32,6 +32,12 @@ const Kernel kKernels[] = {
     {"etrt_quant::conv2d", op_quantized_conv2d},
     {"etrt_quant::linear", op_quantized_linear},
     {"etrt_quant::add", op_quantized_add},
+    // quantized_ops.cpp
+    {"etrt_quant::lookup", op_quantized_lookup},
+    {"etrt_quant::mul", op_quantized_mul},
+    {"etrt_quant::mean", op_quantized_mean},
+    {"etrt_quant::max_pool2d", op_quantized_max_pool2d},
+    {"etrt_quant::avg_pool2d", op_quantized_avg_pool2d},
     {"etrt_quant::weight_only_linear", op_weight_only_linear},
     {"etrt_quant::weight_only_embedding", op_weight_only_embedding},
     {"etrt_quant::int8_mm", op_int8_mm},

@@ -109,14 +109,19 @@ def test_integer_kernels_equal_the_folded_graph_run_by_torch(
 
 
 def test_portable_int8_path_gives_the_same_integers(
-    inprocess_runtime: Path, converted: nn.Module, block: Block, tmp_path: Path
+    inprocess_runtime: Path,
+    converted: nn.Module,
+    block: Block,
+    squeeze_excite: SE,
+    tmp_path: Path,
 ) -> None:
     """ETRT_INT8_ISA=portable (every hand-written int8 path off: VNNI, the depthwise register
-    blocks) against this process's kernels: the same integers, whichever path this machine
-    picks; on the small conv net and on the MobileNetV2 block (depthwise)."""
+    blocks, the VBMI tables, the AVX-512 SE product) against this process's kernels: the same
+    integers, whichever path this machine picks; on the small conv net, the MobileNetV2 block
+    (depthwise) and the squeeze-excite net."""
     x = _inputs(11)
     small = etrt.export(converted, (x,)).save(tmp_path / "small.etrt")
-    cases = [(small, x), (block.program, block.x)]
+    cases = [(small, x), (block.program, block.x), (squeeze_excite.program, squeeze_excite.x)]
     for i, (_, inputs) in enumerate(cases):
         np.save(tmp_path / f"x{i}.npy", inputs.numpy())
     script = (
@@ -135,7 +140,7 @@ def test_portable_int8_path_gives_the_same_integers(
         portable = torch.from_numpy(np.load(tmp_path / f"y{i}.npy"))
         here = torch.from_numpy(np.asarray(etrt.load(path).forward(inputs.numpy())[0]))
         assert torch.equal(portable, here), path.name
-    assert torch.equal(portable, block.want)
+    assert torch.equal(portable, squeeze_excite.want)
 
 
 class InvertedResidual(nn.Module):
@@ -205,6 +210,94 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
         etrt.set_max_isa("avx512")
 
 
+class SqueezeExcite(nn.Module):
+    """What MobileNetV3 holds between its integer products: conv + hardswish, a squeeze-excite
+    (spatial mean, 1x1 convs, ReLU, hardsigmoid, the channel scale), a cat of two branches of
+    other parameters (XNNPACKQuantizer leaves cat unannotated: it reads their dequantized
+    values), max pooling and average pooling. 24 channels: channels-last rows that the SE product
+    joins three at a time (16 x 16 pixels: one left over)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 24, 3, padding=1)
+        self.bn = nn.BatchNorm2d(24)
+        self.dw = nn.Conv2d(24, 24, 3, padding=1, groups=24)
+        self.fc1 = nn.Conv2d(24, 8, 1)
+        self.fc2 = nn.Conv2d(8, 24, 1)
+        self.pw = nn.Conv2d(48, 16, 1)
+        self.head = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.hardswish(self.bn(self.conv(x)))
+        z = self.dw(y)
+        gate = nn.functional.adaptive_avg_pool2d(z, 1)
+        gate = nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(gate))))
+        # cat's inputs: the product's and the depthwise conv's values, of other parameters
+        z = nn.functional.max_pool2d(torch.cat([z * gate, z], 1), 3, 2, 1)
+        # 8x8 -> 5x5: ceil mode's last window reaches past the padding (ATen's divisor rule)
+        return self.head(nn.functional.avg_pool2d(self.pw(z), 3, 2, 1, ceil_mode=True))
+
+
+@dataclass(frozen=True)
+class SE:
+    converted: nn.Module
+    program: Path
+    x: torch.Tensor
+    want: torch.Tensor  # the folded graph run by torch
+
+
+@pytest.fixture(scope="module")
+def squeeze_excite(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> SE:
+    torch.manual_seed(0)
+    model = SqueezeExcite().eval()
+    model.bn.running_mean.uniform_(-0.5, 0.5)
+    model.bn.running_var.uniform_(0.5, 2.0)
+    calibration = [(_inputs(200 + i),) for i in range(2)]
+    converted = etrt.quantize(model, (_inputs(0),), calibration=calibration)
+    x = _inputs(5)
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    report = fold_quantized(core)
+    # hardswish, hardsigmoid and the requantization of the cat's inputs are tables
+    assert (report.conv2d, report.mean, report.mul, report.max_pool) == (6, 1, 1, 1)
+    assert report.avg_pool == 1
+    assert report.lookup == 2 and report.clamp == 0
+    path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("se") / "se.etrt")
+    return SE(converted, path, x, core.module()(x))
+
+
+def test_pooling_cat_hardswish_means_and_se_products_fold_into_int8_kernels(
+    squeeze_excite: SE,
+) -> None:
+    """No float op and no dequantize/quantize pair is left between the integer kernels (only the
+    program's own input quantize and output dequantize), and etrt's integers are the folded
+    graph's at every instruction set (the VBMI table, the AVX-512 SE product, their portable
+    loops)."""
+    ops = etrt.load_program_info(squeeze_excite.program).instruction_ops
+    assert {"etrt_quant::lookup", "etrt_quant::mul", "etrt_quant::mean"} <= set(ops)
+    assert {"etrt_quant::max_pool2d", "etrt_quant::avg_pool2d", "aten::cat"} <= set(ops)
+    assert ops.count("quantized_decomposed::quantize_per_tensor") == 1
+    assert ops.count("quantized_decomposed::dequantize_per_tensor") == 1
+    assert not [op for op in ops if op.startswith("aten::") and op != "aten::cat"]
+    module = etrt.load(squeeze_excite.program)
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            got = torch.from_numpy(np.asarray(module.forward(squeeze_excite.x.numpy())[0]))
+            assert torch.equal(got, squeeze_excite.want), cap
+    finally:
+        etrt.set_max_isa("avx512")
+    # Against the PT2E reference: the tables, products, max pooling and cat compute its own
+    # float32 steps; the mean and average pooling sum exactly where torch sums floats, and the
+    # convolutions differ by the usual rare 1-LSB flips (docs/quantization.md).
+    lsb = _output_scale(squeeze_excite.converted)
+    for seed in (20, 21):
+        x = _inputs(seed)
+        got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
+        want = squeeze_excite.converted(x)
+        assert (got - want).abs().max().item() <= 2 * lsb + 1e-6
+        assert (got == want).float().mean().item() >= 0.9
+
+
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
@@ -272,6 +365,38 @@ def test_per_channel_and_uint8_quantize_dequantize_match_torch(
         assert torch.equal(torch.from_numpy(np.asarray(g)), w)
 
 
+class Requantize(nn.Module):
+    """Hand-written q/dq chains: a requantization to other parameters and a narrower range, and
+    elementwise float ops of one int8 value (IEEE-exact ones: torch's eager result is the
+    table's, element for element)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        qd = torch.ops.quantized_decomposed
+        q = qd.quantize_per_tensor(x, 0.05, 3, -128, 127, torch.int8)
+        d = qd.dequantize_per_tensor(q, 0.05, 3, -128, 127, torch.int8)
+        r = qd.quantize_per_tensor(d, 0.1, -7, -100, 100, torch.int8)
+        f = torch.clamp(d * 3 - 1, -2, 2) / 4 + nn.functional.hardsigmoid(d) * d
+        s = qd.quantize_per_tensor(f, 0.02, 5, -128, 127, torch.int8)
+        return (
+            qd.dequantize_per_tensor(r, 0.1, -7, -100, 100, torch.int8),
+            qd.dequantize_per_tensor(s, 0.02, 5, -128, 127, torch.int8),
+        )
+
+
+def test_requantization_and_elementwise_chains_become_tables(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    model = Requantize()
+    x = torch.linspace(-8, 8, 2 * 3 * 100).reshape(2, 3, 100)  # every int8 value and beyond
+    program = etrt.export(model, (x,))
+    ops = program.info.instruction_ops
+    assert ops.count("etrt_quant::lookup") == 2
+    assert not [op for op in ops if op.startswith("aten::")]
+    got = etrt.load(program.save(tmp_path / "rq.etrt")).forward(x.numpy())
+    for g, w in zip(got, model(x), strict=True):
+        assert torch.equal(torch.from_numpy(np.asarray(g)), w)
+
+
 class DynamicQuant(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         qd = torch.ops.quantized_decomposed
@@ -317,8 +442,8 @@ def test_int8_bert_encoder_runs_integer_linears_and_matches_pt2e(
 ) -> None:
     """A transformers BERT encoder through PT2E (tiny: hidden 32, one layer, 8 tokens, batch 2
     with padding; the `models` suite runs two layers at hidden 128): every linear an integer
-    kernel, layer norm, softmax and GELU float between dequantize and quantize, the output
-    close to the reference module's."""
+    kernel, layer norm and softmax float between dequantize and quantize, GELU a table, the
+    output close to the reference module's."""
     import transformer_models as tm
 
     config = tm.transformers().BertConfig(
@@ -335,8 +460,10 @@ def test_int8_bert_encoder_runs_integer_linears_and_matches_pt2e(
     # q, k, v, attention out, intermediate, output, and the pooler's
     assert ops.count("etrt_quant::linear") == 7
     assert not {"aten::addmm", "aten::mm"} & set(ops)
-    float_ops = {"aten::native_layer_norm", "aten::gelu", "aten::scaled_dot_product_attention"}
+    float_ops = {"aten::native_layer_norm", "aten::scaled_dot_product_attention"}
     assert float_ops <= set(ops)
+    # GELU between a dequantize and a quantize: a table of torch's own GELU of the 256 values
+    assert "aten::gelu" not in ops and ops.count("etrt_quant::lookup") == 1
     module = etrt.load(program.save(tmp_path / "bert.etrt"))
     x = tm.inputs("bert", "test", batch=2, seed=3)
     got = [torch.from_numpy(np.asarray(t)) for t in module.forward(*(t.numpy() for t in x))]
