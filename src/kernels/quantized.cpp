@@ -416,69 +416,145 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
 #if defined(__x86_64__) && defined(__GNUC__)
 // AVX2 without VNNI: the same int16 products as gemm_requant, register-blocked. Weights packed
 // [cols / 16][k / 2][16][2] int16, so one vpmaddwd multiplies a pair of taps of 8 channels by
-// a broadcast pair of input values; tiles of 4 rows x 16 channels.
+// a broadcast pair of input values; tiles of kAvx2Mr rows x 16 channels (12 accumulators of
+// the 16 registers), requantized in registers.
 constexpr int64_t kAvx2Mr = 4;
 
-void pack_i16_pairs(const int8_t* w, int64_t cols, int64_t k, int16_t* packed) {
-  const int64_t k2 = (k + 1) / 2, blocks = (cols + 15) / 16;
-  for (int64_t blk = 0; blk < blocks; ++blk) {
-    for (int64_t q = 0; q < k2; ++q) {
-      int16_t* dst = packed + (blk * k2 + q) * 32;
-      for (int64_t lane = 0; lane < 16; ++lane) {
-        const int64_t n = blk * 16 + lane;
-        for (int64_t j = 0; j < 2; ++j) {
-          const int64_t kk = q * 2 + j;
-          dst[lane * 2 + j] = (n < cols && kk < k) ? w[n * k + kk] : int16_t{0};
+// Channels n0 .. n1 (one block), pairs of taps from q0: each channel's row written as int32
+// pairs into its lane; an odd k's last tap is paired with 0.
+void pack_i16_pairs_rows(const int8_t* w, int64_t n0, int64_t n1, int64_t q0, int64_t k, int16_t* packed) {
+  const int64_t k2 = (k + 1) / 2, even = k / 2;
+  for (int64_t n = n0; n < n1; ++n) {
+    const int8_t* row = w + n * k;
+    int16_t* dst = packed + (n / 16) * k2 * 32 + (n % 16) * 2;
+    for (int64_t q = q0; q < even; ++q) {
+      const uint32_t pair = static_cast<uint16_t>(int16_t{row[2 * q]}) |
+                            static_cast<uint32_t>(static_cast<uint16_t>(int16_t{row[2 * q + 1]})) << 16;
+      std::memcpy(dst + q * 32, &pair, 4);
+    }
+    if (k % 2 != 0) {
+      dst[even * 32] = row[k - 1];
+      dst[even * 32 + 1] = 0;
+    }
+  }
+}
+
+#define ETRT_AVX2_TARGET __attribute__((target("avx2")))
+
+// r[i] = row i's 8 int32 -> r[j] = element j of the 8 rows.
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void transpose8_epi32(__m256i* r) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+    r[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+  }
+}
+
+// Weights [cols][k] int8 -> [cols / 16][k / 2][16][2] int16. Whole blocks of 16 channels x 16
+// taps: each channel's 16 taps widened to 8 int32 pairs, 8 channels transposed at once (the
+// stores are whole vectors, not 16 lanes' strided pairs); the rest pair by pair. The padding
+// lanes of a last partial block are 0.
+ETRT_AVX2_TARGET void pack_i16_pairs(const int8_t* w, int64_t cols, int64_t k, int16_t* packed) {
+  const int64_t k2 = (k + 1) / 2, blocks = (cols + 15) / 16, whole = cols / 16, kv = k / 16 * 16;
+  if (cols % 16 != 0) {
+    std::memset(packed + (blocks - 1) * k2 * 32, 0, static_cast<size_t>(k2 * 32) * sizeof(int16_t));
+  }
+  for (int64_t blk = 0; blk < whole; ++blk) {
+    int16_t* dst = packed + blk * k2 * 32;
+    for (int64_t kk = 0; kk < kv; kk += 16) {
+      for (int64_t half = 0; half < 2; ++half) {
+        __m256i r[8];
+        const int8_t* src = w + (blk * 16 + half * 8) * k + kk;
+        for (int i = 0; i < 8; ++i) {
+          r[i] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * k)));
+        }
+        transpose8_epi32(r);
+        for (int q = 0; q < 8; ++q) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (kk / 2 + q) * 32 + half * 16), r[q]);
         }
       }
     }
+    if (kv < k) pack_i16_pairs_rows(w, blk * 16, blk * 16 + 16, kv / 2, k, packed);
   }
+  pack_i16_pairs_rows(w, whole * 16, cols, 0, k, packed);
 }
 
+// requantize() of 8 channels' sums, stored as 8 bytes: the same float32 steps (a missing bias
+// is +0.0, which changes no rounded value).
+struct Avx2Out {
+  __m256 inv, zp, lo, hi;
+};
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) Avx2Out avx2_out(const Requant& r) {
+  return {_mm256_set1_ps(r.inv_out_scale), _mm256_set1_ps(r.out_zp), _mm256_set1_ps(r.lo), _mm256_set1_ps(r.hi)};
+}
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_requant8(__m256i acc, __m256 mult,
+                                                                                 __m256 bias, const Avx2Out& o,
+                                                                                 int8_t* out) {
+  __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc), mult), bias);
+  y = _mm256_round_ps(_mm256_mul_ps(y, o.inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  y = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(y, o.zp), o.lo), o.hi);
+  const __m256i q = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+  const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi16(q16, q16));
+}
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) __m256 avx2_bias(const Requant& r, int64_t n) {
+  return r.bias != nullptr ? _mm256_loadu_ps(r.bias + n) : _mm256_setzero_ps();
+}
+
+// MR rows x 16 channels summed over k2 pairs of taps. With `out`, the 16 channels from n are
+// requantized into out[i * out_mstride + j]; otherwise the sums go to acc_out[i * 16 + j].
 template <int MR>
-__attribute__((target("avx2"))) void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2,
-                                               int32_t* acc_out) {
+ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out,
+                                const Requant& r, int64_t n, int8_t* out, int64_t out_mstride) {
   __m256i acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
   for (int64_t q = 0; q < k2; ++q) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32 + 16));
-    for (int r = 0; r < MR; ++r) {
+    for (int i = 0; i < MR; ++i) {
       int32_t pair;
-      std::memcpy(&pair, a + r * lda + q * 2, 4);
+      std::memcpy(&pair, a + i * lda + q * 2, 4);
       const __m256i av = _mm256_set1_epi32(pair);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, b0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, b1));
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16), acc[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + r * 16 + 8), acc[r][1]);
-  }
-}
-
-// requantize() for a tile's rows of 16 channels, 8 at a time: the same float32 steps.
-__attribute__((target("avx2"))) void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r,
-                                                       int64_t n, int8_t* out, int64_t out_mstride) {
-  if (nr != 16) {
-    for (int64_t i = 0; i < mr; ++i) {
-      for (int64_t j = 0; j < nr; ++j) out[i * out_mstride + j] = requantize(acc[i * 16 + j], r, n + j);
+  if (out == nullptr) {
+    for (int i = 0; i < MR; ++i) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
     }
     return;
   }
+  const Avx2Out o = avx2_out(r);
+  for (int h = 0; h < 2; ++h) {
+    const __m256 mult = _mm256_loadu_ps(r.multiplier + n + 8 * h), bias = avx2_bias(r, n + 8 * h);
+    for (int i = 0; i < MR; ++i) avx2_requant8(acc[i][h], mult, bias, o, out + i * out_mstride + 8 * h);
+  }
+}
+
+// requantize() of a partial tile's sums (mr rows x nr < 16 channels): 8 channels at a time,
+// the rest one by one.
+ETRT_AVX2_TARGET void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r, int64_t n,
+                                        int8_t* out, int64_t out_mstride) {
+  const Avx2Out o = avx2_out(r);
   for (int64_t i = 0; i < mr; ++i) {
-    for (int64_t h = 0; h < 16; h += 8) {
-      __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + h))),
-                               _mm256_loadu_ps(r.multiplier + n + h));
-      if (r.bias != nullptr) y = _mm256_add_ps(y, _mm256_loadu_ps(r.bias + n + h));
-      y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
-      y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
-      y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
-      alignas(32) int32_t q[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(q), _mm256_cvtps_epi32(y));
-      for (int j = 0; j < 8; ++j) out[i * out_mstride + h + j] = static_cast<int8_t>(q[j]);
+    int64_t j = 0;
+    for (; j + 8 <= nr; j += 8) {
+      avx2_requant8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + j)),
+                    _mm256_loadu_ps(r.multiplier + n + j), avx2_bias(r, n + j), o, out + i * out_mstride + j);
     }
+    for (; j < nr; ++j) out[i * out_mstride + j] = requantize(acc[i * 16 + j], r, n + j);
   }
 }
 
@@ -493,12 +569,17 @@ void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int
       const int64_t m = t * kAvx2Mr, mr = std::min(kAvx2Mr, rows - m);
       for (int64_t n = 0; n < cols; n += 16) {
         const int16_t* b = packed + (n / 16) * k2 * 32;
+        const int64_t nr = std::min<int64_t>(16, cols - n);
+        int8_t* o = out + m * out_mstride + n;
         if (mr == kAvx2Mr) {
-          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc);
+          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc, r, n, nr == 16 ? o : nullptr, out_mstride);
         } else {
-          for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16);
+          for (int64_t i = 0; i < mr; ++i) {
+            avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16, r, n, nr == 16 ? o + i * out_mstride : nullptr,
+                         out_mstride);
+          }
         }
-        avx2_requant_tile(acc, mr, std::min<int64_t>(16, cols - n), r, n, out + m * out_mstride + n, out_mstride);
+        if (nr != 16) avx2_requant_tile(acc, mr, nr, r, n, o, out_mstride);
       }
     }
   });
@@ -1265,10 +1346,20 @@ inline void copy_bytes(int8_t* d, const int8_t* s, int64_t n) {
   }
 }
 
-// Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order, each
-// input pixel's channel row converted by `value`, padding taps `pad`, then zeros to row_len.
-template <typename T, typename V>
-void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V value, T pad) {
+// x - zero_point widened to int16, compiled per instruction set (vpmovsxbw where there is one).
+ETRT_ISA_BODY void widen_minus_body(const int8_t* s, int16_t* d, int64_t n, int32_t zp) {
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int16_t>(s[i] - zp);
+}
+ETRT_ISA_DISPATCH(void, widen_minus, (const int8_t* s, int16_t* d, int64_t n, int32_t zp), (s, d, n, zp))
+
+// A run of n input values as a row holds them: int8 as they are, int16 as x - zero_point.
+inline void copy_taps(int8_t* d, const int8_t* s, int64_t n, int32_t) { copy_bytes(d, s, n); }
+inline void copy_taps(int16_t* d, const int8_t* s, int64_t n, int32_t zp) { widen_minus(s, d, n, zp); }
+
+// Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order (int8 as
+// stored, or int16 x - zp), padding taps `pad`, then zeros to row_len.
+template <typename T>
+void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, int32_t zp, T pad) {
   const int64_t k = g.kh * g.kw * g.c;
   parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
@@ -1278,13 +1369,11 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
         const int64_t ix0 = ox * g.sw - g.pw;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-          if constexpr (std::is_same<T, int8_t>::value) {
-            // A kernel row's taps inside the input are adjacent pixels: one copy.
-            if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
-              copy_bytes(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c, g.kw * g.c);
-              dst += g.kw * g.c;
-              continue;
-            }
+          // A kernel row's taps inside the input are adjacent pixels: one copy.
+          if (g.dw == 1 && iy >= 0 && iy < g.h && ix0 >= 0 && ix0 + g.kw <= g.w) {
+            copy_taps(dst, x + ((b * g.h + iy) * g.w + ix0) * g.c, g.kw * g.c, zp);
+            dst += g.kw * g.c;
+            continue;
           }
           for (int64_t kx = 0; kx < g.kw; ++kx, dst += g.c) {
             const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
@@ -1292,12 +1381,7 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, V
               std::fill(dst, dst + g.c, pad);
               continue;
             }
-            const int8_t* src = x + ((b * g.h + iy) * g.w + ix) * g.c;
-            if constexpr (std::is_same<T, int8_t>::value) {
-              copy_bytes(dst, src, g.c);  // value is the identity
-            } else {
-              for (int64_t ch = 0; ch < g.c; ++ch) dst[ch] = value(src[ch]);
-            }
+            copy_taps(dst, x + ((b * g.h + iy) * g.w + ix) * g.c, g.c, zp);
           }
         }
         std::fill(dst, dst + (row_len - k), T{0});
@@ -1330,7 +1414,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     if (!direct || pk.kp != k) {
       auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
       if (rows == nullptr) return false;
-      unfold_nhwc(g, x, rows, pk.kp, [](int8_t v) { return v; }, static_cast<int8_t>(zp));  // copies rows
+      unfold_nhwc(g, x, rows, pk.kp, zp, static_cast<int8_t>(zp));  // copies rows
       a = rows;
     }
     vnni_gemm_requant(a, m, pk.kp, pk.data, pk.wsum, zp + 128, g.cout, r, 0, out, g.cout, 1);
@@ -1344,7 +1428,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
     if (packed == nullptr || rows == nullptr) return false;
     pack_i16_pairs(wk, g.cout, k, packed);
-    unfold_nhwc(g, x, rows, lda, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+    unfold_nhwc(g, x, rows, lda, zp, int16_t{0});
     avx2_gemm_requant(rows, lda, packed, m, g.cout, r, out, g.cout);
     return true;
   }
@@ -1353,7 +1437,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
   auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
   if (wide == nullptr || rows == nullptr) return false;
   for (int64_t i = 0; i < g.cout * k; ++i) wide[i] = wk[i];
-  unfold_nhwc(g, x, rows, k, [zp](int8_t v) { return static_cast<int16_t>(v - zp); }, int16_t{0});
+  unfold_nhwc(g, x, rows, k, zp, int16_t{0});
   gemm_requant(rows, wide, m, g.cout, k, r, 0, out, g.cout, 1);
   return true;
 }
