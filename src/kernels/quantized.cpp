@@ -584,6 +584,38 @@ void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int
     }
   });
 }
+
+// Linears with fewer than 4 rows (a classifier at batch 1): each weight row read as it is
+// stored, widened in register (no packing), 4 channels sharing each load of x - zero_point
+// (int16, k rounded up to 16 with zeros). out[n] for n0 <= n < n1.
+ETRT_AVX2_TARGET void avx2_gemv(const int16_t* x, const int8_t* w, int64_t k, int64_t n0, int64_t n1,
+                                const Requant& r, int8_t* out) {
+  const int64_t kv = k / 16 * 16;
+  int64_t n = n0;
+  for (; n + 4 <= n1; n += 4) {
+    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    for (int64_t kk = 0; kk < kv; kk += 16) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + kk));
+      for (int j = 0; j < 4; ++j) {
+        const __m128i wb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + (n + j) * k + kk));
+        acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(xv, _mm256_cvtepi8_epi16(wb)));
+      }
+    }
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
+    alignas(16) int32_t sums[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sums),
+                    _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+    for (int j = 0; j < 4; ++j) {
+      for (int64_t kk = kv; kk < k; ++kk) sums[j] += static_cast<int32_t>(x[kk]) * w[(n + j) * k + kk];
+      out[n + j] = requantize(sums[j], r, n + j);
+    }
+  }
+  for (; n < n1; ++n) {
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<int32_t>(x[kk]) * w[n * k + kk];
+    out[n] = requantize(sum, r, n);
+  }
+}
 #endif
 
 // ---------------------------------------------------------------------------------------------
@@ -1354,7 +1386,10 @@ ETRT_ISA_DISPATCH(void, widen_minus, (const int8_t* s, int16_t* d, int64_t n, in
 
 // A run of n input values as a row holds them: int8 as they are, int16 as x - zero_point.
 inline void copy_taps(int8_t* d, const int8_t* s, int64_t n, int32_t) { copy_bytes(d, s, n); }
-inline void copy_taps(int16_t* d, const int8_t* s, int64_t n, int32_t zp) { widen_minus(s, d, n, zp); }
+inline void copy_taps(int16_t* d, const int8_t* s, int64_t n, int32_t zp) {
+  if (n >= 16) return widen_minus(s, d, n, zp);
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<int16_t>(s[i] - zp);  // a few channels: no call
+}
 
 // Row p of `rows` (row_len apart): output pixel p's taps in (ky, kx, channel) order (int8 as
 // stored, or int16 x - zp), padding taps `pad`, then zeros to row_len.
@@ -1421,7 +1456,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     return true;
   }
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (isa_level() >= 1) {
+  if (!int8_portable_only() && isa_level() >= 1) {
     const int64_t lda = round_up(k, 2);
     auto* packed = static_cast<int16_t*>(
         ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * lda) * sizeof(int16_t)));
@@ -1638,6 +1673,31 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
     vnni_gemm_requant(a, rows, pk.kp, pk.data, pk.wsum, zp + 128, cols, r, 0, out->data_as<int8_t>(), cols, 1);
     return;
   }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!int8_portable_only() && isa_level() >= 1) {
+    // x - zero_point as int16 rows of lda (even; a multiple of 16 for the gemv), zero-padded.
+    const int64_t lda = rows < kAvx2Mr ? round_up(k, 16) : round_up(k, 2);
+    auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * lda, 1)) * sizeof(int16_t)));
+    if (a == nullptr) return fail(ctx, op, "out of memory for the widened input");
+    for (int64_t i = 0; i < rows; ++i) {
+      widen_minus(xd + i * k, a + i * lda, k, zp);
+      std::fill(a + i * lda + k, a + (i + 1) * lda, int16_t{0});
+    }
+    int8_t* od = out->data_as<int8_t>();
+    if (rows < kAvx2Mr) {
+      const int8_t* wd = w.data_as<int8_t>();
+      parallel_for(0, (cols + 15) / 16, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t i = 0; i < rows; ++i) avx2_gemv(a + i * lda, wd, k, b0 * 16, std::min(cols, b1 * 16), r, od + i * cols);
+      });
+      return;
+    }
+    auto* packed = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(round_up(cols, 16) * lda) * sizeof(int16_t)));
+    if (packed == nullptr) return fail(ctx, op, "out of memory for the packed weights");
+    pack_i16_pairs(w.data_as<int8_t>(), cols, k, packed);
+    avx2_gemm_requant(a, lda, packed, rows, cols, r, od, cols);
+    return;
+  }
+#endif
   int16_t* wide = widen_weights(ctx, op, w.data_as<int8_t>(), w.numel());
   if (wide == nullptr) return;
   auto* a = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * k, 1)) * sizeof(int16_t)));
