@@ -418,7 +418,7 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
 // [cols / 16][k / 2][16][2] int16, so one vpmaddwd multiplies a pair of taps of 8 channels by
 // a broadcast pair of input values; tiles of kAvx2Mr rows x 16 channels (12 accumulators of
 // the 16 registers), requantized in registers.
-constexpr int64_t kAvx2Mr = 4;
+constexpr int64_t kAvx2Mr = 6;
 
 // Channels n0 .. n1 (one block), pairs of taps from q0: each channel's row written as int32
 // pairs into its lane; an odd k's last tap is paired with 0.
@@ -511,40 +511,42 @@ ETRT_AVX2_TARGET static inline __attribute__((always_inline)) __m256 avx2_bias(c
   return r.bias != nullptr ? _mm256_loadu_ps(r.bias + n) : _mm256_setzero_ps();
 }
 
-// MR rows x 16 channels summed over k2 pairs of taps. With `out`, the 16 channels from n are
-// requantized into out[i * out_mstride + j]; otherwise the sums go to acc_out[i * 16 + j].
+// One pair of taps of MR rows into the tile's sums.
 template <int MR>
-ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out,
-                                const Requant& r, int64_t n, int8_t* out, int64_t out_mstride) {
-  __m256i acc[MR][2];
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  for (int64_t q = 0; q < k2; ++q) {
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32 + 16));
-    for (int i = 0; i < MR; ++i) {
-      int32_t pair;
-      std::memcpy(&pair, a + i * lda + q * 2, 4);
-      const __m256i av = _mm256_set1_epi32(pair);
-      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, b0));
-      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, b1));
-    }
-  }
-  if (out == nullptr) {
-    for (int i = 0; i < MR; ++i) {
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
-    }
-    return;
-  }
-  const Avx2Out o = avx2_out(r);
-  for (int h = 0; h < 2; ++h) {
-    const __m256 mult = _mm256_loadu_ps(r.multiplier + n + 8 * h), bias = avx2_bias(r, n + 8 * h);
-    for (int i = 0; i < MR; ++i) avx2_requant8(acc[i][h], mult, bias, o, out + i * out_mstride + 8 * h);
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_tile_step(__m256i (&acc)[MR][2],
+                                                                                  const int16_t* a, int64_t lda,
+                                                                                  const int16_t* b, int64_t q) {
+  const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32));
+  const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * 32 + 16));
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    int32_t pair;
+    std::memcpy(&pair, a + i * lda + q * 2, 4);
+    const __m256i av = _mm256_set1_epi32(pair);
+    acc[i][0] = _mm256_add_epi32(_mm256_madd_epi16(av, b0), acc[i][0]);
+    acc[i][1] = _mm256_add_epi32(_mm256_madd_epi16(av, b1), acc[i][1]);
   }
 }
 
-// requantize() of a partial tile's sums (mr rows x nr < 16 channels): 8 channels at a time,
-// the rest one by one.
+// MR rows x 16 channels summed over k2 pairs of taps into acc_out[i * 16 + j]. The pair loop
+// is not unrolled and the sums leave through memory: GCC's -O3 otherwise rotated the 12 sums
+// through register moves and stack spills (a third more instructions per pair).
+template <int MR>
+ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out) {
+  __m256i acc[MR][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+  for (int64_t q = 0; q < k2; ++q) avx2_tile_step<MR>(acc, a, lda, b, q);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
+  }
+}
+
+// requantize() of a tile's sums (mr rows x nr <= 16 channels): 8 channels at a time, the
+// rest one by one.
 ETRT_AVX2_TARGET void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r, int64_t n,
                                         int8_t* out, int64_t out_mstride) {
   const Avx2Out o = avx2_out(r);
@@ -570,16 +572,12 @@ void avx2_gemm_requant(const int16_t* a, int64_t lda, const int16_t* packed, int
       for (int64_t n = 0; n < cols; n += 16) {
         const int16_t* b = packed + (n / 16) * k2 * 32;
         const int64_t nr = std::min<int64_t>(16, cols - n);
-        int8_t* o = out + m * out_mstride + n;
         if (mr == kAvx2Mr) {
-          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc, r, n, nr == 16 ? o : nullptr, out_mstride);
+          avx2_tile<kAvx2Mr>(a + m * lda, lda, b, k2, acc);
         } else {
-          for (int64_t i = 0; i < mr; ++i) {
-            avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16, r, n, nr == 16 ? o + i * out_mstride : nullptr,
-                         out_mstride);
-          }
+          for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (m + i) * lda, lda, b, k2, acc + i * 16);
         }
-        if (nr != 16) avx2_requant_tile(acc, mr, nr, r, n, o, out_mstride);
+        avx2_requant_tile(acc, mr, nr, r, n, out + m * out_mstride + n, out_mstride);
       }
     }
   });
