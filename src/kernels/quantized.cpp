@@ -497,18 +497,19 @@ struct Avx2Out {
 ETRT_AVX2_TARGET static inline __attribute__((always_inline)) Avx2Out avx2_out(const Requant& r) {
   return {_mm256_set1_ps(r.inv_out_scale), _mm256_set1_ps(r.out_zp), _mm256_set1_ps(r.lo), _mm256_set1_ps(r.hi)};
 }
-ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_requant8(__m256i acc, __m256 mult,
-                                                                                 __m256 bias, const Avx2Out& o,
-                                                                                 int8_t* out) {
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) __m256i avx2_requant_q(__m256i acc, __m256 mult,
+                                                                                    __m256 bias, const Avx2Out& o) {
   __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc), mult), bias);
   y = _mm256_round_ps(_mm256_mul_ps(y, o.inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   y = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(y, o.zp), o.lo), o.hi);
-  const __m256i q = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+  return _mm256_cvtps_epi32(y);  // within int8 already: the packs below do not saturate
+}
+ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_requant8(__m256i acc, __m256 mult,
+                                                                                 __m256 bias, const Avx2Out& o,
+                                                                                 int8_t* out) {
+  const __m256i q = avx2_requant_q(acc, mult, bias, o);
   const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
   _mm_storel_epi64(reinterpret_cast<__m128i*>(out), _mm_packs_epi16(q16, q16));
-}
-ETRT_AVX2_TARGET static inline __attribute__((always_inline)) __m256 avx2_bias(const Requant& r, int64_t n) {
-  return r.bias != nullptr ? _mm256_loadu_ps(r.bias + n) : _mm256_setzero_ps();
 }
 
 // One pair of taps of MR rows into the tile's sums.
@@ -550,11 +551,27 @@ ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b,
 ETRT_AVX2_TARGET void avx2_requant_tile(const int32_t* acc, int64_t mr, int64_t nr, const Requant& r, int64_t n,
                                         int8_t* out, int64_t out_mstride) {
   const Avx2Out o = avx2_out(r);
+  const float* mult = r.multiplier + n;  // locals: the int8 stores could alias the Requant
+  const float* bias = r.bias != nullptr ? r.bias + n : nullptr;
+  if (nr == 16) {  // the column block's multipliers and biases loaded once; one 16-byte store a row
+    const __m256 m0 = _mm256_loadu_ps(mult), m1 = _mm256_loadu_ps(mult + 8);
+    const __m256 c0 = bias != nullptr ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    const __m256 c1 = bias != nullptr ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+    for (int64_t i = 0; i < mr; ++i) {
+      const __m256i q0 = avx2_requant_q(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16)), m0, c0, o);
+      const __m256i q1 =
+          avx2_requant_q(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + 8)), m1, c1, o);
+      const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);  // 16 int16 in order
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * out_mstride),
+                       _mm_packs_epi16(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1)));
+    }
+    return;
+  }
   for (int64_t i = 0; i < mr; ++i) {
     int64_t j = 0;
     for (; j + 8 <= nr; j += 8) {
-      avx2_requant8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + j)),
-                    _mm256_loadu_ps(r.multiplier + n + j), avx2_bias(r, n + j), o, out + i * out_mstride + j);
+      avx2_requant8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * 16 + j)), _mm256_loadu_ps(mult + j),
+                    bias != nullptr ? _mm256_loadu_ps(bias + j) : _mm256_setzero_ps(), o, out + i * out_mstride + j);
     }
     for (; j < nr; ++j) out[i * out_mstride + j] = requantize(acc[i * 16 + j], r, n + j);
   }
