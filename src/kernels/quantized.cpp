@@ -1478,7 +1478,11 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
     if (packed == nullptr || rows == nullptr) return false;
     pack_i16_pairs(wk, g.cout, k, packed);
-    unfold_nhwc(g, x, rows, lda, zp, int16_t{0});
+    if (direct && lda == k) {  // a 1x1 convolution's rows are the input's pixels: one widening pass
+      parallel_for(0, m, 256, [&](int64_t p0, int64_t p1) { widen_minus(x + p0 * k, rows + p0 * k, (p1 - p0) * k, zp); });
+    } else {
+      unfold_nhwc(g, x, rows, lda, zp, int16_t{0});
+    }
     avx2_gemm_requant(rows, lda, packed, m, g.cout, r, out, g.cout);
     return true;
   }
