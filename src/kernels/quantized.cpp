@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <type_traits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -417,7 +416,9 @@ void gemm_requant(const int16_t* a, const int16_t* b, int64_t rows, int64_t cols
 // AVX2 without VNNI: the same int16 products as gemm_requant, register-blocked. Weights packed
 // [cols / 16][k / 2][16][2] int16, so one vpmaddwd multiplies a pair of taps of 8 channels by
 // a broadcast pair of input values; tiles of kAvx2Mr rows x 16 channels (12 accumulators of
-// the 16 registers), requantized in registers.
+// the 16 registers), their sums requantized 16 channels a vector. Not vpmaddubsw on int8: exact
+// only as |x| x sign(w, x) (weights in [-127, 127]), it costs vpsignb + vpmaddubsw + a vpmaddwd
+// by ones per 32 products, the two multiplies of two vpmaddwd (docs/quantization.md).
 constexpr int64_t kAvx2Mr = 6;
 
 // Channels n0 .. n1 (one block), pairs of taps from q0: each channel's row written as int32
