@@ -298,6 +298,59 @@ def test_pooling_cat_hardswish_means_and_se_products_fold_into_int8_kernels(
         assert (got == want).float().mean().item() >= 0.9
 
 
+class Mlp(nn.Module):
+    """Linears of 6 rows: the AVX2 product's tiles of 4 rows and a row left over, 16 + 4
+    output channels, 40 and 20 taps (whole blocks of 16 and a rest)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(40, 20), nn.ReLU(), nn.Linear(20, 20))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_avx2_int8_kernels_equal_the_folded_graph(
+    inprocess_runtime: Path, converted: nn.Module, block: Block, tmp_path: Path
+) -> None:
+    """ETRT_MAX_ISA=avx2 (a process of its own, as a machine without AVX-512 runs it): the
+    vpmaddwd conv and linear tiles (requantized in registers, weights packed by transposes,
+    partial channel blocks), the batch-2 classifier's gemv, a first convolution's odd 27 taps
+    and the depthwise blocks give the folded graph's integers."""
+    torch.manual_seed(0)
+    mlp_x = torch.randn(6, 40, generator=torch.Generator().manual_seed(5))
+    mlp = etrt.quantize(Mlp().eval(), (mlp_x,), calibration=[(torch.randn(6, 40),)])
+    small_x = _inputs(13)
+    cases = [(converted, small_x), (mlp, mlp_x)]
+    paths, inputs, wants = [block.program], [block.x], [block.want]
+    for i, (model, x) in enumerate(cases):
+        core = torch.export.export(model, (x,)).run_decompositions(_decomposition_table())
+        fold_quantized(core)
+        program = etrt.export(model, (x,))
+        assert program.info.instruction_ops.count("etrt_quant::linear") == (1, 2)[i]
+        paths.append(program.save(tmp_path / f"case{i}.etrt"))
+        inputs.append(x)
+        wants.append(core.module()(x))
+    for i, x in enumerate(inputs):
+        np.save(tmp_path / f"x{i}.npy", x.numpy())
+    script = (
+        "import sys, numpy as np, etrt\n"
+        "assert etrt.isa_info().kernels == 'avx2', etrt.isa_info()\n"
+        "for i, path in enumerate(sys.argv[2:]):\n"
+        "    out = etrt.load(path).forward(np.load(f'{sys.argv[1]}/x{i}.npy'))\n"
+        "    np.save(f'{sys.argv[1]}/y{i}.npy', np.asarray(out[0]))\n"
+    )
+    env = {**os.environ, "ETRT_LIBRARY_DIR": str(inprocess_runtime), "ETRT_MAX_ISA": "avx2"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), *(str(p) for p in paths)],
+        capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    for i, (path, want) in enumerate(zip(paths, wants, strict=True)):
+        got = torch.from_numpy(np.load(tmp_path / f"y{i}.npy"))
+        assert torch.equal(got, want), path.name
+
+
 def test_unfolded_per_tensor_weights_run_as_quantize_dequantize_kernels(
     inprocess_runtime: Path, tmp_path: Path
 ) -> None:
