@@ -630,18 +630,22 @@ def test_cost_rule_delegates_the_int8_layers_xnnpack_runs_faster(
 ) -> None:
     """backend="xnnpack" (docs/quantization.md's per-layer measurement): where etrt's int8
     kernels have AVX-512 VNNI, only depthwise layers of 576 channels or more at 7x7 go to
-    XNNPACK, so none of this net's; without VNNI every non-depthwise convolution does, and
-    depthwise ones of fewer than 384 channels stay with etrt. ETRT_MAX_ISA tells the rule which
-    machine the program is for. The split program hands int8 values between the delegate and
-    etrt's kernels channels-last both ways."""
+    XNNPACK; without VNNI depthwise layers of 384 channels or more; so none of this net's
+    either way. ETRT_MAX_ISA tells the rule which machine the program is for. With the AVX2
+    threshold at this net's 48 channels, its inverted residual's depthwise layer goes alone:
+    the split program hands int8 values between the delegate and etrt's kernels channels-last
+    both ways."""
     x = _residual_input(0)
-    for vnni, calls, convs in ((True, 0, 6), (False, 2, 2)):
+    for vnni, calls, convs in ((True, 0, 6), (False, 0, 6)):
         monkeypatch.setattr(cost, "int8_vnni", lambda v=vnni: v)
         program = etrt.export(residual, (x,), backend="xnnpack")
         ops = program.info.instruction_ops
         assert ops.count("delegate:XnnpackBackend") == calls, (vnni, ops)
         assert ops.count("etrt_quant::conv2d") == convs, (vnni, ops)
-    assert "etrt_quant::add" not in ops  # it joins the project convolution's partition
+    monkeypatch.setattr(cost, "QS8_AVX2_DEPTHWISE_MIN_CHANNELS", 48)
+    program = etrt.export(residual, (x,), backend="xnnpack")
+    ops = program.info.instruction_ops
+    assert ops.count("delegate:XnnpackBackend") == 1 and ops.count("etrt_quant::conv2d") == 5, ops
     split = etrt.load(program.save(tmp_path / "split.etrt")).forward(x.numpy())
     own = etrt.load(etrt.export(residual, (x,)).save(tmp_path / "own.etrt")).forward(x.numpy())
     for i, (g, o, lsb) in enumerate(zip(split, own, _output_scales(residual), strict=True)):

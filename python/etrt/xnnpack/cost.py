@@ -62,8 +62,9 @@ WINOGRAD_SPLIT_MIN_PAIRS = 128 * 256
 # have AVX-512 VNNI (benchmarks/xnnpack_int8_layers.py, MobileNetV2's 52 layers, one thread,
 # docs/quantization.md). With VNNI, XNNPACK took 1.03-2.3x etrt's time on 47 of them and was
 # faster only on depthwise layers of 576 channels or more at 7x7 (0.84-0.93x). Without (etrt's
-# AVX2 path; XNNPACK's AVX2 kernels), it took 0.6-1.0x on every non-depthwise convolution and
-# 0.70-0.88x on depthwise ones of 384 channels or more, 1.0-1.5x on narrower depthwise ones.
+# AVX2 path since its 6x16 tiles; XNNPACK's AVX2 kernels), it took 1.07-1.51x on every
+# non-depthwise convolution, 0.85-0.89x on depthwise ones of 384 channels or more (0.66x at 960)
+# and 0.94-1.30x on narrower ones.
 QS8_VNNI_DEPTHWISE_MIN_CHANNELS = 576
 QS8_VNNI_DEPTHWISE_MAX_PIXELS = 7 * 7
 QS8_AVX2_DEPTHWISE_MIN_CHANNELS = 384
@@ -105,7 +106,7 @@ def qs8_faster(view: PlanView, m: Match, vnni: bool) -> bool:
         return body.groups >= QS8_VNNI_DEPTHWISE_MIN_CHANNELS and pixels <= (
             QS8_VNNI_DEPTHWISE_MAX_PIXELS
         )
-    return not depthwise or body.groups >= QS8_AVX2_DEPTHWISE_MIN_CHANNELS
+    return depthwise and body.groups >= QS8_AVX2_DEPTHWISE_MIN_CHANNELS
 
 
 def etrt_winograd(view: PlanView, node: Conv2d) -> bool:
