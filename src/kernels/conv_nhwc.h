@@ -5,7 +5,8 @@
 //   igemm      groups == 1: register tiles of MR output pixels x 2 vectors of output channels,
 //              summing over the taps through per-pixel row pointers into the input (an
 //              indirection table: padding points at a row of zeros), so nothing is unfolded.
-//              Inputs with very few channels (a network's first layer) are unfolded per tile.
+//              Inputs with very few channels (a network's first layer) sum over window rows,
+//              each kw x cin inputs read in place (unfolded only where a row meets the padding).
 //   winograd   3x3, stride 1, groups 1, with enough 4x4 output tiles: F(4x4, 3x3), 36
 //              multiply-adds per tile and channel pair instead of 144; the weights are
 //              transformed per call, the products run on the igemm micro-kernels.
