@@ -30,20 +30,25 @@ struct ConvIsa {
   void (*wino_weights)(const NhwcConv&, float*, int64_t, int64_t);
   void (*wino_block)(const NhwcConv&, const float*, int64_t, int64_t, float*, float*, const float**);
   int64_t (*wino_rows)();
+  int64_t (*tile_channels)();
 };
 
 const ConvIsa kIsas[] = {
 #if ETRT_ISA_X86
     {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
-     nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows},
+     nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows,
+     nhwc::isa_avx512::tile_channels},
     {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
-     nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows},
+     nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows,
+     nhwc::isa_avx2::tile_channels},
     {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
-     nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows},
+     nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows,
+     nhwc::isa_sse2::tile_channels},
 #else
     {"generic", nhwc::isa_generic::tile_count, nhwc::isa_generic::scratch_floats, nhwc::isa_generic::conv_tiles,
      nhwc::isa_generic::dw_rows, nhwc::isa_generic::wino_weights, nhwc::isa_generic::wino_block,
-     nhwc::isa_generic::wino_tile_rows},
+     nhwc::isa_generic::wino_tile_rows,
+     nhwc::isa_generic::tile_channels},
 #endif
 };
 
@@ -62,6 +67,9 @@ constexpr double kConvParallelMinMacs = 128.0 * 1024.0;
 constexpr int64_t kWholeWeightBytes = 512 * 1024;
 constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kBlockChannels = 32;  // a multiple of every instruction set's tile width
+// Blocks are copied into a contiguous panel (below) when this many pixel tiles or more read them.
+constexpr int64_t kPackMinTiles = 16;
+constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
 // Winograd pays once the weights, transformed each call, serve enough 4x4 output tiles: 32 or
 // more, or 16 when the transformed weights ([36][cin][cout], 4x the 3x3 ones) stay within about
 // 9 MiB. Written just before the products read them, they are still in cache; bigger ones make
@@ -168,9 +176,16 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const int64_t slots = std::min<int64_t>(parts, threads);
   // A blocked worker copies its block's weight columns into a contiguous panel first: read in
   // place, each row of a block is a short run a whole weight row apart, and every tile would
-  // walk all those rows (one page or two per few rows) again.
+  // walk all those rows (one page or two per few rows) again. Over few tiles (7x7 pixels) the
+  // copy costs more than it saves: it reads and writes every weight once more, and EfficientNet-
+  // B0's 1x1 layers at 7x7 (0.5-1.6 MiB of weights each) spent 7% of the model in it.
   const int64_t rows = c.taps() * c.cin;
-  const size_t panel = blocks > 1 ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
+  // Under AVX2 a tile's chunk of channels is half a cache line of each row, and the unpacked
+  // rows cost more than the copy (ResNet18's last 3x3 layer 3.1 -> 5.0 ms): it keeps packing,
+  // as do weights spread over more pages than the TLB holds well (ResNet18's 9 MiB 3x3).
+  const bool pack = blocks > 1 && (tiles >= kPackMinTiles || impl.tile_channels() < 32 ||
+                                   row_bytes * c.w_ld > kPackMinWeightBytes);
+  const size_t panel = pack ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
   const size_t per_slot = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
   float* scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
   if (scratch == nullptr) return false;
@@ -184,7 +199,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       const int64_t b = it / tiles, tile = it % tiles;
       const int64_t run = (end - it < tiles - tile) ? end - it : tiles - tile;
       const int64_t oc_begin = b * block, oc_end = (b + 1) * block < c.cout ? (b + 1) * block : c.cout;
-      if (blocks > 1 && packed_block != b) {
+      if (pack && packed_block != b) {
         const int64_t width = oc_end - oc_begin;
         for (int64_t r = 0; r < rows; ++r) {
           std::memcpy(packed + r * width, c.weight + r * c.w_ld + (oc_begin - c.w_first),
