@@ -225,6 +225,7 @@ int main(int argc, char** argv) {
   conv("conv_8x16x32_14_3x3", 8, 16, 32, 14, 3, 1);
   // Channels-last, the layers of ResNet18, MobileNetV3-small and EfficientNet-B0 at batch 1.
   conv("nhwc_resnet_stem", 1, 3, 64, 224, 7, 3, 2, 1, true);
+  conv("nhwc_resnet_stem_nchw_input", 1, 3, 64, 224, 7, 3, 2, 1, true, true);
   conv("nhwc_resnet_l1_3x3", 1, 64, 64, 56, 3, 1, 1, 1, true);
   conv("nhwc_resnet_l2_3x3", 1, 128, 128, 28, 3, 1, 1, 1, true);
   conv("nhwc_resnet_l3_3x3", 1, 256, 256, 14, 3, 1, 1, 1, true);

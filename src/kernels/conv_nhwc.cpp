@@ -31,24 +31,30 @@ struct ConvIsa {
   void (*wino_block)(const NhwcConv&, const float*, int64_t, int64_t, float*, float*, const float**);
   int64_t (*wino_rows)();
   int64_t (*tile_channels)();
+  void (*stem_rows)(const NhwcConv&, int64_t, int64_t, float*);
+  size_t (*stem_scratch_floats)(const NhwcConv&);
 };
 
 const ConvIsa kIsas[] = {
 #if ETRT_ISA_X86
     {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
      nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows,
-     nhwc::isa_avx512::tile_channels},
+     nhwc::isa_avx512::tile_channels,
+     nhwc::isa_avx512::stem_rows, nhwc::isa_avx512::stem_scratch_floats},
     {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
      nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows,
-     nhwc::isa_avx2::tile_channels},
+     nhwc::isa_avx2::tile_channels,
+     nhwc::isa_avx2::stem_rows, nhwc::isa_avx2::stem_scratch_floats},
     {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
      nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows,
-     nhwc::isa_sse2::tile_channels},
+     nhwc::isa_sse2::tile_channels,
+     nhwc::isa_sse2::stem_rows, nhwc::isa_sse2::stem_scratch_floats},
 #else
     {"generic", nhwc::isa_generic::tile_count, nhwc::isa_generic::scratch_floats, nhwc::isa_generic::conv_tiles,
      nhwc::isa_generic::dw_rows, nhwc::isa_generic::wino_weights, nhwc::isa_generic::wino_block,
      nhwc::isa_generic::wino_tile_rows,
-     nhwc::isa_generic::tile_channels},
+     nhwc::isa_generic::tile_channels,
+     nhwc::isa_generic::stem_rows, nhwc::isa_generic::stem_scratch_floats},
 #endif
 };
 
@@ -146,6 +152,11 @@ void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end) 
   conv_isa().depthwise(c, row_begin, row_end);
 }
 
+bool nhwc_stem_fits(const NhwcConv& c) {
+  return !c.depthwise && c.cin < 8 && c.kh == c.kw && (c.kw == 3 || c.kw == 7) && c.sh == c.sw &&
+         (c.sw == 1 || c.sw == 2) && c.dh == 1 && c.dw == 1 && c.w_first == 0 && c.w_ld == c.cout;
+}
+
 bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   if (nhwc_winograd_fits(c)) return nhwc_winograd(ctx, c);
   const ConvIsa& impl = conv_isa();
@@ -153,6 +164,19 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const double macs = static_cast<double>(c.pixels()) * static_cast<double>(c.cout) *
                       static_cast<double>(c.taps() * c.cin_g());
   const bool parallel = threads > 1 && macs >= kConvParallelMinMacs;
+  if (c.in_nchw != nullptr) {
+    const int64_t rows = c.batch * c.oh;
+    const int64_t parts = parallel ? std::min<int64_t>(rows, threads * kPartsPerThread) : 1;
+    const int64_t slots = std::min<int64_t>(parts, threads);
+    const size_t per_slot = (impl.stem_scratch_floats(c) + 15) / 16 * 16;
+    float* scratch =
+        static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
+    if (scratch == nullptr) return false;
+    run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+      impl.stem_rows(c, rows * t / parts, rows * (t + 1) / parts, scratch + per_slot * static_cast<size_t>(slot));
+    });
+    return true;
+  }
   if (c.depthwise) {
     const int64_t rows = c.batch * c.oh;
     if (!parallel) {

@@ -44,6 +44,11 @@ struct NhwcConv {
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
+  // A first layer over the model's NCHW input (set by the caller where nhwc_stem_fits): plane
+  // (n, ch) at in_nchw + n * nchw_sn + ch * nchw_sc, rows w floats apart, in unused. The tiles
+  // read it in place (no transpose to channels-last).
+  const float* in_nchw = nullptr;
+  int64_t nchw_sn = 0, nchw_sc = 0;
 
   int64_t taps() const { return kh * kw; }
   int64_t pixels() const { return batch * oh * ow; }
@@ -64,6 +69,11 @@ void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end);
 // convolution that way. nhwc_convolution takes it by itself when it fits.
 bool nhwc_winograd_fits(const NhwcConv& c);
 bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c);
+
+// Whether a convolution over an NCHW input (pixels dense, channels a plane apart) can read it in
+// place through in_nchw: fewer than 8 input channels, groups 1, a square 3x3 or 7x7 window at
+// stride 1 or 2, dilation 1, the whole weight at w_ld == cout.
+bool nhwc_stem_fits(const NhwcConv& c);
 
 // The whole convolution, split across threads when it is big enough. False (nothing written)
 // when scratch memory runs out.

@@ -245,6 +245,14 @@ void test_channels_last_convolution_matches_reference() {
                   "stem 7x7" + isa);
     run_conv_case(nhwc({2, 3, 16, 1, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
                   "stem 3x3" + isa);
+    // Rows wide enough for the in-place tiles over the NCHW input, beside edge pixels: 32, 16
+    // and 20 output channels (two vectors, one, a tail), stride 1 and 2, 2 to 3 channels.
+    run_conv_case(nhwc({2, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "stem 3x3/2 wide" + isa);
+    run_conv_case(nhwc({1, 3, 16, 1, 7, 45, 7, 7, 2, 2, 3, 3, 1, 1, false, false, false, false, true, true}),
+                  "stem 7x7/2 wide" + isa);
+    run_conv_case(nhwc({1, 2, 20, 1, 6, 29, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "stem 3x3/1 wide" + isa);
     // 3x3 over channels-last input, a strided 1x1 (ResNet's downsample), pointwise with tails.
     run_conv_case(nhwc({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "3x3" + isa);
@@ -296,6 +304,8 @@ void test_channels_last_convolution_matches_reference() {
                   "fused winograd" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise" + isa);
+    run_conv_case(fused({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "fused stem" + isa);
     run_conv_case(fused({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise 5x5/2" + isa);
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
