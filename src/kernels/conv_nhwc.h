@@ -10,7 +10,11 @@
 //   winograd   3x3, stride 1, groups 1, with enough 4x4 output tiles: F(4x4, 3x3), 36
 //              multiply-adds per tile and channel pair instead of 144; the weights are
 //              transformed per call, the products run on the igemm micro-kernels.
-//   depthwise  groups == channels: tiles of pixels x channel vectors, one weight vector per tap.
+//   depthwise  groups == channels: tiles of pixels x channel vectors, one weight vector per tap;
+//              3x3 and 5x5 at stride 1 or 2 keep a window row's weights in registers and load
+//              each input column once for every output it covers.
+//   stem       few input channels over the model's NCHW input (in_nchw): tiles of one output
+//              row broadcast their inputs from the NCHW rows in place, no transpose.
 // Weights are [kh][kw][cin_g][cout] (output channels innermost): the layout the exporter stores
 // them in, so the product reads them in place.
 #pragma once
