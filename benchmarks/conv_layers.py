@@ -123,6 +123,27 @@ def kind_of(out: tuple[int, ...], ort_inputs: str) -> str:
     return f"conv{kh}x{kh} s{stride} {hw}"
 
 
+def pairing(model: str, etrt_shapes: list[tuple[int, ...]], ort: list[OrtConv]) -> list[int]:
+    """For each of ONNX Runtime's convolutions, the first unpaired etrt one with the same output
+    size; ONNX Runtime's blocked layout pads the channels to its block (8 or 16). Branches of the
+    same output size that the two run in another order (SqueezeNet's 1x1 and 3x3 expands) pair
+    crosswise: their kinds' rows mix, the totals hold."""
+    free = list(range(len(etrt_shapes)))
+    order = []
+    for k, (out, _, _) in enumerate(ort):
+
+        def fits(shape: tuple[int, ...], out: tuple[int, ...] = out) -> bool:
+            pads = {shape[1], -(-shape[1] // 8) * 8, -(-shape[1] // 16) * 16}
+            return shape[-2:] == out[-2:] and out[1] in pads
+
+        match = next((i for i in free if fits(etrt_shapes[i])), None)
+        if match is None:
+            raise SystemExit(f"{model}: ONNX Runtime's convolution {k} {out} has no etrt pair")
+        free.remove(match)
+        order.append(match)
+    return order
+
+
 def worker(args: argparse.Namespace) -> int:
     rows = {m: etrt_convs(args.dir, m, args.runs) for m in args.models}
     print(json.dumps(rows))
@@ -165,16 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         ort = ort_convs(args.dir, model, args.runs, args.ort_overhead)
         sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * (1 + len(cols)))
         counts: dict[str, int] = defaultdict(int)
+        order = pairing(model, [tuple(shape) for shape, _ in etrt_rows[cols[0]][model]], ort)
         for k, (out, us, ins) in enumerate(ort):
             kind = kind_of(out, ins)
             counts[kind] += 1
             sums[kind][0] += us
             for c, col in enumerate(cols):
-                shape, eus = etrt_rows[col][model][k]
-                # Spatial sizes only: ONNX Runtime's blocked layout pads the channels.
-                if tuple(shape[-2:]) != tuple(out[-2:]):
-                    raise SystemExit(f"{model}: convolution {k} does not pair: {shape} vs {out}")
-                sums[kind][1 + c] += eus
+                sums[kind][1 + c] += etrt_rows[col][model][order[k]][1]
         print(f"\n{model}: {len(ort)} convolutions")
         print(f"| layers | n | ORT | {' | '.join(cols)} |")
         print("| --- | ---: | ---: |" + " ---: |" * len(cols))
