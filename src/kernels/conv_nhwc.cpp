@@ -72,7 +72,7 @@ constexpr double kConvParallelMinMacs = 128.0 * 1024.0;
 // larger ones are split into blocks of output channels of about kBlockBytes each.
 constexpr int64_t kWholeWeightBytes = 512 * 1024;
 constexpr int64_t kBlockBytes = 256 * 1024;
-constexpr int64_t kBlockChannels = 32;  // a multiple of every instruction set's tile width
+constexpr int64_t kBlockChannels = 32;  // or the instruction set's tile width where wider
 // Blocks are copied into a contiguous panel (below) when this many pixel tiles or more read them.
 constexpr int64_t kPackMinTiles = 16;
 constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
@@ -190,8 +190,9 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const int64_t row_bytes = c.taps() * c.cin * static_cast<int64_t>(sizeof(float));
   int64_t block = c.cout;
   if (row_bytes * c.cout > kWholeWeightBytes) {
-    block = kBlockBytes / row_bytes / kBlockChannels * kBlockChannels;
-    if (block < kBlockChannels) block = kBlockChannels;
+    const int64_t unit = std::max<int64_t>(kBlockChannels, impl.tile_channels());
+    block = kBlockBytes / row_bytes / unit * unit;
+    if (block < unit) block = unit;
     if (block > c.cout) block = c.cout;
   }
   const int64_t blocks = (c.cout + block - 1) / block;
