@@ -289,6 +289,11 @@ void test_channels_last_convolution_matches_reference() {
                   "depthwise 3x3 tail 4" + isa);
     run_conv_case(nhwc({1, 8, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "depthwise 8 channels" + isa);
+    // Rows with runs of whole tiles inside the input (one call per run and channel chunk).
+    run_conv_case(nhwc({1, 48, 48, 48, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3 runs" + isa);
+    run_conv_case(nhwc({2, 24, 24, 24, 7, 60, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 5x5/2 runs" + isa);
     run_conv_case(nhwc({1, 24, 24, 24, 11, 12, 5, 5, 1, 1, 4, 4, 2, 2, true, false, true, false, true, true}),
                   "depthwise 5x5 dilated" + isa);
     // The epilogue in the tiles: igemm, Winograd, depthwise; then a residual in another layout
