@@ -252,7 +252,13 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   c.dw = s.dw;
   c.depthwise = s.groups > 1;
   const float* in = input.data_as<const float>();
-  if (s.in_sc == 1 || s.cin == 1) {
+  c.w_ld = s.cout;
+  const bool nchw_dense = s.in_sw == 1 && s.in_sh == s.w;
+  if (s.in_sc != 1 && s.cin > 1 && nchw_dense && nhwc_stem_fits(c)) {
+    c.in_nchw = in;
+    c.nchw_sn = s.in_sn;
+    c.nchw_sc = s.in_sc;
+  } else if (s.in_sc == 1 || s.cin == 1) {
     c.in = in;
     c.in_sn = s.in_sn;
     c.in_sh = s.in_sh;
@@ -261,7 +267,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
     const int64_t plane = s.h * s.w;
     float* g = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(s.batch * plane * s.cin) * sizeof(float), 64));
     if (g == nullptr) return fail_oom(ctx);
-    if (s.in_sw == 1 && s.in_sh == s.w) {
+    if (nchw_dense) {
       // Pixels contiguous (NCHW): a transpose per image in 16 x 16 tiles. Pixel by pixel, each
       // channel's float sits a plane away from the last: 0.7 ms for 64 channels at 64 x 64.
       for (int64_t n = 0; n < s.batch; ++n) copy_to_row_major(in + n * s.in_sn, plane, s.cin, 1, s.in_sc, g + n * plane * s.cin);
@@ -280,7 +286,6 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
     c.in_sw = s.cin;
   }
   const int64_t cin_g = c.cin_g(), rows = s.kh * s.kw * cin_g;
-  c.w_ld = s.cout;
   if (weight_hwio(weight)) {
     c.weight = weight.data_as<const float>();
   } else {

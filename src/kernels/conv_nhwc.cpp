@@ -30,20 +30,31 @@ struct ConvIsa {
   void (*wino_weights)(const NhwcConv&, float*, int64_t, int64_t);
   void (*wino_block)(const NhwcConv&, const float*, int64_t, int64_t, float*, float*, const float**);
   int64_t (*wino_rows)();
+  int64_t (*tile_channels)();
+  void (*stem_rows)(const NhwcConv&, int64_t, int64_t, float*);
+  size_t (*stem_scratch_floats)(const NhwcConv&);
 };
 
 const ConvIsa kIsas[] = {
 #if ETRT_ISA_X86
     {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
-     nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows},
+     nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows,
+     nhwc::isa_avx512::tile_channels,
+     nhwc::isa_avx512::stem_rows, nhwc::isa_avx512::stem_scratch_floats},
     {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
-     nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows},
+     nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows,
+     nhwc::isa_avx2::tile_channels,
+     nhwc::isa_avx2::stem_rows, nhwc::isa_avx2::stem_scratch_floats},
     {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
-     nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows},
+     nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows,
+     nhwc::isa_sse2::tile_channels,
+     nhwc::isa_sse2::stem_rows, nhwc::isa_sse2::stem_scratch_floats},
 #else
     {"generic", nhwc::isa_generic::tile_count, nhwc::isa_generic::scratch_floats, nhwc::isa_generic::conv_tiles,
      nhwc::isa_generic::dw_rows, nhwc::isa_generic::wino_weights, nhwc::isa_generic::wino_block,
-     nhwc::isa_generic::wino_tile_rows},
+     nhwc::isa_generic::wino_tile_rows,
+     nhwc::isa_generic::tile_channels,
+     nhwc::isa_generic::stem_rows, nhwc::isa_generic::stem_scratch_floats},
 #endif
 };
 
@@ -61,7 +72,10 @@ constexpr double kConvParallelMinMacs = 128.0 * 1024.0;
 // larger ones are split into blocks of output channels of about kBlockBytes each.
 constexpr int64_t kWholeWeightBytes = 512 * 1024;
 constexpr int64_t kBlockBytes = 256 * 1024;
-constexpr int64_t kBlockChannels = 32;  // a multiple of every instruction set's tile width
+constexpr int64_t kBlockChannels = 32;  // or the instruction set's tile width where wider
+// Blocks are copied into a contiguous panel (below) when this many pixel tiles or more read them.
+constexpr int64_t kPackMinTiles = 16;
+constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
 // Winograd pays once the weights, transformed each call, serve enough 4x4 output tiles: 32 or
 // more, or 16 when the transformed weights ([36][cin][cout], 4x the 3x3 ones) stay within about
 // 9 MiB. Written just before the products read them, they are still in cache; bigger ones make
@@ -138,6 +152,11 @@ void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end) 
   conv_isa().depthwise(c, row_begin, row_end);
 }
 
+bool nhwc_stem_fits(const NhwcConv& c) {
+  return !c.depthwise && c.cin < 8 && c.kh == c.kw && (c.kw == 3 || c.kw == 7) && c.sh == c.sw &&
+         (c.sw == 1 || c.sw == 2) && c.dh == 1 && c.dw == 1 && c.w_first == 0 && c.w_ld == c.cout;
+}
+
 bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   if (nhwc_winograd_fits(c)) return nhwc_winograd(ctx, c);
   const ConvIsa& impl = conv_isa();
@@ -145,6 +164,19 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const double macs = static_cast<double>(c.pixels()) * static_cast<double>(c.cout) *
                       static_cast<double>(c.taps() * c.cin_g());
   const bool parallel = threads > 1 && macs >= kConvParallelMinMacs;
+  if (c.in_nchw != nullptr) {
+    const int64_t rows = c.batch * c.oh;
+    const int64_t parts = parallel ? std::min<int64_t>(rows, threads * kPartsPerThread) : 1;
+    const int64_t slots = std::min<int64_t>(parts, threads);
+    const size_t per_slot = (impl.stem_scratch_floats(c) + 15) / 16 * 16;
+    float* scratch =
+        static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
+    if (scratch == nullptr) return false;
+    run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+      impl.stem_rows(c, rows * t / parts, rows * (t + 1) / parts, scratch + per_slot * static_cast<size_t>(slot));
+    });
+    return true;
+  }
   if (c.depthwise) {
     const int64_t rows = c.batch * c.oh;
     if (!parallel) {
@@ -158,8 +190,9 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const int64_t row_bytes = c.taps() * c.cin * static_cast<int64_t>(sizeof(float));
   int64_t block = c.cout;
   if (row_bytes * c.cout > kWholeWeightBytes) {
-    block = kBlockBytes / row_bytes / kBlockChannels * kBlockChannels;
-    if (block < kBlockChannels) block = kBlockChannels;
+    const int64_t unit = std::max<int64_t>(kBlockChannels, impl.tile_channels());
+    block = kBlockBytes / row_bytes / unit * unit;
+    if (block < unit) block = unit;
     if (block > c.cout) block = c.cout;
   }
   const int64_t blocks = (c.cout + block - 1) / block;
@@ -168,9 +201,16 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   const int64_t slots = std::min<int64_t>(parts, threads);
   // A blocked worker copies its block's weight columns into a contiguous panel first: read in
   // place, each row of a block is a short run a whole weight row apart, and every tile would
-  // walk all those rows (one page or two per few rows) again.
+  // walk all those rows (one page or two per few rows) again. Over few tiles (7x7 pixels) the
+  // copy costs more than it saves: it reads and writes every weight once more, and EfficientNet-
+  // B0's 1x1 layers at 7x7 (0.5-1.6 MiB of weights each) spent 7% of the model in it.
   const int64_t rows = c.taps() * c.cin;
-  const size_t panel = blocks > 1 ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
+  // Under AVX2 a tile's chunk of channels is half a cache line of each row, and the unpacked
+  // rows cost more than the copy (ResNet18's last 3x3 layer 3.1 -> 5.0 ms): it keeps packing,
+  // as do weights spread over more pages than the TLB holds well (ResNet18's 9 MiB 3x3).
+  const bool pack = blocks > 1 && (tiles >= kPackMinTiles || impl.tile_channels() < 32 ||
+                                   row_bytes * c.w_ld > kPackMinWeightBytes);
+  const size_t panel = pack ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
   const size_t per_slot = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
   float* scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
   if (scratch == nullptr) return false;
@@ -184,7 +224,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       const int64_t b = it / tiles, tile = it % tiles;
       const int64_t run = (end - it < tiles - tile) ? end - it : tiles - tile;
       const int64_t oc_begin = b * block, oc_end = (b + 1) * block < c.cout ? (b + 1) * block : c.cout;
-      if (blocks > 1 && packed_block != b) {
+      if (pack && packed_block != b) {
         const int64_t width = oc_end - oc_begin;
         for (int64_t r = 0; r < rows; ++r) {
           std::memcpy(packed + r * width, c.weight + r * c.w_ld + (oc_begin - c.w_first),

@@ -5,11 +5,16 @@
 //   igemm      groups == 1: register tiles of MR output pixels x 2 vectors of output channels,
 //              summing over the taps through per-pixel row pointers into the input (an
 //              indirection table: padding points at a row of zeros), so nothing is unfolded.
-//              Inputs with very few channels (a network's first layer) are unfolded per tile.
+//              Inputs with very few channels (a network's first layer) sum over window rows,
+//              each kw x cin inputs read in place (unfolded only where a row meets the padding).
 //   winograd   3x3, stride 1, groups 1, with enough 4x4 output tiles: F(4x4, 3x3), 36
 //              multiply-adds per tile and channel pair instead of 144; the weights are
 //              transformed per call, the products run on the igemm micro-kernels.
-//   depthwise  groups == channels: tiles of pixels x channel vectors, one weight vector per tap.
+//   depthwise  groups == channels: tiles of pixels x channel vectors, one weight vector per tap;
+//              3x3 and 5x5 at stride 1 or 2 keep a window row's weights in registers and load
+//              each input column once for every output it covers.
+//   stem       few input channels over the model's NCHW input (in_nchw): tiles of one output
+//              row broadcast their inputs from the NCHW rows in place, no transpose.
 // Weights are [kh][kw][cin_g][cout] (output channels innermost): the layout the exporter stores
 // them in, so the product reads them in place.
 #pragma once
@@ -43,6 +48,11 @@ struct NhwcConv {
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
+  // A first layer over the model's NCHW input (set by the caller where nhwc_stem_fits): plane
+  // (n, ch) at in_nchw + n * nchw_sn + ch * nchw_sc, rows w floats apart, in unused. The tiles
+  // read it in place (no transpose to channels-last).
+  const float* in_nchw = nullptr;
+  int64_t nchw_sn = 0, nchw_sc = 0;
 
   int64_t taps() const { return kh * kw; }
   int64_t pixels() const { return batch * oh * ow; }
@@ -63,6 +73,11 @@ void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end);
 // convolution that way. nhwc_convolution takes it by itself when it fits.
 bool nhwc_winograd_fits(const NhwcConv& c);
 bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c);
+
+// Whether a convolution over an NCHW input (pixels dense, channels a plane apart) can read it in
+// place through in_nchw: fewer than 8 input channels, groups 1, a square 3x3 or 7x7 window at
+// stride 1 or 2, dilation 1, the whole weight at w_ld == cout.
+bool nhwc_stem_fits(const NhwcConv& c);
 
 // The whole convolution, split across threads when it is big enough. False (nothing written)
 // when scratch memory runs out.

@@ -245,6 +245,14 @@ void test_channels_last_convolution_matches_reference() {
                   "stem 7x7" + isa);
     run_conv_case(nhwc({2, 3, 16, 1, 17, 17, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
                   "stem 3x3" + isa);
+    // Rows wide enough for the in-place tiles over the NCHW input, beside edge pixels: 32, 16
+    // and 20 output channels (two vectors, one, a tail), stride 1 and 2, 2 to 3 channels.
+    run_conv_case(nhwc({2, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "stem 3x3/2 wide" + isa);
+    run_conv_case(nhwc({1, 3, 16, 1, 7, 45, 7, 7, 2, 2, 3, 3, 1, 1, false, false, false, false, true, true}),
+                  "stem 7x7/2 wide" + isa);
+    run_conv_case(nhwc({1, 2, 20, 1, 6, 29, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "stem 3x3/1 wide" + isa);
     // 3x3 over channels-last input, a strided 1x1 (ResNet's downsample), pointwise with tails.
     run_conv_case(nhwc({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "3x3" + isa);
@@ -270,6 +278,24 @@ void test_channels_last_convolution_matches_reference() {
                   "depthwise 3x3" + isa);
     run_conv_case(nhwc({1, 72, 72, 72, 13, 11, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "depthwise 5x5/2" + isa);
+    // The register-blocked tiles: rows whose last tile is 6, 7 or 4 pixels wide, 3x3/2 and 5x5/1,
+    // channels of 2.5 and 1.5 vectors, padding on both sides; 8 channels (fewer than a vector at
+    // AVX-512: dw_tile); a 5x5 at dilation 2 (dw_tile).
+    run_conv_case(nhwc({2, 32, 32, 32, 15, 27, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3/2 tail 6" + isa);
+    run_conv_case(nhwc({1, 40, 40, 40, 9, 15, 5, 5, 1, 1, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 5x5 tail 7" + isa);
+    run_conv_case(nhwc({1, 24, 24, 24, 6, 12, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false, false, true, true}),
+                  "depthwise 3x3 tail 4" + isa);
+    run_conv_case(nhwc({1, 8, 8, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 8 channels" + isa);
+    // Rows with runs of whole tiles inside the input (one call per run and channel chunk).
+    run_conv_case(nhwc({1, 48, 48, 48, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3 runs" + isa);
+    run_conv_case(nhwc({2, 24, 24, 24, 7, 60, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 5x5/2 runs" + isa);
+    run_conv_case(nhwc({1, 24, 24, 24, 11, 12, 5, 5, 1, 1, 4, 4, 2, 2, true, false, true, false, true, true}),
+                  "depthwise 5x5 dilated" + isa);
     // The epilogue in the tiles: igemm, Winograd, depthwise; then a residual in another layout
     // than the output (the pass over the output).
     auto fused = [&](ConvCase c) {
@@ -283,6 +309,10 @@ void test_channels_last_convolution_matches_reference() {
                   "fused winograd" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise" + isa);
+    run_conv_case(fused({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "fused stem" + isa);
+    run_conv_case(fused({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "fused depthwise 5x5/2" + isa);
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
     run_conv_case(other, "fused, NCHW residual" + isa);
