@@ -17,6 +17,8 @@ PT2E program runs.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, fields
 from operator import getitem
 from typing import Any
@@ -28,7 +30,14 @@ from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Node
 
 from .graph_edit import replace_node
-from .quantized_ops import AVG_POOL2D, LOOKUP, MAX_POOL2D, MEAN, MUL
+from .quantized_ops import (
+    AVG_POOL2D,
+    LOOKUP,
+    MAX_POOL2D,
+    MEAN,
+    MUL,
+    dequantized_binary_reference,
+)
 
 _LIB: Any = torch.library.Library("etrt_quant", "DEF")  # type: ignore[no-untyped-call]
 _COMMON = (
@@ -114,30 +123,12 @@ def _linear_reference(
     )  # fmt: skip
 
 
-def _add_reference(
-    a: torch.Tensor,
-    a_scale: float,
-    a_zero_point: int,
-    b: torch.Tensor,
-    b_scale: float,
-    b_zero_point: int,
-    output_scale: float,
-    output_zero_point: int,
-    output_min: int,
-    output_max: int,
-) -> torch.Tensor:
-    # The unfolded graph's own ops: the kernel computes these float32 steps exactly.
-    qd = torch.ops.quantized_decomposed
-    x = qd.dequantize_per_tensor(a, a_scale, a_zero_point, -128, 127, torch.int8)
-    y = qd.dequantize_per_tensor(b, b_scale, b_zero_point, -128, 127, torch.int8)
-    out: torch.Tensor = qd.quantize_per_tensor(
-        x + y, output_scale, output_zero_point, output_min, output_max, torch.int8
-    )
-    return out
-
-
 _LIB.impl("conv2d", _conv2d_reference, "CompositeExplicitAutograd")
-_LIB.impl("add", _add_reference, "CompositeExplicitAutograd")
+_LIB.impl(
+    "add",
+    functools.partial(dequantized_binary_reference, operator.add),
+    "CompositeExplicitAutograd",
+)
 _LIB.impl("linear", _linear_reference, "CompositeExplicitAutograd")
 
 _QD = torch.ops.quantized_decomposed

@@ -7,6 +7,9 @@ H, W -> q, from the exact integer sum), `avg_pool2d` (the same with ATen's windo
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -38,7 +41,8 @@ def _lookup_reference(input: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     return table[input.to(torch.int64) + 128]
 
 
-def _mul_reference(
+def dequantized_binary_reference(
+    combine: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     a: torch.Tensor,
     a_scale: float,
     a_zero_point: int,
@@ -50,13 +54,21 @@ def _mul_reference(
     output_min: int,
     output_max: int,
 ) -> torch.Tensor:
-    # The unfolded graph's own ops: the kernel computes these float32 steps exactly.
+    """dq(a) `combine` dq(b) -> q: the unfolded graph's own ops, whose float32 steps the
+    kernels (etrt_quant::add, ::mul) compute exactly."""
     x = _QD.dequantize_per_tensor(a, a_scale, a_zero_point, -128, 127, torch.int8)
     y = _QD.dequantize_per_tensor(b, b_scale, b_zero_point, -128, 127, torch.int8)
     out: torch.Tensor = _QD.quantize_per_tensor(
-        x * y, output_scale, output_zero_point, output_min, output_max, torch.int8
+        combine(x, y), output_scale, output_zero_point, output_min, output_max, torch.int8
     )
     return out
+
+
+_LIB.impl(
+    "mul",
+    functools.partial(dequantized_binary_reference, operator.mul),
+    "CompositeExplicitAutograd",
+)
 
 
 def _mean_reference(
@@ -145,7 +157,6 @@ def _avg_pool2d_reference(
 
 _LIB.impl("avg_pool2d", _avg_pool2d_reference, "CompositeExplicitAutograd")
 _LIB.impl("lookup", _lookup_reference, "CompositeExplicitAutograd")
-_LIB.impl("mul", _mul_reference, "CompositeExplicitAutograd")
 _LIB.impl("mean", _mean_reference, "CompositeExplicitAutograd")
 _LIB.impl("max_pool2d", _max_pool2d_reference, "CompositeExplicitAutograd")
 
