@@ -203,6 +203,12 @@ void pool(const char* label, int64_t batch, int64_t c, int64_t hw) {
       static_cast<double>(batch * c * hw * hw));
 }
 
+// An elementwise activation over a [1, c, hw, hw] tensor; the figure is elements a second.
+void activation(const char* label, const char* op, int64_t c, int64_t hw) {
+  Owned input({1, c, hw, hw}), out({1, c, hw, hw});
+  run(label, op, {&input.v, &out.v}, static_cast<double>(c * hw * hw));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -258,6 +264,10 @@ int main(int argc, char** argv) {
   conv("nhwc_dw5x5s2_240_28", 1, 240, 240, 28, 5, 2, 2, 240, true);
   conv("nhwc_dw5x5_1152_7", 1, 1152, 1152, 7, 5, 2, 1, 1152, true);
   pool("maxpool_1x16x28", 1, 16, 28);
+  // EfficientNet-B0's largest SiLU (after its stem) and one in L2; its squeeze gates' sigmoid.
+  activation("silu_32_112", "aten::silu", 32, 112);
+  activation("silu_240_28", "aten::silu", 240, 28);
+  activation("sigmoid_240_28", "aten::sigmoid", 240, 28);
   pool("maxpool_32x16x28", 32, 16, 28);
   return 0;
 }

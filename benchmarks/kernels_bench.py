@@ -133,6 +133,10 @@ def torch_cases() -> dict[str, tuple[Callable[[], object], float]]:
         x = rand(batch, c, hw, hw)
         cases[name] = (lambda: F.max_pool2d(x, 2, return_indices=True), float(batch * c * hw * hw))
 
+    def activation(name: str, fn: Callable[[torch.Tensor], torch.Tensor], c: int, hw: int) -> None:
+        x = rand(1, c, hw, hw)
+        cases[name] = (lambda: fn(x), float(c * hw * hw))
+
     linear("linear_1x784x256", 1, 784, 256)
     linear("linear_32x784x256", 32, 784, 256)
     linear("linear_1x256x10", 1, 256, 10)
@@ -162,6 +166,9 @@ def torch_cases() -> dict[str, tuple[Callable[[], object], float]]:
     conv("nhwc_dw5x5s2_144_56", 1, 144, 144, 56, 5, 2, 2, 144)
     conv("nhwc_dw3x3_32_112", 1, 32, 32, 112, 3, 1, 1, 32)
     pool("maxpool_1x16x28", 1, 16, 28)
+    activation("silu_32_112", F.silu, 32, 112)
+    activation("silu_240_28", F.silu, 240, 28)
+    activation("sigmoid_240_28", torch.sigmoid, 240, 28)
     pool("maxpool_32x16x28", 32, 16, 28)
     return cases
 

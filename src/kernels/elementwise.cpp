@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "light.h"
+#include "logistic.h"
 #include "util.h"
 #include "vec_math.h"
 
@@ -256,7 +257,7 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
       const float r = x < u.s ? u.s : x;
       return r > u.t ? u.t : r;
     }
-    case UnOp::Sigmoid: return 1.0f / (1.0f + exp_f32(-x));
+    case UnOp::Sigmoid: return 1.0f / (1.0f + exp_full_f32(-x));
     case UnOp::Tanh: return tanh_accurate_f32(x);
     case UnOp::Exp: return exp_full_f32(x);
     case UnOp::Rsqrt: return 1.0f / __builtin_sqrtf(x);
@@ -319,13 +320,6 @@ ETRT_VEC_INLINE void gelu_tanh_lanes(const typename Lanes<W>::F& x, typename Lan
   *out = 0.5f * x * (1.0f + t);
 }
 
-template <int W>
-ETRT_VEC_INLINE void sigmoid_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
-  typename Lanes<W>::F e = -x;
-  exp_lanes<W>(e);
-  *out = 1.0f / (1.0f + e);
-}
-
 // Ops whose scalar form GCC does not vectorise: W lanes at a time (the clone's register width,
 // see Lanes), the tail through apply_unary (the same values: the vector forms compute the scalar
 // ones lane by lane).
@@ -338,8 +332,6 @@ __attribute__((always_inline)) inline void unary_run_lanes(float* o, const float
     if constexpr (Op == UnOp::Tanh) tanh_accurate_lanes<W>(v, &r);
     if constexpr (Op == UnOp::Exp) exp_full_lanes<W>(v, &r);
     if constexpr (Op == UnOp::GeluTanh) gelu_tanh_lanes<W>(v, &r);
-    if constexpr (Op == UnOp::Sigmoid) sigmoid_lanes<W>(v, &r);
-    if constexpr (Op == UnOp::Silu) silu_lanes<W>(v, &r);
     std::memcpy(o + i, &r, sizeof r);
   }
   for (; i < n; ++i) o[i] = apply_unary(Op, a[i], u);
@@ -352,10 +344,8 @@ __attribute__((always_inline)) inline void unary_lanes_body(UnOp op, float* o, c
   switch (op) {
     case UnOp::GeluTanh: unary_run_lanes<UnOp::GeluTanh, W>(o, a, u, n); break;
     case UnOp::GeluErf: gelu_erf_lanes<W>(o, a, n); break;
-    case UnOp::Sigmoid: unary_run_lanes<UnOp::Sigmoid, W>(o, a, u, n); break;
     case UnOp::Tanh: unary_run_lanes<UnOp::Tanh, W>(o, a, u, n); break;
-    case UnOp::Exp: unary_run_lanes<UnOp::Exp, W>(o, a, u, n); break;
-    default: unary_run_lanes<UnOp::Silu, W>(o, a, u, n); break;
+    default: unary_run_lanes<UnOp::Exp, W>(o, a, u, n); break;
   }
 }
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -387,7 +377,7 @@ ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnAr
     case UnOp::GeluTanh: unary_lanes(op, o, a, u, n); break;
     case UnOp::Scale: unary_run<UnOp::Scale>(o, a, u, n); break;
     case UnOp::Clamp: unary_run<UnOp::Clamp>(o, a, u, n); break;
-    case UnOp::Sigmoid: unary_lanes(op, o, a, u, n); break;
+    case UnOp::Sigmoid: sigmoid_contiguous(o, a, n); break;  // logistic.cpp
     case UnOp::Tanh: unary_lanes(op, o, a, u, n); break;
     case UnOp::Exp: unary_lanes(op, o, a, u, n); break;
     case UnOp::Rsqrt: unary_run<UnOp::Rsqrt>(o, a, u, n); break;
@@ -399,7 +389,7 @@ ETRT_ISA_BODY void unary_contiguous_body(UnOp op, float* o, const float* a, UnAr
     case UnOp::Log: unary_run<UnOp::Log>(o, a, u, n); break;
     case UnOp::Hardswish: unary_run<UnOp::Hardswish>(o, a, u, n); break;
     case UnOp::Hardsigmoid: unary_run<UnOp::Hardsigmoid>(o, a, u, n); break;
-    case UnOp::Silu: unary_lanes(op, o, a, u, n); break;
+    case UnOp::Silu: silu_contiguous(o, a, n); break;
   }
 }
 ETRT_ISA_DISPATCH(void, unary_contiguous,

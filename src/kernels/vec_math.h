@@ -295,14 +295,5 @@ ETRT_VEC_INLINE void exp_full_lanes(const typename Lanes<W>::F& x, typename Lane
   }
 }
 
-// x * (1 / (1 + exp(-x))) with exp over the whole range, as the scalar form: below -88.4 the
-// sigmoid is 0, so silu(-inf) is NaN and large negative inputs give -0, as in ATen.
-template <int W>
-ETRT_VEC_INLINE void silu_lanes(const typename Lanes<W>::F& x, typename Lanes<W>::F* out) {
-  typename Lanes<W>::F e;
-  exp_full_lanes<W>(-x, &e);
-  *out = x * (1.0f / (1.0f + e));
-}
-
 }  // namespace kernels
 }  // namespace etrt
