@@ -32,11 +32,13 @@ def _x(sizes: tuple[int, ...], dtype: int = I8) -> rp.TensorValue:
     return rp.TensorValue(sizes, rp.INPUT, dtype=dtype)
 
 
-def _call(op: str, args: tuple[rp.Value, ...], constants: tuple[bytes, ...] = ()) -> bytes:
+def _call(
+    op: str, args: tuple[rp.Value, ...], constants: tuple[bytes, ...] = (), arena: int = 4096
+) -> bytes:
     """forward(args[0]) = op(*args): the last argument is the output."""
     n = len(args)
     call = rp.KernelCall(0, tuple(range(n)))
-    plan = rp.Plan("forward", args, (0,), (n - 1,), (op,), (call,), 4096)
+    plan = rp.Plan("forward", args, (0,), (n - 1,), (op,), (call,), arena)
     segments = tuple(rp.Segment(data) for data in constants) or (rp.constant_segment(),)
     return rp.build(rp.ProgramSpec(plans=(plan,), segments=segments))
 
@@ -182,6 +184,25 @@ def _weight_only(scales: int = 16, group_size: int = 32) -> bytes:
     return _call("etrt_quant::weight_only_linear", args)
 
 
+def _int8_mm(k: int = 8, sums: int = 4) -> bytes:
+    """x [2, k] int8 times weight [4, k] int8, weight_sums int32 [sums] | out int32 [2, 4]."""
+    weight = rp.TensorValue((4, k), rp.PLANNED, dtype=I8, mem_offset=0)
+    at = -(-4 * k // 64) * 64
+    args = (_x((2, k)), weight, rp.TensorValue((sums,), rp.PLANNED, dtype=I32, mem_offset=at),
+            rp.TensorValue((2, 4), rp.PLANNED, dtype=I32, mem_offset=at + 64))  # fmt: skip
+    return _call("etrt_quant::int8_mm", args, arena=at + 128)
+
+
+def _cat(second: tuple[int, ...]) -> bytes:
+    """aten::cat of two int8 tensors along dim 1 (the int8 cat PT2E leaves between the kernels)."""
+    args = (_x(NCHW), _i8(second, 1), rp.TensorListValue((0, 1)), rp.IntValue(1),
+            _i8((1, 8, 4, 4), 2))  # fmt: skip
+    plan = rp.Plan(
+        "forward", args, (0,), (4,), ("aten::cat",), (rp.KernelCall(0, (2, 3, 4)),), 4096
+    )
+    return rp.build(rp.ProgramSpec(plans=(plan,), segments=(rp.constant_segment(),)))
+
+
 def program_cases() -> dict[str, bytes]:
     scale_nan = struct.pack("<4f", 0.5, NAN, 0.5, 0.5)
     scale_zero = struct.pack("<4f", 0.5, 0.5, 0.0, 0.5)
@@ -225,6 +246,9 @@ def program_cases() -> dict[str, bytes]:
         "quant_linear_shapes": _linear(k=7),
         "quantize_per_tensor_range": _quantize(zp=500, lo=-1000, hi=1000),
         "quantize_per_tensor_nan_scale": _quantize(scale=NAN),
+        "quant_cat_ranks": _cat((1, 4, 4)),
+        "int8_mm_depth_overflow": _int8_mm(k=2**17),
+        "int8_mm_weight_sums_length": _int8_mm(sums=3),
         "weight_only_zero_group_size": _weight_only(group_size=0),
         "weight_only_scales_length": _weight_only(scales=15),
     }
@@ -283,6 +307,11 @@ EXPECTED_PROGRAM = {
     " [-1000, 1000] is not within int8",
     "quantize_per_tensor_nan_scale": "quantized_decomposed::quantize_per_tensor: 'scale' must be"
     " a positive, finite scale, got nan",
+    "quant_cat_ranks": "aten::cat: tensor 1 (Char [1, 4, 4]) does not match tensor 0 (Char"
+    " [1, 4, 4, 4]) outside dimension 1",
+    "int8_mm_depth_overflow": "etrt_quant::int8_mm: K 131072 is over 131071: the int32 sums would"
+    " overflow",
+    "int8_mm_weight_sums_length": "etrt_quant::int8_mm: weight_sums must be int32 with 4 values",
     "weight_only_zero_group_size": "etrt_quant::weight_only_linear: group_size 0 does not divide"
     " 32 columns into groups of an even size",
     "weight_only_scales_length": "etrt_quant::weight_only_linear: scales must be float32,"
