@@ -3,8 +3,9 @@ malicious program can carry, each with the one error the kernel must give for it
 tests/hostile_cases.py's program cases (replayed by tests/etrt_cpp/test_hostile_inputs.py through
 the ASan+UBSan fuzz target, written into tools/fuzz/regressions/ by tools/fuzz/regressions.py).
 
-Each program is one kernel call whose arguments are those the exporter writes (a valid call
-differs from each case in the one argument named), so the kernel's own check is what answers."""
+Each program is one kernel call whose arguments are those the exporter writes: valid_cases()
+are the same calls with valid arguments (each must execute), and every case differs from its
+kernel's valid call in the one argument named, so the kernel's own check is what answers."""
 
 from __future__ import annotations
 
@@ -14,12 +15,7 @@ import struct
 import runtime_programs as rp
 from etrt import ir
 
-I8, U8, I32, LONG = (
-    int(ir.ScalarType.CHAR),
-    int(ir.ScalarType.BYTE),
-    int(ir.ScalarType.INT),
-    int(ir.ScalarType.LONG),
-)
+I8, U8, I32 = int(ir.ScalarType.CHAR), int(ir.ScalarType.BYTE), int(ir.ScalarType.INT)
 NAN, INF = math.nan, math.inf
 
 
@@ -56,6 +52,7 @@ def _pair(a: int, b: int | None = None) -> rp.IntListValue:
 
 
 NCHW = (1, 4, 4, 4)
+SCALES = struct.pack("<4f", 0.5, 0.5, 0.5, 0.5)
 Q = _q()
 ONE, TWO, NULL = _pair(1), _pair(2), rp.NullValue()
 
@@ -143,17 +140,18 @@ def _conv(
 
 
 def _linear(in_q: tuple[rp.Value, rp.Value] = Q, k: int = 8) -> bytes:
+    """weight_scale a constant of 0.5 each."""
     args = (
         _x((2, 8)),
         _i8((4, k), 1),
-        rp.TensorValue((4,), rp.PLANNED, mem_offset=512),
+        rp.TensorValue((4,), rp.CONSTANT, constant_segment=0),
         rp.NullValue(),
         *in_q,
         *_q(),
         *_out_range(),
         _i8((2, 4), 3),
     )
-    return _call("etrt_quant::linear", args)
+    return _call("etrt_quant::linear", args, (SCALES,))
 
 
 def _quantize(scale: float = 0.1, zp: int = 0, lo: int = -128, hi: int = 127) -> bytes:
@@ -201,6 +199,26 @@ def _cat(second: tuple[int, ...]) -> bytes:
         "forward", args, (0,), (4,), ("aten::cat",), (rp.KernelCall(0, (2, 3, 4)),), 4096
     )
     return rp.build(rp.ProgramSpec(plans=(plan,), segments=(rp.constant_segment(),)))
+
+
+def valid_cases() -> dict[str, bytes]:
+    """Each kernel's call with valid arguments: the cases below change one argument of these."""
+    constant = rp.TensorValue((4,), rp.CONSTANT, constant_segment=0)
+    return {
+        "lookup": _lookup(_i8((256,), 1)),
+        "mul": _mul(),
+        "mul_gate": _mul(b=(1, 4, 1, 1)),
+        "add": _add(),
+        "mean": _mean(),
+        "max_pool": _max_pool(TWO, TWO, _pair(0)),
+        "avg_pool": _avg_pool(),
+        "conv": _conv(constant, constants=(SCALES,)),
+        "linear": _linear(),
+        "quantize": _quantize(),
+        "cat": _cat(NCHW),
+        "int8_mm": _int8_mm(),
+        "weight_only": _weight_only(),
+    }
 
 
 def program_cases() -> dict[str, bytes]:
