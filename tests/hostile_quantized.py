@@ -154,6 +154,22 @@ def _linear(in_q: tuple[rp.Value, rp.Value] = Q, k: int = 8) -> bytes:
     return _call("etrt_quant::linear", args, (SCALES,))
 
 
+def _deep_linear(k: int) -> bytes:
+    """x [1, k] by one output channel: k products summed in int32."""
+    at = -(-k // 64) * 64
+    args = (
+        _x((1, k)),
+        rp.TensorValue((1, k), rp.PLANNED, dtype=I8, mem_offset=0),
+        rp.TensorValue((1,), rp.CONSTANT, constant_segment=0),
+        NULL,
+        *Q,
+        *Q,
+        *_out_range(),
+        rp.TensorValue((1, 1), rp.PLANNED, dtype=I8, mem_offset=at),
+    )
+    return _call("etrt_quant::linear", args, (struct.pack("<f", 0.5),), arena=at + 64)
+
+
 def _quantize(scale: float = 0.1, zp: int = 0, lo: int = -128, hi: int = 127) -> bytes:
     args = (
         _x((2, 4), rp.FLOAT),
@@ -214,6 +230,7 @@ def valid_cases() -> dict[str, bytes]:
         "avg_pool": _avg_pool(),
         "conv": _conv(constant, constants=(SCALES,)),
         "linear": _linear(),
+        "linear_deepest": _deep_linear(2**16),
         "quantize": _quantize(),
         "cat": _cat(NCHW),
         "int8_mm": _int8_mm(),
@@ -262,6 +279,7 @@ def program_cases() -> dict[str, bytes]:
         "quant_conv_groups": _conv(groups=0),
         "quant_linear_zero_point_range": _linear(in_q=_q(0.1, 2**40)),
         "quant_linear_shapes": _linear(k=7),
+        "quant_linear_depth_overflow": _deep_linear(2**16 + 1),
         "quantize_per_tensor_range": _quantize(zp=500, lo=-1000, hi=1000),
         "quantize_per_tensor_nan_scale": _quantize(scale=NAN),
         "quant_cat_ranks": _cat((1, 4, 4)),
@@ -321,6 +339,8 @@ EXPECTED_PROGRAM = {
     "quant_linear_zero_point_range": "etrt_quant::linear: 'input_zero_point' must be within"
     " [-128, 127], got 1099511627776",
     "quant_linear_shapes": "etrt_quant::linear: input [2, 8] does not match weight [4, 7]",
+    "quant_linear_depth_overflow": "etrt_quant::linear: weight [1, 65537] sums 65537 products per"
+    " output, over 65536 (the int32 sums would overflow)",
     "quantize_per_tensor_range": "quantized_decomposed::quantize_per_tensor: quant range"
     " [-1000, 1000] is not within int8",
     "quantize_per_tensor_nan_scale": "quantized_decomposed::quantize_per_tensor: 'scale' must be"

@@ -822,6 +822,17 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
          int8_qparams(ctx, op, "output_scale", q->out_scale, "output_zero_point", q->out_zp);
 }
 
+// Products per output at most this: each (x - zero point) * w is at most 255 * 128 in magnitude,
+// so the int32 sums of the product loops stay exact (and never overflow).
+constexpr int64_t kMaxDepth = int64_t{1} << 16;
+
+bool depth_fits(KernelContext& ctx, const char* op, int64_t k, const Tensor& weight) {
+  if (k <= kMaxDepth) return true;
+  fail(ctx, op, "weight " + shape_string(weight.sizes()) + " sums " + std::to_string(k) +
+                    " products per output, over 65536 (the int32 sums would overflow)");
+  return false;
+}
+
 // The requantization multipliers (in_scale * w_scale[n]) and output parameters.
 bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Requant* r) {
   const int64_t cout = q.weight->size(0);
@@ -1436,6 +1447,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   const int64_t cout = w.size(0), cg = w.size(1), kh = w.size(2), kw = w.size(3);
   const int64_t sh = stride[0], sw = stride[1], ph = padding[0], pw = padding[1], dh = dilation[0], dw = dilation[1];
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0) return fail(ctx, op, "invalid stride, padding or dilation");
+  if (!depth_fits(ctx, op, cg * kh * kw, w)) return;
   int64_t oh = 0, ow = 0;
   if (!checked::window(h, kh, ph, ph, sh, dh, false, &oh) || !checked::window(wd, kw, pw, pw, sw, dw, false, &ow) ||
       oh < 1 || ow < 1) {
@@ -1572,6 +1584,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (x.dim() < 1 || w.dim() != 2 || x.size(-1) != w.size(1)) {
     return fail(ctx, op, "input " + shape_string(x.sizes()) + " does not match weight " + shape_string(w.sizes()));
   }
+  if (!depth_fits(ctx, op, w.size(1), w)) return;
   const int64_t k = w.size(1), cols = w.size(0), rows = k == 0 ? 0 : x.numel() / k;
   int64_t out_sizes[kMaxDims];
   for (int d = 0; d < x.dim(); ++d) out_sizes[d] = x.size(d);
