@@ -13,6 +13,7 @@ from typing import Any
 
 import etrt
 import flatbuffers
+import hostile_quantized
 import numpy as np
 import runtime_programs as rp
 import torch
@@ -269,6 +270,7 @@ def program_cases() -> dict[str, bytes]:
             (5,),
         ),
         **stateful_dynamic_cases(),
+        **hostile_quantized.program_cases(),
     }
 
 
@@ -399,6 +401,7 @@ EXPECTED_PROGRAM = {
     " [14, 2]",
     "dynamic_output_beyond_capacity": "aten::addmm: output 'out' has shape [7, 4], beyond the"
     " shape planned for it: [1, 4]",
+    **hostile_quantized.EXPECTED_PROGRAM,
 }
 
 

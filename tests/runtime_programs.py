@@ -14,14 +14,8 @@ import flatbuffers
 # Scalar types, storage kinds and union tags as numbered in schema/program.fbs.
 FLOAT = 0
 PLANNED, CONSTANT, INPUT, VIEW = 0, 1, 2, 3
-_VALUE_NULL, _VALUE_INT, _VALUE_BOOL, _VALUE_INT_LIST, _VALUE_TENSOR, _VALUE_TENSOR_LIST = (
-    1,
-    2,
-    4,
-    6,
-    9,
-    10,
-)
+_VALUE_NULL, _VALUE_INT, _VALUE_DOUBLE, _VALUE_BOOL, _VALUE_INT_LIST = (1, 2, 3, 4, 6)
+_VALUE_TENSOR, _VALUE_TENSOR_LIST = (9, 10)
 _CALL_KERNEL = 1
 ALIGNMENT = 64
 
@@ -39,6 +33,11 @@ class TensorValue:
 @dataclass(frozen=True)
 class IntValue:
     val: int
+
+
+@dataclass(frozen=True)
+class DoubleValue:
+    val: float
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,9 @@ class TensorListValue:
     items: tuple[int, ...]
 
 
-Value = TensorValue | IntValue | BoolValue | IntListValue | NullValue | TensorListValue
+Value = (
+    TensorValue | IntValue | DoubleValue | BoolValue | IntListValue | NullValue | TensorListValue
+)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,10 @@ def _value(b: flatbuffers.Builder, v: Value) -> int:
         b.StartObject(1)
         b.PrependInt64Slot(0, v.val, 0)
         payload, tag = b.EndObject(), _VALUE_INT
+    elif isinstance(v, DoubleValue):
+        b.StartObject(1)
+        b.PrependFloat64Slot(0, v.val, 0.0)
+        payload, tag = b.EndObject(), _VALUE_DOUBLE
     elif isinstance(v, BoolValue):
         b.StartObject(1)
         b.PrependBoolSlot(0, v.val, False)

@@ -51,6 +51,12 @@ void op_quantized_mul(KernelContext& ctx, Span<Value*> args);
 void op_quantized_mean(KernelContext& ctx, Span<Value*> args);
 void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args);
 void op_quantized_avg_pool2d(KernelContext& ctx, Span<Value*> args);
+// quantized.cpp: a program's quantization parameters, checked before any kernel divides by or
+// converts with them. A scale is positive and finite, and so is its float32 reciprocal; an int8
+// zero point lies in [-128, 127]. Each fails naming the op and the argument.
+bool quant_scale_arg(KernelContext& ctx, const char* op, const char* name, double scale);
+bool int8_qparams(KernelContext& ctx, const char* op, const char* scale_name, double scale, const char* zp_name,
+                  int64_t zp);
 // quantized.cpp: whether the int8 kernels take the AVX-512 VNNI path (the CPU has it, neither
 // ETRT_INT8_ISA=portable nor an instruction-set cap below avx512 is in force).
 bool int8_vnni_enabled();

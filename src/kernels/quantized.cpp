@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/checked.h"
 #include "heavy.h"
 #include "util.h"
 
@@ -39,6 +41,25 @@ bool quant_dtype(KernelContext& ctx, const char* op, Span<Value*> args, size_t i
   }
   *out = st;
   return true;
+}
+
+// quant_min <= quant_max, both representable in the storage dtype (the values are clamped to
+// them, then converted).
+bool quant_bounds(KernelContext& ctx, const char* op, int64_t lo, int64_t hi, ScalarType qt) {
+  const int64_t min = qt == ScalarType::Char ? -128 : qt == ScalarType::Byte ? 0 : INT32_MIN;
+  const int64_t max = qt == ScalarType::Char ? 127 : qt == ScalarType::Byte ? 255 : INT32_MAX;
+  if (lo < min || hi > max || lo > hi) {
+    const char* dtype = qt == ScalarType::Char ? "int8" : qt == ScalarType::Byte ? "uint8" : "int32";
+    fail(ctx, op, "quant range [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not within " + dtype);
+    return false;
+  }
+  return true;
+}
+
+// A clamp bound as float32 that converts back into Q: INT32_MAX rounds up to 2^31 in float32.
+inline float float_bound(int64_t v, ScalarType qt) {
+  const float f = static_cast<float>(v);
+  return qt == ScalarType::Int ? std::min(f, 2147483520.0f) : f;
 }
 
 bool contiguous_input(KernelContext& ctx, const char* op, const Tensor& t, const char* name) {
@@ -114,7 +135,7 @@ ETRT_ISA_BODY void store_quantized_body(const float* x, Q* out, int64_t n, float
                                         float hi) {
   for (int64_t i = 0; i < n; ++i) {
     float v = round_even_fast(x[i] * inv_scale) + zp;
-    out[i] = static_cast<Q>(std::min(std::max(v, lo), hi));
+    out[i] = static_cast<Q>(std::min(std::max(lo, v), hi));  // lo first: a NaN (input) gives lo
   }
 }
 
@@ -211,7 +232,8 @@ bool channel_args(KernelContext& ctx, const char* op, Span<Value*> args, Channel
   a->scales = tensor_arg(ctx, op, args, 1, "scales");
   return a->x != nullptr && a->scales != nullptr && optional_tensor_arg(ctx, op, args, 2, "zero_points", &a->zps) &&
          int_arg(ctx, op, args, 3, "axis", &a->axis) && quant_range(ctx, op, args, 4, &a->lo, &a->hi) &&
-         quant_dtype(ctx, op, args, 6, &a->qt) && contiguous_input(ctx, op, *a->x, "input") &&
+         quant_dtype(ctx, op, args, 6, &a->qt) && quant_bounds(ctx, op, a->lo, a->hi, a->qt) &&
+         contiguous_input(ctx, op, *a->x, "input") &&
          contiguous_input(ctx, op, *a->scales, "scales") && channel_walk(ctx, op, *a->x, a->axis, *a->scales, &a->walk) &&
          zero_points_arg(ctx, op, a->zps, a->walk.channels);
 }
@@ -229,7 +251,8 @@ bool tensor_qargs(KernelContext& ctx, const char* op, Span<Value*> args, TensorQ
   a->x = tensor_arg(ctx, op, args, 0, "input");
   return a->x != nullptr && scalar_arg(ctx, op, args, 1, "scale", &a->scale) &&
          int_arg(ctx, op, args, 2, "zero_point", &a->zp) && quant_range(ctx, op, args, 3, &a->lo, &a->hi) &&
-         quant_dtype(ctx, op, args, 5, &a->qt) && check_has_data(ctx, op, *a->x, "input");
+         quant_dtype(ctx, op, args, 5, &a->qt) && quant_bounds(ctx, op, a->lo, a->hi, a->qt) &&
+         quant_scale_arg(ctx, op, "scale", a->scale) && check_has_data(ctx, op, *a->x, "input");
 }
 
 template <typename F>
@@ -243,6 +266,25 @@ bool dispatch_quantized(ScalarType st, F&& f) {
 }
 
 }  // namespace
+
+bool quant_scale_arg(KernelContext& ctx, const char* op, const char* name, double scale) {
+  constexpr double kFloatMax = 3.4028234663852886e38;
+  if (scale > 0 && scale <= kFloatMax && 1.0 / scale <= kFloatMax && static_cast<float>(scale) > 0) return true;
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", scale);
+  fail(ctx, op, std::string("'") + name + "' must be a positive, finite scale, got " + text);
+  return false;
+}
+
+bool int8_qparams(KernelContext& ctx, const char* op, const char* scale_name, double scale, const char* zp_name,
+                  int64_t zp) {
+  if (!quant_scale_arg(ctx, op, scale_name, scale)) return false;
+  if (zp < -128 || zp > 127) {
+    fail(ctx, op, std::string("'") + zp_name + "' must be within [-128, 127], got " + std::to_string(zp));
+    return false;
+  }
+  return true;
+}
 
 // input, scale, zero_point, quant_min, quant_max, dtype | out
 void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
@@ -264,7 +306,7 @@ void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args) {
     Q* od = out->data_as<Q>();
     for_each_element(*x, *x, *out, [&](int64_t i, int64_t, int64_t k, int64_t count) {
       store_quantized(xd + i, od + k, count, inv, static_cast<float>(zp), static_cast<float>(lo),
-                      static_cast<float>(hi));
+                      float_bound(hi, qt));
     });
   });
 }
@@ -314,7 +356,7 @@ void op_quantize_per_channel(KernelContext& ctx, Span<Value*> args) {
         // 1.0 / scales is a float32 tensor division in the reference.
         const float inv = 1.0f / scales->data_as<float>()[c];
         store_quantized(x->data_as<float>() + at, out->data_as<Q>() + at, walk.inner, inv,
-                        static_cast<float>(zero_point_at(zps, c)), static_cast<float>(lo), static_cast<float>(hi));
+                        static_cast<float>(zero_point_at(zps, c)), static_cast<float>(lo), float_bound(hi, qt));
       }
     }
   });
@@ -905,7 +947,19 @@ bool quant_args(KernelContext& ctx, const char* op, Span<Value*> args, QuantArgs
     fail(ctx, op, "output range [" + std::to_string(q->lo) + ", " + std::to_string(q->hi) + "] is not within int8");
     return false;
   }
-  return true;
+  return int8_qparams(ctx, op, "input_scale", q->in_scale, "input_zero_point", q->in_zp) &&
+         int8_qparams(ctx, op, "output_scale", q->out_scale, "output_zero_point", q->out_zp);
+}
+
+// Products per output at most this: each (x - zero point) * w is at most 255 * 128 in magnitude,
+// so the int32 sums of the product loops stay exact (and never overflow).
+constexpr int64_t kMaxDepth = int64_t{1} << 16;
+
+bool depth_fits(KernelContext& ctx, const char* op, int64_t k, const Tensor& weight) {
+  if (k <= kMaxDepth) return true;
+  fail(ctx, op, "weight " + shape_string(weight.sizes()) + " sums " + std::to_string(k) +
+                    " products per output, over 65536 (the int32 sums would overflow)");
+  return false;
 }
 
 // The requantization multipliers (in_scale * w_scale[n]) and output parameters.
@@ -917,7 +971,15 @@ bool prepare_requant(KernelContext& ctx, const char* op, const QuantArgs& q, Req
     return false;
   }
   const float in_scale = static_cast<float>(q.in_scale);
-  for (int64_t c = 0; c < cout; ++c) mult[c] = in_scale * q.w_scale->data_as<float>()[c];
+  for (int64_t c = 0; c < cout; ++c) {
+    const float s = q.w_scale->data_as<float>()[c];
+    mult[c] = in_scale * s;
+    if (!(s > 0) || !std::isfinite(mult[c]) || (q.bias != nullptr && !std::isfinite(q.bias->data_as<float>()[c]))) {
+      fail(ctx, op, "channel " + std::to_string(c) + ": weight_scale must be positive and finite (times input_scale)"
+                    ", bias finite");
+      return false;
+    }
+  }
   r->multiplier = mult;
   r->bias = q.bias != nullptr ? q.bias->data_as<float>() : nullptr;
   r->inv_out_scale = static_cast<float>(1.0 / q.out_scale);
@@ -1526,9 +1588,14 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   const int64_t cout = w.size(0), cg = w.size(1), kh = w.size(2), kw = w.size(3);
   const int64_t sh = stride[0], sw = stride[1], ph = padding[0], pw = padding[1], dh = dilation[0], dw = dilation[1];
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0) return fail(ctx, op, "invalid stride, padding or dilation");
-  const int64_t oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1;
-  const int64_t ow = (wd + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
-  if (oh < 1 || ow < 1) return fail(ctx, op, "the kernel is larger than the padded input");
+  if (!depth_fits(ctx, op, cg * kh * kw, w)) return;
+  int64_t oh = 0, ow = 0;
+  if (!checked::window(h, kh, ph, ph, sh, dh, false, &oh) || !checked::window(wd, kw, pw, pw, sw, dw, false, &ow) ||
+      oh < 1 || ow < 1) {
+    return fail(ctx, op, "stride " + shape_string(stride) + ", padding " + shape_string(padding) + " and dilation " +
+                             shape_string(dilation) + " do not fit the input " + shape_string(x.sizes()) +
+                             " and weight " + shape_string(w.sizes()));
+  }
   const int64_t out_sizes[4] = {n, cout, oh, ow};
   Tensor* out = strided_output_arg(ctx, op, args, 14, ScalarType::Char, Span<const int64_t>(out_sizes, 4));
   if (out == nullptr) return;
@@ -1658,6 +1725,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
   if (x.dim() < 1 || w.dim() != 2 || x.size(-1) != w.size(1)) {
     return fail(ctx, op, "input " + shape_string(x.sizes()) + " does not match weight " + shape_string(w.sizes()));
   }
+  if (!depth_fits(ctx, op, w.size(1), w)) return;
   const int64_t k = w.size(1), cols = w.size(0), rows = k == 0 ? 0 : x.numel() / k;
   int64_t out_sizes[kMaxDims];
   for (int d = 0; d < x.dim(); ++d) out_sizes[d] = x.size(d);
@@ -1744,7 +1812,7 @@ ETRT_ISA_BODY void add_int8_body(const int8_t* a, const int8_t* b, int8_t* out, 
     const float x = (static_cast<float>(a[i]) - p.a_zp) * p.a_scale;
     const float y = (static_cast<float>(b[i]) - p.b_zp) * p.b_scale;
     const float v = round_even_fast((x + y) * p.inv_out_scale) + p.out_zp;
-    out[i] = static_cast<int8_t>(std::min(std::max(v, p.lo), p.hi));
+    out[i] = static_cast<int8_t>(std::min(std::max(p.lo, v), p.hi));  // lo first: inf - inf (huge scales) gives lo
   }
 }
 ETRT_ISA_DISPATCH(void, add_int8, (const int8_t* a, const int8_t* b, int8_t* out, int64_t n, const AddParams& p),
@@ -1766,7 +1834,9 @@ void op_quantized_add(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 5, "b_zero_point", &bz) || !scalar_arg(ctx, op, args, 6, "output_scale", &os) ||
       !int_arg(ctx, op, args, 7, "output_zero_point", &oz) || !int_arg(ctx, op, args, 8, "output_min", &lo) ||
       !int_arg(ctx, op, args, 9, "output_max", &hi) || !dense_input(ctx, op, *a, "a") ||
-      !dense_input(ctx, op, *b, "b")) {
+      !dense_input(ctx, op, *b, "b") || !int8_qparams(ctx, op, "a_scale", as, "a_zero_point", az) ||
+      !int8_qparams(ctx, op, "b_scale", bs, "b_zero_point", bz) ||
+      !int8_qparams(ctx, op, "output_scale", os, "output_zero_point", oz)) {
     return;
   }
   if (a->dtype() != ScalarType::Char || b->dtype() != ScalarType::Char) {

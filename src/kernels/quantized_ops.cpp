@@ -37,7 +37,8 @@ struct Quantize {
   float inv_scale, zero_point, lo, hi;
   int8_t operator()(float v) const {
     const float q = round_even(v * inv_scale) + zero_point;
-    return static_cast<int8_t>(std::min(std::max(q, lo), hi));
+    // lo first: a NaN (inf * 0 or inf - inf of huge scales) gives lo, as the vector paths' max does
+    return static_cast<int8_t>(std::min(std::max(lo, q), hi));
   }
 };
 
@@ -363,7 +364,9 @@ void op_quantized_lookup(KernelContext& ctx, Span<Value*> args) {
   Tensor* x = tensor_arg(ctx, op, args, 0, "input");
   Tensor* table = tensor_arg(ctx, op, args, 1, "table");
   if (!int8_input(ctx, op, x, "input") || !int8_input(ctx, op, table, "table")) return;
-  if (table->numel() != 256) return fail(ctx, op, "table must have 256 values, got " + shape_string(table->sizes()));
+  if (table->numel() != 256 || !table->is_contiguous()) {
+    return fail(ctx, op, "table must be 256 contiguous values, got " + shape_string(table->sizes()));
+  }
   Tensor* out = strided_output_arg(ctx, op, args, 2, ScalarType::Char, x->sizes());
   if (out == nullptr) return;
   const int8_t* xd = x->data_as<int8_t>();
@@ -391,7 +394,9 @@ void op_quantized_mul(KernelContext& ctx, Span<Value*> args) {
       !scalar_arg(ctx, op, args, 4, "b_scale", &bs) || !int_arg(ctx, op, args, 5, "b_zero_point", &bz) ||
       !scalar_arg(ctx, op, args, 6, "output_scale", &os) || !int_arg(ctx, op, args, 7, "output_zero_point", &oz) ||
       !int_arg(ctx, op, args, 8, "output_min", &lo) || !int_arg(ctx, op, args, 9, "output_max", &hi) ||
-      !output_range(ctx, op, lo, hi)) {
+      !output_range(ctx, op, lo, hi) || !int8_qparams(ctx, op, "a_scale", as, "a_zero_point", az) ||
+      !int8_qparams(ctx, op, "b_scale", bs, "b_zero_point", bz) ||
+      !int8_qparams(ctx, op, "output_scale", os, "output_zero_point", oz)) {
     return;
   }
   MulParams p{static_cast<float>(az), static_cast<float>(as), static_cast<float>(bz), static_cast<float>(bs),
@@ -469,7 +474,8 @@ void op_quantized_mean(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 2, "input_zero_point", &iz) || !scalar_arg(ctx, op, args, 3, "output_scale", &os) ||
       !int_arg(ctx, op, args, 4, "output_zero_point", &oz) || !int_arg(ctx, op, args, 5, "output_min", &lo) ||
       !int_arg(ctx, op, args, 6, "output_max", &hi) || !bool_arg(ctx, op, args, 7, "keepdim", &keepdim) ||
-      !output_range(ctx, op, lo, hi)) {
+      !output_range(ctx, op, lo, hi) || !int8_qparams(ctx, op, "input_scale", is, "input_zero_point", iz) ||
+      !int8_qparams(ctx, op, "output_scale", os, "output_zero_point", oz)) {
     return;
   }
   if (x->dim() != 4) return fail(ctx, op, "input must be 4-D, got " + shape_string(x->sizes()));
@@ -537,6 +543,8 @@ void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args) {
   const bool nhwc = !x->is_contiguous() && channels_last_dense(*out) && !out->is_contiguous();
   const int8_t* xd = x->data_as<int8_t>();
   int8_t* od = out->data_as<int8_t>();
+  // in-range taps of one window (the kernel may be 2^20 wide: the product would overflow)
+  const int64_t taps = std::min(g.kh, g.h) * std::min(g.kw, g.w);
   // A window's first in-range row / column and its end (windows never lie wholly in padding).
   auto span = [](int64_t o, int64_t s, int64_t p, int64_t d, int64_t k, int64_t size, int64_t* b, int64_t* e) {
     const int64_t start = o * s - p;
@@ -546,7 +554,7 @@ void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args) {
     return start;
   };
   if (nhwc) {
-    parallel_chunks(g.n * g.oh, g.ow * g.c * g.kh * g.kw, [&](int64_t r0, int64_t r1) {
+    parallel_chunks(g.n * g.oh, checked::mul_sat(g.ow * g.c, taps), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t b = r / g.oh, y = r % g.oh;
         int64_t ky0, ky1;
@@ -567,7 +575,7 @@ void op_quantized_max_pool2d(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   // planes, through any strides (NCHW, or one side channels-last)
-  parallel_chunks(g.n * g.c, g.oh * g.ow * g.kh * g.kw, [&](int64_t p0, int64_t p1) {
+  parallel_chunks(g.n * g.c, checked::mul_sat(g.oh * g.ow, taps), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t b = p / g.c, ch = p % g.c;
       const int8_t* in = xd + b * x->stride(0) + ch * x->stride(1);
@@ -607,6 +615,8 @@ void op_quantized_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 2, "input_zero_point", &iz) || !scalar_arg(ctx, op, args, 3, "output_scale", &os) ||
       !int_arg(ctx, op, args, 4, "output_zero_point", &oz) || !int_arg(ctx, op, args, 5, "output_min", &lo) ||
       !int_arg(ctx, op, args, 6, "output_max", &hi) || !output_range(ctx, op, lo, hi) ||
+      !int8_qparams(ctx, op, "input_scale", is, "input_zero_point", iz) ||
+      !int8_qparams(ctx, op, "output_scale", os, "output_zero_point", oz) ||
       !pool_pair(ctx, op, args, 7, "kernel_size", nullptr, kernel) ||
       !pool_pair(ctx, op, args, 8, "stride", kernel, stride) ||
       !pool_pair(ctx, op, args, 9, "padding", nullptr, padding) ||
@@ -621,8 +631,11 @@ void op_quantized_avg_pool2d(KernelContext& ctx, Span<Value*> args) {
       return fail(ctx, op, "kernel_size and stride must be positive, padding at most half the kernel");
     }
   }
-  if (divisor < 0 || kernel[0] * kernel[1] > (int64_t{1} << 23)) {
-    return fail(ctx, op, "divisor_override must be positive and the window below 2^23 taps");
+  if (divisor < 0) return fail(ctx, op, "divisor_override must be positive, got " + std::to_string(divisor));
+  // each extent first: their product must not overflow
+  if (kernel[0] > (int64_t{1} << 23) || kernel[1] > (int64_t{1} << 23) || kernel[0] * kernel[1] > (int64_t{1} << 23)) {
+    return fail(ctx, op, "kernel_size " + shape_string(Span<const int64_t>(kernel, 2)) +
+                             " is over 2^23 taps (an exact int32 sum)");
   }
   const int64_t n = x->size(0), c = x->size(1), h = x->size(2), w = x->size(3);
   int64_t oh = 0, ow = 0;

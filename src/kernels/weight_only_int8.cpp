@@ -55,6 +55,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_dot4(const uint
 
 }  // namespace
 
+// Products of int8 values are at most 2^14 in magnitude: below this depth their int32 sum is exact.
+constexpr int64_t kMaxDepth = (int64_t{1} << 17) - 1;
+
 // input int8 [..., K], weight int8 [N, K], weight_sums int32 [N] (sum_k weight[n][k])
 // | out int32 [..., N]
 void op_int8_mm(KernelContext& ctx, Span<Value*> args) {
@@ -75,6 +78,10 @@ void op_int8_mm(KernelContext& ctx, Span<Value*> args) {
   const int64_t n = w->size(0), k = w->size(1);
   if (x->size(-1) != k) {
     return fail(ctx, op, "input " + shape_string(x->sizes()) + " does not match weight " + shape_string(w->sizes()));
+  }
+  if (k > kMaxDepth) {
+    return fail(ctx, op, "K " + std::to_string(k) + " is over " + std::to_string(kMaxDepth) +
+                             ": the int32 sums would overflow");
   }
   if (ws->dtype() != ScalarType::Int || ws->numel() != n) {
     return fail(ctx, op, "weight_sums must be int32 with " + std::to_string(n) + " values");
@@ -104,7 +111,11 @@ void op_int8_mm(KernelContext& ctx, Span<Value*> args) {
           const int64_t c0 = blk * 4, count = std::min<int64_t>(4, n - c0);
           int32_t acc[4];
           vnni_dot4(u + m * k, wd + c0 * k, k, k, count, acc);
-          for (int64_t c = 0; c < count; ++c) od[m * n + c0 + c] = acc[c] - 128 * sums[c0 + c];
+          // modulo 2^32, as vpdpbusd sums: exact when the weight sums are right, never UB when not
+          for (int64_t c = 0; c < count; ++c) {
+            od[m * n + c0 + c] = static_cast<int32_t>(static_cast<uint32_t>(acc[c]) -
+                                                      128u * static_cast<uint32_t>(sums[c0 + c]));
+          }
         }
       }
     });

@@ -52,6 +52,20 @@ def test_seeds_from_real_exports_load_and_execute(fuzzers: Fuzzers) -> None:
             assert "execute: ok" in lines, (name, lines)
 
 
+def test_program_seeds_reach_every_integer_kernel(fuzzers: Fuzzers) -> None:
+    """The PT2E, weight-only and dynamic int8 seeds (make_seeds.py) call every etrt_quant kernel
+    the registry holds, so the program fuzzer mutates each one's arguments from valid ones."""
+    import etrt
+
+    register = (REPO_ROOT / "src" / "kernels" / "register.cpp").read_text()
+    kernels = set(re.findall(r'"(etrt_quant::\w+)"', register))
+    assert len(kernels) >= 10, kernels
+    reached: set[str] = set()
+    for path in fuzzers.seeds("program").glob("*.etrt"):
+        reached |= set(etrt.load_program_info(path).instruction_ops)
+    assert not kernels - reached, sorted(kernels - reached)
+
+
 def test_regression_inputs_replay_cleanly(fuzzers: Fuzzers) -> None:
     for target in TARGETS:
         directory = REPO_ROOT / "tools" / "fuzz" / "regressions" / target

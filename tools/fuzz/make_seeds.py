@@ -219,14 +219,64 @@ class Int8Residual(nn.Module):
         return self.dw(y) + y
 
 
+class Int8SqueezeExcite(nn.Module):
+    """PT2E int8 that folds into every integer kernel between the products (etrt_quant::lookup
+    for hardswish and hardsigmoid, mean, mul, max_pool2d, avg_pool2d, and aten::cat of int8),
+    as tests/etrt_python/test_quantized.py's SqueezeExcite, with 8 channels on 6 x 6, and an
+    integer linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(2, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.fc1, self.fc2 = nn.Conv2d(8, 4, 1), nn.Conv2d(4, 8, 1)
+        self.pw, self.head = nn.Conv2d(16, 4, 1), nn.Conv2d(4, 4, 1)
+        self.fc = nn.Linear(16, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = nn.functional.hardswish(self.conv(x))
+        z = self.dw(y)
+        gate = nn.functional.adaptive_avg_pool2d(z, 1)
+        gate = nn.functional.hardsigmoid(self.fc2(torch.relu(self.fc1(gate))))
+        z = nn.functional.max_pool2d(torch.cat([z * gate, z], 1), 3, 2, 1)
+        z = self.head(nn.functional.avg_pool2d(self.pw(z), 3, 2, 1, ceil_mode=True))
+        return self.fc(z.flatten(1))
+
+
+class WeightOnly(nn.Module):
+    """An embedding and two linears: torchao's weight-only int4 (groups of 32), int8 and
+    dynamic int8 schemes make etrt_quant::weight_only_embedding, weight_only_linear, int8_mm."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(8, 32)
+        self.a, self.b = nn.Linear(32, 32), nn.Linear(32, 8)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.b(torch.relu(self.a(self.tok(ids))))
+
+
 def _int8_seeds(out: Path) -> None:
-    """The int8 delegate's blob fields (datatypes, scales, zero points, per-channel scales)."""
+    """The int8 delegate's blob fields (datatypes, scales, zero points, per-channel scales), and
+    the same nets run by etrt's own integer kernels (plain export), so the program fuzzer starts
+    from every etrt_quant kernel with valid arguments."""
     x = torch.randn(1, 2, 6, 6)
     model = etrt.quantize(Int8Residual().eval(), (x,), calibration=[(torch.randn(1, 2, 6, 6),)])
     program = etrt.export(model, (x,), backend="xnnpack-all")
     (out / "program" / "int8-xnnpack.etrt").write_bytes(program.to_bytes())
     for i, blob in enumerate(_blobs(program)):
         (out / "xnnpack" / f"int8-{i}.xnnpack").write_bytes(blob)
+    (out / "program" / "int8-residual.etrt").write_bytes(etrt.export(model, (x,)).to_bytes())
+    se = etrt.quantize(Int8SqueezeExcite().eval(), (x,), calibration=[(torch.randn(1, 2, 6, 6),)])
+    (out / "program" / "int8-squeeze-excite.etrt").write_bytes(etrt.export(se, (x,)).to_bytes())
+    ids = torch.tensor([[1, 5, 7]])
+    for scheme, group_size in (("int4-weight", 32), ("int8-weight", None)):
+        wo = etrt.quantize(WeightOnly().eval(), None, scheme=scheme, group_size=group_size)
+        (out / "program" / f"{scheme}.etrt").write_bytes(etrt.export(wo, (ids,)).to_bytes())
+    # dynamic int8 activations: the per-token quantization around int8_mm (no embedding: small)
+    mm = etrt.quantize(nn.Sequential(nn.Linear(16, 8)).eval(), None, scheme="int8-dynamic")
+    data = etrt.export(mm, (torch.randn(2, 16),)).to_bytes()
+    (out / "program" / "int8-dynamic.etrt").write_bytes(data)
 
 
 def main(out: Path) -> None:
