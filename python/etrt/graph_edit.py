@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Graph, Node
 
 
@@ -16,3 +19,22 @@ def replace_node(graph: Graph, old: Node, target: Any, args: tuple[Any, ...]) ->
     old.replace_all_uses_with(new)
     graph.erase_node(old)
     return new
+
+
+def add_constant(
+    ep: ExportedProgram, graph: Graph, target: str, value: torch.Tensor
+) -> tuple[Node, InputSpec]:
+    """A constant tensor input named `target` holding `value`, placed first in the graph and in
+    the program's signature: its placeholder and its spec."""
+    with graph.inserting_before(next(iter(graph.nodes))):
+        node: Node = graph.placeholder(target)
+    node.meta["val"] = value
+    ep.constants[target] = value
+    spec = InputSpec(
+        kind=InputKind.CONSTANT_TENSOR,
+        arg=TensorArgument(name=node.name),
+        target=target,
+        persistent=None,
+    )
+    ep.graph_signature.input_specs.insert(0, spec)
+    return node, spec

@@ -26,10 +26,10 @@ from typing import Any
 import torch
 import torch.ao.quantization.fx._decomposed  # defines torch.ops.quantized_decomposed
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-from .graph_edit import replace_node
+from .graph_edit import add_constant, replace_node
 from .quantized_ops import (
     AVG_POOL2D,
     LOOKUP,
@@ -411,18 +411,7 @@ class _Folder:
 
     def add_constant(self, value: torch.Tensor) -> Node:
         target = f"_etrt_quant_table_{len(self.ep.constants)}"
-        first = next(iter(self.graph.nodes))
-        with self.graph.inserting_before(first):
-            node: Node = self.graph.placeholder(target)
-        node.meta["val"] = value
-        self.ep.constants[target] = value
-        spec = InputSpec(
-            kind=InputKind.CONSTANT_TENSOR,
-            arg=TensorArgument(name=node.name),
-            target=target,
-            persistent=None,
-        )
-        self.ep.graph_signature.input_specs.insert(0, spec)
+        node, spec = add_constant(self.ep, self.graph, target, value)
         self.specs[node.name] = spec
         return node
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-from .graph_edit import replace_node
+from .graph_edit import add_constant, replace_node
 
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define(
@@ -309,21 +309,8 @@ class _Folder:
 
     def add_constant(self, name: str, value: torch.Tensor) -> Node:
         target = f"_etrt_weight_only_{self.added}_{name}"
-        first = next(iter(self.graph.nodes))
-        with self.graph.inserting_before(first):
-            node: Node = self.graph.placeholder(target)
-        node.meta["val"] = value
-        self.ep.constants[target] = value
-        self.ep.graph_signature.input_specs.insert(
-            0,
-            InputSpec(
-                kind=InputKind.CONSTANT_TENSOR,
-                arg=TensorArgument(name=node.name),
-                target=target,
-                persistent=None,
-            ),
-        )
-        self.specs[node.name] = self.ep.graph_signature.input_specs[0]
+        node, spec = add_constant(self.ep, self.graph, target, value)
+        self.specs[node.name] = spec
         return node
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
