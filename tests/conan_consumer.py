@@ -28,11 +28,13 @@ def run(cmd: list[str | os.PathLike[str]], **kwargs: object) -> subprocess.Compl
 def build_consumer(source_dir: Path, build_dir: Path) -> Path:
     """conan install + cmake configure/build of a consumer of etrt/<version>; returns build_dir."""
     build_dir.mkdir(parents=True, exist_ok=True)
+    # From build_dir: CMakeToolchain adds a CMakeUserPresets.json to the working directory when
+    # it holds a CMakeLists.txt, which the repository root does.
     run([
         "conan", "install", f"--requires=etrt/{etrt_version()}",
         "-g", "CMakeDeps", "-g", "CMakeToolchain",
         "--output-folder", build_dir, "-s", "build_type=Release",
-    ])
+    ], cwd=build_dir)
     run([
         "cmake", "-S", source_dir, "-B", build_dir, "-G", "Ninja",
         f"-DCMAKE_TOOLCHAIN_FILE={build_dir / 'conan_toolchain.cmake'}",
