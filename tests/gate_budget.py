@@ -4,7 +4,10 @@ it lands instead of when CI runs out of time on the slower machine class.
 
 The scale comes from a calibration run at the start of the session: a fixed C++ compile and a
 fixed Python loop, the two kinds of work the gate is made of, timed here and compared with the
-same calibration on the machine the budget was written for.
+same calibration on the machine the budget was written for. The calibration counts CPU
+seconds, so it cannot see a CPU quota (a container limited to fewer CPUs than it has cores):
+the scale also grows by how far the CPUs this process may use, quota included, fall short of
+the GATE_CPUS the budget was written for.
 
 ci/test.sh runs the gate as two pytest processes side by side (`--gate-shard NAME` each): each
 checks its own suites and writes build/gate-times-NAME.json; `python tests/gate_budget.py
@@ -28,6 +31,8 @@ import pytest
 import tomllib
 
 BUDGET_OPTION = "--gate-budget"
+# The reference machine's CPUs: the gate's two processes each keep one busy.
+GATE_CPUS = 2.0
 SHARD_OPTION = "--gate-shard"
 
 # Template-heavy enough that the compiler, not process start-up, dominates (about a second).
@@ -65,6 +70,67 @@ def _python_loop() -> float:
     return time.process_time() - start
 
 
+def _cgroup_dirs(proc_cgroup: str, mountinfo: str) -> list[Path]:
+    """The cgroup directories that may hold this process's CPU quota, innermost first: for each
+    cgroup mount (v2, or v1 with the cpu controller), the process's own group and its parents
+    up to the mount. /proc/self/cgroup and /proc/self/mountinfo's text are the arguments."""
+    groups: dict[str, str] = {}  # "" for v2, "cpu" for v1's cpu controller -> path in hierarchy
+    for line in proc_cgroup.splitlines():
+        hid, controllers, path = line.split(":", 2)
+        if hid == "0" and controllers == "":
+            groups[""] = path
+        elif "cpu" in controllers.split(","):
+            groups["cpu"] = path
+    dirs: list[Path] = []
+    for line in mountinfo.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, after = left.split(), right.split()
+        if len(fields) < 5 or len(after) < 3:
+            continue
+        root, mount = fields[3], Path(fields[4])
+        fstype, options = after[0], after[2].split(",")
+        v1_cpu = fstype == "cgroup" and "cpu" in options
+        key = "" if fstype == "cgroup2" else "cpu" if v1_cpu else None
+        if key is None or key not in groups:
+            continue
+        rel = os.path.relpath(groups[key], root)
+        if rel.startswith(".."):
+            continue  # the process's group is outside this mount's view
+        here = mount / rel if rel != "." else mount
+        while True:
+            dirs.append(here)
+            if here == mount:
+                break
+            here = here.parent
+    return dirs
+
+
+def _quota_cpus(group: Path) -> float | None:
+    """The CPUs a cgroup's quota allows (v2 cpu.max, v1 cpu.cfs_quota_us), None when unlimited."""
+    try:
+        if (group / "cpu.max").is_file():
+            quota, period = (group / "cpu.max").read_text().split()[:2]
+        else:
+            quota = (group / "cpu.cfs_quota_us").read_text().strip()
+            period = (group / "cpu.cfs_period_us").read_text().strip()
+    except (OSError, ValueError):
+        return None
+    if quota in ("max", "-1") or float(period) <= 0:
+        return None
+    return float(quota) / float(period)
+
+
+def available_cpus(proc: Path = Path("/proc/self")) -> float:
+    """CPUs this process may use: its affinity, lowered by any CPU quota of its cgroups."""
+    cpus = float(len(os.sched_getaffinity(0)))
+    try:
+        dirs = _cgroup_dirs((proc / "cgroup").read_text(), (proc / "mountinfo").read_text())
+    except OSError:
+        return cpus
+    quotas = [q for q in map(_quota_cpus, dirs) if q is not None]
+    return min([cpus, *quotas])
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -99,6 +165,7 @@ class Budget:
     reference_calibration_s: float
     suites: dict[str, float]  # budget seconds on the reference machine, "total" and "build" too
     calibration_s: float = 0.0
+    cpus: float = GATE_CPUS  # CPUs the run may use (available_cpus)
     shard: str | None = None  # one of the gate's processes: its suites, not the whole run
     spent: dict[str, float] = field(default_factory=dict)
     cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per suite, children too
@@ -114,8 +181,13 @@ class Budget:
         )
 
     @property
+    def cpu_scale(self) -> float:
+        """How much longer the run takes for having fewer CPUs than the reference's."""
+        return max(1.0, GATE_CPUS / self.cpus)
+
+    @property
     def scale(self) -> float:
-        return self.calibration_s / self.reference_calibration_s
+        return self.calibration_s / self.reference_calibration_s * self.cpu_scale
 
     def allowed(self, suite: str) -> float:
         return self.suites[suite] * self.scale
@@ -130,9 +202,15 @@ class Budget:
 
     def table(self) -> list[str]:
         what = f"gate budget, process {self.shard}" if self.shard else "gate budget"
+        cpus = (
+            f"; {self.cpus:.2f} CPUs to use, the budgets {self.cpu_scale:.2f}x for it"
+            if self.cpu_scale > 1.0
+            else ""
+        )
         head = (
             f"{what} ({self.path.name}; the calibration took {self.calibration_s:.2f} s, "
-            f"{self.scale:.2f}x the reference machine's):"
+            f"{self.calibration_s / self.reference_calibration_s:.2f}x the reference "
+            f"machine's{cpus}):"
         )
         rows = []
         for suite, seconds in sorted(self.spent.items()):
@@ -145,6 +223,7 @@ class Budget:
         return {
             "shard": self.shard,
             "calibration_s": self.calibration_s,
+            "cpus": self.cpus,
             "scale": self.scale,
             "spent_s": self.spent,
             "cpu_s": self.cpu,
@@ -181,6 +260,7 @@ def pytest_configure(config: pytest.Config) -> None:
         budget = Budget.load(Path(path))
         budget.shard = config.getoption(SHARD_OPTION)
         budget.calibration_s = calibrate()
+        budget.cpus = available_cpus()
         build_s = os.environ.get("ETRT_BUILD_SECONDS")
         if build_s and not budget.shard:
             budget.spent["build"] = float(build_s)
@@ -238,6 +318,7 @@ def combine(budget_path: Path, shard_files: list[Path], build_s: float, total_s:
     records = [json.loads(f.read_text()) for f in shard_files]
     # The slowest calibration of the run: the budget is scaled for the busier process.
     budget.calibration_s = max(float(r["calibration_s"]) for r in records)
+    budget.cpus = min(float(r.get("cpus", GATE_CPUS)) for r in records)
     budget.shard = None
     for r in records:
         for suite, seconds in r["spent_s"].items():

@@ -1,0 +1,80 @@
+"""The gate's own time budget (tests/gate_budget.py): how it finds the CPUs a run may use."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gate_budget
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fake_proc(tmp_path: Path, cgroup: str, mountinfo: str) -> Path:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "cgroup").write_text(cgroup)
+    (proc / "mountinfo").write_text(mountinfo)
+    return proc
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_a_v1_quota_of_a_parent_group_limits_the_run(tmp_path: Path) -> None:
+    mount = tmp_path / "cpu"
+    _write(mount / "cpu.cfs_quota_us", "-1\n")
+    _write(mount / "cpu.cfs_period_us", "100000\n")
+    _write(mount / "ci" / "cpu.cfs_quota_us", "50000\n")  # half a CPU, on the parent
+    _write(mount / "ci" / "cpu.cfs_period_us", "100000\n")
+    _write(mount / "ci" / "job" / "cpu.cfs_quota_us", "-1\n")
+    _write(mount / "ci" / "job" / "cpu.cfs_period_us", "100000\n")
+    proc = _fake_proc(
+        tmp_path,
+        "5:memory:/ci/job\n3:cpu,cpuacct:/ci/job\n",
+        f"30 25 0:26 / {mount} rw,relatime shared:10 - cgroup cgroup rw,cpu,cpuacct\n"
+        f"31 25 0:27 / {tmp_path / 'memory'} rw - cgroup cgroup rw,memory\n",
+    )
+    assert gate_budget.available_cpus(proc) == 0.5
+
+
+def test_a_v2_quota_counts_and_max_means_none(tmp_path: Path) -> None:
+    mount = tmp_path / "unified"
+    _write(mount / "cpu.max", "max 100000\n")
+    _write(mount / "runner" / "cpu.max", "150000 100000\n")
+    cgroup = "0::/runner\n"
+    info = f"40 25 0:30 / {mount} rw - cgroup2 cgroup2 rw\n"
+    affinity = len(os.sched_getaffinity(0))
+    assert gate_budget.available_cpus(_fake_proc(tmp_path, cgroup, info)) == min(1.5, affinity)
+    (mount / "runner" / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "proc" / "cgroup").write_text(cgroup)
+    assert gate_budget.available_cpus(tmp_path / "proc") == affinity
+
+
+def test_a_container_sees_its_own_group_as_the_mounts_root(tmp_path: Path) -> None:
+    # Inside a container the mount's root is the container's group: its quota is in the mount.
+    mount = tmp_path / "cpu"
+    _write(mount / "cpu.cfs_quota_us", "100000\n")
+    _write(mount / "cpu.cfs_period_us", "100000\n")
+    proc = _fake_proc(
+        tmp_path,
+        "3:cpu,cpuacct:/docker/abc\n",
+        f"30 25 0:26 /docker/abc {mount} rw - cgroup cgroup rw,cpu,cpuacct\n",
+    )
+    assert gate_budget.available_cpus(proc) == 1.0
+
+
+def test_fewer_cpus_than_the_reference_scale_every_budget(tmp_path: Path) -> None:
+    budget = gate_budget.Budget.load(ROOT / "ci" / "budget.toml")
+    budget.calibration_s = budget.reference_calibration_s
+    budget.spent["etpkg"] = budget.suites["etpkg"] * 1.5
+    budget.cpus = gate_budget.GATE_CPUS
+    assert budget.scale == pytest.approx(1.0)
+    assert [line.split(":")[0] for line in budget.over()] == ["etpkg"]
+    budget.cpus = 1.0  # the same work on one CPU takes up to twice as long
+    assert budget.scale == pytest.approx(2.0)
+    assert budget.over() == []
+    assert "1.00 CPUs to use, the budgets 2.00x for it" in budget.table()[0]
