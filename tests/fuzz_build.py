@@ -9,6 +9,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import prebuild
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ("program", "data_map", "xnnpack")
 FUZZ_ENV = {
@@ -68,6 +70,7 @@ def assert_clean(proc: subprocess.CompletedProcess[str]) -> None:
 
 def build_fuzzers() -> Fuzzers:
     build_dir = REPO_ROOT / "build" / "fuzz"
+    prebuild.wait_until_free(build_dir)
     proc = subprocess.run(
         ["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh"), str(build_dir)],
         capture_output=True,

@@ -3,7 +3,6 @@ modules through etrt_runner."""
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import marshal
 import os
@@ -16,6 +15,7 @@ from typing import Any
 
 import etrt
 import numpy as np
+import prebuild
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +53,7 @@ def build_tools(name: str, targets: list[str], sanitize: str = "") -> Tools:
     build_dir.mkdir(parents=True, exist_ok=True)
     # One build at a time per directory: ci/test.sh pre-builds in the background.
     with (build_dir / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        prebuild.wait_for(lock)
         return _build_locked(build_dir, targets, sanitize)
 
 
@@ -100,6 +100,7 @@ def asan_build(targets: list[str]) -> Tools:
     UBSan (clang; run its programs with SANITIZER_ENV). The fuzzers' build, so the libraries
     are compiled under the sanitizers once (tools/fuzz/build.sh)."""
     build_dir = REPO_ROOT / "build" / "fuzz"
+    prebuild.wait_until_free(build_dir)
     result = subprocess.run(
         ["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh"), str(build_dir), *targets],
         capture_output=True,
@@ -258,14 +259,19 @@ def python_runtime() -> Tools:
     return tools
 
 
+def _prebuild(which: list[str]) -> None:
+    if "release" in which:
+        build_tools("runtime", ["all"])
+    if "asan" in which:
+        asan_build(["all"])
+        subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
+
+
 if __name__ == "__main__":
     # ci/test.sh runs this in the background (niced), the tests then find each build done (or
     # wait for it, never race it): `asan` (the ASan+UBSan build and the fuzzers' seeds, exports
     # of real models) from the start, beside the package's build; `release` once the package is
     # built (its objects are compiler-cache hits of the package's). No argument: both.
     which = sys.argv[1:] or ["release", "asan"]
-    if "release" in which:
-        build_tools("runtime", ["all"])
-    if "asan" in which:
-        asan_build(["all"])
-        subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
+    with prebuild.Group():  # its compilers in it: a test waiting for it raises them all
+        _prebuild(which)
