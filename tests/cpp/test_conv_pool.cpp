@@ -294,6 +294,10 @@ void test_channels_last_convolution_matches_reference() {
                   "depthwise 3x3 runs" + isa);
     run_conv_case(nhwc({2, 24, 24, 24, 7, 60, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "depthwise 5x5/2 runs" + isa);
+    // 3x3 runs below AVX-512 go tile by tile over every channel chunk: stride 2 with a channel
+    // tail (44 = 5.5 vectors of 8), and with the epilogue (residual and clamp).
+    run_conv_case(nhwc({1, 44, 44, 44, 7, 70, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3/2 runs" + isa);
     run_conv_case(nhwc({1, 24, 24, 24, 11, 12, 5, 5, 1, 1, 4, 4, 2, 2, true, false, true, false, true, true}),
                   "depthwise 5x5 dilated" + isa);
     // The epilogue in the tiles: igemm, Winograd, depthwise; then a residual in another layout
@@ -313,6 +317,8 @@ void test_channels_last_convolution_matches_reference() {
                   "fused stem" + isa);
     run_conv_case(fused({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise 5x5/2" + isa);
+    run_conv_case(fused({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "fused depthwise 3x3 runs" + isa);
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
     run_conv_case(other, "fused, NCHW residual" + isa);
