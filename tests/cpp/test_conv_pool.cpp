@@ -325,6 +325,18 @@ void test_channels_last_convolution_matches_reference() {
     // One output pixel: the output is both layouts; weights stored for the NHWC path pick it.
     run_conv_case({2, 20, 36, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
                   "1x1 pixel" + isa);
+    // A single pixel takes up to 8 vectors of channels a call: 150 channels (chunks of 8 vectors
+    // and an overlapping tail), fewer than a vector, a 3x3 window over padding, the epilogue.
+    for (const int64_t cout : {150, 120, 104, 72}) {  // chunks of 1 to 8 vectors over the caps
+      run_conv_case({1, 40, cout, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
+                    "one pixel, " + std::to_string(cout) + " channels" + isa);
+    }
+    run_conv_case(nhwc({1, 24, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "one pixel, 5 channels" + isa);
+    run_conv_case(nhwc({1, 12, 70, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false, false, true, true}),
+                  "one pixel, 3x3 over padding" + isa);
+    run_conv_case(fused({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused one pixel" + isa);
     for (int trial = 0; trial < 30; ++trial) {
       ConvCase c{};
       const bool dw = trial % 3 == 0;
