@@ -260,6 +260,12 @@ void test_channels_last_convolution_matches_reference() {
                   "1x1 stride 2" + isa);
     run_conv_case(nhwc({3, 17, 70, 1, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
                   "pointwise tails" + isa);
+    // Few input channels: below AVX-512 a tile's whole chunks go in one call (a span), then the
+    // tail; 96 channels are whole chunks at every cap.
+    run_conv_case(nhwc({1, 16, 96, 1, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, true, true}),
+                  "pointwise spans" + isa);
+    run_conv_case(nhwc({1, 5, 56, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, false, false, true, false, true, true}),
+                  "3x3 spans" + isa);
     // Weights over 512 KiB: blocks of output channels.
     run_conv_case(nhwc({1, 128, 160, 1, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "blocked weights" + isa);
@@ -309,6 +315,8 @@ void test_channels_last_convolution_matches_reference() {
     };
     run_conv_case(fused({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused 3x3" + isa);
+    run_conv_case(fused({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused pointwise spans" + isa);
     run_conv_case(fused({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused winograd" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
