@@ -260,6 +260,12 @@ void test_channels_last_convolution_matches_reference() {
                   "1x1 stride 2" + isa);
     run_conv_case(nhwc({3, 17, 70, 1, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
                   "pointwise tails" + isa);
+    // Few input channels: below AVX-512 a tile's whole chunks go in one call (a span), then the
+    // tail; 96 channels are whole chunks at every cap.
+    run_conv_case(nhwc({1, 16, 96, 1, 5, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, true, true}),
+                  "pointwise spans" + isa);
+    run_conv_case(nhwc({1, 5, 56, 1, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, false, false, true, false, true, true}),
+                  "3x3 spans" + isa);
     // Weights over 512 KiB: blocks of output channels.
     run_conv_case(nhwc({1, 128, 160, 1, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "blocked weights" + isa);
@@ -294,6 +300,10 @@ void test_channels_last_convolution_matches_reference() {
                   "depthwise 3x3 runs" + isa);
     run_conv_case(nhwc({2, 24, 24, 24, 7, 60, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "depthwise 5x5/2 runs" + isa);
+    // 3x3 runs below AVX-512 go tile by tile over every channel chunk: stride 2 with a channel
+    // tail (44 = 5.5 vectors of 8), and with the epilogue (residual and clamp).
+    run_conv_case(nhwc({1, 44, 44, 44, 7, 70, 3, 3, 2, 2, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "depthwise 3x3/2 runs" + isa);
     run_conv_case(nhwc({1, 24, 24, 24, 11, 12, 5, 5, 1, 1, 4, 4, 2, 2, true, false, true, false, true, true}),
                   "depthwise 5x5 dilated" + isa);
     // The epilogue in the tiles: igemm, Winograd, depthwise; then a residual in another layout
@@ -305,6 +315,8 @@ void test_channels_last_convolution_matches_reference() {
     };
     run_conv_case(fused({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused 3x3" + isa);
+    run_conv_case(fused({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused pointwise spans" + isa);
     run_conv_case(fused({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused winograd" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
@@ -313,12 +325,26 @@ void test_channels_last_convolution_matches_reference() {
                   "fused stem" + isa);
     run_conv_case(fused({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise 5x5/2" + isa);
+    run_conv_case(fused({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "fused depthwise 3x3 runs" + isa);
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
     run_conv_case(other, "fused, NCHW residual" + isa);
     // One output pixel: the output is both layouts; weights stored for the NHWC path pick it.
     run_conv_case({2, 20, 36, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
                   "1x1 pixel" + isa);
+    // A single pixel takes up to 8 vectors of channels a call: 150 channels (chunks of 8 vectors
+    // and an overlapping tail), fewer than a vector, a 3x3 window over padding, the epilogue.
+    for (const int64_t cout : {150, 120, 104, 72}) {  // chunks of 1 to 8 vectors over the caps
+      run_conv_case({1, 40, cout, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, false, false, false, true, true},
+                    "one pixel, " + std::to_string(cout) + " channels" + isa);
+    }
+    run_conv_case(nhwc({1, 24, 5, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "one pixel, 5 channels" + isa);
+    run_conv_case(nhwc({1, 12, 70, 1, 1, 1, 3, 3, 1, 1, 1, 1, 1, 1, false, false, false, false, true, true}),
+                  "one pixel, 3x3 over padding" + isa);
+    run_conv_case(fused({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused one pixel" + isa);
     for (int trial = 0; trial < 30; ++trial) {
       ConvCase c{};
       const bool dw = trial % 3 == 0;
