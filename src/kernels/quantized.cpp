@@ -17,6 +17,7 @@
 
 #include "common/checked.h"
 #include "heavy.h"
+#include "parts.h"
 #include "util.h"
 
 namespace etrt {
@@ -753,26 +754,30 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-template <int MR>
+// NB column vectors of 16 channels (2: a whole tile; 1 when 16 channels or fewer are left, as a
+// first convolution's 16: the second vector would multiply the packing's zeros).
+template <int MR, int NB = 2>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8_t* a, int64_t kp,
                                                                      const int8_t* b0, const int8_t* b1,
                                                                      int64_t k4, int32_t* acc_out) {
-  __m512i acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  static_assert(NB == 1 || NB == 2, "one or two vectors");
+  __m512i acc[MR][NB];
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+  }
   for (int64_t q = 0; q < k4; ++q) {
-    const __m512i w0 = _mm512_loadu_si512(b0 + q * 64);
-    const __m512i w1 = _mm512_loadu_si512(b1 + q * 64);
+    __m512i w[NB];
+    w[0] = _mm512_loadu_si512(b0 + q * 64);
+    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
     for (int r = 0; r < MR; ++r) {
       int32_t four;
       std::memcpy(&four, a + r * kp + q * 4, 4);
       const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, w[j]);
     }
   }
   for (int r = 0; r < MR; ++r) {
-    _mm512_storeu_si512(acc_out + r * kNr, acc[r][0]);
-    _mm512_storeu_si512(acc_out + r * kNr + 16, acc[r][1]);
+    for (int j = 0; j < NB; ++j) _mm512_storeu_si512(acc_out + r * kNr + 16 * j, acc[r][j]);
   }
 }
 #endif
@@ -849,12 +854,18 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
       for (int64_t n = 0; n < cols; n += kNr) {
         const int8_t* b0 = packed + (n / 16) * k4 * 64;
         const int8_t* b1 = b0 + k4 * 64;
-        if (mr == kMr) {
+        const int64_t nr = std::min(kNr, cols - n);
+        if (nr <= 16) {
+          if (mr == kMr) {
+            vnni_tile<kMr, 1>(a + m * kp, kp, b0, b1, k4, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) vnni_tile<1, 1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
+          }
+        } else if (mr == kMr) {
           vnni_tile<kMr>(a + m * kp, kp, b0, b1, k4, acc);
         } else {
           for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
         }
-        const int64_t nr = std::min(kNr, cols - n);
         vnni_requant_tile(acc, mr, nr, wsum + n, a_zero, r, n0 + n, out + m * mstride + n * nstride, mstride,
                           nstride);
       }
@@ -1089,14 +1100,31 @@ struct ConvGeom {
   int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 };
 
-void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
-  for (int64_t b = 0; b < n; ++b) {
-    const int8_t* s = src + b * c * plane;
-    int8_t* d = dst + b * c * plane;
-    for (int64_t p = 0; p < plane; ++p) {
-      for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
-    }
+// A few channels (a network's image input, 3): the channel count known to the compiler, so the
+// interleaving vectorises instead of a byte move per value.
+template <int C>
+inline void interleave_planes(const int8_t* s, int8_t* d, int64_t plane) {
+  for (int64_t p = 0; p < plane; ++p) {
+    for (int ch = 0; ch < C; ++ch) d[p * C + ch] = s[ch * plane + p];
   }
+}
+
+ETRT_ISA_BODY void nchw_to_nhwc_image_body(const int8_t* s, int8_t* d, int64_t c, int64_t plane) {
+  switch (c) {
+    case 2: return interleave_planes<2>(s, d, plane);
+    case 3: return interleave_planes<3>(s, d, plane);
+    case 4: return interleave_planes<4>(s, d, plane);
+    default: break;
+  }
+  for (int64_t p = 0; p < plane; ++p) {
+    for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
+  }
+}
+ETRT_ISA_DISPATCH(void, nchw_to_nhwc_image, (const int8_t* s, int8_t* d, int64_t c, int64_t plane),
+                  (s, d, c, plane))
+
+void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) nchw_to_nhwc_image(src + b * c * plane, dst + b * c * plane, c, plane);
 }
 
 void nhwc_to_nchw(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
@@ -1310,6 +1338,129 @@ __attribute__((target("avx2,fma"))) void dw_interior_avx2_regs(const int8_t* x, 
   }
 }
 
+// Rows of output pixels at stride S of a KW-wide window (dilation 1), one vector of channels:
+// per window row, the KW weights stay in registers and each input column is widened once and
+// multiplied into every one of the P outputs it covers (the interior kernels above widen it once
+// per tap: KW / S times). Sums x * w, zp * sum(w) (`zw`) taken off at the end, as there: exact.
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512 dw_load16(const int8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512 dw_load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256 dw_load8(const int8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256 dw_load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+
+template <int KW, int S, int P, typename T>
+__attribute__((target("avx512f"))) void dw_rows_avx512(const T* x, int64_t c, int64_t tap_y, int64_t kh,
+                                                       const float* wt, const float* zw, const float* mult,
+                                                       const float* bias, const Requant& r, int8_t* out,
+                                                       int64_t count) {
+  constexpr int kCols = (P - 1) * S + KW;
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m512 acc[P];
+    for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_ps();
+    const T* base = x + p * S * c;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      __m512 w[KW];
+      for (int kx = 0; kx < KW; ++kx) w[kx] = _mm512_loadu_ps(wt + (ky * KW + kx) * c);
+      const T* row = base + ky * tap_y;
+#pragma GCC unroll 32  // whole: the sums must stay in registers (GCC peels at most 16 by itself)
+      for (int j = 0; j < kCols; ++j) {
+        const __m512 xv = dw_load16(row + j * c);
+#pragma GCC unroll 16
+        for (int q = 0; q < P; ++q) {
+          const int kx = j - q * S;
+          if (kx >= 0 && kx < KW) acc[q] = _mm512_fmadd_ps(xv, w[kx], acc[q]);
+        }
+      }
+    }
+    const __m512 z = _mm512_loadu_ps(zw), m = _mm512_loadu_ps(mult), b = _mm512_loadu_ps(bias);
+    for (int q = 0; q < P; ++q) {
+      __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(acc[q], z), m), b);
+      y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+      y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+      y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_rows_avx512<KW, S, (P + 1) / 2, T>(x + p * S * c, c, tap_y, kh, wt, zw, mult, bias, r, out + p * c, count - p);
+  }
+}
+
+// The same on AVX2 (with FMA), 8 channels: P outputs, KW weights and the column in 16 registers.
+template <int KW, int S, int P, typename T>
+__attribute__((target("avx2,fma"))) void dw_rows_avx2(const T* x, int64_t c, int64_t tap_y, int64_t kh,
+                                                     const float* wt, const float* zw, const float* mult,
+                                                     const float* bias, const Requant& r, int8_t* out,
+                                                     int64_t count) {
+  constexpr int kCols = (P - 1) * S + KW;
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m256 acc[P];
+    for (int q = 0; q < P; ++q) acc[q] = _mm256_setzero_ps();
+    const T* base = x + p * S * c;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      __m256 w[KW];
+      for (int kx = 0; kx < KW; ++kx) w[kx] = _mm256_loadu_ps(wt + (ky * KW + kx) * c);
+      const T* row = base + ky * tap_y;
+#pragma GCC unroll 32
+      for (int j = 0; j < kCols; ++j) {
+        const __m256 xv = dw_load8(row + j * c);
+#pragma GCC unroll 16
+        for (int q = 0; q < P; ++q) {
+          const int kx = j - q * S;
+          if (kx >= 0 && kx < KW) acc[q] = _mm256_fmadd_ps(xv, w[kx], acc[q]);
+        }
+      }
+    }
+    const __m256 z = _mm256_loadu_ps(zw), m = _mm256_loadu_ps(mult), b = _mm256_loadu_ps(bias);
+    for (int q = 0; q < P; ++q) {
+      __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(acc[q], z), m), b);
+      y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+      y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+      y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+      const __m256i qv = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+      const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm_packs_epi16(q16, q16));
+    }
+  }
+  if (P > 1 && p < count) {
+    dw_rows_avx2<KW, S, (P + 1) / 2, T>(x + p * S * c, c, tap_y, kh, wt, zw, mult, bias, r, out + p * c, count - p);
+  }
+}
+
+// dw_rows_* for the window widths and strides they are built for (3 and 5, stride 1 and 2, no
+// dilation); false for others. vec: 16 (AVX-512) or 8 (AVX2) channels at x, wt, ... out.
+template <typename T>
+bool dw_rows(int vec, const T* x, const DwInterior& d, const float* wt, const float* zw, const float* mult,
+             const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if (d.tap_x != d.c || (d.pixel != d.c && d.pixel != 2 * d.c)) return false;
+  const int key = static_cast<int>(d.kw) * 10 + static_cast<int>(d.pixel / d.c) + (vec == 16 ? 100 : 0);
+  switch (key) {
+#define ETRT_DW_ROWS(K, ISA, KW, S, P) \
+  case K: ISA<KW, S, P, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, count); return true;
+    ETRT_DW_ROWS(131, dw_rows_avx512, 3, 1, 8)
+    ETRT_DW_ROWS(132, dw_rows_avx512, 3, 2, 8)
+    ETRT_DW_ROWS(151, dw_rows_avx512, 5, 1, 8)
+    ETRT_DW_ROWS(152, dw_rows_avx512, 5, 2, 8)
+    ETRT_DW_ROWS(31, dw_rows_avx2, 3, 1, 8)
+    ETRT_DW_ROWS(32, dw_rows_avx2, 3, 2, 8)
+    ETRT_DW_ROWS(51, dw_rows_avx2, 5, 1, 6)
+    ETRT_DW_ROWS(52, dw_rows_avx2, 5, 2, 6)
+#undef ETRT_DW_ROWS
+    default: return false;
+  }
+}
+
 // Narrow blocks take several pixels at once: 8 independent sums hide the FMA latency
 // (MobileNetV2's 32-channel 112x112 depthwise 261 -> 245 us).
 bool dw_interior_avx2(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
@@ -1341,23 +1492,75 @@ bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, con
 }
 #endif
 
+bool dw_rows_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("ETRT_INT8_DW");
+    return v == nullptr || std::strcmp(v, "taps") != 0;
+  }();
+  return enabled;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// `count` pixels of every channel through the register kernels: AVX-512 for blocks whose width
+// is a multiple of 16, AVX2 vectors of 8 for the rest (72 channels: 64 + 8; 120: 64 + 56).
+void dw_interior_span(bool avx512, bool rows_kernels, const int8_t* x, const DwInterior& d, const float* wf, const float* zw,
+                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if (rows_kernels && (d.kw == 3 || d.kw == 5)) {
+    int64_t c0 = 0;
+    bool ok = true;
+    for (; ok && avx512 && c0 + 16 <= d.c; c0 += 16) {
+      ok = dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    }
+    for (; ok && c0 + 8 <= d.c; c0 += 8) {
+      ok = dw_rows(8, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    }
+    if (ok) return;  // (the first call answers for every width: all or nothing)
+  }
+  for (int64_t c0 = 0; c0 < d.c; c0 += kDwBlock) {
+    const int64_t width = std::min(kDwBlock, d.c - c0);
+    if (avx512 && width % 16 == 0) {
+      dw_interior_avx512(x + c0, d, width, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    } else {
+      dw_interior_avx2(x + c0, d, width, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    }
+  }
+}
+#endif
+
+// Border pixels: output columns [oa, ob) of output row `oy` of image `b` read their window from a
+// band of kh rows (dilation applied) of `width` pixels, (ob - oa - 1) * sw + (kw - 1) * dw + 1,
+// where what lies outside the input is the zero point. A padded tap then adds zp * w, which the
+// interior kernels' zp * sum(w) takes off again: the sums are the int32 ones.
+void dw_fill_band(const ConvGeom& g, const int8_t* x, int64_t b, int64_t oy, int64_t oa, int64_t width, int8_t zp,
+                  int8_t* band) {
+  const int64_t ix0 = oa * g.sw - g.pw;
+  const int64_t lo = std::min(width, std::max<int64_t>(0, -ix0));
+  const int64_t hi = std::max(lo, std::min(width, g.w - ix0));
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    int8_t* row = band + ky * width * g.c;
+    const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+    if (iy < 0 || iy >= g.h) {
+      std::memset(row, zp, static_cast<size_t>(width * g.c));
+      continue;
+    }
+    std::memset(row, zp, static_cast<size_t>(lo * g.c));
+    std::memcpy(row + lo * g.c, x + ((b * g.h + iy) * g.w + ix0 + lo) * g.c, static_cast<size_t>((hi - lo) * g.c));
+    std::memset(row + hi * g.c, zp, static_cast<size_t>((width - hi) * g.c));
+  }
+}
+
 bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
                     const Requant& r, int8_t* out) {
   const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
-  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
-  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
-  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
-  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
   auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
   auto* zw = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
-  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr || zw == nullptr) {
-    return false;
-  }
+  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  if (wf == nullptr || zw == nullptr || zeros == nullptr) return false;
   for (int64_t ch = 0; ch < g.c; ++ch) {
     zeros[ch] = 0.0f;
     int32_t wsum = 0;
     for (int64_t t = 0; t < ntaps; ++t) {
-      wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+      wf[t * g.c + ch] = w[ch * ntaps + t];
       wsum += w[ch * ntaps + t];
     }
     zw[ch] = static_cast<float>(zp * wsum);
@@ -1365,49 +1568,68 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   const bool exact_float = ntaps <= kDwFloatTaps;
   const bool portable = int8_portable_only();
   const bool avx512 = !portable && isa_level() >= 2;
-  (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
-  // Output columns [ox_lo, ox_hi) read inside the input at every kx.
-  const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
-  const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
-  const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
-  (void)di, (void)ox_hi;
-  // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
-  const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
-                       : avx512 && g.c % 16 == 0                              ? 2
-                       : !portable && isa_level() >= 1 && g.c % 8 == 0        ? 1
-                                                                              : 0;
-  (void)interior;
+  // The register kernels take whole vectors of 8 channels (16 at AVX-512, 8 for a block's tail).
+  const bool registers = exact_float && !portable && isa_level() >= 1 && g.c % 8 == 0;
+  (void)registers, (void)avx512;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (registers) {
+    // Output columns [ox_lo, ox_hi) read inside the input at every kx (none when the kernel's
+    // span is wider than the padded-on-one-side input).
+    const bool any_inside = g.w - 1 - (g.kw - 1) * g.dw + g.pw >= 0;
+    const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+    const int64_t ox_hi =
+        any_inside ? std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1)) : ox_lo;
+    const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
+    const int64_t band_w = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    const int64_t band_bytes = g.kh * band_w * g.c;
+    const int64_t threads = parallel_num_threads();
+    const int64_t parts = std::max<int64_t>(1, std::min(rows, threads * kPartsPerThread));
+    const int64_t slots = std::max<int64_t>(1, std::min(parts, threads));
+    auto* bands = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(slots * band_bytes)));
+    if (bands == nullptr) return false;
+    const auto zp8 = static_cast<int8_t>(zp);
+    // ETRT_INT8_DW=taps keeps the per-tap interior kernels, to compare and test them.
+    const bool rows_kernels = dw_rows_enabled();
+    run_parts_in_slots(parts, slots, [&](int64_t part, int64_t slot) {
+      int8_t* band = bands + slot * band_bytes;
+      auto banded = [&](int64_t b, int64_t oy, int64_t oa, int64_t ob) {
+        const int64_t width = (ob - oa - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+        dw_fill_band(g, x, b, oy, oa, width, zp8, band);
+        const DwInterior bd{g.sw * g.c, g.dw * g.c, width * g.c, g.kh, g.kw, g.c};
+        dw_interior_span(avx512, rows_kernels, band, bd, wf, zw, r.multiplier, bias, r, out + ((b * g.oh + oy) * g.ow + oa) * g.c,
+                         ob - oa);
+      };
+      for (int64_t row = rows * part / parts; row < rows * (part + 1) / parts; ++row) {
+        const int64_t b = row / g.oh, oy = row % g.oh;
+        const int64_t iy0 = oy * g.sh - g.ph;
+        const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
+        if (!rows_inside || ox_hi <= ox_lo) {
+          banded(b, oy, 0, g.ow);
+          continue;
+        }
+        if (ox_lo > 0) banded(b, oy, 0, ox_lo);
+        dw_interior_span(avx512, rows_kernels, x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c, di, wf, zw, r.multiplier,
+                         bias, r, out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c, ox_hi - ox_lo);
+        if (ox_hi < g.ow) banded(b, oy, ox_hi, g.ow);
+      }
+    });
+    return true;
+  }
+#endif
+  // Per pixel: tap pointers (null for padding), float32 blocks where the sums stay exact.
+  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
+  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
+  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
+  if (wt == nullptr || acc == nullptr || taps == nullptr) return false;
+  for (int64_t ch = 0; ch < g.c; ++ch) {
+    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = w[ch * ntaps + t];
+  }
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
       const int8_t** tp = taps + row * ntaps;
-      const int64_t iy0 = oy * g.sh - g.ph;
-      const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
-      (void)rows_inside;
-#if defined(__x86_64__) && defined(__GNUC__)
-      if (interior != 0 && rows_inside && ox_hi > ox_lo) {
-        const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
-        int8_t* o0 = out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c;
-        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
-          const int64_t width = std::min(kDwBlock, g.c - c0);
-          if (interior == 2) {
-            dw_interior_avx512(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
-                               ox_hi - ox_lo);
-          } else {
-            dw_interior_avx2(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
-                             ox_hi - ox_lo);
-          }
-        }
-      }
-#endif
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-#if defined(__x86_64__) && defined(__GNUC__)
-        if (interior != 0 && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
-          ox = ox_hi - 1;  // done above
-          continue;
-        }
-#endif
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
           for (int64_t kx = 0; kx < g.kw; ++kx) {
