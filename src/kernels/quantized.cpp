@@ -1390,9 +1390,6 @@ __attribute__((target("avx512f"))) void dw_rows_avx512(const T* x, int64_t c, in
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
     }
   }
-  if (P > 1 && p < count) {
-    dw_rows_avx512<KW, S, (P + 1) / 2, T>(x + p * S * c, c, tap_y, kh, wt, zw, mult, bias, r, out + p * c, count - p);
-  }
 }
 
 // The same on AVX2 (with FMA), 8 channels: P outputs, KW weights and the column in 16 registers.
@@ -1433,9 +1430,35 @@ __attribute__((target("avx2,fma"))) void dw_rows_avx2(const T* x, int64_t c, int
       _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm_packs_epi16(q16, q16));
     }
   }
-  if (P > 1 && p < count) {
-    dw_rows_avx2<KW, S, (P + 1) / 2, T>(x + p * S * c, c, tap_y, kh, wt, zw, mult, bias, r, out + p * c, count - p);
+}
+
+template <typename T>
+using DwRowsFn = void (*)(const T*, int64_t, int64_t, int64_t, const float*, const float*, const float*,
+                          const float*, const Requant&, int8_t*, int64_t);
+
+// The R < P pixels a row leaves take one call of R at once: a 7-pixel row as 4 + 2 + 1 would
+// leave single chains of kh * KW dependent multiply-adds (latency-bound at 7x7).
+template <int KW, int S, int R, typename T>
+void dw_rows_rest(bool avx512, const T* x, const DwInterior& d, const float* wt, const float* zw, const float* mult,
+                  const float* bias, const Requant& r, int8_t* out, int64_t rest) {
+  if constexpr (R > 0) {
+    if (rest == R) {
+      if (avx512) return dw_rows_avx512<KW, S, R, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, R);
+      return dw_rows_avx2<KW, S, R, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, R);
+    }
+    dw_rows_rest<KW, S, R - 1, T>(avx512, x, d, wt, zw, mult, bias, r, out, rest);
   }
+}
+
+template <int KW, int S, int P, typename T>
+bool dw_rows_all(DwRowsFn<T> fn, const T* x, const DwInterior& d, const float* wt, const float* zw,
+                 const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  const int64_t whole = count / P * P;
+  if (whole > 0) fn(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, whole);
+  const bool avx512 = fn == static_cast<DwRowsFn<T>>(dw_rows_avx512<KW, S, P, T>);
+  dw_rows_rest<KW, S, P - 1, T>(avx512, x + whole * S * d.c, d, wt, zw, mult, bias, r, out + whole * d.c,
+                                count - whole);
+  return true;
 }
 
 // dw_rows_* for the window widths and strides they are built for (3 and 5, stride 1 and 2, no
@@ -1447,7 +1470,7 @@ bool dw_rows(int vec, const T* x, const DwInterior& d, const float* wt, const fl
   const int key = static_cast<int>(d.kw) * 10 + static_cast<int>(d.pixel / d.c) + (vec == 16 ? 100 : 0);
   switch (key) {
 #define ETRT_DW_ROWS(K, ISA, KW, S, P) \
-  case K: ISA<KW, S, P, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, count); return true;
+  case K: return dw_rows_all<KW, S, P, T>(ISA<KW, S, P, T>, x, d, wt, zw, mult, bias, r, out, count);
     ETRT_DW_ROWS(131, dw_rows_avx512, 3, 1, 8)
     ETRT_DW_ROWS(132, dw_rows_avx512, 3, 2, 8)
     ETRT_DW_ROWS(151, dw_rows_avx512, 5, 1, 8)
@@ -1549,6 +1572,15 @@ void dw_fill_band(const ConvGeom& g, const int8_t* x, int64_t b, int64_t oy, int
   }
 }
 
+// float(x - zp) for n values, compiled per instruction set.
+ETRT_ISA_BODY void widen_float_body(const int8_t* s, float* d, int64_t n, int32_t zp) {
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i] - zp);
+}
+ETRT_ISA_DISPATCH(void, widen_float, (const int8_t* s, float* d, int64_t n, int32_t zp), (s, d, n, zp))
+
+// Planes whose padded float32 copy takes at most this many bytes are widened once per image.
+constexpr int64_t kDwPlaneBytes = int64_t{1} << 19;
+
 bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
                     const Requant& r, int8_t* out) {
   const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
@@ -1591,6 +1623,47 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     const auto zp8 = static_cast<int8_t>(zp);
     // ETRT_INT8_DW=taps keeps the per-tap interior kernels, to compare and test them.
     const bool rows_kernels = dw_rows_enabled();
+    // A small plane (MobileNetV3's 5x5 layers at 14x14 and 7x7): the image's padded window
+    // area widened once to float32 x - zp (padding 0), so each input value is widened once,
+    // not once per window row it falls in; the rows kernels then only load and multiply.
+    const int64_t plane_h = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    const bool float_plane = rows_kernels && (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
+                             plane_h * band_w * g.c * static_cast<int64_t>(sizeof(float)) <= kDwPlaneBytes;
+    if (float_plane) {
+      auto* plane = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(plane_h * band_w * g.c) * sizeof(float)));
+      if (plane == nullptr) return false;
+      const int64_t lo = std::min(band_w, g.pw), hi = std::max(lo, std::min(band_w, g.w + g.pw));
+      const DwInterior pd{g.sw * g.c, g.c, g.dh * band_w * g.c, g.kh, g.kw, g.c};
+      for (int64_t b = 0; b < g.n; ++b) {
+        parallel_for(0, plane_h, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            float* row = plane + i * band_w * g.c;
+            const int64_t iy = i - g.ph;
+            if (iy < 0 || iy >= g.h) {
+              std::fill(row, row + band_w * g.c, 0.0f);
+              continue;
+            }
+            std::fill(row, row + lo * g.c, 0.0f);
+            widen_float(x + ((b * g.h + iy) * g.w + lo - g.pw) * g.c, row + lo * g.c, (hi - lo) * g.c, zp);
+            std::fill(row + hi * g.c, row + band_w * g.c, 0.0f);
+          }
+        });
+        parallel_for(0, g.oh, 1, [&](int64_t y0, int64_t y1) {
+          for (int64_t oy = y0; oy < y1; ++oy) {
+            const float* x0 = plane + oy * g.sh * band_w * g.c;
+            int8_t* o0 = out + (b * g.oh + oy) * g.ow * g.c;
+            int64_t c0 = 0;
+            for (; avx512 && c0 + 16 <= g.c; c0 += 16) {
+              dw_rows(16, x0 + c0, pd, wf + c0, zeros + c0, r.multiplier + c0, bias + c0, r, o0 + c0, g.ow);
+            }
+            for (; c0 < g.c; c0 += 8) {
+              dw_rows(8, x0 + c0, pd, wf + c0, zeros + c0, r.multiplier + c0, bias + c0, r, o0 + c0, g.ow);
+            }
+          }
+        });
+      }
+      return true;
+    }
     run_parts_in_slots(parts, slots, [&](int64_t part, int64_t slot) {
       int8_t* band = bands + slot * band_bytes;
       auto banded = [&](int64_t b, int64_t oy, int64_t oa, int64_t ob) {
