@@ -1800,6 +1800,84 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, i
   });
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// MR adjacent output pixels of one output row read straight from a zero-point-padded
+// channels-last input: pixel i's kernel row ky is kw * c adjacent bytes at x + i * step +
+// ky * row_step, taken as kq dwords (the last reaching up to 3 bytes past it, which meet the
+// packing's zero weights). 16 output channels (b: their packed column block).
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile_direct(const int8_t* x, int64_t step,
+                                                                            int64_t row_step, int64_t kh, int64_t kq,
+                                                                            const int8_t* b, int32_t* acc_out) {
+  __m512i acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_si512();
+  for (int64_t ky = 0; ky < kh; ++ky, b += kq * 64) {
+    const int8_t* xr = x + ky * row_step;
+    for (int64_t j = 0; j < kq; ++j) {
+      const __m512i w = _mm512_loadu_si512(b + j * 64);
+      for (int i = 0; i < MR; ++i) {
+        int32_t four;
+        std::memcpy(&four, xr + i * step + j * 4, 4);
+        const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
+        acc[i] = _mm512_dpbusd_epi32(acc[i], av, w);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(acc_out + i * kNr, acc[i]);
+}
+
+// A convolution of few input channels (a network's first, 3 -> 16 at 3x3 stride 2) on VNNI:
+// its unfold copied 9-byte pieces per pixel and kernel row (as long as the product itself), so
+// the tiles read the input in place from a padded copy, each kernel row's taps zero-padded to
+// whole dwords in the packed weights.
+bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const int8_t* wk,
+                      int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t row_bytes = g.kw * g.c, kq = (row_bytes + 3) / 4, kp = g.kh * kq * 4;
+  auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
+  const int64_t plane = hp * wp * g.c;
+  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
+  if (wd == nullptr || pad == nullptr) return false;
+  std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+  for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+    std::memcpy(wd + row * kq * 4, wk + row * row_bytes, static_cast<size_t>(row_bytes));
+  }
+  Packed pk;
+  if (!pack_weights(ctx, op, wd, 1, g.cout, kp, &pk)) return true;  // failed with its message
+  std::memset(pad, static_cast<int8_t>(zp), static_cast<size_t>(g.n * plane + 64));
+  const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
+      std::memcpy(pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, x + (b * g.h + iy) * g.w * g.c,
+                  static_cast<size_t>(cols * g.c));
+    }
+  }
+  const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    alignas(64) int32_t acc[kMr * kNr];
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      for (int64_t ox = 0; ox < g.ow; ox += kMr) {
+        const int64_t mr = std::min(kMr, g.ow - ox);
+        const int8_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += 16) {
+          const int8_t* bn = pk.data + (n / 16) * (kp / 4) * 64;
+          if (mr == kMr) {
+            vnni_tile_direct<kMr>(a, step, row_step, g.kh, kq, bn, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+          }
+          vnni_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), pk.wsum + n, zp + 128, r, n,
+                            out + (row * g.ow + ox) * g.cout + n, g.cout, 1);
+        }
+      }
+    }
+  });
+  return true;
+}
+#endif
+
 // groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
 bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
@@ -1817,6 +1895,9 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     wk = perm;
   }
   const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (int8_vnni_enabled() && taps > 1 && g.c < 8 && g.dw == 1) return vnni_direct_nhwc(ctx, op, g, x, wk, zp, r, out);
+#endif
   if (int8_vnni_enabled()) {
     Packed pk;
     if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
