@@ -1878,6 +1878,75 @@ bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same without VNNI: MR adjacent output pixels from a padded int16 copy of x - zero_point
+// (padding 0), each kernel row taken as kq2 pairs (the last reaching one value past it, which
+// meets a zero weight) by avx2_tile_step.
+template <int MR>
+ETRT_AVX2_TARGET void avx2_tile_direct(const int16_t* x, int64_t step, int64_t row_step, int64_t kh, int64_t kq2,
+                                       const int16_t* b, int32_t* acc_out) {
+  __m256i acc[MR][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t ky = 0; ky < kh; ++ky, b += kq2 * 32) {
+#pragma GCC unroll 1
+    for (int64_t j = 0; j < kq2; ++j) avx2_tile_step<MR>(acc, x + ky * row_step, step, b, j);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
+  }
+}
+
+bool avx2_direct_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* wk, int32_t zp,
+                      const Requant& r, int8_t* out) {
+  const int64_t row_vals = g.kw * g.c, kq2 = (row_vals + 1) / 2, kp = g.kh * kq2 * 2;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
+  const int64_t plane = hp * wp * g.c;
+  auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+  auto* packed = static_cast<int16_t*>(
+      ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * kp) * sizeof(int16_t)));
+  auto* pad = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t)));
+  if (wd == nullptr || packed == nullptr || pad == nullptr) return false;
+  std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+  for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+    std::memcpy(wd + row * kq2 * 2, wk + row * row_vals, static_cast<size_t>(row_vals));
+  }
+  pack_i16_pairs(wd, g.cout, kp, packed);
+  std::memset(pad, 0, static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t));
+  const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
+      widen_minus(x + (b * g.h + iy) * g.w * g.c, pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, cols * g.c, zp);
+    }
+  }
+  const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    alignas(32) int32_t acc[kAvx2Mr * 16];
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int16_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      for (int64_t ox = 0; ox < g.ow; ox += kAvx2Mr) {
+        const int64_t mr = std::min(kAvx2Mr, g.ow - ox);
+        const int16_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += 16) {
+          const int16_t* bn = packed + (n / 16) * (kp / 2) * 32;
+          if (mr == kAvx2Mr) {
+            avx2_tile_direct<kAvx2Mr>(a, step, row_step, g.kh, kq2, bn, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) avx2_tile_direct<1>(a + i * step, step, row_step, g.kh, kq2, bn, acc + i * 16);
+          }
+          avx2_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), r, n, out + (row * g.ow + ox) * g.cout + n,
+                            g.cout);
+        }
+      }
+    }
+  });
+  return true;
+}
+#endif
+
 // groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
 bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
@@ -1896,7 +1965,11 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
   }
   const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (int8_vnni_enabled() && taps > 1 && g.c < 8 && g.dw == 1) return vnni_direct_nhwc(ctx, op, g, x, wk, zp, r, out);
+  // A few input channels (a first convolution): no unfold, the tiles read a padded copy.
+  if (taps > 1 && g.c < 8 && g.dw == 1) {
+    if (int8_vnni_enabled()) return vnni_direct_nhwc(ctx, op, g, x, wk, zp, r, out);
+    if (!int8_portable_only() && isa_level() >= 1) return avx2_direct_nhwc(ctx, g, x, wk, zp, r, out);
+  }
 #endif
   if (int8_vnni_enabled()) {
     Packed pk;
