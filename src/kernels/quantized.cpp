@@ -1461,12 +1461,17 @@ bool dw_rows_all(DwRowsFn<T> fn, const T* x, const DwInterior& d, const float* w
   return true;
 }
 
-// dw_rows_* for the window widths and strides they are built for (3 and 5, stride 1 and 2, no
-// dilation); false for others. vec: 16 (AVX-512) or 8 (AVX2) channels at x, wt, ... out.
+// The windows dw_rows_* are built for: 3 and 5 wide, stride 1 or 2, no dilation.
+bool dw_rows_fit(const DwInterior& d) {
+  return (d.kw == 3 || d.kw == 5) && d.tap_x == d.c && (d.pixel == d.c || d.pixel == 2 * d.c);
+}
+
+// dw_rows_* for a window dw_rows_fit accepts (false for others). vec: 16 (AVX-512) or 8 (AVX2)
+// channels at x, wt, ... out.
 template <typename T>
 bool dw_rows(int vec, const T* x, const DwInterior& d, const float* wt, const float* zw, const float* mult,
              const float* bias, const Requant& r, int8_t* out, int64_t count) {
-  if (d.tap_x != d.c || (d.pixel != d.c && d.pixel != 2 * d.c)) return false;
+  if (!dw_rows_fit(d)) return false;
   const int key = static_cast<int>(d.kw) * 10 + static_cast<int>(d.pixel / d.c) + (vec == 16 ? 100 : 0);
   switch (key) {
 #define ETRT_DW_ROWS(K, ISA, KW, S, P) \
@@ -1515,29 +1520,18 @@ bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, con
 }
 #endif
 
-bool dw_rows_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("ETRT_INT8_DW");
-    return v == nullptr || std::strcmp(v, "taps") != 0;
-  }();
-  return enabled;
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 // `count` pixels of every channel through the register kernels: AVX-512 for blocks whose width
 // is a multiple of 16, AVX2 vectors of 8 for the rest (72 channels: 64 + 8; 120: 64 + 56).
-void dw_interior_span(bool avx512, bool rows_kernels, const int8_t* x, const DwInterior& d, const float* wf, const float* zw,
+void dw_interior_span(bool avx512, const int8_t* x, const DwInterior& d, const float* wf, const float* zw,
                       const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
-  if (rows_kernels && (d.kw == 3 || d.kw == 5)) {
+  if (dw_rows_fit(d)) {
     int64_t c0 = 0;
-    bool ok = true;
-    for (; ok && avx512 && c0 + 16 <= d.c; c0 += 16) {
-      ok = dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    for (; avx512 && c0 + 16 <= d.c; c0 += 16) {
+      dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
     }
-    for (; ok && c0 + 8 <= d.c; c0 += 8) {
-      ok = dw_rows(8, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
-    }
-    if (ok) return;  // (the first call answers for every width: all or nothing)
+    for (; c0 + 8 <= d.c; c0 += 8) dw_rows(8, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    return;
   }
   for (int64_t c0 = 0; c0 < d.c; c0 += kDwBlock) {
     const int64_t width = std::min(kDwBlock, d.c - c0);
@@ -1621,13 +1615,11 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     auto* bands = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(slots * band_bytes)));
     if (bands == nullptr) return false;
     const auto zp8 = static_cast<int8_t>(zp);
-    // ETRT_INT8_DW=taps keeps the per-tap interior kernels, to compare and test them.
-    const bool rows_kernels = dw_rows_enabled();
     // A small plane (MobileNetV3's 5x5 layers at 14x14 and 7x7): the image's padded window
     // area widened once to float32 x - zp (padding 0), so each input value is widened once,
     // not once per window row it falls in; the rows kernels then only load and multiply.
     const int64_t plane_h = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-    const bool float_plane = rows_kernels && (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
+    const bool float_plane = (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
                              plane_h * band_w * g.c * static_cast<int64_t>(sizeof(float)) <= kDwPlaneBytes;
     if (float_plane) {
       auto* plane = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(plane_h * band_w * g.c) * sizeof(float)));
@@ -1670,7 +1662,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
         const int64_t width = (ob - oa - 1) * g.sw + (g.kw - 1) * g.dw + 1;
         dw_fill_band(g, x, b, oy, oa, width, zp8, band);
         const DwInterior bd{g.sw * g.c, g.dw * g.c, width * g.c, g.kh, g.kw, g.c};
-        dw_interior_span(avx512, rows_kernels, band, bd, wf, zw, r.multiplier, bias, r, out + ((b * g.oh + oy) * g.ow + oa) * g.c,
+        dw_interior_span(avx512, band, bd, wf, zw, r.multiplier, bias, r, out + ((b * g.oh + oy) * g.ow + oa) * g.c,
                          ob - oa);
       };
       for (int64_t row = rows * part / parts; row < rows * (part + 1) / parts; ++row) {
@@ -1682,7 +1674,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
           continue;
         }
         if (ox_lo > 0) banded(b, oy, 0, ox_lo);
-        dw_interior_span(avx512, rows_kernels, x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c, di, wf, zw, r.multiplier,
+        dw_interior_span(avx512, x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c, di, wf, zw, r.multiplier,
                          bias, r, out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c, ox_hi - ox_lo);
         if (ox_hi < g.ow) banded(b, oy, ox_hi, g.ow);
       }
