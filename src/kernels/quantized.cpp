@@ -1018,14 +1018,55 @@ struct Packed {
   int64_t kp = 0, colsp = 0;
 };
 
-bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t groups, int64_t cols, int64_t k,
-                  Packed* p) {
+// What a kernel derives from a weight alone (packed, widened) lives in memory the runtime keeps
+// for the instruction when the weight is a constant (read-only): packed at the first run and
+// again only when the layout or the instruction set in force changes (ETRT_MAX_ISA,
+// etrt.set_max_isa), so a program moved to another machine packs for the one it runs on.
+// Otherwise (a weight given at run time) it is this call's scratch memory.
+enum class Layout : uint64_t { kVnni = 1, kVnniDirect, kPairs, kPairsDirect, kDepthwise, kVnniNchw };  // < 16
+
+struct Derived {
+  void* data = nullptr;
+  bool ready = false;  // filled by an earlier run
+};
+
+// `extra`: a byte more the contents depend on (a depthwise layer's input zero point).
+Derived derived_weight(KernelContext& ctx, const Tensor& weight, Layout layout, size_t nbytes, uint8_t extra = 0) {
+  Derived d;
+  if (weight.is_read_only()) {
+    // Exact, not a hash: 48 address bits, the layout, the instruction set in force, `extra`.
+    const uint64_t key = (reinterpret_cast<uintptr_t>(weight.data()) & ((uint64_t{1} << 48) - 1)) |
+                         static_cast<uint64_t>(layout) << 48 | static_cast<uint64_t>(isa_level() & 3) << 52 |
+                         uint64_t{int8_vnni_enabled()} << 54 | uint64_t{int8_portable_only()} << 55 |
+                         uint64_t{extra} << 56;
+    d.data = ctx.instruction_cache(key, nbytes, &d.ready);
+    if (d.data != nullptr) return d;
+  }
+  d.ready = false;
+  d.data = ctx.allocate_temp(nbytes);
+  return d;
+}
+
+// Packs `source()` ([groups][cols][k] int8, asked for only when the packing is not kept from an
+// earlier run; nullptr: out of memory) for the VNNI tiles.
+template <typename Source>
+bool pack_weights(KernelContext& ctx, const char* op, const Tensor& weight, Layout layout, Source&& source,
+                  int64_t groups, int64_t cols, int64_t k, Packed* p) {
   p->kp = round_up(k, 4);
   p->colsp = round_up(cols, kNr);
-  p->data = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp * p->kp)));
-  p->wsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp) * sizeof(int32_t)));
-  if (p->data == nullptr || p->wsum == nullptr) {
+  const int64_t data_bytes = round_up(groups * p->colsp * p->kp, 64);
+  const Derived d = derived_weight(ctx, weight, layout,
+                                   static_cast<size_t>(data_bytes + groups * p->colsp * 4));
+  if (d.data == nullptr) {
     fail(ctx, op, "out of memory for the packed weights");
+    return false;
+  }
+  p->data = static_cast<int8_t*>(d.data);
+  p->wsum = reinterpret_cast<int32_t*>(p->data + data_bytes);
+  if (d.ready) return true;
+  const int8_t* w = source();
+  if (w == nullptr) {
+    fail(ctx, op, "out of memory for the weights");
     return false;
   }
   for (int64_t g = 0; g < groups; ++g) {
@@ -1033,6 +1074,30 @@ bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t g
   }
   return true;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same for the AVX2 tiles: [cols / 16][lda / 2][16][2] int16 (pack_i16_pairs; lda: k rounded
+// up to even).
+template <typename Source>
+int16_t* pack_pairs(KernelContext& ctx, const char* op, const Tensor& weight, Layout layout, Source&& source,
+                    int64_t cols, int64_t k) {
+  const Derived d = derived_weight(ctx, weight, layout,
+                                   static_cast<size_t>(round_up(cols, 16) * round_up(k, 2)) * sizeof(int16_t));
+  if (d.data == nullptr) {
+    fail(ctx, op, "out of memory for the packed weights");
+    return nullptr;
+  }
+  auto* packed = static_cast<int16_t*>(d.data);
+  if (d.ready) return packed;
+  const int8_t* w = source();
+  if (w == nullptr) {
+    fail(ctx, op, "out of memory for the weights");
+    return nullptr;
+  }
+  pack_i16_pairs(w, cols, k, packed);
+  return packed;
+}
+#endif
 
 struct DepthwiseShape {
   int64_t h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
@@ -1575,15 +1640,19 @@ ETRT_ISA_DISPATCH(void, widen_float, (const int8_t* s, float* d, int64_t n, int3
 // Planes whose padded float32 copy takes at most this many bytes are widened once per image.
 constexpr int64_t kDwPlaneBytes = int64_t{1} << 19;
 
-bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
+bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const Tensor& weight, int32_t zp,
                     const Requant& r, int8_t* out) {
+  const int8_t* w = weight.data_as<int8_t>();
   const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
-  auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
-  auto* zw = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  // [tap][channel] float32 weights and zp * sum(w) per channel, kept across runs (derived_weight).
+  const Derived d = derived_weight(ctx, weight, Layout::kDepthwise,
+                                   static_cast<size_t>((ntaps + 1) * g.c) * sizeof(float), static_cast<uint8_t>(zp));
   auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
-  if (wf == nullptr || zw == nullptr || zeros == nullptr) return false;
-  for (int64_t ch = 0; ch < g.c; ++ch) {
-    zeros[ch] = 0.0f;
+  if (d.data == nullptr || zeros == nullptr) return false;
+  auto* wf = static_cast<float*>(d.data);
+  float* zw = wf + ntaps * g.c;
+  for (int64_t ch = 0; ch < g.c; ++ch) zeros[ch] = 0.0f;
+  for (int64_t ch = 0; !d.ready && ch < g.c; ++ch) {
     int32_t wsum = 0;
     for (int64_t t = 0; t < ntaps; ++t) {
       wf[t * g.c + ch] = w[ch * ntaps + t];
@@ -1822,20 +1891,26 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile_direct(con
 // its unfold copied 9-byte pieces per pixel and kernel row (as long as the product itself), so
 // the tiles read the input in place from a padded copy, each kernel row's taps zero-padded to
 // whole dwords in the packed weights.
-bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const int8_t* wk,
-                      int32_t zp, const Requant& r, int8_t* out) {
+template <typename Source>
+bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+                      Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
   const int64_t row_bytes = g.kw * g.c, kq = (row_bytes + 3) / 4, kp = g.kh * kq * 4;
-  auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
   const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
   const int64_t plane = hp * wp * g.c;
-  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
-  if (wd == nullptr || pad == nullptr) return false;
-  std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
-  for (int64_t row = 0; row < g.cout * g.kh; ++row) {
-    std::memcpy(wd + row * kq * 4, wk + row * row_bytes, static_cast<size_t>(row_bytes));
-  }
   Packed pk;
-  if (!pack_weights(ctx, op, wd, 1, g.cout, kp, &pk)) return true;  // failed with its message
+  const bool packed = pack_weights(ctx, op, weight, Layout::kVnniDirect, [&]() -> const int8_t* {
+    const int8_t* wk = weight_rows();
+    auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+    if (wk == nullptr || wd == nullptr) return nullptr;
+    std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+    for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+      std::memcpy(wd + row * kq * 4, wk + row * row_bytes, static_cast<size_t>(row_bytes));
+    }
+    return wd;
+  }, 1, g.cout, kp, &pk);
+  if (!packed) return true;  // failed with its message
+  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
+  if (pad == nullptr) return false;
   std::memset(pad, static_cast<int8_t>(zp), static_cast<size_t>(g.n * plane + 64));
   const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
   for (int64_t b = 0; b < g.n; ++b) {
@@ -1891,21 +1966,25 @@ ETRT_AVX2_TARGET void avx2_tile_direct(const int16_t* x, int64_t step, int64_t r
   }
 }
 
-bool avx2_direct_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* wk, int32_t zp,
-                      const Requant& r, int8_t* out) {
+template <typename Source>
+bool avx2_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+                      Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
   const int64_t row_vals = g.kw * g.c, kq2 = (row_vals + 1) / 2, kp = g.kh * kq2 * 2;
   const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
   const int64_t plane = hp * wp * g.c;
-  auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
-  auto* packed = static_cast<int16_t*>(
-      ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * kp) * sizeof(int16_t)));
+  const int16_t* packed = pack_pairs(ctx, op, weight, Layout::kPairsDirect, [&]() -> const int8_t* {
+    const int8_t* wk = weight_rows();
+    auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+    if (wk == nullptr || wd == nullptr) return nullptr;
+    std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+    for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+      std::memcpy(wd + row * kq2 * 2, wk + row * row_vals, static_cast<size_t>(row_vals));
+    }
+    return wd;
+  }, g.cout, kp);
+  if (packed == nullptr) return true;  // failed with its message
   auto* pad = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t)));
-  if (wd == nullptr || packed == nullptr || pad == nullptr) return false;
-  std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
-  for (int64_t row = 0; row < g.cout * g.kh; ++row) {
-    std::memcpy(wd + row * kq2 * 2, wk + row * row_vals, static_cast<size_t>(row_vals));
-  }
-  pack_i16_pairs(wd, g.cout, kp, packed);
+  if (pad == nullptr) return false;
   std::memset(pad, 0, static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t));
   const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
   for (int64_t b = 0; b < g.n; ++b) {
@@ -1943,29 +2022,31 @@ bool avx2_direct_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, co
 bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
   const int64_t taps = g.kh * g.kw, k = taps * g.c, m = g.n * g.oh * g.ow;
-  const int8_t* w = weight.data_as<int8_t>();
-  const int8_t* wk = w;  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py)
-  if (taps > 1 && weight.is_contiguous()) {
+  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py), or permuted to it;
+  // asked for only when no packing is kept from an earlier run (nullptr: out of memory).
+  auto weight_rows = [&]() -> const int8_t* {
+    const int8_t* w = weight.data_as<int8_t>();
+    if (taps == 1 || !weight.is_contiguous()) return w;
     auto* perm = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k)));
-    if (perm == nullptr) return false;
+    if (perm == nullptr) return nullptr;
     for (int64_t co = 0; co < g.cout; ++co) {
       for (int64_t ci = 0; ci < g.c; ++ci) {
         for (int64_t t = 0; t < taps; ++t) perm[(co * taps + t) * g.c + ci] = w[(co * g.c + ci) * taps + t];
       }
     }
-    wk = perm;
-  }
+    return perm;
+  };
   const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
 #if defined(__x86_64__) && defined(__GNUC__)
   // A few input channels (a first convolution): no unfold, the tiles read a padded copy.
   if (taps > 1 && g.c < 8 && g.dw == 1) {
-    if (int8_vnni_enabled()) return vnni_direct_nhwc(ctx, op, g, x, wk, zp, r, out);
-    if (!int8_portable_only() && isa_level() >= 1) return avx2_direct_nhwc(ctx, g, x, wk, zp, r, out);
+    if (int8_vnni_enabled()) return vnni_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
+    if (!int8_portable_only() && isa_level() >= 1) return avx2_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
   }
 #endif
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
+    if (!pack_weights(ctx, op, weight, Layout::kVnni, weight_rows, 1, g.cout, k, &pk)) return true;  // failed
     const int8_t* a = x;
     if (!direct || pk.kp != k) {
       auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
@@ -1979,11 +2060,10 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
 #if defined(__x86_64__) && defined(__GNUC__)
   if (!int8_portable_only() && isa_level() >= 1) {
     const int64_t lda = round_up(k, 2);
-    auto* packed = static_cast<int16_t*>(
-        ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * lda) * sizeof(int16_t)));
+    const int16_t* packed = pack_pairs(ctx, op, weight, Layout::kPairs, weight_rows, g.cout, k);
+    if (packed == nullptr) return true;  // failed with its message
     auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
-    if (packed == nullptr || rows == nullptr) return false;
-    pack_i16_pairs(wk, g.cout, k, packed);
+    if (rows == nullptr) return false;
     if (direct && lda == k) {  // a 1x1 convolution's rows are the input's pixels: one widening pass
       parallel_for(0, m, 256, [&](int64_t p0, int64_t p1) { widen_minus(x + p0 * k, rows + p0 * k, (p1 - p0) * k, zp); });
     } else {
@@ -1993,9 +2073,10 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     return true;
   }
 #endif
+  const int8_t* wk = weight_rows();
   auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k) * sizeof(int16_t)));
   auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
-  if (wide == nullptr || rows == nullptr) return false;
+  if (wk == nullptr || wide == nullptr || rows == nullptr) return false;
   for (int64_t i = 0; i < g.cout * k; ++i) wide[i] = wk[i];
   unfold_nhwc(g, x, rows, k, zp, int16_t{0});
   gemm_requant(rows, wide, m, g.cout, k, r, 0, out, g.cout, 1);
@@ -2068,7 +2149,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
       on = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel())));
       if (on == nullptr) return fail(ctx, op, "out of memory for the channels-last output");
     }
-    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w.data_as<int8_t>(), zp, r, on)
+    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w, zp, r, on)
                               : gemm_nhwc(ctx, op, g, xn, w, zp, r, on);
     if (!ok) return fail(ctx, op, "out of memory for the channels-last convolution");
     if (ctx.failed()) return;
@@ -2128,7 +2209,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   };
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, wts, groups, coutg, k, &pk)) return;
+    if (!pack_weights(ctx, op, w, Layout::kVnniNchw, [&] { return wts; }, groups, coutg, k, &pk)) return;
     auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
     if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
     const auto pad = static_cast<int8_t>(zp);
@@ -2191,7 +2272,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
 #endif
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
+    if (!pack_weights(ctx, op, w, Layout::kVnni, [&] { return w.data_as<int8_t>(); }, 1, cols, k, &pk)) return;
     const int8_t* a = xd;
     if (pk.kp != k) {  // rows padded to whole groups of 4
       auto* padded = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
@@ -2222,9 +2303,8 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
       });
       return;
     }
-    auto* packed = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(round_up(cols, 16) * lda) * sizeof(int16_t)));
-    if (packed == nullptr) return fail(ctx, op, "out of memory for the packed weights");
-    pack_i16_pairs(w.data_as<int8_t>(), cols, k, packed);
+    const int16_t* packed = pack_pairs(ctx, op, w, Layout::kPairs, [&] { return w.data_as<int8_t>(); }, cols, k);
+    if (packed == nullptr) return;  // failed with its message
     avx2_gemm_requant(a, lda, packed, rows, cols, r, od, cols);
     return;
   }

@@ -85,6 +85,31 @@ Error over_budget(const std::string& where, const std::string& what, uint64_t by
 RunContext::~RunContext() {
   for (void* p : overflow_) std::free(p);
   std::free(scratch_);
+  for (Cache& c : caches_) std::free(c.data);
+}
+
+void* RunContext::instruction_cache(uint64_t key, size_t nbytes, bool* reused) {
+  *reused = false;
+  if (current_ >= caches_.size() || nbytes == 0) return nullptr;
+  Cache& c = caches_[current_];
+  if (c.data != nullptr && c.key == key && c.nbytes == nbytes) {
+    *reused = true;
+    return c.data;
+  }
+  std::free(c.data);
+  cache_bytes_ -= c.nbytes;
+  c = Cache();
+  // Kept blocks and this instruction's scratch share the method's budget for scratch memory.
+  const size_t rounded = (nbytes + 63) / 64 * 64;
+  if (rounded < nbytes || cache_bytes_ > limit_ || rounded > limit_ - cache_bytes_ ||
+      used_ > limit_ - cache_bytes_ - rounded) {
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, rounded) != 0) return nullptr;
+  c = Cache{key, nbytes, p};
+  cache_bytes_ += nbytes;
+  return p;
 }
 
 void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
@@ -92,7 +117,8 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   if (nbytes == 0) nbytes = 1;
   // Within the method's budget: what this instruction took so far plus this request.
-  if (alignment > limit_ || nbytes > limit_ - alignment || used_ > limit_ - alignment - nbytes) return nullptr;
+  const size_t limit = limit_ - std::min(limit_, cache_bytes_);  // less what instruction caches keep
+  if (alignment > limit || nbytes > limit - alignment || used_ > limit - alignment - nbytes) return nullptr;
   if (overflow_.empty() && scratch_ != nullptr) {
     uintptr_t base = reinterpret_cast<uintptr_t>(scratch_);
     uintptr_t start = (base + used_ + alignment - 1) & ~(uintptr_t{alignment} - 1);
@@ -131,6 +157,11 @@ void RunContext::grow() noexcept {
 }
 
 void RunContext::fail(Error error) {
+  if (current_ < caches_.size() && caches_[current_].data != nullptr) {  // maybe half written
+    std::free(caches_[current_].data);
+    cache_bytes_ -= caches_[current_].nbytes;
+    caches_[current_] = Cache();
+  }
   if (!error_.ok()) return;  // keep the first failure
   error_ = error.ok() ? Error(ErrorCode::KernelFailed, "kernel failed without saying why") : std::move(error);
 }
@@ -486,6 +517,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
   }
   // Kernels' scratch memory gets what is left.
   s->context.set_limit(static_cast<size_t>(std::min<uint64_t>(remaining, SIZE_MAX)));
+  s->context.set_instructions(s->instructions.size());
   return s;
 } catch (const std::bad_alloc&) {
   return Error(ErrorCode::OutOfMemory, "out of memory while loading a method");
@@ -658,6 +690,7 @@ Error run_instructions(MethodState& s, EventTracer* tracer) noexcept {
       }
       if (in.fn != nullptr) {
         if constexpr (kTraced) tracer->begin_operator(s.op_names[in.index], static_cast<uint32_t>(i));
+        s.context.begin_instruction(i);
         in.fn(s.context, Span<Value*>(in.args, in.num_args));
         if constexpr (kTraced) {
           tracer->end_operator(s.op_names[in.index], static_cast<uint32_t>(i),
