@@ -88,6 +88,20 @@ RunContext::~RunContext() {
   for (Cache& c : caches_) std::free(c.data);
 }
 
+bool RunContext::drop_caches() noexcept {
+  if (cache_bytes_ == 0) return false;
+  caches_off_ = true;
+  bool dropped = false;
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    if (i == current_ || caches_[i].data == nullptr) continue;  // the running kernel's is in use
+    std::free(caches_[i].data);
+    cache_bytes_ -= caches_[i].nbytes;
+    caches_[i] = Cache();
+    dropped = true;
+  }
+  return dropped;
+}
+
 void* RunContext::instruction_cache(uint64_t key, size_t nbytes, bool* reused) {
   *reused = false;
   if (current_ >= caches_.size() || nbytes == 0) return nullptr;
@@ -99,10 +113,12 @@ void* RunContext::instruction_cache(uint64_t key, size_t nbytes, bool* reused) {
   std::free(c.data);
   cache_bytes_ -= c.nbytes;
   c = Cache();
-  // Kept blocks and this instruction's scratch share the method's budget for scratch memory.
+  // Kept blocks and the scratch buffer (as large as the largest call needed) share the method's
+  // budget for scratch memory.
   const size_t rounded = (nbytes + 63) / 64 * 64;
-  if (rounded < nbytes || cache_bytes_ > limit_ || rounded > limit_ - cache_bytes_ ||
-      used_ > limit_ - cache_bytes_ - rounded) {
+  const size_t scratch = std::max(used_, capacity_);
+  if (caches_off_ || rounded < nbytes || cache_bytes_ > limit_ || rounded > limit_ - cache_bytes_ ||
+      scratch > limit_ - cache_bytes_ - rounded) {
     return nullptr;
   }
   void* p = nullptr;
@@ -117,8 +133,13 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   if (nbytes == 0) nbytes = 1;
   // Within the method's budget: what this instruction took so far plus this request.
-  const size_t limit = limit_ - std::min(limit_, cache_bytes_);  // less what instruction caches keep
-  if (alignment > limit || nbytes > limit - alignment || used_ > limit - alignment - nbytes) return nullptr;
+  const auto fits = [&] {
+    const size_t limit = limit_ - std::min(limit_, cache_bytes_);  // less what instruction caches keep
+    return alignment <= limit && nbytes <= limit - alignment && used_ <= limit - alignment - nbytes;
+  };
+  // Scratch memory comes first: other instructions' kept blocks are dropped for it, and the
+  // method keeps none from then on (its budget holds its scratch memory, not both).
+  if (!fits() && (!drop_caches() || !fits())) return nullptr;
   if (overflow_.empty() && scratch_ != nullptr) {
     uintptr_t base = reinterpret_cast<uintptr_t>(scratch_);
     uintptr_t start = (base + used_ + alignment - 1) & ~(uintptr_t{alignment} - 1);
@@ -145,7 +166,8 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
 void RunContext::grow() noexcept {
   for (void* p : overflow_) std::free(p);
   overflow_.clear();
-  size_t want = std::min((std::max(used_, capacity_ * 2) + 63) / 64 * 64, limit_ / 64 * 64);
+  size_t want = std::min((std::max(used_, capacity_ * 2) + 63) / 64 * 64,
+                         (limit_ - std::min(limit_, cache_bytes_)) / 64 * 64);
   std::free(scratch_);
   scratch_ = nullptr;
   capacity_ = 0;

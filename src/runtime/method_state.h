@@ -55,6 +55,9 @@ class RunContext final : public KernelContext {
 
  private:
   void grow() noexcept;
+  // Frees every kept block but the running instruction's and keeps none from then on; whether
+  // anything was freed.
+  bool drop_caches() noexcept;
 
   uint8_t* scratch_ = nullptr;
   size_t capacity_ = 0;
@@ -71,6 +74,7 @@ class RunContext final : public KernelContext {
   std::vector<Cache> caches_;
   size_t current_ = 0;
   size_t cache_bytes_ = 0;
+  bool caches_off_ = false;
 };
 
 // A valid address for tensors of no bytes (planned in an empty arena, or bound empty).

@@ -268,6 +268,32 @@ def test_first_conv_and_depthwise_paths_equal_the_folded_graph_at_every_instruct
         etrt.set_max_isa("avx512")
 
 
+def test_kept_packed_weights_give_way_to_scratch_memory_within_a_tight_budget(zoo: Block) -> None:
+    """The packed weights instructions keep share the method's memory budget with the scratch
+    memory of every call: at the smallest budget the program runs in at all, runs repeated
+    still succeed with the folded graph's integers (kept blocks are dropped for the scratch
+    memory a later call needs, and weights are packed per call)."""
+    x = zoo.x.numpy()
+
+    def runs(budget: int) -> bool:
+        try:
+            etrt.load(zoo.program, max_memory_bytes=budget).forward(x)
+        except etrt.EtrtError:
+            return False
+        return True
+
+    lo, hi = 1, 1 << 26  # fails at lo, runs at hi
+    assert runs(hi) and not runs(lo)
+    while hi - lo > max(1024, hi // 256):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    for budget in (hi, hi + (hi >> 4), hi + (hi >> 2)):
+        module = etrt.load(zoo.program, max_memory_bytes=budget)
+        for _ in range(3):
+            got = torch.from_numpy(np.asarray(module.forward(x)[0]))
+            assert torch.equal(got, zoo.want), budget
+
+
 class SqueezeExcite(nn.Module):
     """What MobileNetV3 holds between its integer products: conv + hardswish, a squeeze-excite
     (spatial mean, 1x1 convs, ReLU, hardsigmoid, the channel scale), a cat of two branches of
