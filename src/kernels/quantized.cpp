@@ -1933,7 +1933,9 @@ bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
           if (mr == kMr) {
             vnni_tile_direct<kMr>(a, step, row_step, g.kh, kq, bn, acc);
           } else {
-            for (int64_t i = 0; i < mr; ++i) vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+            for (int64_t i = 0; i < mr; ++i) {
+              vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+            }
           }
           vnni_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), pk.wsum + n, zp + 128, r, n,
                             out + (row * g.ow + ox) * g.cout + n, g.cout, 1);
@@ -2006,7 +2008,9 @@ bool avx2_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
           if (mr == kAvx2Mr) {
             avx2_tile_direct<kAvx2Mr>(a, step, row_step, g.kh, kq2, bn, acc);
           } else {
-            for (int64_t i = 0; i < mr; ++i) avx2_tile_direct<1>(a + i * step, step, row_step, g.kh, kq2, bn, acc + i * 16);
+            for (int64_t i = 0; i < mr; ++i) {
+              avx2_tile_direct<1>(a + i * step, step, row_step, g.kh, kq2, bn, acc + i * 16);
+            }
           }
           avx2_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), r, n, out + (row * g.ow + ox) * g.cout + n,
                             g.cout);
@@ -2041,7 +2045,9 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
   // A few input channels (a first convolution): no unfold, the tiles read a padded copy.
   if (taps > 1 && g.c < 8 && g.dw == 1) {
     if (int8_vnni_enabled()) return vnni_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
-    if (!int8_portable_only() && isa_level() >= 1) return avx2_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
+    if (!int8_portable_only() && isa_level() >= 1) {
+      return avx2_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
+    }
   }
 #endif
   if (int8_vnni_enabled()) {
