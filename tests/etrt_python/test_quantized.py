@@ -213,12 +213,11 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
 class DepthwiseZoo(nn.Module):
     """The channels-last paths of a first convolution and of depthwise layers (docs/quantization.md,
     "The kernels"), batch 2: a 3 -> 24 stem at 3x3 stride 2 (its tiles read a padded copy: 16
-    output channels and 8 more); at 113x113 and 57x57, planes too large to widen to float32,
-    3x3 stride 1 and 5x5 stride 2 window-row kernels on int8 (borders from zero-point bands); on
-    smaller planes widened to float32, 3x3 stride 2 and 5x5 stride 1 and 2, rows of 29, 15, 8
-    and 4 pixels (whole groups and every kind of rest); 24 and 40 channels (AVX-512 vectors and an
-    AVX2 tail of 8); 7x7 and dilated windows on a 4x4 plane (per-tap kernels, every pixel a
-    border one) and 12 channels (per pixel)."""
+    output channels and 8 more); 3x3 and 5x5 window-row kernels at stride 1 and 2 on planes
+    widened to float32, rows of 29, 15, 8 and 4 pixels (whole groups and every kind of rest),
+    borders from zero-point bands; 24 and 40 channels (AVX-512 vectors and an AVX2 tail of 8);
+    7x7 and dilated windows on a 4x4 plane (per-tap kernels, every pixel a border one) and 12
+    channels (per pixel). Planes too large for float32 (int8 bands): tests/cpp/test_quantized."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -227,11 +226,9 @@ class DepthwiseZoo(nn.Module):
             return nn.Conv2d(c, c, k, stride=s, padding=p, dilation=d, groups=c)
 
         self.body = nn.Sequential(
-            nn.Conv2d(3, 24, 3, stride=2, padding=1), nn.ReLU(),  # 225 -> 113
-            dw(24, 3, 1, 1), dw(24, 5, 2, 2),  # 113 (int8 band rows), -> 57
-            dw(24, 3, 2, 1), dw(24, 5, 1, 2),  # -> 29 (float plane), 29
-            nn.Conv2d(24, 40, 1), dw(40, 5, 2, 2), dw(40, 3, 2, 1),  # -> 15, -> 8
-            dw(40, 5, 1, 2), dw(40, 5, 2, 2), dw(40, 5, 1, 2),  # 8, -> 4, 4
+            nn.Conv2d(3, 24, 3, stride=2, padding=1), nn.ReLU(),  # 57 -> 29
+            dw(24, 3, 1, 1), dw(24, 5, 2, 2), dw(24, 3, 2, 1), dw(24, 5, 1, 2),  # 29, 15, 8, 8
+            nn.Conv2d(24, 40, 1), dw(40, 5, 2, 2), dw(40, 5, 1, 2),  # -> 4, 4
             dw(40, 7, 1, 3), dw(40, 3, 1, 2, 2),  # per-tap kernels, all border
             nn.Conv2d(40, 12, 1), dw(12, 3, 1, 1),  # per pixel
         )  # fmt: skip
@@ -243,12 +240,12 @@ class DepthwiseZoo(nn.Module):
 @pytest.fixture(scope="module")
 def zoo(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> Block:
     torch.manual_seed(0)
-    x = torch.randn(2, 3, 225, 225, generator=torch.Generator().manual_seed(11))
+    x = torch.randn(2, 3, 57, 57, generator=torch.Generator().manual_seed(11))
     converted = etrt.quantize(
-        DepthwiseZoo().eval(), (x,), calibration=[(torch.randn(2, 3, 225, 225),)]
+        DepthwiseZoo().eval(), (x,), calibration=[(torch.randn(2, 3, 57, 57),)]
     )
     core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
-    assert fold_quantized(core).conv2d == 15
+    assert fold_quantized(core).conv2d == 12
     path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("zoo") / "zoo.etrt")
     return Block(path, x, core.module()(x))
 
