@@ -17,6 +17,7 @@
 
 #include "common/checked.h"
 #include "heavy.h"
+#include "parts.h"
 #include "util.h"
 
 namespace etrt {
@@ -753,26 +754,30 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-template <int MR>
+// NB column vectors of 16 channels (2: a whole tile; 1 when 16 channels or fewer are left, as a
+// first convolution's 16: the second vector would multiply the packing's zeros).
+template <int MR, int NB = 2>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8_t* a, int64_t kp,
                                                                      const int8_t* b0, const int8_t* b1,
                                                                      int64_t k4, int32_t* acc_out) {
-  __m512i acc[MR][2];
-  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  static_assert(NB == 1 || NB == 2, "one or two vectors");
+  __m512i acc[MR][NB];
+  for (int r = 0; r < MR; ++r) {
+    for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_si512();
+  }
   for (int64_t q = 0; q < k4; ++q) {
-    const __m512i w0 = _mm512_loadu_si512(b0 + q * 64);
-    const __m512i w1 = _mm512_loadu_si512(b1 + q * 64);
+    __m512i w[NB];
+    w[0] = _mm512_loadu_si512(b0 + q * 64);
+    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
     for (int r = 0; r < MR; ++r) {
       int32_t four;
       std::memcpy(&four, a + r * kp + q * 4, 4);
       const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, w[j]);
     }
   }
   for (int r = 0; r < MR; ++r) {
-    _mm512_storeu_si512(acc_out + r * kNr, acc[r][0]);
-    _mm512_storeu_si512(acc_out + r * kNr + 16, acc[r][1]);
+    for (int j = 0; j < NB; ++j) _mm512_storeu_si512(acc_out + r * kNr + 16 * j, acc[r][j]);
   }
 }
 #endif
@@ -849,12 +854,18 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
       for (int64_t n = 0; n < cols; n += kNr) {
         const int8_t* b0 = packed + (n / 16) * k4 * 64;
         const int8_t* b1 = b0 + k4 * 64;
-        if (mr == kMr) {
+        const int64_t nr = std::min(kNr, cols - n);
+        if (nr <= 16) {
+          if (mr == kMr) {
+            vnni_tile<kMr, 1>(a + m * kp, kp, b0, b1, k4, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) vnni_tile<1, 1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
+          }
+        } else if (mr == kMr) {
           vnni_tile<kMr>(a + m * kp, kp, b0, b1, k4, acc);
         } else {
           for (int64_t i = 0; i < mr; ++i) vnni_tile<1>(a + (m + i) * kp, kp, b0, b1, k4, acc + i * kNr);
         }
-        const int64_t nr = std::min(kNr, cols - n);
         vnni_requant_tile(acc, mr, nr, wsum + n, a_zero, r, n0 + n, out + m * mstride + n * nstride, mstride,
                           nstride);
       }
@@ -1007,14 +1018,55 @@ struct Packed {
   int64_t kp = 0, colsp = 0;
 };
 
-bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t groups, int64_t cols, int64_t k,
-                  Packed* p) {
+// What a kernel derives from a weight alone (packed, widened) lives in memory the runtime keeps
+// for the instruction when the weight is a constant (read-only): packed at the first run and
+// again only when the layout or the instruction set in force changes (ETRT_MAX_ISA,
+// etrt.set_max_isa), so a program moved to another machine packs for the one it runs on.
+// Otherwise (a weight given at run time) it is this call's scratch memory.
+enum class Layout : uint64_t { kVnni = 1, kVnniDirect, kPairs, kPairsDirect, kDepthwise, kVnniNchw };  // < 16
+
+struct Derived {
+  void* data = nullptr;
+  bool ready = false;  // filled by an earlier run
+};
+
+// `extra`: a byte more the contents depend on (a depthwise layer's input zero point).
+Derived derived_weight(KernelContext& ctx, const Tensor& weight, Layout layout, size_t nbytes, uint8_t extra = 0) {
+  Derived d;
+  if (weight.is_read_only()) {
+    // Exact, not a hash: 48 address bits, the layout, the instruction set in force, `extra`.
+    const uint64_t key = (reinterpret_cast<uintptr_t>(weight.data()) & ((uint64_t{1} << 48) - 1)) |
+                         static_cast<uint64_t>(layout) << 48 | static_cast<uint64_t>(isa_level() & 3) << 52 |
+                         uint64_t{int8_vnni_enabled()} << 54 | uint64_t{int8_portable_only()} << 55 |
+                         uint64_t{extra} << 56;
+    d.data = ctx.instruction_cache(key, nbytes, &d.ready);
+    if (d.data != nullptr) return d;
+  }
+  d.ready = false;
+  d.data = ctx.allocate_temp(nbytes);
+  return d;
+}
+
+// Packs `source()` ([groups][cols][k] int8, asked for only when the packing is not kept from an
+// earlier run; nullptr: out of memory) for the VNNI tiles.
+template <typename Source>
+bool pack_weights(KernelContext& ctx, const char* op, const Tensor& weight, Layout layout, Source&& source,
+                  int64_t groups, int64_t cols, int64_t k, Packed* p) {
   p->kp = round_up(k, 4);
   p->colsp = round_up(cols, kNr);
-  p->data = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp * p->kp)));
-  p->wsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(groups * p->colsp) * sizeof(int32_t)));
-  if (p->data == nullptr || p->wsum == nullptr) {
+  const int64_t data_bytes = round_up(groups * p->colsp * p->kp, 64);
+  const Derived d = derived_weight(ctx, weight, layout,
+                                   static_cast<size_t>(data_bytes + groups * p->colsp * 4));
+  if (d.data == nullptr) {
     fail(ctx, op, "out of memory for the packed weights");
+    return false;
+  }
+  p->data = static_cast<int8_t*>(d.data);
+  p->wsum = reinterpret_cast<int32_t*>(p->data + data_bytes);
+  if (d.ready) return true;
+  const int8_t* w = source();
+  if (w == nullptr) {
+    fail(ctx, op, "out of memory for the weights");
     return false;
   }
   for (int64_t g = 0; g < groups; ++g) {
@@ -1022,6 +1074,30 @@ bool pack_weights(KernelContext& ctx, const char* op, const int8_t* w, int64_t g
   }
   return true;
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same for the AVX2 tiles: [cols / 16][lda / 2][16][2] int16 (pack_i16_pairs; lda: k rounded
+// up to even).
+template <typename Source>
+int16_t* pack_pairs(KernelContext& ctx, const char* op, const Tensor& weight, Layout layout, Source&& source,
+                    int64_t cols, int64_t k) {
+  const Derived d = derived_weight(ctx, weight, layout,
+                                   static_cast<size_t>(round_up(cols, 16) * round_up(k, 2)) * sizeof(int16_t));
+  if (d.data == nullptr) {
+    fail(ctx, op, "out of memory for the packed weights");
+    return nullptr;
+  }
+  auto* packed = static_cast<int16_t*>(d.data);
+  if (d.ready) return packed;
+  const int8_t* w = source();
+  if (w == nullptr) {
+    fail(ctx, op, "out of memory for the weights");
+    return nullptr;
+  }
+  pack_i16_pairs(w, cols, k, packed);
+  return packed;
+}
+#endif
 
 struct DepthwiseShape {
   int64_t h, wd, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
@@ -1089,14 +1165,31 @@ struct ConvGeom {
   int64_t n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
 };
 
-void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
-  for (int64_t b = 0; b < n; ++b) {
-    const int8_t* s = src + b * c * plane;
-    int8_t* d = dst + b * c * plane;
-    for (int64_t p = 0; p < plane; ++p) {
-      for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
-    }
+// A few channels (a network's image input, 3): the channel count known to the compiler, so the
+// interleaving vectorises instead of a byte move per value.
+template <int C>
+inline void interleave_planes(const int8_t* s, int8_t* d, int64_t plane) {
+  for (int64_t p = 0; p < plane; ++p) {
+    for (int ch = 0; ch < C; ++ch) d[p * C + ch] = s[ch * plane + p];
   }
+}
+
+ETRT_ISA_BODY void nchw_to_nhwc_image_body(const int8_t* s, int8_t* d, int64_t c, int64_t plane) {
+  switch (c) {
+    case 2: return interleave_planes<2>(s, d, plane);
+    case 3: return interleave_planes<3>(s, d, plane);
+    case 4: return interleave_planes<4>(s, d, plane);
+    default: break;
+  }
+  for (int64_t p = 0; p < plane; ++p) {
+    for (int64_t ch = 0; ch < c; ++ch) d[p * c + ch] = s[ch * plane + p];
+  }
+}
+ETRT_ISA_DISPATCH(void, nchw_to_nhwc_image, (const int8_t* s, int8_t* d, int64_t c, int64_t plane),
+                  (s, d, c, plane))
+
+void nchw_to_nhwc(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
+  for (int64_t b = 0; b < n; ++b) nchw_to_nhwc_image(src + b * c * plane, dst + b * c * plane, c, plane);
 }
 
 void nhwc_to_nchw(const int8_t* src, int64_t n, int64_t c, int64_t plane, int8_t* dst) {
@@ -1310,6 +1403,157 @@ __attribute__((target("avx2,fma"))) void dw_interior_avx2_regs(const int8_t* x, 
   }
 }
 
+// Rows of output pixels at stride S of a KW-wide window (dilation 1), one vector of channels:
+// per window row, the KW weights stay in registers and each input column is widened once and
+// multiplied into every one of the P outputs it covers (the interior kernels above widen it once
+// per tap: KW / S times). Sums x * w, zp * sum(w) (`zw`) taken off at the end, as there: exact.
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512 dw_load16(const int8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512 dw_load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256 dw_load8(const int8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+__attribute__((target("avx2,fma"))) static inline __attribute__((always_inline)) __m256 dw_load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+
+template <int KW, int S, int P, typename T>
+__attribute__((target("avx512f"))) void dw_rows_avx512(const T* x, int64_t c, int64_t tap_y, int64_t kh,
+                                                       const float* wt, const float* zw, const float* mult,
+                                                       const float* bias, const Requant& r, int8_t* out,
+                                                       int64_t count) {
+  constexpr int kCols = (P - 1) * S + KW;
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m512 acc[P];
+    for (int q = 0; q < P; ++q) acc[q] = _mm512_setzero_ps();
+    const T* base = x + p * S * c;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      __m512 w[KW];
+      for (int kx = 0; kx < KW; ++kx) w[kx] = _mm512_loadu_ps(wt + (ky * KW + kx) * c);
+      const T* row = base + ky * tap_y;
+#pragma GCC unroll 32  // whole: the sums must stay in registers (GCC peels at most 16 by itself)
+      for (int j = 0; j < kCols; ++j) {
+        const __m512 xv = dw_load16(row + j * c);
+#pragma GCC unroll 16
+        for (int q = 0; q < P; ++q) {
+          const int kx = j - q * S;
+          if (kx >= 0 && kx < KW) acc[q] = _mm512_fmadd_ps(xv, w[kx], acc[q]);
+        }
+      }
+    }
+    const __m512 z = _mm512_loadu_ps(zw), m = _mm512_loadu_ps(mult), b = _mm512_loadu_ps(bias);
+    for (int q = 0; q < P; ++q) {
+      __m512 y = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(acc[q], z), m), b);
+      y = _mm512_mul_ps(y, _mm512_set1_ps(r.inv_out_scale));
+      y = _mm512_roundscale_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm512_add_ps(y, _mm512_set1_ps(r.out_zp));
+      y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(r.lo)), _mm512_set1_ps(r.hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(y)));
+    }
+  }
+}
+
+// The same on AVX2 (with FMA), 8 channels: P outputs, KW weights and the column in 16 registers.
+template <int KW, int S, int P, typename T>
+__attribute__((target("avx2,fma"))) void dw_rows_avx2(const T* x, int64_t c, int64_t tap_y, int64_t kh,
+                                                     const float* wt, const float* zw, const float* mult,
+                                                     const float* bias, const Requant& r, int8_t* out,
+                                                     int64_t count) {
+  constexpr int kCols = (P - 1) * S + KW;
+  int64_t p = 0;
+  for (; p + P <= count; p += P) {
+    __m256 acc[P];
+    for (int q = 0; q < P; ++q) acc[q] = _mm256_setzero_ps();
+    const T* base = x + p * S * c;
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      __m256 w[KW];
+      for (int kx = 0; kx < KW; ++kx) w[kx] = _mm256_loadu_ps(wt + (ky * KW + kx) * c);
+      const T* row = base + ky * tap_y;
+#pragma GCC unroll 32
+      for (int j = 0; j < kCols; ++j) {
+        const __m256 xv = dw_load8(row + j * c);
+#pragma GCC unroll 16
+        for (int q = 0; q < P; ++q) {
+          const int kx = j - q * S;
+          if (kx >= 0 && kx < KW) acc[q] = _mm256_fmadd_ps(xv, w[kx], acc[q]);
+        }
+      }
+    }
+    const __m256 z = _mm256_loadu_ps(zw), m = _mm256_loadu_ps(mult), b = _mm256_loadu_ps(bias);
+    for (int q = 0; q < P; ++q) {
+      __m256 y = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(acc[q], z), m), b);
+      y = _mm256_mul_ps(y, _mm256_set1_ps(r.inv_out_scale));
+      y = _mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      y = _mm256_add_ps(y, _mm256_set1_ps(r.out_zp));
+      y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(r.lo)), _mm256_set1_ps(r.hi));
+      const __m256i qv = _mm256_cvtps_epi32(y);  // within int8 already: the packs do not saturate
+      const __m128i q16 = _mm_packs_epi32(_mm256_castsi256_si128(qv), _mm256_extracti128_si256(qv, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + (p + q) * c), _mm_packs_epi16(q16, q16));
+    }
+  }
+}
+
+template <typename T>
+using DwRowsFn = void (*)(const T*, int64_t, int64_t, int64_t, const float*, const float*, const float*,
+                          const float*, const Requant&, int8_t*, int64_t);
+
+// The R < P pixels a row leaves take one call of R at once: a 7-pixel row as 4 + 2 + 1 would
+// leave single chains of kh * KW dependent multiply-adds (latency-bound at 7x7).
+template <int KW, int S, int R, typename T>
+void dw_rows_rest(bool avx512, const T* x, const DwInterior& d, const float* wt, const float* zw, const float* mult,
+                  const float* bias, const Requant& r, int8_t* out, int64_t rest) {
+  if constexpr (R > 0) {
+    if (rest == R) {
+      if (avx512) return dw_rows_avx512<KW, S, R, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, R);
+      return dw_rows_avx2<KW, S, R, T>(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, R);
+    }
+    dw_rows_rest<KW, S, R - 1, T>(avx512, x, d, wt, zw, mult, bias, r, out, rest);
+  }
+}
+
+template <int KW, int S, int P, typename T>
+bool dw_rows_all(DwRowsFn<T> fn, const T* x, const DwInterior& d, const float* wt, const float* zw,
+                 const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  const int64_t whole = count / P * P;
+  if (whole > 0) fn(x, d.c, d.tap_y, d.kh, wt, zw, mult, bias, r, out, whole);
+  const bool avx512 = fn == static_cast<DwRowsFn<T>>(dw_rows_avx512<KW, S, P, T>);
+  dw_rows_rest<KW, S, P - 1, T>(avx512, x + whole * S * d.c, d, wt, zw, mult, bias, r, out + whole * d.c,
+                                count - whole);
+  return true;
+}
+
+// The windows dw_rows_* are built for: 3 and 5 wide, stride 1 or 2, no dilation.
+bool dw_rows_fit(const DwInterior& d) {
+  return (d.kw == 3 || d.kw == 5) && d.tap_x == d.c && (d.pixel == d.c || d.pixel == 2 * d.c);
+}
+
+// dw_rows_* for a window dw_rows_fit accepts (false for others). vec: 16 (AVX-512) or 8 (AVX2)
+// channels at x, wt, ... out.
+template <typename T>
+bool dw_rows(int vec, const T* x, const DwInterior& d, const float* wt, const float* zw, const float* mult,
+             const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if (!dw_rows_fit(d)) return false;
+  const int key = static_cast<int>(d.kw) * 10 + static_cast<int>(d.pixel / d.c) + (vec == 16 ? 100 : 0);
+  switch (key) {
+#define ETRT_DW_ROWS(K, ISA, KW, S, P) \
+  case K: return dw_rows_all<KW, S, P, T>(ISA<KW, S, P, T>, x, d, wt, zw, mult, bias, r, out, count);
+    ETRT_DW_ROWS(131, dw_rows_avx512, 3, 1, 8)
+    ETRT_DW_ROWS(132, dw_rows_avx512, 3, 2, 8)
+    ETRT_DW_ROWS(151, dw_rows_avx512, 5, 1, 8)
+    ETRT_DW_ROWS(152, dw_rows_avx512, 5, 2, 8)
+    ETRT_DW_ROWS(31, dw_rows_avx2, 3, 1, 8)
+    ETRT_DW_ROWS(32, dw_rows_avx2, 3, 2, 8)
+    ETRT_DW_ROWS(51, dw_rows_avx2, 5, 1, 6)
+    ETRT_DW_ROWS(52, dw_rows_avx2, 5, 2, 6)
+#undef ETRT_DW_ROWS
+    default: return false;
+  }
+}
+
 // Narrow blocks take several pixels at once: 8 independent sums hide the FMA latency
 // (MobileNetV2's 32-channel 112x112 depthwise 261 -> 245 us).
 bool dw_interior_avx2(const int8_t* x, const DwInterior& d, int64_t width, const float* wt, const float* zw,
@@ -1341,23 +1585,77 @@ bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, con
 }
 #endif
 
-bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const int8_t* w, int32_t zp,
-                    const Requant& r, int8_t* out) {
-  const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
-  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
-  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
-  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
-  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
-  auto* wf = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(float)));
-  auto* zw = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
-  if (wt == nullptr || zeros == nullptr || acc == nullptr || taps == nullptr || wf == nullptr || zw == nullptr) {
-    return false;
+#if defined(__x86_64__) && defined(__GNUC__)
+// `count` pixels of every channel through the register kernels: AVX-512 for blocks whose width
+// is a multiple of 16, AVX2 vectors of 8 for the rest (72 channels: 64 + 8; 120: 64 + 56).
+void dw_interior_span(bool avx512, const int8_t* x, const DwInterior& d, const float* wf, const float* zw,
+                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if (dw_rows_fit(d)) {
+    int64_t c0 = 0;
+    for (; avx512 && c0 + 16 <= d.c; c0 += 16) {
+      dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    }
+    for (; c0 + 8 <= d.c; c0 += 8) dw_rows(8, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    return;
   }
-  for (int64_t ch = 0; ch < g.c; ++ch) {
-    zeros[ch] = 0.0f;
+  for (int64_t c0 = 0; c0 < d.c; c0 += kDwBlock) {
+    const int64_t width = std::min(kDwBlock, d.c - c0);
+    if (avx512 && width % 16 == 0) {
+      dw_interior_avx512(x + c0, d, width, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    } else {
+      dw_interior_avx2(x + c0, d, width, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
+    }
+  }
+}
+#endif
+
+// Border pixels: output columns [oa, ob) of output row `oy` of image `b` read their window from a
+// band of kh rows (dilation applied) of `width` pixels, (ob - oa - 1) * sw + (kw - 1) * dw + 1,
+// where what lies outside the input is the zero point. A padded tap then adds zp * w, which the
+// interior kernels' zp * sum(w) takes off again: the sums are the int32 ones.
+void dw_fill_band(const ConvGeom& g, const int8_t* x, int64_t b, int64_t oy, int64_t oa, int64_t width, int8_t zp,
+                  int8_t* band) {
+  const int64_t ix0 = oa * g.sw - g.pw;
+  const int64_t lo = std::min(width, std::max<int64_t>(0, -ix0));
+  const int64_t hi = std::max(lo, std::min(width, g.w - ix0));
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    int8_t* row = band + ky * width * g.c;
+    const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+    if (iy < 0 || iy >= g.h) {
+      std::memset(row, zp, static_cast<size_t>(width * g.c));
+      continue;
+    }
+    std::memset(row, zp, static_cast<size_t>(lo * g.c));
+    std::memcpy(row + lo * g.c, x + ((b * g.h + iy) * g.w + ix0 + lo) * g.c, static_cast<size_t>((hi - lo) * g.c));
+    std::memset(row + hi * g.c, zp, static_cast<size_t>((width - hi) * g.c));
+  }
+}
+
+// float(x - zp) for n values, compiled per instruction set.
+ETRT_ISA_BODY void widen_float_body(const int8_t* s, float* d, int64_t n, int32_t zp) {
+  for (int64_t i = 0; i < n; ++i) d[i] = static_cast<float>(s[i] - zp);
+}
+ETRT_ISA_DISPATCH(void, widen_float, (const int8_t* s, float* d, int64_t n, int32_t zp), (s, d, n, zp))
+
+// Planes whose padded float32 copy takes at most this many bytes are widened once per image.
+constexpr int64_t kDwPlaneBytes = int64_t{1} << 19;
+
+bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, const Tensor& weight, int32_t zp,
+                    const Requant& r, int8_t* out) {
+  const int8_t* w = weight.data_as<int8_t>();
+  const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
+  // [tap][channel] float32 weights and zp * sum(w) per channel, kept across runs (derived_weight).
+  const Derived d = derived_weight(ctx, weight, Layout::kDepthwise,
+                                   static_cast<size_t>((ntaps + 1) * g.c) * sizeof(float), static_cast<uint8_t>(zp));
+  auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
+  if (d.data == nullptr || zeros == nullptr) return false;
+  auto* wf = static_cast<float*>(d.data);
+  float* zw = wf + ntaps * g.c;
+  for (int64_t ch = 0; ch < g.c; ++ch) zeros[ch] = 0.0f;
+  for (int64_t ch = 0; !d.ready && ch < g.c; ++ch) {
     int32_t wsum = 0;
     for (int64_t t = 0; t < ntaps; ++t) {
-      wt[t * g.c + ch] = wf[t * g.c + ch] = w[ch * ntaps + t];
+      wf[t * g.c + ch] = w[ch * ntaps + t];
       wsum += w[ch * ntaps + t];
     }
     zw[ch] = static_cast<float>(zp * wsum);
@@ -1365,49 +1663,107 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   const bool exact_float = ntaps <= kDwFloatTaps;
   const bool portable = int8_portable_only();
   const bool avx512 = !portable && isa_level() >= 2;
-  (void)avx512;
   const float* bias = r.bias != nullptr ? r.bias : zeros;
-  // Output columns [ox_lo, ox_hi) read inside the input at every kx.
-  const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
-  const int64_t ox_hi = std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1));
-  const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
-  (void)di, (void)ox_hi;
-  // 2: the AVX-512 interior path, 1: the AVX2 one, 0: none (every pixel per pixel).
-  const int interior = !exact_float || g.w - 1 - (g.kw - 1) * g.dw + g.pw < 0 ? 0
-                       : avx512 && g.c % 16 == 0                              ? 2
-                       : !portable && isa_level() >= 1 && g.c % 8 == 0        ? 1
-                                                                              : 0;
-  (void)interior;
+  // The register kernels take whole vectors of 8 channels (16 at AVX-512, 8 for a block's tail).
+  const bool registers = exact_float && !portable && isa_level() >= 1 && g.c % 8 == 0;
+  (void)registers, (void)avx512;
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (registers) {
+    // Output columns [ox_lo, ox_hi) read inside the input at every kx (none when the kernel's
+    // span is wider than the padded-on-one-side input).
+    const bool any_inside = g.w - 1 - (g.kw - 1) * g.dw + g.pw >= 0;
+    const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+    const int64_t ox_hi =
+        any_inside ? std::max(ox_lo, std::min(g.ow, (g.w - 1 - (g.kw - 1) * g.dw + g.pw) / g.sw + 1)) : ox_lo;
+    const DwInterior di{g.sw * g.c, g.dw * g.c, g.dh * g.w * g.c, g.kh, g.kw, g.c};
+    const int64_t band_w = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    const int64_t band_bytes = g.kh * band_w * g.c;
+    const int64_t threads = parallel_num_threads();
+    const int64_t parts = std::max<int64_t>(1, std::min(rows, threads * kPartsPerThread));
+    const int64_t slots = std::max<int64_t>(1, std::min(parts, threads));
+    auto* bands = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(slots * band_bytes)));
+    if (bands == nullptr) return false;
+    const auto zp8 = static_cast<int8_t>(zp);
+    // A small plane (MobileNetV3's 5x5 layers at 14x14 and 7x7): the image's padded window
+    // area widened once to float32 x - zp (padding 0), so each input value is widened once,
+    // not once per window row it falls in; the rows kernels then only load and multiply.
+    const int64_t plane_h = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    const bool float_plane = (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
+                             plane_h * band_w * g.c * static_cast<int64_t>(sizeof(float)) <= kDwPlaneBytes;
+    if (float_plane) {
+      auto* plane = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(plane_h * band_w * g.c) * sizeof(float)));
+      if (plane == nullptr) return false;
+      const int64_t lo = std::min(band_w, g.pw), hi = std::max(lo, std::min(band_w, g.w + g.pw));
+      const DwInterior pd{g.sw * g.c, g.c, g.dh * band_w * g.c, g.kh, g.kw, g.c};
+      for (int64_t b = 0; b < g.n; ++b) {
+        parallel_for(0, plane_h, 1, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            float* row = plane + i * band_w * g.c;
+            const int64_t iy = i - g.ph;
+            if (iy < 0 || iy >= g.h) {
+              std::fill(row, row + band_w * g.c, 0.0f);
+              continue;
+            }
+            std::fill(row, row + lo * g.c, 0.0f);
+            widen_float(x + ((b * g.h + iy) * g.w + lo - g.pw) * g.c, row + lo * g.c, (hi - lo) * g.c, zp);
+            std::fill(row + hi * g.c, row + band_w * g.c, 0.0f);
+          }
+        });
+        parallel_for(0, g.oh, 1, [&](int64_t y0, int64_t y1) {
+          for (int64_t oy = y0; oy < y1; ++oy) {
+            const float* x0 = plane + oy * g.sh * band_w * g.c;
+            int8_t* o0 = out + (b * g.oh + oy) * g.ow * g.c;
+            int64_t c0 = 0;
+            for (; avx512 && c0 + 16 <= g.c; c0 += 16) {
+              dw_rows(16, x0 + c0, pd, wf + c0, zeros + c0, r.multiplier + c0, bias + c0, r, o0 + c0, g.ow);
+            }
+            for (; c0 < g.c; c0 += 8) {
+              dw_rows(8, x0 + c0, pd, wf + c0, zeros + c0, r.multiplier + c0, bias + c0, r, o0 + c0, g.ow);
+            }
+          }
+        });
+      }
+      return true;
+    }
+    run_parts_in_slots(parts, slots, [&](int64_t part, int64_t slot) {
+      int8_t* band = bands + slot * band_bytes;
+      auto banded = [&](int64_t b, int64_t oy, int64_t oa, int64_t ob) {
+        const int64_t width = (ob - oa - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+        dw_fill_band(g, x, b, oy, oa, width, zp8, band);
+        const DwInterior bd{g.sw * g.c, g.dw * g.c, width * g.c, g.kh, g.kw, g.c};
+        dw_interior_span(avx512, band, bd, wf, zw, r.multiplier, bias, r, out + ((b * g.oh + oy) * g.ow + oa) * g.c,
+                         ob - oa);
+      };
+      for (int64_t row = rows * part / parts; row < rows * (part + 1) / parts; ++row) {
+        const int64_t b = row / g.oh, oy = row % g.oh;
+        const int64_t iy0 = oy * g.sh - g.ph;
+        const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
+        if (!rows_inside || ox_hi <= ox_lo) {
+          banded(b, oy, 0, g.ow);
+          continue;
+        }
+        if (ox_lo > 0) banded(b, oy, 0, ox_lo);
+        dw_interior_span(avx512, x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c, di, wf, zw, r.multiplier,
+                         bias, r, out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c, ox_hi - ox_lo);
+        if (ox_hi < g.ow) banded(b, oy, ox_hi, g.ow);
+      }
+    });
+    return true;
+  }
+#endif
+  // Per pixel: tap pointers (null for padding), float32 blocks where the sums stay exact.
+  auto* wt = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(ntaps * g.c) * sizeof(int16_t)));
+  auto* acc = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(rows * g.c) * sizeof(int32_t)));
+  auto* taps = static_cast<const int8_t**>(ctx.allocate_temp(static_cast<size_t>(rows * ntaps) * sizeof(int8_t*)));
+  if (wt == nullptr || acc == nullptr || taps == nullptr) return false;
+  for (int64_t ch = 0; ch < g.c; ++ch) {
+    for (int64_t t = 0; t < ntaps; ++t) wt[t * g.c + ch] = w[ch * ntaps + t];
+  }
   parallel_for(0, rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
       const int8_t** tp = taps + row * ntaps;
-      const int64_t iy0 = oy * g.sh - g.ph;
-      const bool rows_inside = iy0 >= 0 && iy0 + (g.kh - 1) * g.dh < g.h;
-      (void)rows_inside;
-#if defined(__x86_64__) && defined(__GNUC__)
-      if (interior != 0 && rows_inside && ox_hi > ox_lo) {
-        const int8_t* x0 = x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c;
-        int8_t* o0 = out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c;
-        for (int64_t c0 = 0; c0 < g.c; c0 += kDwBlock) {
-          const int64_t width = std::min(kDwBlock, g.c - c0);
-          if (interior == 2) {
-            dw_interior_avx512(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
-                               ox_hi - ox_lo);
-          } else {
-            dw_interior_avx2(x0 + c0, di, width, wf + c0, zw + c0, r.multiplier + c0, bias + c0, r, o0 + c0,
-                             ox_hi - ox_lo);
-          }
-        }
-      }
-#endif
       for (int64_t ox = 0; ox < g.ow; ++ox) {
-#if defined(__x86_64__) && defined(__GNUC__)
-        if (interior != 0 && rows_inside && ox == ox_lo && ox_hi > ox_lo) {
-          ox = ox_hi - 1;  // done above
-          continue;
-        }
-#endif
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
           for (int64_t kx = 0; kx < g.kw; ++kx) {
@@ -1505,26 +1861,198 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, i
   });
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// MR adjacent output pixels of one output row read straight from a zero-point-padded
+// channels-last input: pixel i's kernel row ky is kw * c adjacent bytes at x + i * step +
+// ky * row_step, taken as kq dwords (the last reaching up to 3 bytes past it, which meet the
+// packing's zero weights). 16 output channels (b: their packed column block).
+template <int MR>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile_direct(const int8_t* x, int64_t step,
+                                                                            int64_t row_step, int64_t kh, int64_t kq,
+                                                                            const int8_t* b, int32_t* acc_out) {
+  __m512i acc[MR];
+  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_si512();
+  for (int64_t ky = 0; ky < kh; ++ky, b += kq * 64) {
+    const int8_t* xr = x + ky * row_step;
+    for (int64_t j = 0; j < kq; ++j) {
+      const __m512i w = _mm512_loadu_si512(b + j * 64);
+      for (int i = 0; i < MR; ++i) {
+        int32_t four;
+        std::memcpy(&four, xr + i * step + j * 4, 4);
+        const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
+        acc[i] = _mm512_dpbusd_epi32(acc[i], av, w);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(acc_out + i * kNr, acc[i]);
+}
+
+// A convolution of few input channels (a network's first, 3 -> 16 at 3x3 stride 2) on VNNI:
+// its unfold copied 9-byte pieces per pixel and kernel row (as long as the product itself), so
+// the tiles read the input in place from a padded copy, each kernel row's taps zero-padded to
+// whole dwords in the packed weights.
+template <typename Source>
+bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+                      Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t row_bytes = g.kw * g.c, kq = (row_bytes + 3) / 4, kp = g.kh * kq * 4;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
+  const int64_t plane = hp * wp * g.c;
+  Packed pk;
+  const bool packed = pack_weights(ctx, op, weight, Layout::kVnniDirect, [&]() -> const int8_t* {
+    const int8_t* wk = weight_rows();
+    auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+    if (wk == nullptr || wd == nullptr) return nullptr;
+    std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+    for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+      std::memcpy(wd + row * kq * 4, wk + row * row_bytes, static_cast<size_t>(row_bytes));
+    }
+    return wd;
+  }, 1, g.cout, kp, &pk);
+  if (!packed) return true;  // failed with its message
+  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
+  if (pad == nullptr) return false;
+  std::memset(pad, static_cast<int8_t>(zp), static_cast<size_t>(g.n * plane + 64));
+  const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
+      std::memcpy(pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, x + (b * g.h + iy) * g.w * g.c,
+                  static_cast<size_t>(cols * g.c));
+    }
+  }
+  const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    alignas(64) int32_t acc[kMr * kNr];
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      for (int64_t ox = 0; ox < g.ow; ox += kMr) {
+        const int64_t mr = std::min(kMr, g.ow - ox);
+        const int8_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += 16) {
+          const int8_t* bn = pk.data + (n / 16) * (kp / 4) * 64;
+          if (mr == kMr) {
+            vnni_tile_direct<kMr>(a, step, row_step, g.kh, kq, bn, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) {
+              vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+            }
+          }
+          vnni_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), pk.wsum + n, zp + 128, r, n,
+                            out + (row * g.ow + ox) * g.cout + n, g.cout, 1);
+        }
+      }
+    }
+  });
+  return true;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same without VNNI: MR adjacent output pixels from a padded int16 copy of x - zero_point
+// (padding 0), each kernel row taken as kq2 pairs (the last reaching one value past it, which
+// meets a zero weight) by avx2_tile_step.
+template <int MR>
+ETRT_AVX2_TARGET void avx2_tile_direct(const int16_t* x, int64_t step, int64_t row_step, int64_t kh, int64_t kq2,
+                                       const int16_t* b, int32_t* acc_out) {
+  __m256i acc[MR][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (int64_t ky = 0; ky < kh; ++ky, b += kq2 * 32) {
+#pragma GCC unroll 1
+    for (int64_t j = 0; j < kq2; ++j) avx2_tile_step<MR>(acc, x + ky * row_step, step, b, j);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
+  }
+}
+
+template <typename Source>
+bool avx2_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+                      Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t row_vals = g.kw * g.c, kq2 = (row_vals + 1) / 2, kp = g.kh * kq2 * 2;
+  const int64_t hp = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1, wp = (g.ow - 1) * g.sw + g.kw;
+  const int64_t plane = hp * wp * g.c;
+  const int16_t* packed = pack_pairs(ctx, op, weight, Layout::kPairsDirect, [&]() -> const int8_t* {
+    const int8_t* wk = weight_rows();
+    auto* wd = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * kp)));
+    if (wk == nullptr || wd == nullptr) return nullptr;
+    std::memset(wd, 0, static_cast<size_t>(g.cout * kp));
+    for (int64_t row = 0; row < g.cout * g.kh; ++row) {
+      std::memcpy(wd + row * kq2 * 2, wk + row * row_vals, static_cast<size_t>(row_vals));
+    }
+    return wd;
+  }, g.cout, kp);
+  if (packed == nullptr) return true;  // failed with its message
+  auto* pad = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t)));
+  if (pad == nullptr) return false;
+  std::memset(pad, 0, static_cast<size_t>(g.n * plane + 16) * sizeof(int16_t));
+  const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
+  for (int64_t b = 0; b < g.n; ++b) {
+    for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
+      widen_minus(x + (b * g.h + iy) * g.w * g.c, pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, cols * g.c, zp);
+    }
+  }
+  const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
+  parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
+    alignas(32) int32_t acc[kAvx2Mr * 16];
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.oh, oy = row % g.oh;
+      const int16_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      for (int64_t ox = 0; ox < g.ow; ox += kAvx2Mr) {
+        const int64_t mr = std::min(kAvx2Mr, g.ow - ox);
+        const int16_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += 16) {
+          const int16_t* bn = packed + (n / 16) * (kp / 2) * 32;
+          if (mr == kAvx2Mr) {
+            avx2_tile_direct<kAvx2Mr>(a, step, row_step, g.kh, kq2, bn, acc);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) {
+              avx2_tile_direct<1>(a + i * step, step, row_step, g.kh, kq2, bn, acc + i * 16);
+            }
+          }
+          avx2_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), r, n, out + (row * g.ow + ox) * g.cout + n,
+                            g.cout);
+        }
+      }
+    }
+  });
+  return true;
+}
+#endif
+
 // groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
 bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
   const int64_t taps = g.kh * g.kw, k = taps * g.c, m = g.n * g.oh * g.ow;
-  const int8_t* w = weight.data_as<int8_t>();
-  const int8_t* wk = w;  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py)
-  if (taps > 1 && weight.is_contiguous()) {
+  // [cout][ky][kx][channel]: as the exporter stores it (channels_last.py), or permuted to it;
+  // asked for only when no packing is kept from an earlier run (nullptr: out of memory).
+  auto weight_rows = [&]() -> const int8_t* {
+    const int8_t* w = weight.data_as<int8_t>();
+    if (taps == 1 || !weight.is_contiguous()) return w;
     auto* perm = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k)));
-    if (perm == nullptr) return false;
+    if (perm == nullptr) return nullptr;
     for (int64_t co = 0; co < g.cout; ++co) {
       for (int64_t ci = 0; ci < g.c; ++ci) {
         for (int64_t t = 0; t < taps; ++t) perm[(co * taps + t) * g.c + ci] = w[(co * g.c + ci) * taps + t];
       }
     }
-    wk = perm;
-  }
+    return perm;
+  };
   const bool direct = taps == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+  // A few input channels (a first convolution): no unfold, the tiles read a padded copy.
+  if (taps > 1 && g.c < 8 && g.dw == 1) {
+    if (int8_vnni_enabled()) return vnni_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
+    if (!int8_portable_only() && isa_level() >= 1) {
+      return avx2_direct_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
+    }
+  }
+#endif
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, wk, 1, g.cout, k, &pk)) return true;  // failed with its message
+    if (!pack_weights(ctx, op, weight, Layout::kVnni, weight_rows, 1, g.cout, k, &pk)) return true;  // failed
     const int8_t* a = x;
     if (!direct || pk.kp != k) {
       auto* rows = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(m * pk.kp)));
@@ -1538,11 +2066,10 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
 #if defined(__x86_64__) && defined(__GNUC__)
   if (!int8_portable_only() && isa_level() >= 1) {
     const int64_t lda = round_up(k, 2);
-    auto* packed = static_cast<int16_t*>(
-        ctx.allocate_temp(static_cast<size_t>(round_up(g.cout, 16) * lda) * sizeof(int16_t)));
+    const int16_t* packed = pack_pairs(ctx, op, weight, Layout::kPairs, weight_rows, g.cout, k);
+    if (packed == nullptr) return true;  // failed with its message
     auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * lda) * sizeof(int16_t)));
-    if (packed == nullptr || rows == nullptr) return false;
-    pack_i16_pairs(wk, g.cout, k, packed);
+    if (rows == nullptr) return false;
     if (direct && lda == k) {  // a 1x1 convolution's rows are the input's pixels: one widening pass
       parallel_for(0, m, 256, [&](int64_t p0, int64_t p1) { widen_minus(x + p0 * k, rows + p0 * k, (p1 - p0) * k, zp); });
     } else {
@@ -1552,9 +2079,10 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
     return true;
   }
 #endif
+  const int8_t* wk = weight_rows();
   auto* wide = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.cout * k) * sizeof(int16_t)));
   auto* rows = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(m * k) * sizeof(int16_t)));
-  if (wide == nullptr || rows == nullptr) return false;
+  if (wk == nullptr || wide == nullptr || rows == nullptr) return false;
   for (int64_t i = 0; i < g.cout * k; ++i) wide[i] = wk[i];
   unfold_nhwc(g, x, rows, k, zp, int16_t{0});
   gemm_requant(rows, wide, m, g.cout, k, r, 0, out, g.cout, 1);
@@ -1627,7 +2155,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
       on = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel())));
       if (on == nullptr) return fail(ctx, op, "out of memory for the channels-last output");
     }
-    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w.data_as<int8_t>(), zp, r, on)
+    const bool ok = depthwise ? depthwise_nhwc(ctx, g, xn, w, zp, r, on)
                               : gemm_nhwc(ctx, op, g, xn, w, zp, r, on);
     if (!ok) return fail(ctx, op, "out of memory for the channels-last convolution");
     if (ctx.failed()) return;
@@ -1687,7 +2215,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   };
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, wts, groups, coutg, k, &pk)) return;
+    if (!pack_weights(ctx, op, w, Layout::kVnniNchw, [&] { return wts; }, groups, coutg, k, &pk)) return;
     auto* cols = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(pixels * pk.kp)));
     if (cols == nullptr) return fail(ctx, op, "out of memory for the unfolded input");
     const auto pad = static_cast<int8_t>(zp);
@@ -1750,7 +2278,7 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
 #endif
   if (int8_vnni_enabled()) {
     Packed pk;
-    if (!pack_weights(ctx, op, w.data_as<int8_t>(), 1, cols, k, &pk)) return;
+    if (!pack_weights(ctx, op, w, Layout::kVnni, [&] { return w.data_as<int8_t>(); }, 1, cols, k, &pk)) return;
     const int8_t* a = xd;
     if (pk.kp != k) {  // rows padded to whole groups of 4
       auto* padded = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * pk.kp, 1))));
@@ -1781,9 +2309,8 @@ void op_quantized_linear(KernelContext& ctx, Span<Value*> args) {
       });
       return;
     }
-    auto* packed = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(round_up(cols, 16) * lda) * sizeof(int16_t)));
-    if (packed == nullptr) return fail(ctx, op, "out of memory for the packed weights");
-    pack_i16_pairs(w.data_as<int8_t>(), cols, k, packed);
+    const int16_t* packed = pack_pairs(ctx, op, w, Layout::kPairs, [&] { return w.data_as<int8_t>(); }, cols, k);
+    if (packed == nullptr) return;  // failed with its message
     avx2_gemm_requant(a, lda, packed, rows, cols, r, od, cols);
     return;
   }

@@ -10,6 +10,11 @@ namespace etrt {
 
 KernelContext::~KernelContext() = default;
 
+void* KernelContext::instruction_cache(uint64_t, size_t, bool* reused) {
+  *reused = false;
+  return nullptr;
+}
+
 namespace {
 
 struct KernelRegistry {

@@ -85,6 +85,47 @@ Error over_budget(const std::string& where, const std::string& what, uint64_t by
 RunContext::~RunContext() {
   for (void* p : overflow_) std::free(p);
   std::free(scratch_);
+  for (Cache& c : caches_) std::free(c.data);
+}
+
+bool RunContext::drop_caches() noexcept {
+  if (cache_bytes_ == 0) return false;
+  caches_off_ = true;
+  bool dropped = false;
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    if (i == current_ || caches_[i].data == nullptr) continue;  // the running kernel's is in use
+    std::free(caches_[i].data);
+    cache_bytes_ -= caches_[i].nbytes;
+    caches_[i] = Cache();
+    dropped = true;
+  }
+  return dropped;
+}
+
+void* RunContext::instruction_cache(uint64_t key, size_t nbytes, bool* reused) {
+  *reused = false;
+  if (current_ >= caches_.size() || nbytes == 0) return nullptr;
+  Cache& c = caches_[current_];
+  if (c.data != nullptr && c.key == key && c.nbytes == nbytes) {
+    *reused = true;
+    return c.data;
+  }
+  std::free(c.data);
+  cache_bytes_ -= c.nbytes;
+  c = Cache();
+  // Kept blocks and the scratch buffer (as large as the largest call needed) share the method's
+  // budget for scratch memory.
+  const size_t rounded = (nbytes + 63) / 64 * 64;
+  const size_t scratch = std::max(used_, capacity_);
+  if (caches_off_ || rounded < nbytes || cache_bytes_ > limit_ || rounded > limit_ - cache_bytes_ ||
+      scratch > limit_ - cache_bytes_ - rounded) {
+    return nullptr;
+  }
+  void* p = nullptr;
+  if (posix_memalign(&p, 64, rounded) != 0) return nullptr;
+  c = Cache{key, nbytes, p};
+  cache_bytes_ += nbytes;
+  return p;
 }
 
 void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
@@ -92,7 +133,13 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
   if (alignment < alignof(std::max_align_t)) alignment = alignof(std::max_align_t);
   if (nbytes == 0) nbytes = 1;
   // Within the method's budget: what this instruction took so far plus this request.
-  if (alignment > limit_ || nbytes > limit_ - alignment || used_ > limit_ - alignment - nbytes) return nullptr;
+  const auto fits = [&] {
+    const size_t limit = limit_ - std::min(limit_, cache_bytes_);  // less what instruction caches keep
+    return alignment <= limit && nbytes <= limit - alignment && used_ <= limit - alignment - nbytes;
+  };
+  // Scratch memory comes first: other instructions' kept blocks are dropped for it, and the
+  // method keeps none from then on (its budget holds its scratch memory, not both).
+  if (!fits() && (!drop_caches() || !fits())) return nullptr;
   if (overflow_.empty() && scratch_ != nullptr) {
     uintptr_t base = reinterpret_cast<uintptr_t>(scratch_);
     uintptr_t start = (base + used_ + alignment - 1) & ~(uintptr_t{alignment} - 1);
@@ -119,7 +166,8 @@ void* RunContext::allocate_temp(size_t nbytes, size_t alignment) {
 void RunContext::grow() noexcept {
   for (void* p : overflow_) std::free(p);
   overflow_.clear();
-  size_t want = std::min((std::max(used_, capacity_ * 2) + 63) / 64 * 64, limit_ / 64 * 64);
+  size_t want = std::min((std::max(used_, capacity_ * 2) + 63) / 64 * 64,
+                         (limit_ - std::min(limit_, cache_bytes_)) / 64 * 64);
   std::free(scratch_);
   scratch_ = nullptr;
   capacity_ = 0;
@@ -131,6 +179,11 @@ void RunContext::grow() noexcept {
 }
 
 void RunContext::fail(Error error) {
+  if (current_ < caches_.size() && caches_[current_].data != nullptr) {  // maybe half written
+    std::free(caches_[current_].data);
+    cache_bytes_ -= caches_[current_].nbytes;
+    caches_[current_] = Cache();
+  }
   if (!error_.ok()) return;  // keep the first failure
   error_ = error.ok() ? Error(ErrorCode::KernelFailed, "kernel failed without saying why") : std::move(error);
 }
@@ -486,6 +539,7 @@ Result<std::unique_ptr<MethodState>> MethodState::create(std::shared_ptr<const P
   }
   // Kernels' scratch memory gets what is left.
   s->context.set_limit(static_cast<size_t>(std::min<uint64_t>(remaining, SIZE_MAX)));
+  s->context.set_instructions(s->instructions.size());
   return s;
 } catch (const std::bad_alloc&) {
   return Error(ErrorCode::OutOfMemory, "out of memory while loading a method");
@@ -658,6 +712,7 @@ Error run_instructions(MethodState& s, EventTracer* tracer) noexcept {
       }
       if (in.fn != nullptr) {
         if constexpr (kTraced) tracer->begin_operator(s.op_names[in.index], static_cast<uint32_t>(i));
+        s.context.begin_instruction(i);
         in.fn(s.context, Span<Value*>(in.args, in.num_args));
         if constexpr (kTraced) {
           tracer->end_operator(s.op_names[in.index], static_cast<uint32_t>(i),

@@ -37,6 +37,11 @@ class RunContext final : public KernelContext {
   void fail(Error error) override;
   const Error& error() const override { return error_; }
 
+  void* instruction_cache(uint64_t key, size_t nbytes, bool* reused) override;
+  // Instructions the method has (one cache slot each), before the first run.
+  void set_instructions(size_t count) { caches_.resize(count); }
+  void begin_instruction(size_t index) noexcept { current_ = index; }
+
   // Called after each instruction: drops temporaries and the error.
   void end_instruction() noexcept {
     if (!overflow_.empty()) grow();
@@ -50,6 +55,9 @@ class RunContext final : public KernelContext {
 
  private:
   void grow() noexcept;
+  // Frees every kept block but the running instruction's and keeps none from then on; whether
+  // anything was freed.
+  bool drop_caches() noexcept;
 
   uint8_t* scratch_ = nullptr;
   size_t capacity_ = 0;
@@ -57,6 +65,16 @@ class RunContext final : public KernelContext {
   size_t limit_ = 0;
   std::vector<void*> overflow_;
   Error error_;
+  // instruction_cache: one block per instruction, counted with the scratch against limit_.
+  struct Cache {
+    uint64_t key = 0;
+    size_t nbytes = 0;
+    void* data = nullptr;
+  };
+  std::vector<Cache> caches_;
+  size_t current_ = 0;
+  size_t cache_bytes_ = 0;
+  bool caches_off_ = false;
 };
 
 // A valid address for tensors of no bytes (planned in an empty arena, or bound empty).

@@ -210,6 +210,87 @@ def test_channels_last_kernels_equal_the_folded_graph_at_every_instruction_set(
         etrt.set_max_isa("avx512")
 
 
+class DepthwiseZoo(nn.Module):
+    """The channels-last paths of a first convolution and of depthwise layers (docs/quantization.md,
+    "The kernels"), batch 2: a 3 -> 24 stem at 3x3 stride 2 (its tiles read a padded copy: 16
+    output channels and 8 more); 3x3 and 5x5 window-row kernels at stride 1 and 2 on planes
+    widened to float32, rows of 29, 15, 8 and 4 pixels (whole groups and every kind of rest),
+    borders from zero-point bands; 24 and 40 channels (AVX-512 vectors and an AVX2 tail of 8);
+    7x7 and dilated windows on a 4x4 plane (per-tap kernels, every pixel a border one) and 12
+    channels (per pixel). Planes too large for float32 (int8 bands): tests/cpp/test_quantized."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def dw(c: int, k: int, s: int, p: int, d: int = 1) -> nn.Conv2d:
+            return nn.Conv2d(c, c, k, stride=s, padding=p, dilation=d, groups=c)
+
+        self.body = nn.Sequential(
+            nn.Conv2d(3, 24, 3, stride=2, padding=1), nn.ReLU(),  # 57 -> 29
+            dw(24, 3, 1, 1), dw(24, 5, 2, 2), dw(24, 3, 2, 1), dw(24, 5, 1, 2),  # 29, 15, 8, 8
+            nn.Conv2d(24, 40, 1), dw(40, 5, 2, 2), dw(40, 5, 1, 2),  # -> 4, 4
+            dw(40, 7, 1, 3), dw(40, 3, 1, 2, 2),  # per-tap kernels, all border
+            nn.Conv2d(40, 12, 1), dw(12, 3, 1, 1),  # per pixel
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+@pytest.fixture(scope="module")
+def zoo(inprocess_runtime: Path, tmp_path_factory: pytest.TempPathFactory) -> Block:
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 57, 57, generator=torch.Generator().manual_seed(11))
+    converted = etrt.quantize(
+        DepthwiseZoo().eval(), (x,), calibration=[(torch.randn(2, 3, 57, 57),)]
+    )
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    assert fold_quantized(core).conv2d == 12
+    path = etrt.export(converted, (x,)).save(tmp_path_factory.mktemp("zoo") / "zoo.etrt")
+    return Block(path, x, core.module()(x))
+
+
+def test_first_conv_and_depthwise_paths_equal_the_folded_graph_at_every_instruction_set(
+    zoo: Block,
+) -> None:
+    """Runs repeated and caps changed between runs of one loaded program: the packed weights an
+    instruction keeps from its first run are reused, then packed again for another cap."""
+    module = etrt.load(zoo.program)
+    try:
+        for cap in ("avx512", "avx512", "avx2", "avx2", "sse2", "avx512"):
+            etrt.set_max_isa(cap)
+            got = torch.from_numpy(np.asarray(module.forward(zoo.x.numpy())[0]))
+            assert torch.equal(got, zoo.want), cap
+    finally:
+        etrt.set_max_isa("avx512")
+
+
+def test_kept_packed_weights_give_way_to_scratch_memory_within_a_tight_budget(zoo: Block) -> None:
+    """The packed weights instructions keep share the method's memory budget with the scratch
+    memory of every call: at the smallest budget the program runs in at all, runs repeated
+    still succeed with the folded graph's integers (kept blocks are dropped for the scratch
+    memory a later call needs, and weights are packed per call)."""
+    x = zoo.x.numpy()
+
+    def runs(budget: int) -> bool:
+        try:
+            etrt.load(zoo.program, max_memory_bytes=budget).forward(x)
+        except etrt.EtrtError:
+            return False
+        return True
+
+    lo, hi = 1, 1 << 26  # fails at lo, runs at hi
+    assert runs(hi) and not runs(lo)
+    while hi - lo > max(1024, hi // 256):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    for budget in (hi, hi + (hi >> 4), hi + (hi >> 2)):
+        module = etrt.load(zoo.program, max_memory_bytes=budget)
+        for _ in range(3):
+            got = torch.from_numpy(np.asarray(module.forward(x)[0]))
+            assert torch.equal(got, zoo.want), budget
+
+
 class SqueezeExcite(nn.Module):
     """What MobileNetV3 holds between its integer products: conv + hardswish, a squeeze-excite
     (spatial mean, 1x1 convs, ReLU, hardsigmoid, the channel scale), a cat of two branches of

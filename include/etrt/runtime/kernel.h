@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "etrt/runtime/config.h"
@@ -23,6 +24,13 @@ class ETRT_EXPORT KernelContext {
   virtual void fail(Error error) = 0;
   virtual const Error& error() const = 0;
   bool failed() const { return !error().ok(); }
+  // Memory this instruction keeps across runs of its method, for what the kernel derives from
+  // read-only (constant) arguments alone, such as weights packed into its own layout. `key`
+  // names the contents (layout, instruction set, the constant's address, sizes): when it and
+  // nbytes are the previous call's, *reused is true and the memory holds what that call wrote;
+  // otherwise *reused is false and the kernel fills it. nullptr when the runtime keeps none
+  // (this default, or the method's memory budget spent): compute into allocate_temp instead.
+  virtual void* instruction_cache(uint64_t key, size_t nbytes, bool* reused);
 };
 
 // A kernel receives the operator's arguments in schema order (defaults filled in), then its

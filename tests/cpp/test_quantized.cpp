@@ -1,0 +1,161 @@
+// etrt_quant::conv2d's channels-last paths through the registry against an integer reference, at
+// every instruction set: depthwise layers (the window-row kernels on int8 bands and on float32
+// planes, the per-tap kernels, the per-pixel path) and first convolutions of few input channels
+// (their tiles read a padded copy of the input in place). Scales are powers of two, so the
+// reference's float32 requantization is exact and must be met exactly.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "etrt/runtime/cpu_isa.h"
+#include "etrt/runtime/tensor.h"
+#include "etrt/runtime/value.h"
+
+using etrt::Tensor;
+using etrt::Value;
+
+namespace {
+
+std::mt19937& rng() {
+  static std::mt19937 g(2027);
+  return g;
+}
+int64_t rand_int(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng()); }
+
+// A tensor over its own buffer; channels-last strides when asked (4-D).
+template <typename T>
+struct Buf {
+  std::vector<T> data;
+  Tensor t;
+  Value v;
+  Buf(std::vector<int64_t> sizes, bool nhwc) {
+    std::vector<int64_t> strides(sizes.size(), 1);
+    if (nhwc) {
+      strides = {sizes[1] * sizes[2] * sizes[3], 1, sizes[3] * sizes[1], sizes[1]};
+    } else {
+      for (int i = static_cast<int>(sizes.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * sizes[i + 1];
+    }
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    data.resize(static_cast<size_t>(n));
+    auto r = Tensor::make(data.data(), etrt::CppTypeToScalarType<T>::value,
+                          etrt::Span<const int64_t>(sizes.data(), sizes.size()),
+                          etrt::Span<const int64_t>(strides.data(), strides.size()));
+    if (!r.ok()) std::fprintf(stderr, "Tensor::make: %s\n", r.error().to_string().c_str());
+    t = r.get();
+    v = Value(t);
+  }
+  T& at(std::initializer_list<int64_t> idx) {
+    int64_t off = 0;
+    int d = 0;
+    for (int64_t i : idx) off += i * t.stride(d++);
+    return data[static_cast<size_t>(off)];
+  }
+};
+
+struct Case {
+  int64_t n, c, cout, groups, h, w, k, s, p, d;
+  bool nchw_in;
+};
+
+void run_case(const Case& q, const std::string& label) {
+  const int64_t oh = (q.h + 2 * q.p - q.d * (q.k - 1) - 1) / q.s + 1;
+  const int64_t ow = (q.w + 2 * q.p - q.d * (q.k - 1) - 1) / q.s + 1;
+  const int64_t cin_g = q.c / q.groups;
+  Buf<int8_t> x({q.n, q.c, q.h, q.w}, !q.nchw_in);
+  Buf<int8_t> wt({q.cout, cin_g, q.k, q.k}, false);
+  Buf<float> w_scale({q.cout}, false), bias({q.cout}, false);
+  Buf<int8_t> out({q.n, q.cout, oh, ow}, true);
+  for (auto& v : x.data) v = static_cast<int8_t>(rand_int(-128, 127));
+  for (auto& v : wt.data) v = static_cast<int8_t>(rand_int(-127, 127));
+  for (int64_t o = 0; o < q.cout; ++o) {
+    w_scale.data[o] = std::ldexp(1.0f, -static_cast<int>(6 + o % 3));
+    bias.data[o] = 0.25f * static_cast<float>(o % 7 - 3);
+  }
+  wt.t.set_read_only(true);  // a program's constant, as the exporter stores it
+  const double in_scale = 0.125, out_scale = 4.0;
+  const int64_t in_zp = -5, out_zp = 3, lo = -128, hi = 127;
+  Value vis(in_scale), viz(in_zp), vos(out_scale), voz(out_zp), vlo(lo), vhi(hi), vg(q.groups);
+  const std::vector<int64_t> stride = {q.s, q.s}, padding = {q.p, q.p}, dilation = {q.d, q.d};
+  Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation);
+  const std::vector<Value*> args = {&x.v, &wt.v, &w_scale.v, &bias.v, &vis, &viz, &vos, &voz,
+                                    &vlo, &vhi, &vs,  &vp,        &vd,      &vg,  &out.v};
+  check::TestContext ctx;
+  for (int run = 0; run < 2; ++run) {  // twice: nothing a call leaves behind changes the next
+    CHECK_OK(check::call(ctx, "etrt_quant::conv2d", args));
+  }
+  int64_t wrong = 0, first = -1;
+  for (int64_t b = 0; b < q.n; ++b)
+    for (int64_t o = 0; o < q.cout; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          const int64_t g = o / (q.cout / q.groups);
+          int64_t acc = 0;
+          for (int64_t ci = 0; ci < cin_g; ++ci)
+            for (int64_t i = 0; i < q.k; ++i)
+              for (int64_t j = 0; j < q.k; ++j) {
+                const int64_t iy = y * q.s - q.p + i * q.d, ix = xo * q.s - q.p + j * q.d;
+                if (iy < 0 || iy >= q.h || ix < 0 || ix >= q.w) continue;
+                acc += (x.at({b, g * cin_g + ci, iy, ix}) - in_zp) * wt.at({o, ci, i, j});
+              }
+          const float m = static_cast<float>(in_scale * w_scale.data[o]);
+          const float yv = static_cast<float>(acc) * m + bias.data[o];
+          const float r = std::nearbyint(yv * static_cast<float>(1.0 / out_scale)) + static_cast<float>(out_zp);
+          const auto want = static_cast<int8_t>(std::fmin(std::fmax(r, static_cast<float>(lo)), static_cast<float>(hi)));
+          if (out.at({b, o, y, xo}) != want) {
+            if (first < 0) first = ((b * q.cout + o) * oh + y) * ow + xo;
+            ++wrong;
+          }
+        }
+  check::record(wrong == 0, __FILE__, __LINE__,
+                label + ": " + std::to_string(wrong) + " wrong outputs, first at " + std::to_string(first));
+}
+
+void test_depthwise_and_first_convolutions_match_the_integer_reference() {
+  const check::KeepIsaCap keep;
+  for (const char* isa : {"avx512", "avx2", "sse2"}) {
+    if (!etrt::set_max_isa(isa).ok()) continue;
+    const std::string at = std::string(" [") + isa + "]";
+    // Depthwise: {n, c, cout, groups, h, w, k, stride, padding, dilation, nchw input}.
+    const Case dw[] = {
+        {1, 24, 24, 24, 7, 7, 5, 1, 2, 1, false},     // every row a border one: bands, a 7-pixel rest
+        {2, 40, 40, 40, 14, 13, 5, 1, 2, 1, false},   // 8 + 5 pixels, an AVX2 tail of 8 at AVX-512
+        {1, 72, 72, 72, 14, 15, 5, 2, 2, 1, false},   // 5x5 stride 2
+        {1, 16, 16, 16, 15, 29, 3, 2, 1, 1, false},   // 3x3 stride 2, 15 pixels
+        {1, 88, 88, 88, 11, 12, 3, 1, 1, 1, false},   // 64 + 24 channels
+        {1, 40, 40, 40, 80, 81, 3, 1, 1, 1, false},   // a plane past 512 KiB: int8 bands and rows
+        {1, 40, 40, 40, 61, 60, 5, 2, 2, 1, false},   // the same at 5x5 stride 2
+        {1, 16, 16, 16, 10, 10, 3, 1, 0, 1, false},   // no padding: no border pixel
+        {1, 40, 40, 40, 4, 4, 5, 1, 2, 1, false},     // a window wider than the row
+        {1, 24, 24, 24, 4, 5, 7, 1, 3, 1, false},     // 7x7: per-tap kernels through the bands
+        {1, 24, 24, 24, 9, 9, 3, 1, 2, 2, false},     // dilated: per-tap kernels
+        {2, 12, 12, 12, 6, 7, 3, 1, 1, 1, true},      // 12 channels: per pixel; NCHW input
+    };
+    for (const Case& c : dw) {
+      run_case(c, "depthwise c" + std::to_string(c.c) + " " + std::to_string(c.h) + "x" + std::to_string(c.w) +
+                      " k" + std::to_string(c.k) + "/" + std::to_string(c.s) + at);
+    }
+    // First convolutions (fewer than 8 input channels): 16, 24 and 40 output channels.
+    const Case stem[] = {
+        {2, 3, 16, 1, 17, 19, 3, 2, 1, 1, true},  // MobileNet's stem, NCHW input
+        {1, 3, 24, 1, 23, 21, 7, 2, 3, 1, true},  // ResNet's 7x7/2
+        {1, 4, 40, 1, 9, 11, 5, 1, 2, 1, false},  // channels-last input, stride 1
+        {1, 1, 16, 1, 8, 9, 3, 1, 0, 1, true},    // one channel, no padding
+        {1, 7, 16, 1, 7, 6, 3, 2, 1, 1, false},   // 7 channels: 21-byte kernel rows
+    };
+    for (const Case& c : stem) {
+      run_case(c, "stem c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " k" + std::to_string(c.k) + "/" +
+                      std::to_string(c.s) + at);
+    }
+  }
+}
+
+}  // namespace
+
+int main() {
+  test_depthwise_and_first_convolutions_match_the_integer_reference();
+  return check::finish();
+}
