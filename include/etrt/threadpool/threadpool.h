@@ -52,15 +52,6 @@ class ETRT_EXPORT PoolGuard {
 
  private:
   friend class ThreadPool;
-
-// What the pool's workers do between jobs; ETRT_POOL_WAIT=spin|sleep, read once.
-// kSleep (the default): a worker sleeps in the kernel as soon as its job is done, so it never
-// holds a core another process (or another pool) needs; each job pays a wake-up (tens of us).
-// kSpin: pthreadpool's own policy: workers spin for a while before sleeping, so jobs close
-// together start without a wake-up, at the cost of busy cores between jobs. Libraries handed the
-// pool (the XNNPACK delegate) follow the same policy after each of their runs.
-enum class WaitPolicy { kSpin, kSleep };
-ETRT_EXPORT WaitPolicy wait_policy() noexcept;
   explicit PoolGuard(std::shared_ptr<const detail::Pool> pool) noexcept : pool_(std::move(pool)) {}
   std::shared_ptr<const detail::Pool> pool_;
 };
