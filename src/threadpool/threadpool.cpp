@@ -46,15 +46,39 @@ constexpr int64_t kChunksPerThread = 4;
 
 WaitPolicy read_wait_policy() {
   const char* env = std::getenv("ETRT_POOL_WAIT");
-  if (env == nullptr || *env == '\0') return WaitPolicy::kSleep;
+  if (env == nullptr || *env == '\0') return WaitPolicy::kRun;
   const std::string v(env);
+  if (v == "run") return WaitPolicy::kRun;
   if (v == "spin") return WaitPolicy::kSpin;
   if (v == "sleep") return WaitPolicy::kSleep;
-  ETRT_LOG(Warning, "ignoring ETRT_POOL_WAIT='%s': expected 'spin' or 'sleep'", env);
-  return WaitPolicy::kSleep;
+  ETRT_LOG(Warning, "ignoring ETRT_POOL_WAIT='%s': expected 'run', 'spin' or 'sleep'", env);
+  return WaitPolicy::kRun;
 }
 
-uint32_t job_flags() { return wait_policy() == WaitPolicy::kSleep ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0; }
+// A chunk body that calls parallel_for again runs that inner loop inline: the pool is busy
+// with the outer loop, and pthreadpool calls on a pool from its own tasks would deadlock.
+thread_local bool t_in_task = false;
+
+// Program runs (ParallelRunScope) open on this thread, and in the whole process.
+thread_local int t_run_depth = 0;
+std::atomic<int> g_open_runs{0};
+// Set when a job left the workers spinning inside a run; the last run to end clears it.
+std::atomic<bool> g_spinning{false};
+
+uint32_t job_flags() {
+  switch (wait_policy()) {
+    case WaitPolicy::kSpin:
+      return 0;
+    case WaitPolicy::kSleep:
+      return PTHREADPOOL_FLAG_YIELD_WORKERS;
+    case WaitPolicy::kRun:
+      break;
+  }
+  // Only a thread inside a run leaves the workers spinning: that run's end puts them to sleep.
+  if (t_run_depth == 0) return PTHREADPOOL_FLAG_YIELD_WORKERS;
+  if (!g_spinning.load(std::memory_order_relaxed)) g_spinning.store(true, std::memory_order_relaxed);
+  return 0;
+}
 
 int available_cpus() {
   cpu_set_t set;
@@ -87,6 +111,17 @@ std::shared_ptr<const detail::Pool> make_pool(int n) {
   return pool;
 }
 
+void no_op(void*, size_t) {}
+
+// An empty job with the yield flag: workers spinning after the last job take it at once and then
+// sleep in the kernel. Its range covers every thread, so none is skipped.
+void rest_workers(const std::shared_ptr<const detail::Pool>& pool) {
+  if (t_in_task) return;  // a task cannot hand its own pool a job
+  if (!pool || pool->handle == nullptr || pool->threads <= 1) return;
+  pthreadpool_parallelize_1d(pool->handle, no_op, nullptr, static_cast<size_t>(pool->threads),
+                             PTHREADPOOL_FLAG_YIELD_WORKERS);
+}
+
 }  // namespace
 
 struct ThreadPool::Impl {
@@ -99,6 +134,11 @@ struct ThreadPool::Impl {
 
 // Lets the unload hook below reach the private Impl.
 struct ThreadPoolAccess {
+  // The current pool, or an empty guard: never starts one.
+  static std::shared_ptr<const detail::Pool> existing(const ThreadPool& tp) {
+    std::lock_guard<std::mutex> lock(tp.impl_->mu);
+    return tp.impl_->current;
+  }
   static void shut_down(ThreadPool& tp) {
     std::shared_ptr<const detail::Pool> old;
     {
@@ -147,6 +187,8 @@ Error ThreadPool::set_num_threads(int n) {
     impl_->current = std::move(fresh);
     impl_->threads = n;
   }
+  // A run in flight may have left the old pool's workers spinning; a borrower can keep it alive.
+  if (old && g_spinning.load(std::memory_order_acquire)) rest_workers(old);
   return Error();  // `old` goes when its last guard does
 }
 
@@ -154,6 +196,10 @@ PoolGuard ThreadPool::borrow() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (!impl_->current && !impl_->shut_down) impl_->current = make_pool(impl_->threads);
   return PoolGuard(impl_->current);
+}
+
+void note_workers_spinning() noexcept {
+  if (wait_policy() == WaitPolicy::kRun && t_run_depth > 0) g_spinning.store(true, std::memory_order_relaxed);
 }
 
 WaitPolicy wait_policy() noexcept {
@@ -169,10 +215,6 @@ ThreadPool& get_threadpool() {
 }
 
 namespace {
-
-// A chunk body that calls parallel_for again runs that inner loop inline: the pool is busy
-// with the outer loop, and pthreadpool calls on a pool from its own tasks would deadlock.
-thread_local bool t_in_task = false;
 
 // The caller's writes before the loop must happen before every chunk, and every chunk's writes
 // before the caller goes on. pthreadpool orders them, but through its own atomics and futexes;
@@ -218,11 +260,25 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
   (void)job.finished.load(std::memory_order_acquire);
 }
 
+void pool_begin_run() {
+  if (t_run_depth++ == 0) g_open_runs.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void pool_end_run() {
+  if (--t_run_depth > 0) return;
+  // Every spinning job of a run was handed over before its end; the run that closes last (in the
+  // counter's order) sends the yield job after all of them.
+  if (g_open_runs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!g_spinning.exchange(false, std::memory_order_acq_rel)) return;
+  rest_workers(ThreadPoolAccess::existing(get_threadpool()));
+}
+
 int pool_num_threads() { return get_threadpool().num_threads(); }
 
 Error pool_set_num_threads(int n) { return get_threadpool().set_num_threads(n); }
 
-const ParallelBackend kBackend{pool_parallel_for, pool_num_threads, pool_set_num_threads};
+const ParallelBackend kBackend{pool_parallel_for, pool_num_threads, pool_set_num_threads, pool_begin_run,
+                               pool_end_run};
 
 // Attaches at load, detaches (and joins the workers) at unload or exit.
 struct Attach {

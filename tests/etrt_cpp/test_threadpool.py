@@ -216,8 +216,8 @@ def run_policy(exe: Path, wait: str | None) -> subprocess.CompletedProcess[str]:
                           env=env)  # fmt: skip
 
 
-def idle_cpu_ms(stdout: str) -> float:
-    match = re.search(r"^idle cpu ms per 100 ms: ([0-9.]+)$", stdout, re.MULTILINE)
+def cpu_ms(stdout: str, what: str) -> float:
+    match = re.search(rf"^{re.escape(what)} cpu ms per [0-9]+ ms: ([0-9.]+)$", stdout, re.MULTILINE)
     assert match, stdout
     return float(match.group(1))
 
@@ -231,19 +231,31 @@ def test_pool_cuts_loops_into_several_chunks_per_thread(policy_probe: Path) -> N
     assert reported(proc.stdout, "chunks 1024 grain 300") == 4  # no chunk under the grain
 
 
-def test_pool_workers_sleep_between_jobs_by_default(policy_probe: Path) -> None:
+def test_pool_workers_spin_only_inside_a_run_by_default(policy_probe: Path) -> None:
     default = run_policy(policy_probe, None)
     assert default.returncode == 0, default.stderr
-    assert "wait policy: sleep" in default.stdout
-    # Idle workers cost nothing: a spinning worker burns milliseconds of CPU after each job.
-    assert idle_cpu_ms(default.stdout) < 2.0, default.stdout
+    assert "wait policy: run" in default.stdout
+    # Inside a program run the worker waits for the next job spinning (no wake-up per operator)...
+    assert cpu_ms(default.stdout, "in-run") > 1.0, default.stdout
+    # ...and costs nothing once the run has ended, or outside any run, or after runs on two
+    # threads overlapped: a spinning worker burns milliseconds of CPU after each job.
+    assert cpu_ms(default.stdout, "after-run") < 2.0, default.stdout
+    assert cpu_ms(default.stdout, "idle") < 2.0, default.stdout
+    assert cpu_ms(default.stdout, "after concurrent runs") < 2.0, default.stdout
 
 
 def test_pool_wait_policy_knob(policy_probe: Path) -> None:
+    sleep = run_policy(policy_probe, "sleep")
+    assert sleep.returncode == 0, sleep.stderr
+    assert "wait policy: sleep" in sleep.stdout
+    assert cpu_ms(sleep.stdout, "in-run") < 1.0, sleep.stdout
+    assert cpu_ms(sleep.stdout, "after-run") < 2.0, sleep.stdout
     spin = run_policy(policy_probe, "spin")
     assert spin.returncode == 0, spin.stderr
     assert "wait policy: spin" in spin.stdout
+    assert cpu_ms(spin.stdout, "after-run") > 2.0, spin.stdout
+    assert "wait policy: run" in run_policy(policy_probe, "run").stdout
     bad = run_policy(policy_probe, "busy")
     assert bad.returncode == 0, bad.stderr
     assert "ignoring ETRT_POOL_WAIT='busy'" in bad.stderr
-    assert "wait policy: sleep" in bad.stdout
+    assert "wait policy: run" in bad.stdout

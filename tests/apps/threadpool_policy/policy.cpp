@@ -27,23 +27,69 @@ int64_t chunks_of(int64_t range, int64_t grain) {
   return covered.load() == range ? calls.load() : -1;
 }
 
+const char* policy_name(etrt::threadpool::WaitPolicy p) {
+  switch (p) {
+    case etrt::threadpool::WaitPolicy::kSpin:
+      return "spin";
+    case etrt::threadpool::WaitPolicy::kSleep:
+      return "sleep";
+    case etrt::threadpool::WaitPolicy::kRun:
+      return "run";
+  }
+  return "?";
+}
+
+// CPU the process burns while its caller sleeps `ms` right after a job: the workers' waiting.
+double cpu_while_idle(int ms) {
+  (void)chunks_of(1024, 1);
+  const double before = cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  return cpu_ms() - before;
+}
+
 }  // namespace
 
 int main() {
-  const bool sleeps = etrt::threadpool::wait_policy() == etrt::threadpool::WaitPolicy::kSleep;
-  std::printf("wait policy: %s\n", sleeps ? "sleep" : "spin");
+  std::printf("wait policy: %s\n", policy_name(etrt::threadpool::wait_policy()));
   std::printf("threads: %d\n", etrt::parallel_num_threads());
   std::printf("chunks 1024 grain 1: %lld\n", static_cast<long long>(chunks_of(1024, 1)));
   std::printf("chunks 1024 grain 300: %lld\n", static_cast<long long>(chunks_of(1024, 300)));
-  // Idle CPU: a short job wakes the workers, then the caller sleeps; what the process burns
-  // meanwhile is the workers' waiting.
+  // Idle CPU after a job outside any program run.
   double idle = 0;
+  for (int i = 0; i < 5; ++i) idle += cpu_while_idle(100);
+  std::printf("idle cpu ms per 100 ms: %.2f\n", idle / 5);
+  // Inside a program run (what Method::execute marks) the pause between two jobs, then the
+  // idle time after the run has ended.
+  double inside = 0, after = 0;
   for (int i = 0; i < 5; ++i) {
-    (void)chunks_of(1024, 1);
+    {
+      etrt::ParallelRunScope run;
+      inside += cpu_while_idle(20);
+      (void)chunks_of(1024, 1);
+    }
     const double before = cpu_ms();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    idle += cpu_ms() - before;
+    after += cpu_ms() - before;
   }
-  std::printf("idle cpu ms per 100 ms: %.2f\n", idle / 5);
+  std::printf("in-run cpu ms per 20 ms: %.2f\n", inside / 5);
+  std::printf("after-run cpu ms per 100 ms: %.2f\n", after / 5);
+  // Runs on two threads at once, overlapping and ending in either order: once both have
+  // ended nothing spins.
+  double concurrent = 0;
+  for (int i = 0; i < 5; ++i) {
+    std::thread other([] {
+      etrt::ParallelRunScope run;
+      for (int j = 0; j < 50; ++j) (void)chunks_of(1024, 1);
+    });
+    {
+      etrt::ParallelRunScope run;
+      for (int j = 0; j < 50; ++j) (void)chunks_of(1024, 1);
+    }
+    other.join();
+    const double before = cpu_ms();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    concurrent += cpu_ms() - before;
+  }
+  std::printf("after concurrent runs cpu ms per 100 ms: %.2f\n", concurrent / 5);
   return 0;
 }
