@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -65,6 +66,23 @@ std::atomic<int> g_open_runs{0};
 // Set when a job left the workers spinning inside a run; the last run to end clears it.
 std::atomic<bool> g_spinning{false};
 
+// Contention. A spinning worker uses up its time slices, so on a machine with more runnable
+// threads than cores the scheduler has often put it aside when the next job comes: the caller
+// then waits a time slice (milliseconds) for it, where a sleeping worker woken by a futex runs
+// promptly. Under kRun a run whose caller waited that long for a worker sends the rest of its
+// jobs with the yield flag, and so do the next runs, a number that doubles while it keeps
+// happening and resets after a run without it.
+constexpr int64_t kLateNs = 200 * 1000;
+constexpr uint64_t kMinBackoffRuns = 4;
+constexpr uint64_t kMaxBackoffRuns = 1024;
+std::atomic<uint64_t> g_runs_ended{0};
+std::atomic<uint64_t> g_sleep_until{0};  // in runs ended: spinning is tried again from there
+std::atomic<uint64_t> g_backoff_runs{kMinBackoffRuns};
+thread_local bool t_workers_spin = false;  // this thread's last job left the workers spinning
+thread_local bool t_run_watched = false;   // this run timed a job handed to spinning workers
+thread_local bool t_run_late = false;      // ... and a worker was late for it
+thread_local int64_t t_busy_ns = 0;        // time this thread spent in chunks of timed jobs
+
 uint32_t job_flags() {
   switch (wait_policy()) {
     case WaitPolicy::kSpin:
@@ -75,9 +93,24 @@ uint32_t job_flags() {
       break;
   }
   // Only a thread inside a run leaves the workers spinning: that run's end puts them to sleep.
-  if (t_run_depth == 0) return PTHREADPOOL_FLAG_YIELD_WORKERS;
+  if (t_run_depth == 0 || t_run_late) return PTHREADPOOL_FLAG_YIELD_WORKERS;
+  if (g_runs_ended.load(std::memory_order_relaxed) < g_sleep_until.load(std::memory_order_relaxed)) {
+    return PTHREADPOOL_FLAG_YIELD_WORKERS;
+  }
   if (!g_spinning.load(std::memory_order_relaxed)) g_spinning.store(true, std::memory_order_relaxed);
   return 0;
+}
+
+void note_late_worker() {
+  t_run_late = true;
+  const uint64_t backoff = g_backoff_runs.load(std::memory_order_relaxed);
+  g_sleep_until.store(g_runs_ended.load(std::memory_order_relaxed) + backoff, std::memory_order_relaxed);
+  g_backoff_runs.store(std::min(backoff * 2, kMaxBackoffRuns), std::memory_order_relaxed);
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 int available_cpus() {
@@ -220,10 +253,11 @@ namespace {
 // before the caller goes on. pthreadpool orders them, but through its own atomics and futexes;
 // these two make the hand-over explicit in etrt's code, where a race detector sees it too.
 struct Job {
-  Job(int64_t b, int64_t e, RangeFn f) : begin(b), end(e), fn(f) {}
+  Job(int64_t b, int64_t e, RangeFn f, bool t) : begin(b), end(e), fn(f), timed(t) {}
   const int64_t begin;
   const int64_t end;
   const RangeFn fn;
+  const bool timed;  // chunks add their time to their thread's t_busy_ns
   std::atomic<bool> published{false};
   std::atomic<size_t> finished{0};
 };
@@ -234,7 +268,9 @@ void run_tile(void* context, size_t start, size_t count) {
   const bool outer = t_in_task;
   t_in_task = true;
   const int64_t b = job.begin + static_cast<int64_t>(start);
+  const int64_t t0 = job.timed ? now_ns() : 0;
   job.fn(b, std::min(job.end, b + static_cast<int64_t>(count)));
+  if (job.timed) t_busy_ns += now_ns() - t0;
   t_in_task = outer;
   job.finished.fetch_add(1, std::memory_order_release);
 }
@@ -253,19 +289,37 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
     fn(begin, end);
     return;
   }
-  Job job(begin, end, fn);
+  const uint32_t flags = job_flags();
+  // Under kRun, a job handed to workers that were spinning is timed: how long the caller waited
+  // beyond its own chunks tells whether a worker was late (see note_late_worker).
+  const bool timed = wait_policy() == WaitPolicy::kRun && t_workers_spin;
+  Job job(begin, end, fn, timed);
+  const int64_t busy0 = t_busy_ns;
+  const int64_t t0 = timed ? now_ns() : 0;
   job.published.store(true, std::memory_order_release);
   pthreadpool_parallelize_1d_tile_1d(guard.get(), run_tile, &job, static_cast<size_t>(range),
-                                     static_cast<size_t>(tile), job_flags());
+                                     static_cast<size_t>(tile), flags);
   (void)job.finished.load(std::memory_order_acquire);
+  if (timed) {
+    t_run_watched = true;
+    const int64_t busy = t_busy_ns - busy0;
+    const int64_t waited = now_ns() - t0 - busy;
+    if (waited > kLateNs && waited > busy) note_late_worker();
+  }
+  t_workers_spin = flags == 0;
 }
 
 void pool_begin_run() {
-  if (t_run_depth++ == 0) g_open_runs.fetch_add(1, std::memory_order_acq_rel);
+  if (t_run_depth++ > 0) return;
+  g_open_runs.fetch_add(1, std::memory_order_acq_rel);
+  t_workers_spin = t_run_watched = t_run_late = false;
 }
 
 void pool_end_run() {
   if (--t_run_depth > 0) return;
+  if (t_run_watched && !t_run_late) g_backoff_runs.store(kMinBackoffRuns, std::memory_order_relaxed);
+  g_runs_ended.fetch_add(1, std::memory_order_relaxed);
+  t_workers_spin = false;
   // Every spinning job of a run was handed over before its end; the run that closes last (in the
   // counter's order) sends the yield job after all of them.
   if (g_open_runs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
