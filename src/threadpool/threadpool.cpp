@@ -291,7 +291,10 @@ void pool_parallel_for(int64_t begin, int64_t end, int64_t grain, RangeFn fn) {
   }
   const uint32_t flags = job_flags();
   // Under kRun, a job handed to workers that were spinning is timed: how long the caller waited
-  // beyond its own chunks tells whether a worker was late (see note_late_worker).
+  // beyond its own chunks tells whether a worker was late (see note_late_worker). With runs on
+  // several threads the wait also holds the other runs' jobs (pthreadpool runs one at a time),
+  // which can send them all to sleeping after each job: the old default, never the spin's
+  // collapse on a loaded machine.
   const bool timed = wait_policy() == WaitPolicy::kRun && t_workers_spin;
   Job job(begin, end, fn, timed);
   const int64_t busy0 = t_busy_ns;
