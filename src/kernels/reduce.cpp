@@ -1,5 +1,6 @@
 // Row-wise kernels: softmax, log-softmax, layer norm, any, sum and mean; batch norm (inference).
 // Each row is processed while it sits in cache.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -548,6 +549,27 @@ ETRT_ISA_DISPATCH(void, add_row, (double* __restrict a, const float* __restrict 
 // Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
 // (sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out; sum and mean: self, dtype? |
 // out); -1 marks one it lacks. Accumulates in double, so long reductions stay accurate.
+// Sums over H and W of a channels-last [N, C, H, W] float tensor (a CNN's global average pool)
+// into acc [N, C]: split across threads by blocks of 16 channels (whole cache lines of acc), each
+// channel summed over the pixels in order, so any thread count gives the same bits. False when
+// the reduction is another one.
+bool channels_last_spatial_sum(const Tensor& x, Span<const int64_t> keep, double* acc) {
+  if (x.dim() != 4 || keep.size() != 4 || x.numel() == 0) return false;
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  if (keep[0] != n || keep[1] != c || keep[2] != 1 || keep[3] != 1) return false;
+  if (x.stride(1) != 1 || x.stride(3) != c || x.stride(2) != w * c || (n > 1 && x.stride(0) != h * w * c)) return false;
+  const float* data = x.data_as<const float>();
+  const int64_t hw = h * w, blocks = (c + 15) / 16;
+  parallel_chunks(blocks, 16 * hw, [&](int64_t b0, int64_t b1) {
+    const int64_t c0 = b0 * 16, c1 = std::min(c, b1 * 16);
+    for (int64_t i = 0; i < n; ++i) {
+      const float* img = data + i * h * w * c;
+      for (int64_t p = 0; p < hw; ++p) add_row(acc + i * c + c0, img + p * c + c0, c1 - c0);
+    }
+  });
+  return true;
+}
+
 void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean, int dim_i, int keepdim_i,
                  int dtype_i, int out_i) {
   if (!check_nargs(ctx, op, args, static_cast<size_t>(out_i + 1))) return;
@@ -583,25 +605,27 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
     return;
   }
   for (int64_t i = 0; i < on; ++i) acc[i] = 0.0;
-  Tensor sums(acc, ScalarType::Double, keep.span());
-  const Tensor* ops[2] = {&sums, self};
-  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
-    double* a = reinterpret_cast<double*>(p[0]);
-    const float* x = reinterpret_cast<const float*>(p[1]);
-    const int64_t sx = st[1] / 4;
-    if (st[0] == 0 && sx == 1) {
-      *a += sum_run(x, n);
-    } else if (st[0] == 0) {
-      double t = 0.0;
-      for (int64_t i = 0; i < n; ++i) t += x[i * sx];
-      *a += t;
-    } else if (st[0] == 8 && sx == 1) {
-      add_row(a, x, n);
-    } else {
-      const int64_t sa = st[0] / 8;
-      for (int64_t i = 0; i < n; ++i) a[i * sa] += x[i * sx];
-    }
-  }, /*parallel=*/false);
+  if (!channels_last_spatial_sum(*self, keep.span(), acc)) {
+    Tensor sums(acc, ScalarType::Double, keep.span());
+    const Tensor* ops[2] = {&sums, self};
+    run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+      double* a = reinterpret_cast<double*>(p[0]);
+      const float* x = reinterpret_cast<const float*>(p[1]);
+      const int64_t sx = st[1] / 4;
+      if (st[0] == 0 && sx == 1) {
+        *a += sum_run(x, n);
+      } else if (st[0] == 0) {
+        double t = 0.0;
+        for (int64_t i = 0; i < n; ++i) t += x[i * sx];
+        *a += t;
+      } else if (st[0] == 8 && sx == 1) {
+        add_row(a, x, n);
+      } else {
+        const int64_t sa = st[0] / 8;
+        for (int64_t i = 0; i < n; ++i) a[i * sa] += x[i * sx];
+      }
+    }, /*parallel=*/false);
+  }
   float* o = out->data_as<float>();
   const double scale = mean ? 1.0 / static_cast<double>(count) : 1.0;  // mean of nothing: NaN
   for (int64_t i = 0; i < on; ++i) o[i] = static_cast<float>(mean && count == 0 ? NAN : acc[i] * scale);
