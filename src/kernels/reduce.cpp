@@ -549,24 +549,39 @@ ETRT_ISA_DISPATCH(void, add_row, (double* __restrict a, const float* __restrict 
 // Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
 // (sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out; sum and mean: self, dtype? |
 // out); -1 marks one it lacks. Accumulates in double, so long reductions stay accurate.
+// Pixels per segment of a channels-last spatial sum.
+constexpr int64_t kSumSegmentPixels = 64;
+
 // Sums over H and W of a channels-last [N, C, H, W] float tensor (a CNN's global average pool)
-// into acc [N, C]: split across threads by blocks of 16 channels (whole cache lines of acc), each
-// channel summed over the pixels in order, so any thread count gives the same bits. False when
-// the reduction is another one.
-bool channels_last_spatial_sum(const Tensor& x, Span<const int64_t> keep, double* acc) {
+// into acc [N, C]. Split by runs of pixels, as the elementwise op before it is, so each thread
+// mostly reads what its own core wrote (split by channels, each read half its input from the
+// other core, and the pool got slower at two threads); each run of kSumSegmentPixels pixels is
+// summed on its own and the runs are added in order, so every thread count gives the same bits.
+// False when the reduction is another one.
+bool channels_last_spatial_sum(KernelContext& ctx, const Tensor& x, Span<const int64_t> keep, double* acc) {
   if (x.dim() != 4 || keep.size() != 4 || x.numel() == 0) return false;
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   if (keep[0] != n || keep[1] != c || keep[2] != 1 || keep[3] != 1) return false;
   if (x.stride(1) != 1 || x.stride(3) != c || x.stride(2) != w * c || (n > 1 && x.stride(0) != h * w * c)) return false;
+  const int64_t hw = h * w, segs = (hw + kSumSegmentPixels - 1) / kSumSegmentPixels;
+  double* part = static_cast<double*>(ctx.allocate_temp(static_cast<size_t>(n * segs * c) * sizeof(double), 64));
+  if (part == nullptr) return false;  // the serial loop needs no scratch
   const float* data = x.data_as<const float>();
-  const int64_t hw = h * w, blocks = (c + 15) / 16;
-  parallel_chunks(blocks, 16 * hw, [&](int64_t b0, int64_t b1) {
-    const int64_t c0 = b0 * 16, c1 = std::min(c, b1 * 16);
-    for (int64_t i = 0; i < n; ++i) {
-      const float* img = data + i * h * w * c;
-      for (int64_t p = 0; p < hw; ++p) add_row(acc + i * c + c0, img + p * c + c0, c1 - c0);
+  parallel_chunks(n * segs, kSumSegmentPixels * c, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t i = s / segs, p0 = (s % segs) * kSumSegmentPixels, p1 = std::min(hw, p0 + kSumSegmentPixels);
+      double* sum = part + s * c;
+      for (int64_t k = 0; k < c; ++k) sum[k] = 0.0;
+      for (int64_t p = p0; p < p1; ++p) add_row(sum, data + (i * hw + p) * c, c);
     }
   });
+  for (int64_t i = 0; i < n; ++i) {
+    double* a = acc + i * c;
+    for (int64_t s = 0; s < segs; ++s) {
+      const double* sum = part + (i * segs + s) * c;
+      for (int64_t k = 0; k < c; ++k) a[k] += sum[k];
+    }
+  }
   return true;
 }
 
@@ -605,7 +620,7 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
     return;
   }
   for (int64_t i = 0; i < on; ++i) acc[i] = 0.0;
-  if (!channels_last_spatial_sum(*self, keep.span(), acc)) {
+  if (!channels_last_spatial_sum(ctx, *self, keep.span(), acc)) {
     Tensor sums(acc, ScalarType::Double, keep.span());
     const Tensor* ops[2] = {&sums, self};
     run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {

@@ -1191,7 +1191,7 @@ void test_channels_last_operands() {
       for (int64_t b = 0; b < w; ++b) s += at(x, {i[0], i[1], a, b});
     return s / static_cast<double>(h * w);
   }, 1e-6, 1e-6);
-  // A global average pool big enough to split by channel blocks: on a stand-in pool of 3 threads
+  // A global average pool big enough to split by runs of pixels: on a stand-in pool of 3 threads
   // running its chunks last first, the same bits as in one piece.
   const int64_t bc = 40, bh = 30;
   Buf big = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
