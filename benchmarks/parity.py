@@ -7,10 +7,14 @@ disturbs least.
 
     build/bench-venv/bin/python benchmarks/parity.py --lib base=build/base \
         --lib new=build/runtime:build/threads-new [--isa avx512 avx2] [--threads 1] [--models ...]
-        [--runs 20] [--rounds 5] [--xnn]
+        [--runs 20] [--rounds 5] [--xnn] [--env NAME:VAR=VALUE]
 
 --lib NAME=LIBDIR[:PROGRAMS]: a directory of libetrt*.so and, optionally, one of programs
 (default --dir, where `benchmarks/threads.py --export-only` wrote them and the ONNX files).
+--env NAME:VAR=VALUE sets an environment variable for --lib NAME's workers only (one library
+under two pool policies: `--lib run=build/runtime --lib sleep=build/runtime --env
+sleep:ETRT_POOL_WAIT=sleep`). Several --threads run side by side too (each count its own
+workers), and then each system's parallel efficiency t1 / (n tn) follows the figures.
 """
 
 from __future__ import annotations
@@ -43,11 +47,26 @@ def start(system: str, d: Path, n: int, env: dict[str, str]) -> threads.Worker:
     return threads.Worker(proc, json.loads(line))
 
 
+def parse_env(specs: list[str]) -> dict[str, dict[str, str]]:
+    """--env NAME:VAR=VALUE, per --lib NAME."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        name, _, assign = spec.partition(":")
+        var, eq, value = assign.partition("=")
+        if not name or not var or not eq:
+            raise SystemExit(f"parity.py: --env {spec!r}: expected NAME:VAR=VALUE")
+        out.setdefault(name, {})[var] = value
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lib", action="append", required=True, help="NAME=LIBDIR[:PROGRAMS]")
+    parser.add_argument(
+        "--env", action="append", default=[], help="NAME:VAR=VALUE, for --lib NAME's workers"
+    )
     parser.add_argument("--isa", nargs="+", default=["avx512", "avx2"], choices=threads.ISAS)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1])
     parser.add_argument("--models", nargs="+", default=list(threads.VISION[:4]))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
@@ -58,40 +77,54 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--dir", type=Path, default=ROOT / "build" / "threads")
     args = parser.parse_args(argv)
-    if args.clock == "thread" and args.threads != 1:
+    if args.clock == "thread" and args.threads != [1]:
         raise SystemExit("parity.py: --clock thread times the calling thread: --threads 1 only")
+    extra_env = parse_env(args.env)
     os.environ["ETRT_BENCH_CLOCK"] = args.clock
-    workers = {"ort": start("ort", args.dir, args.threads, {})}
-    for spec in args.lib:
-        name, _, where = spec.partition("=")
-        lib, _, programs = where.partition(":")
-        for isa in args.isa:
-            env = {"ETRT_LIBRARY_DIR": str(Path(lib).resolve()), "ETRT_MAX_ISA": isa}
-            workers[f"{name}/{isa}"] = start("etrt", Path(programs or args.dir), args.threads, env)
+    several = len(args.threads) > 1
+    workers: dict[tuple[str, int], threads.Worker] = {}
+    for n in args.threads:
+        workers[("ort", n)] = start("ort", args.dir, n, {})
+        for spec in args.lib:
+            name, _, where = spec.partition("=")
+            lib, _, programs = where.partition(":")
+            for isa in args.isa:
+                env = {"ETRT_LIBRARY_DIR": str(Path(lib).resolve()), "ETRT_MAX_ISA": isa}
+                env.update(extra_env.get(name, {}))
+                workers[(f"{name}/{isa}", n)] = start("etrt", Path(programs or args.dir), n, env)
     load = os.getloadavg()[0]
-    print(f"{args.threads} thread(s), load {load:.1f} at start", flush=True)
+    print(f"{' '.join(map(str, args.threads))} thread(s), load {load:.1f} at start", flush=True)
     for model in args.models:
-        calls = [("ort", model)] + [(w, model) for w in workers if w != "ort"]
+        calls = [(w, model) for w in workers]
         if args.xnn:
-            calls += [(w, f"{model}:xnn") for w in workers if w != "ort"]
-        samples: dict[str, list[float]] = {}
-        fastest: dict[str, float] = {}
+            calls += [(w, f"{model}:xnn") for w in workers if w[0] != "ort"]
+        samples: dict[tuple[str, int], list[float]] = {}
+        fastest: dict[tuple[str, int], float] = {}
         for r in range(args.rounds):
             for w, call in calls:
-                key = w if call == model else f"{w}+xnn"
+                key = w if call == model else (f"{w[0]}+xnn", w[1])
                 warmup = max(3, args.runs // 5) if r == 0 else 2
                 samples.setdefault(key, []).append(workers[w].median_ms(call, args.runs, warmup))
                 fastest[key] = min(fastest.get(key, 1e30), workers[w].fastest_ms)
-        ort = statistics.median(samples["ort"])
-        cols = "  ".join(
-            f"{k} {statistics.median(v):.2f} ({statistics.median(v) / ort:.2f})"
-            for k, v in samples.items()
-            if k != "ort"
-        )
-        print(f"{model}: ort {ort:.2f}  {cols}  load {os.getloadavg()[0]:.1f}", flush=True)
-        best = fastest["ort"]
-        cols = "  ".join(f"{k} {v:.2f} ({v / best:.2f})" for k, v in fastest.items() if k != "ort")
-        print(f"  fastest: ort {best:.2f}  {cols}", flush=True)
+        medians = {k: statistics.median(v) for k, v in samples.items()}
+        for n in args.threads:
+            tag = f" {n}t" if several else ""
+            ort = medians[("ort", n)]
+            row = [(k, v) for (k, t), v in medians.items() if t == n and k != "ort"]
+            cols = "  ".join(f"{k} {v:.2f} ({v / ort:.2f})" for k, v in row)
+            print(f"{model}{tag}: ort {ort:.2f}  {cols}  load {os.getloadavg()[0]:.1f}", flush=True)
+            best = fastest[("ort", n)]
+            row = [(k, v) for (k, t), v in fastest.items() if t == n and k != "ort"]
+            cols = "  ".join(f"{k} {v:.2f} ({v / best:.2f})" for k, v in row)
+            print(f"  fastest: ort {best:.2f}  {cols}", flush=True)
+        if several and 1 in args.threads:
+            # Parallel efficiency t1 / (n tn) of each system's medians.
+            for n in (t for t in args.threads if t > 1):
+                cols = "  ".join(
+                    f"{k} {medians[(k, 1)] / (n * v):.2f}"
+                    for (k, t), v in medians.items() if t == n and (k, 1) in medians
+                )  # fmt: skip
+                print(f"  efficiency at {n}: {cols}", flush=True)
     for w in workers.values():
         w.close()
     return 0

@@ -90,6 +90,14 @@ constexpr int64_t kWinogradMinChannels = 16;
 constexpr int64_t kWinogradBlockBytes = 512 * 1024;
 constexpr int64_t kWinogradMaxBlock = 64;
 
+// Output channels per unit of a Winograd slice: one cache line of each output pixel.
+constexpr int64_t kWinogradSliceChannels = 16;
+// Transformed weights from this size on are split by output channels between threads (see
+// winograd_slices); smaller ones (ResNet18's 64-channel layers: 576 KiB) are cheap to share, and
+// there the narrower products and the repeated input transform cost more (2 threads: 1.35 ms
+// sliced against 1.17 ms by tiles for two 64-channel 56x56 layers).
+constexpr int64_t kWinogradSliceMinBytes = 1 << 20;
+
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
 
 }  // namespace
@@ -104,13 +112,75 @@ bool nhwc_winograd_fits(const NhwcConv& c) {
          (tiles >= kWinogradMinTilesSmallWeights && c.cin * c.cout <= kWinogradSmallWeightPairs);
 }
 
+namespace {
+
+// Tiles a Winograd block holds: its transformed inputs and products within kWinogradBlockBytes.
+int64_t winograd_block(int64_t tiles, int64_t rows, int64_t cin, int64_t cout) {
+  int64_t block = kWinogradBlockBytes / (36 * static_cast<int64_t>(sizeof(float)) * (cin + cout)) / rows * rows;
+  if (block < 2 * rows) block = 2 * rows;
+  if (block > kWinogradMaxBlock) block = kWinogradMaxBlock;
+  return block > tiles ? tiles : block;
+}
+
+// Winograd on several threads by output channels: slice s (one per thread, whole cache lines of
+// channels) transforms its own weights and runs every tile over them. Split by tiles instead,
+// every thread reads all the transformed weights, half of them just written by the other core:
+// on the 2-core development machine ResNet18's 28x28 and 14x14 layers then ran at 0.5-0.7x
+// their one-thread speed. The inputs' transform is done once per slice (a few % of the products).
+bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices) {
+  const ConvIsa& impl = conv_isa();
+  const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
+  const int64_t units = (c.cout + kWinogradSliceChannels - 1) / kWinogradSliceChannels;
+  auto first_channel = [&](int64_t s) { return std::min(c.cout, units * s / slices * kWinogradSliceChannels); };
+  int64_t widest = 0;
+  for (int64_t s = 0; s < slices; ++s) widest = std::max(widest, first_channel(s + 1) - first_channel(s));
+  const int64_t block = winograd_block(tiles, rows, c.cin, widest);
+  const size_t u_floats = static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
+  const size_t per_slot = static_cast<size_t>(36 * block * (c.cin + widest) + 2 * rows + 15) / 16 * 16;
+  float* scratch = static_cast<float*>(
+      ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slices)) * sizeof(float), 64));
+  if (scratch == nullptr) return false;
+  run_parts_in_slots(slices, slices, [&](int64_t s, int64_t slot) {
+    const int64_t oc_begin = first_channel(s), width = first_channel(s + 1) - oc_begin;
+    if (width <= 0) return;
+    NhwcConv cb = c;  // the slice: its channels of the weights, bias, residual and output
+    cb.cout = width;
+    cb.weight = c.weight + oc_begin;
+    cb.bias = c.bias != nullptr ? c.bias + oc_begin : nullptr;
+    cb.residual = c.residual != nullptr ? c.residual + oc_begin : nullptr;
+    cb.out = c.out + oc_begin;
+    float* u = scratch + 36 * c.cin * oc_begin;  // [36][cin][width], 64-byte aligned
+    float* v = scratch + u_floats + per_slot * static_cast<size_t>(slot);
+    float* m = v + 36 * block * c.cin;
+    const float** table = reinterpret_cast<const float**>(m + 36 * block * width);
+    impl.wino_weights(cb, u, 0, c.cin);
+    for (int64_t first = 0; first < tiles; first += block) {
+      impl.wino_block(cb, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
 bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   const ConvIsa& impl = conv_isa();
   const int threads = parallel_num_threads();
+  const int64_t u_bytes = 36 * c.cin * c.cout * static_cast<int64_t>(sizeof(float));
+  if (threads > 1 && u_bytes >= kWinogradSliceMinBytes && c.cout / kWinogradSliceChannels >= threads) {
+    return winograd_slices(ctx, c, threads);
+  }
   const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
   int64_t block = kWinogradBlockBytes / (36 * static_cast<int64_t>(sizeof(float)) * (c.cin + c.cout)) / rows * rows;
   if (block < 2 * rows) block = 2 * rows;
   if (block > kWinogradMaxBlock) block = kWinogradMaxBlock;
+  if (threads > 1) {
+    // Two blocks a thread where the tiles allow (down to one micro-tile of rows): ResNet18's
+    // 14x14 layers (16 tiles, one 16-tile block) otherwise ran their products on one thread.
+    const int64_t want = 2 * static_cast<int64_t>(threads);
+    const int64_t fair = std::max(rows, (tiles + want - 1) / want + rows - 1) / rows * rows;
+    if (block > fair) block = fair;
+  }
   if (block > tiles) block = tiles;
   const int64_t blocks = (tiles + block - 1) / block;
   const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
@@ -197,8 +267,14 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   }
   const int64_t blocks = (c.cout + block - 1) / block;
   const int64_t items = blocks * tiles;  // block-major: a worker's range stays in few blocks
-  const int64_t parts = parallel ? std::min(items, threads * kPartsPerThread) : 1;
+  // With blocks enough to share out, parts are whole blocks: a part that began or ended inside a
+  // block packed that block's panel again (ResNet18's 3x3 layers from 28x28 on: 6-11 blocks of
+  // 48 channels in 8 parts, so 12-16 panel copies at two threads against 6-11 at one).
+  const bool whole_blocks = parallel && blocks >= 2 * static_cast<int64_t>(threads);
+  const int64_t parts = !parallel ? 1 : std::min(whole_blocks ? blocks : items, threads * kPartsPerThread);
   const int64_t slots = std::min<int64_t>(parts, threads);
+  const int64_t unit = whole_blocks ? tiles : 1;  // items per unit of the split
+  const int64_t units = items / unit;
   // A blocked worker copies its block's weight columns into a contiguous panel first: read in
   // place, each row of a block is a short run a whole weight row apart, and every tile would
   // walk all those rows (one page or two per few rows) again. Over few tiles (7x7 pixels) the
@@ -219,8 +295,8 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     float* packed = mine + (per_slot - panel);
     int64_t packed_block = -1;
     NhwcConv cb = c;
-    const int64_t end = items * (t + 1) / parts;
-    for (int64_t it = items * t / parts; it < end;) {
+    const int64_t end = units * (t + 1) / parts * unit;
+    for (int64_t it = units * t / parts * unit; it < end;) {
       const int64_t b = it / tiles, tile = it % tiles;
       const int64_t run = (end - it < tiles - tile) ? end - it : tiles - tile;
       const int64_t oc_begin = b * block, oc_end = (b + 1) * block < c.cout ? (b + 1) * block : c.cout;

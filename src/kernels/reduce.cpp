@@ -1,5 +1,6 @@
 // Row-wise kernels: softmax, log-softmax, layer norm, any, sum and mean; batch norm (inference).
 // Each row is processed while it sits in cache.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -548,6 +549,42 @@ ETRT_ISA_DISPATCH(void, add_row, (double* __restrict a, const float* __restrict 
 // Sums (or means) of a float tensor over some dimensions. Argument positions follow the overload
 // (sum.dim_IntList and mean.dim: self, dim?, keepdim, dtype? | out; sum and mean: self, dtype? |
 // out); -1 marks one it lacks. Accumulates in double, so long reductions stay accurate.
+// Pixels per segment of a channels-last spatial sum.
+constexpr int64_t kSumSegmentPixels = 64;
+
+// Sums over H and W of a channels-last [N, C, H, W] float tensor (a CNN's global average pool)
+// into acc [N, C]. Split by runs of pixels, as the elementwise op before it is, so each thread
+// mostly reads what its own core wrote (split by channels, each read half its input from the
+// other core, and the pool got slower at two threads); each run of kSumSegmentPixels pixels is
+// summed on its own and the runs are added in order, so every thread count gives the same bits.
+// False when the reduction is another one.
+bool channels_last_spatial_sum(KernelContext& ctx, const Tensor& x, Span<const int64_t> keep, double* acc) {
+  if (x.dim() != 4 || keep.size() != 4 || x.numel() == 0) return false;
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  if (keep[0] != n || keep[1] != c || keep[2] != 1 || keep[3] != 1) return false;
+  if (x.stride(1) != 1 || x.stride(3) != c || x.stride(2) != w * c || (n > 1 && x.stride(0) != h * w * c)) return false;
+  const int64_t hw = h * w, segs = (hw + kSumSegmentPixels - 1) / kSumSegmentPixels;
+  double* part = static_cast<double*>(ctx.allocate_temp(static_cast<size_t>(n * segs * c) * sizeof(double), 64));
+  if (part == nullptr) return false;  // the serial loop needs no scratch
+  const float* data = x.data_as<const float>();
+  parallel_chunks(n * segs, kSumSegmentPixels * c, [&](int64_t s0, int64_t s1) {
+    for (int64_t s = s0; s < s1; ++s) {
+      const int64_t i = s / segs, p0 = (s % segs) * kSumSegmentPixels, p1 = std::min(hw, p0 + kSumSegmentPixels);
+      double* sum = part + s * c;
+      for (int64_t k = 0; k < c; ++k) sum[k] = 0.0;
+      for (int64_t p = p0; p < p1; ++p) add_row(sum, data + (i * hw + p) * c, c);
+    }
+  });
+  for (int64_t i = 0; i < n; ++i) {
+    double* a = acc + i * c;
+    for (int64_t s = 0; s < segs; ++s) {
+      const double* sum = part + (i * segs + s) * c;
+      for (int64_t k = 0; k < c; ++k) a[k] += sum[k];
+    }
+  }
+  return true;
+}
+
 void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mean, int dim_i, int keepdim_i,
                  int dtype_i, int out_i) {
   if (!check_nargs(ctx, op, args, static_cast<size_t>(out_i + 1))) return;
@@ -583,25 +620,27 @@ void sum_or_mean(KernelContext& ctx, Span<Value*> args, const char* op, bool mea
     return;
   }
   for (int64_t i = 0; i < on; ++i) acc[i] = 0.0;
-  Tensor sums(acc, ScalarType::Double, keep.span());
-  const Tensor* ops[2] = {&sums, self};
-  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
-    double* a = reinterpret_cast<double*>(p[0]);
-    const float* x = reinterpret_cast<const float*>(p[1]);
-    const int64_t sx = st[1] / 4;
-    if (st[0] == 0 && sx == 1) {
-      *a += sum_run(x, n);
-    } else if (st[0] == 0) {
-      double t = 0.0;
-      for (int64_t i = 0; i < n; ++i) t += x[i * sx];
-      *a += t;
-    } else if (st[0] == 8 && sx == 1) {
-      add_row(a, x, n);
-    } else {
-      const int64_t sa = st[0] / 8;
-      for (int64_t i = 0; i < n; ++i) a[i * sa] += x[i * sx];
-    }
-  }, /*parallel=*/false);
+  if (!channels_last_spatial_sum(ctx, *self, keep.span(), acc)) {
+    Tensor sums(acc, ScalarType::Double, keep.span());
+    const Tensor* ops[2] = {&sums, self};
+    run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+      double* a = reinterpret_cast<double*>(p[0]);
+      const float* x = reinterpret_cast<const float*>(p[1]);
+      const int64_t sx = st[1] / 4;
+      if (st[0] == 0 && sx == 1) {
+        *a += sum_run(x, n);
+      } else if (st[0] == 0) {
+        double t = 0.0;
+        for (int64_t i = 0; i < n; ++i) t += x[i * sx];
+        *a += t;
+      } else if (st[0] == 8 && sx == 1) {
+        add_row(a, x, n);
+      } else {
+        const int64_t sa = st[0] / 8;
+        for (int64_t i = 0; i < n; ++i) a[i * sa] += x[i * sx];
+      }
+    }, /*parallel=*/false);
+  }
   float* o = out->data_as<float>();
   const double scale = mean ? 1.0 / static_cast<double>(count) : 1.0;  // mean of nothing: NaN
   for (int64_t i = 0; i < on; ++i) o[i] = static_cast<float>(mean && count == 0 ? NAN : acc[i] * scale);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "etrt/runtime/log.h"
+#include "etrt/runtime/parallel.h"
 #include "method_state.h"
 
 namespace etrt {
@@ -765,6 +766,8 @@ Error Method::execute() noexcept {
   // Read once: another thread may attach or detach a tracer meanwhile.
   EventTracer* tracer = s.tracer.load(std::memory_order_acquire);
   Error e;
+  // The pool keeps its workers ready between this run's operators, not after it.
+  ParallelRunScope run_scope;
   if (tracer == nullptr) {
     e = detail::run_instructions<false>(s, nullptr);
   } else {

@@ -42,6 +42,14 @@ Error set_parallel_num_threads(int n) {
   return backend->set_num_threads(n);
 }
 
+ParallelRunScope::ParallelRunScope() noexcept : backend_(g_backend.load(std::memory_order_acquire)) {
+  if (backend_ != nullptr && backend_->begin_run != nullptr) backend_->begin_run();
+}
+
+ParallelRunScope::~ParallelRunScope() {
+  if (backend_ != nullptr && backend_->end_run != nullptr) backend_->end_run();
+}
+
 void set_parallel_backend(const ParallelBackend* backend) noexcept {
   g_backend.store(backend, std::memory_order_release);
 }

@@ -740,6 +740,24 @@ void test_split_work_matches_reference() {
   run_conv_case({5, 4, 8, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split images");
   run_conv_case({1, 16, 64, 1, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split gemm");
   run_pool_case({3, 16, 28, 28, 2, 2, 2, 2, 0, 0, 1, 1, false, true, false, false, true}, "split pool");
+  // Channels-last: Winograd over 16 tiles in blocks of one micro-tile of rows, and blocked weights
+  // (1.3 MiB, 6 or 9 blocks) split into parts of whole blocks.
+  auto nhwc = [](ConvCase c) {
+    c.nhwc_out = true;
+    c.local = true;
+    return c;
+  };
+  run_conv_case(nhwc({1, 32, 32, 1, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                "split winograd 16 tiles");
+  run_conv_case(nhwc({1, 128, 288, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                "split whole weight blocks");
+  // Winograd by slices of output channels (16, 16 and 24 of 56), with bias, residual and clamp.
+  ConvCase sliced{2, 24, 56, 1, 13, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true};
+  sliced = nhwc(sliced);
+  sliced.fused = true;
+  run_conv_case(sliced, "split winograd output-channel slices");
+  run_conv_case(nhwc({1, 48, 64, 1, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, false, false, true, false, true, true}),
+                "split winograd slices, no bias");
   CHECK(g_chunks_run >= 6);  // the work really was split
   etrt::set_parallel_backend(nullptr);
 }

@@ -14,6 +14,7 @@
 #include "etrt/kernels/optimized.h"
 #include "etrt/runtime/cpu_isa.h"
 #include "etrt/runtime/kernel.h"
+#include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
 #include "kernels/vec_math.h"
@@ -1197,6 +1198,33 @@ void test_channels_last_operands() {
     for (int64_t a = 0; a < h; ++a)
       for (int64_t b = 0; b < w; ++b) s += at(x, {i[0], i[1], a, b});
     return s / static_cast<double>(h * w);
+  }, 1e-6, 1e-6);
+  // A global average pool big enough to split by runs of pixels: on a stand-in pool of 3 threads
+  // running its chunks last first, the same bits as in one piece.
+  const int64_t bc = 40, bh = 30;
+  Buf big = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  fill_random(big);
+  Buf serial = make(ScalarType::Float, {1, bc, 1, 1}), split = make(ScalarType::Float, {1, bc, 1, 1});
+  CHECK_OK(check::call(ctx, "aten::mean.dim", {&big.value, &hw.value, &keep, &none, &serial.value}));
+  static int64_t chunks = 0;
+  const etrt::ParallelBackend reverse = {
+      [](int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+        std::vector<std::pair<int64_t, int64_t>> parts;
+        for (int64_t b = begin; b < end; b += grain) parts.emplace_back(b, std::min(end, b + grain));
+        chunks += static_cast<int64_t>(parts.size());
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) fn(it->first, it->second);
+      },
+      [] { return 3; }, nullptr, nullptr, nullptr};
+  etrt::set_parallel_backend(&reverse);
+  CHECK_OK(check::call(ctx, "aten::mean.dim", {&big.value, &hw.value, &keep, &none, &split.value}));
+  etrt::set_parallel_backend(nullptr);
+  CHECK(chunks >= 2);  // it really was split
+  CHECK(std::memcmp(serial.t().data(), split.t().data(), static_cast<size_t>(bc) * sizeof(float)) == 0);
+  expect_all("nhwc mean split", split.t(), [&](const Sizes& i) {
+    double s = 0.0;
+    for (int64_t a = 0; a < bh; ++a)
+      for (int64_t b = 0; b < bh; ++b) s += at(big, {i[0], i[1], a, b});
+    return s / static_cast<double>(bh * bh);
   }, 1e-6, 1e-6);
 }
 

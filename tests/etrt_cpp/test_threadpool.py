@@ -207,43 +207,79 @@ def policy_probe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return exe
 
 
-def run_policy(exe: Path, wait: str | None) -> subprocess.CompletedProcess[str]:
+_POLICY_RUNS: dict[tuple[Path, str | None], subprocess.CompletedProcess[str]] = {}
+
+
+def policy_run(exe: Path, wait: str | None) -> subprocess.CompletedProcess[str]:
+    """The probe's report under one policy, run once per module."""
+    if (exe, wait) not in _POLICY_RUNS:
+        _POLICY_RUNS[(exe, wait)] = run_policy(exe, wait)
+    return _POLICY_RUNS[(exe, wait)]
+
+
+def run_policy(exe: Path, wait: str | None, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, ETRT_NUM_THREADS="2")
     env.pop("ETRT_POOL_WAIT", None)
     if wait is not None:
         env["ETRT_POOL_WAIT"] = wait
-    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, check=False,
-                          env=env)  # fmt: skip
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=60,
+                          check=False, env=env)  # fmt: skip
 
 
-def idle_cpu_ms(stdout: str) -> float:
-    match = re.search(r"^idle cpu ms per 100 ms: ([0-9.]+)$", stdout, re.MULTILINE)
+def cpu_ms(stdout: str, what: str) -> float:
+    match = re.search(rf"^{re.escape(what)} cpu ms per [0-9]+ ms: ([0-9.]+)$", stdout, re.MULTILINE)
     assert match, stdout
     return float(match.group(1))
 
 
 def test_pool_cuts_loops_into_several_chunks_per_thread(policy_probe: Path) -> None:
     # A late worker then holds up one small chunk: the others take the rest.
-    proc = run_policy(policy_probe, None)
+    proc = policy_run(policy_probe, None)
     assert proc.returncode == 0, proc.stderr
     assert reported(proc.stdout, "threads") == 2
     assert reported(proc.stdout, "chunks 1024 grain 1") == 8
     assert reported(proc.stdout, "chunks 1024 grain 300") == 4  # no chunk under the grain
 
 
-def test_pool_workers_sleep_between_jobs_by_default(policy_probe: Path) -> None:
-    default = run_policy(policy_probe, None)
+def test_pool_workers_spin_only_inside_a_run_by_default(policy_probe: Path) -> None:
+    default = policy_run(policy_probe, None)
     assert default.returncode == 0, default.stderr
-    assert "wait policy: sleep" in default.stdout
-    # Idle workers cost nothing: a spinning worker burns milliseconds of CPU after each job.
-    assert idle_cpu_ms(default.stdout) < 2.0, default.stdout
+    assert "wait policy: run" in default.stdout
+    # Inside a program run the worker waits for the next job spinning (no wake-up per operator)...
+    assert cpu_ms(default.stdout, "in-run") > 1.0, default.stdout
+    # ...and costs nothing once the run has ended, or outside any run, or after runs on two
+    # threads overlapped: a spinning worker burns milliseconds of CPU after each job.
+    assert cpu_ms(default.stdout, "after-run") < 2.0, default.stdout
+    assert cpu_ms(default.stdout, "idle") < 2.0, default.stdout
+    assert cpu_ms(default.stdout, "after concurrent runs") < 2.0, default.stdout
+
+
+def test_run_policy_stops_spinning_when_workers_share_a_cpu(policy_probe: Path) -> None:
+    # 20 runs of 20 short jobs, the pool's two threads on one CPU: a spinning worker only runs
+    # when the caller's time slice ends, so pthreadpool's spin costs milliseconds a job (about
+    # 5 s in all, against 20 ms under sleep). The run policy sees the late worker and sleeps.
+    def crowded_ms(wait: str) -> float:
+        proc = run_policy(policy_probe, wait, "--crowded")
+        assert proc.returncode == 0, proc.stderr
+        match = re.search(r"^crowded runs ms: ([0-9.]+)$", proc.stdout, re.MULTILINE)
+        assert match, proc.stdout
+        return float(match.group(1))
+
+    sleep, run = crowded_ms("sleep"), crowded_ms("run")
+    assert run < max(20 * sleep, 1000.0), (sleep, run)
 
 
 def test_pool_wait_policy_knob(policy_probe: Path) -> None:
-    spin = run_policy(policy_probe, "spin")
+    sleep = policy_run(policy_probe, "sleep")
+    assert sleep.returncode == 0, sleep.stderr
+    assert "wait policy: sleep" in sleep.stdout
+    assert cpu_ms(sleep.stdout, "in-run") < 1.0, sleep.stdout
+    assert cpu_ms(sleep.stdout, "after-run") < 2.0, sleep.stdout
+    spin = policy_run(policy_probe, "spin")
     assert spin.returncode == 0, spin.stderr
     assert "wait policy: spin" in spin.stdout
+    assert cpu_ms(spin.stdout, "after-run") > 2.0, spin.stdout
     bad = run_policy(policy_probe, "busy")
     assert bad.returncode == 0, bad.stderr
     assert "ignoring ETRT_POOL_WAIT='busy'" in bad.stderr
-    assert "wait policy: sleep" in bad.stdout
+    assert "wait policy: run" in bad.stdout

@@ -40,6 +40,24 @@ struct ParallelBackend {
   void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
   int (*num_threads)();
   Error (*set_num_threads)(int n);  // may be null: the count is then fixed
+  // Bracket a program run on the calling thread (may be null): under the pool's run-scoped
+  // waiting policy its workers spin between the run's loops and sleep once no run is left.
+  void (*begin_run)();
+  void (*end_run)();
+};
+
+// Marks the calling thread as running a program (Method::execute) for the scope's lifetime, so
+// the pool can keep its workers ready between the run's parallel loops. Nests; no-op without a
+// pool.
+class ETRT_EXPORT ParallelRunScope {
+ public:
+  ParallelRunScope() noexcept;
+  ~ParallelRunScope();
+  ParallelRunScope(const ParallelRunScope&) = delete;
+  ParallelRunScope& operator=(const ParallelRunScope&) = delete;
+
+ private:
+  const ParallelBackend* backend_;  // the one begin_run went to: end_run goes to it too
 };
 // Passing nullptr detaches (back to serial).
 ETRT_EXPORT void set_parallel_backend(const ParallelBackend* backend) noexcept;

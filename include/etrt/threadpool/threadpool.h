@@ -24,14 +24,21 @@ struct Pool;
 
 class ThreadPool;
 
-// What the pool's workers do between jobs; ETRT_POOL_WAIT=spin|sleep, read once.
-// kSleep (the default): a worker sleeps in the kernel as soon as its job is done, so it never
-// holds a core another process (or another pool) needs; each job pays a wake-up (tens of us).
-// kSpin: pthreadpool's own policy: workers spin for a while before sleeping, so jobs close
-// together start without a wake-up, at the cost of busy cores between jobs. Libraries handed the
-// pool (the XNNPACK delegate) follow the same policy after each of their runs.
-enum class WaitPolicy { kSpin, kSleep };
+// What the pool's workers do between jobs; ETRT_POOL_WAIT=run|spin|sleep, read once.
+// kRun (the default): run-scoped spinning. Inside a program run (Method::execute, marked by
+// etrt::ParallelRunScope) workers spin between the run's jobs, so its operators start without a
+// wake-up; when the last run in the process ends, one empty job puts them to sleep, so no core is
+// held after it. Loops outside any run sleep after each job, as under kSleep.
+// kSleep: a worker sleeps in the kernel as soon as its job is done, so it never holds a core
+// another process needs; each job pays a wake-up (tens of us).
+// kSpin: pthreadpool's own policy: workers spin for a while (about a million pauses) after every
+// job before sleeping, also after a run ends.
+// Libraries handed the pool (the XNNPACK delegate) follow the same policy.
+enum class WaitPolicy { kSpin, kSleep, kRun };
 ETRT_EXPORT WaitPolicy wait_policy() noexcept;
+// For code that hands the pool jobs of its own without the yield flag (the XNNPACK delegate under
+// kRun): the calling thread's run then rests the workers when it ends.
+ETRT_EXPORT void note_workers_spinning() noexcept;
 
 // The process-wide pool. Its size defaults to the CPUs this process may run on (at most 16);
 // the environment variable ETRT_NUM_THREADS overrides it.
@@ -52,15 +59,6 @@ class ETRT_EXPORT PoolGuard {
 
  private:
   friend class ThreadPool;
-
-// What the pool's workers do between jobs; ETRT_POOL_WAIT=spin|sleep, read once.
-// kSleep (the default): a worker sleeps in the kernel as soon as its job is done, so it never
-// holds a core another process (or another pool) needs; each job pays a wake-up (tens of us).
-// kSpin: pthreadpool's own policy: workers spin for a while before sleeping, so jobs close
-// together start without a wake-up, at the cost of busy cores between jobs. Libraries handed the
-// pool (the XNNPACK delegate) follow the same policy after each of their runs.
-enum class WaitPolicy { kSpin, kSleep };
-ETRT_EXPORT WaitPolicy wait_policy() noexcept;
   explicit PoolGuard(std::shared_ptr<const detail::Pool> pool) noexcept : pool_(std::move(pool)) {}
   std::shared_ptr<const detail::Pool> pool_;
 };

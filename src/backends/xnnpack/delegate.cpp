@@ -231,7 +231,8 @@ Error Delegate::ensure_runtime() noexcept try {
   Result<SubgraphPtr> subgraph = define_subgraph(graph_);
   if (!subgraph.ok()) return subgraph.error();
   xnn_runtime_t raw = nullptr;
-  // The pool's waiting policy holds for the delegate's runs too: workers sleep after each run.
+  // The pool's waiting policy holds for the delegate's runs too: under kSleep workers sleep after
+  // each delegate call; under kRun they spin until the program run ends (execute() says so).
   const uint32_t flags = threadpool::wait_policy() == threadpool::WaitPolicy::kSleep ? XNN_FLAG_YIELD_WORKERS : 0;
   xnn_status s = xnn_create_runtime_v2(subgraph->get(), current.get(), flags, &raw);
   if (s != xnn_status_success) {
@@ -292,6 +293,7 @@ Error Delegate::execute(Span<Value*> args) noexcept {
     if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_setup_runtime: ") + status_name(s));
     set_up_ = true;
   }
+  threadpool::note_workers_spinning();
   xnn_status s = xnn_invoke_runtime(runtime_.get());
   if (s != xnn_status_success) return Error(ErrorCode::KernelFailed, std::string("xnn_invoke_runtime: ") + status_name(s));
   for (size_t j = 0; j < num_outputs; ++j) {

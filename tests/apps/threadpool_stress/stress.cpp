@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -56,9 +57,14 @@ int main() {
     stop = true;
   });
   std::vector<std::thread> users;
-  for (int u = 0; u < 2; ++u) {
-    users.emplace_back([&] {
+  // User 0 runs loops outside any program run, 1 inside runs, 2 inside nested runs: under the
+  // default policy (run) runs begin, end and rest the workers while the pool is replaced.
+  for (int u = 0; u < 3; ++u) {
+    users.emplace_back([&, u] {
       while (!stop) {
+        std::optional<etrt::ParallelRunScope> run, inner;
+        if (u >= 1) run.emplace();
+        if (u == 2) inner.emplace();
         std::vector<std::atomic<int>> hits(1000);
         etrt::parallel_for(0, 1000, 7, [&](int64_t b, int64_t e) {
           for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)].fetch_add(1);
