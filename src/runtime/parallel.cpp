@@ -8,6 +8,7 @@ namespace {
 
 // Constant-initialized (no dynamic init), so attaching from a static initializer is safe.
 std::atomic<const ParallelBackend*> g_backend{nullptr};
+std::atomic<const ParallelRunHooks*> g_run_hooks{nullptr};
 
 }  // namespace
 
@@ -42,16 +43,20 @@ Error set_parallel_num_threads(int n) {
   return backend->set_num_threads(n);
 }
 
-ParallelRunScope::ParallelRunScope() noexcept : backend_(g_backend.load(std::memory_order_acquire)) {
-  if (backend_ != nullptr && backend_->begin_run != nullptr) backend_->begin_run();
+ParallelRunScope::ParallelRunScope() noexcept : hooks_(g_run_hooks.load(std::memory_order_acquire)) {
+  if (hooks_ != nullptr && hooks_->begin_run != nullptr) hooks_->begin_run();
 }
 
 ParallelRunScope::~ParallelRunScope() {
-  if (backend_ != nullptr && backend_->end_run != nullptr) backend_->end_run();
+  if (hooks_ != nullptr && hooks_->end_run != nullptr) hooks_->end_run();
 }
 
 void set_parallel_backend(const ParallelBackend* backend) noexcept {
   g_backend.store(backend, std::memory_order_release);
+}
+
+void set_parallel_run_hooks(const ParallelRunHooks* hooks) noexcept {
+  g_run_hooks.store(hooks, std::memory_order_release);
 }
 
 }  // namespace etrt

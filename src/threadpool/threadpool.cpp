@@ -334,14 +334,18 @@ int pool_num_threads() { return get_threadpool().num_threads(); }
 
 Error pool_set_num_threads(int n) { return get_threadpool().set_num_threads(n); }
 
-const ParallelBackend kBackend{pool_parallel_for, pool_num_threads, pool_set_num_threads, pool_begin_run,
-                               pool_end_run};
+const ParallelBackend kBackend{pool_parallel_for, pool_num_threads, pool_set_num_threads};
+const ParallelRunHooks kRunHooks{pool_begin_run, pool_end_run};
 
 // Attaches at load, detaches (and joins the workers) at unload or exit.
 struct Attach {
-  Attach() { set_parallel_backend(&kBackend); }
+  Attach() {
+    set_parallel_run_hooks(&kRunHooks);
+    set_parallel_backend(&kBackend);
+  }
   ~Attach() {
     set_parallel_backend(nullptr);
+    set_parallel_run_hooks(nullptr);
     ThreadPoolAccess::shut_down(get_threadpool());
   }
 };

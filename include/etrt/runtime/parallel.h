@@ -40,11 +40,20 @@ struct ParallelBackend {
   void (*parallel_for)(int64_t begin, int64_t end, int64_t grain, RangeFn fn);
   int (*num_threads)();
   Error (*set_num_threads)(int n);  // may be null: the count is then fixed
-  // Bracket a program run on the calling thread (may be null): under the pool's run-scoped
-  // waiting policy its workers spin between the run's loops and sleep once no run is left.
+};
+// Passing nullptr detaches (back to serial).
+ETRT_EXPORT void set_parallel_backend(const ParallelBackend* backend) noexcept;
+
+// What a thread pool library may install beside its backend: calls that bracket a program run
+// on the calling thread (either may be null), so that under a run-scoped waiting policy its
+// workers spin between the run's loops and sleep once no run is left. A struct of its own, not
+// more members of ParallelBackend: a pool built against the three-member struct keeps working.
+struct ParallelRunHooks {
   void (*begin_run)();
   void (*end_run)();
 };
+// Passing nullptr detaches them.
+ETRT_EXPORT void set_parallel_run_hooks(const ParallelRunHooks* hooks) noexcept;
 
 // Marks the calling thread as running a program (Method::execute) for the scope's lifetime, so
 // the pool can keep its workers ready between the run's parallel loops. Nests; no-op without a
@@ -57,9 +66,7 @@ class ETRT_EXPORT ParallelRunScope {
   ParallelRunScope& operator=(const ParallelRunScope&) = delete;
 
  private:
-  const ParallelBackend* backend_;  // the one begin_run went to: end_run goes to it too
+  const ParallelRunHooks* hooks_;  // the ones begin_run went to: end_run goes to them too
 };
-// Passing nullptr detaches (back to serial).
-ETRT_EXPORT void set_parallel_backend(const ParallelBackend* backend) noexcept;
 
 }  // namespace etrt
