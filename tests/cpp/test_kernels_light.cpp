@@ -1214,7 +1214,7 @@ void test_channels_last_operands() {
         chunks += static_cast<int64_t>(parts.size());
         for (auto it = parts.rbegin(); it != parts.rend(); ++it) fn(it->first, it->second);
       },
-      [] { return 3; }, nullptr, nullptr, nullptr};
+      [] { return 3; }, nullptr};
   etrt::set_parallel_backend(&reverse);
   CHECK_OK(check::call(ctx, "aten::mean.dim", {&big.value, &hw.value, &keep, &none, &split.value}));
   etrt::set_parallel_backend(nullptr);
