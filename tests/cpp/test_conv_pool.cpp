@@ -474,8 +474,9 @@ void test_kept_weight_panels_equal_per_call_packing() {
         std::fill(got.data.begin(), got.data.end(), 0.0f);
         run(kept, got);
         check::record(got.data == want.data, __FILE__, __LINE__, label + " call " + std::to_string(call));
-        // Packed at the first call at this level (the last level's panels are not reused), then reused.
-        check::record(kept.reuses == reuses + call, __FILE__, __LINE__, label + " reuses " + std::to_string(kept.reuses));
+        // Packed at the first call at this level (the previous level's panels do not fit it), then reused.
+        check::record(kept.reuses == reuses + call, __FILE__, __LINE__,
+                      label + " reuses " + std::to_string(kept.reuses));
       }
       ++levels;
     }

@@ -152,7 +152,6 @@ def test_info_says_when_the_cap_is_above_the_cpu() -> None:
     )
 
 
-
 class _BlockedConvs(torch.nn.Module):
     """Convolutions whose constant weights the channels-last kernel splits into panels of output
     channels (over 512 KiB, 16+ pixel tiles at every cap), kept packed by the instruction: a 1x1
