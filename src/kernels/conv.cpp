@@ -288,6 +288,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   const int64_t cin_g = c.cin_g(), rows = s.kh * s.kw * cin_g;
   if (weight_hwio(weight)) {
     c.weight = weight.data_as<const float>();
+    if (weight.is_read_only()) c.weight_constant = c.weight;
   } else {
     float* wp = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(rows * s.cout) * sizeof(float), 64));
     if (wp == nullptr) return fail_oom(ctx);

@@ -161,6 +161,37 @@ bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices) {
   return true;
 }
 
+// Output channels [oc_begin, oc_begin + width) of every weight row, copied contiguous.
+void pack_panel(const NhwcConv& c, int64_t rows, int64_t oc_begin, int64_t width, float* panel) {
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(panel + r * width, c.weight + r * c.w_ld + (oc_begin - c.w_first),
+                static_cast<size_t>(width) * sizeof(float));
+  }
+}
+
+// A constant weight's panels of `block` channels (the last one narrower), block b at
+// rows * b * block floats: from the instruction's cache, packed there at the first call and
+// again when the instruction set in force changes; nullptr where the runtime keeps none.
+const float* kept_panels(KernelContext& ctx, const NhwcConv& c, int64_t rows, int64_t block) {
+  if (c.weight_constant == nullptr || c.weight != c.weight_constant || c.w_first != 0 || c.w_ld != c.cout) {
+    return nullptr;
+  }
+  // Exact, not a hash: 48 address bits, the layout (float panels), the level. The constant at
+  // that address has one shape, so the block width (from the shape and the level) follows.
+  constexpr uint64_t kFloatPanels = 0x20;
+  const uint64_t key = (reinterpret_cast<uintptr_t>(c.weight_constant) & ((uint64_t{1} << 48) - 1)) |
+                       kFloatPanels << 48 | static_cast<uint64_t>(isa_level() & 3) << 54;
+  bool ready = false;
+  auto* panels = static_cast<float*>(
+      ctx.instruction_cache(key, static_cast<size_t>(rows * c.cout) * sizeof(float), &ready));
+  if (panels == nullptr || ready) return panels;
+  for (int64_t b = 0; b * block < c.cout; ++b) {
+    const int64_t oc_begin = b * block, width = std::min(block, c.cout - oc_begin);
+    pack_panel(c, rows, oc_begin, width, panels + rows * oc_begin);
+  }
+  return panels;
+}
+
 }  // namespace
 
 bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
@@ -286,7 +317,11 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   // as do weights spread over more pages than the TLB holds well (ResNet18's 9 MiB 3x3).
   const bool pack = blocks > 1 && (tiles >= kPackMinTiles || impl.tile_channels() < 32 ||
                                    row_bytes * c.w_ld > kPackMinWeightBytes);
-  const size_t panel = pack ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
+  // A constant weight's panels, all blocks back to back, are kept across runs in the
+  // instruction's cache: packed once per program and instruction set (the key holds the level,
+  // since the block width follows it), then read in place. nullptr: packed per call as below.
+  const float* kept = pack ? kept_panels(ctx, c, rows, block) : nullptr;
+  const size_t panel = pack && kept == nullptr ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
   const size_t per_slot = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
   float* scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
   if (scratch == nullptr) return false;
@@ -302,11 +337,12 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       const int64_t oc_begin = b * block, oc_end = (b + 1) * block < c.cout ? (b + 1) * block : c.cout;
       if (pack && packed_block != b) {
         const int64_t width = oc_end - oc_begin;
-        for (int64_t r = 0; r < rows; ++r) {
-          std::memcpy(packed + r * width, c.weight + r * c.w_ld + (oc_begin - c.w_first),
-                      static_cast<size_t>(width) * sizeof(float));
+        if (kept != nullptr) {
+          cb.weight = kept + rows * oc_begin;
+        } else {
+          pack_panel(c, rows, oc_begin, width, packed);
+          cb.weight = packed;
         }
-        cb.weight = packed;
         cb.w_ld = width;
         cb.w_first = oc_begin;
         packed_block = b;

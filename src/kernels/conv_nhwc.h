@@ -39,6 +39,9 @@ struct NhwcConv {
   // weight + r * w_ld (w_ld = cout and w_first = 0 for the whole weight, else a packed block).
   const float* weight = nullptr;
   int64_t w_ld = 0, w_first = 0;
+  // The weight is the program's constant, read in place (a key for the panels it is packed
+  // into, kept across runs in the instruction's cache); nullptr: it may change between calls.
+  const void* weight_constant = nullptr;
   const float* bias = nullptr;  // cout floats, or nullptr
   // Output pixel p (over n, y, x in order): cout floats at out + p * out_ps.
   float* out = nullptr;

@@ -407,6 +407,83 @@ void test_winograd_takes_the_shapes_it_pays_on() {
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 8, 56, 1, 1)));
 }
 
+// The runtime's instruction cache for one instruction: one block, kept while key and size
+// match (src/runtime/method.cpp), counting what the kernel asked.
+class CachingContext : public check::TestContext {
+ public:
+  void* instruction_cache(uint64_t key, size_t nbytes, bool* reused) override {
+    ++asked;
+    *reused = !block_.empty() && key == key_ && nbytes == nbytes_;
+    if (!*reused) {
+      block_.assign((nbytes + 63) / 64 + 1, {});
+      key_ = key;
+      nbytes_ = nbytes;
+    }
+    reuses += *reused ? 1 : 0;
+    return block_.data();
+  }
+  int asked = 0, reuses = 0;
+
+ private:
+  struct alignas(64) Line {
+    unsigned char bytes[64];
+  };
+  std::vector<Line> block_;
+  uint64_t key_ = 0;
+  size_t nbytes_ = 0;
+};
+
+// A constant (read-only) weight split into blocks of output channels is packed into panels in
+// the instruction's cache at the first call, read from there by the next, and packed again
+// when the instruction set changes (its block width differs): every call equals the same
+// convolution packed per call (a context that keeps nothing), bit for bit.
+void test_kept_weight_panels_equal_per_call_packing() {
+  const check::KeepIsaCap keep;
+  struct Shape {
+    int64_t cin, cout, hw, k, stride;
+  };
+  // 1x1 512 -> 400 at 14x14 (a narrower last block), 3x3/2 128 -> 160 at 23x23: over 512 KiB
+  // of weights and 16+ pixel tiles at every instruction set.
+  for (const Shape& sh : {Shape{512, 400, 14, 1, 1}, Shape{128, 160, 23, 3, 2}}) {
+    const int64_t pad = sh.k / 2, o = (sh.hw + 2 * pad - sh.k) / sh.stride + 1;
+    Buf<float> input({1, sh.cin, sh.hw, sh.hw}, channels_last(sh.cin, sh.hw, sh.hw));
+    Buf<float> weight({sh.cout, sh.cin, sh.k, sh.k}, hwio(sh.cout, sh.cin, sh.k));
+    weight.t.set_read_only(true);
+    weight.v = Value(weight.t);
+    Buf<float> bias({sh.cout});
+    Buf<float> want({1, sh.cout, o, o}, channels_last(sh.cout, o, o));
+    Buf<float> got({1, sh.cout, o, o}, channels_last(sh.cout, o, o));
+    const std::vector<int64_t> stride = {sh.stride, sh.stride}, padding = {pad, pad}, ones = {1, 1}, zeros = {0, 0};
+    Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(ones);
+    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
+      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
+      ctx.reset();
+      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+      CHECK_OK(ctx.error());
+    };
+    CachingContext kept;
+    int levels = 0;
+    for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
+      if (!etrt::kernels::sgemm_force_isa(name)) continue;
+      const std::string label = std::to_string(sh.k) + "x" + std::to_string(sh.k) + " [" + name + "]";
+      check::TestContext per_call;
+      run(per_call, want);
+      for (int call = 0; call < 2; ++call) {
+        const int reuses = kept.reuses;
+        std::fill(got.data.begin(), got.data.end(), 0.0f);
+        run(kept, got);
+        check::record(got.data == want.data, __FILE__, __LINE__, label + " call " + std::to_string(call));
+        // Packed at the first call at this level (the previous level's panels do not fit it), then reused.
+        check::record(kept.reuses == reuses + call, __FILE__, __LINE__,
+                      label + " reuses " + std::to_string(kept.reuses));
+      }
+      ++levels;
+    }
+    CHECK(kept.asked == 2 * levels && levels > 0);
+  }
+}
+
 // Transposed convolution against the scatter definition: input pixel (iy, ix) adds
 // x * w[ci, co, ky, kx] at output (iy * sh - ph + ky * dh, ix * sw - pw + kx * dw). Random
 // geometry (output padding below the stride or dilation), groups, bias, channels-last inputs
@@ -768,6 +845,7 @@ int main() {
   test_convolution_matches_reference();
   test_channels_last_convolution_matches_reference();
   test_winograd_takes_the_shapes_it_pays_on();
+  test_kept_weight_panels_equal_per_call_packing();
   test_convolution_rejects_bad_arguments();
   test_transposed_convolution_matches_reference();
   test_conv3d_matches_reference();

@@ -150,3 +150,44 @@ def test_info_says_when_the_cap_is_above_the_cpu() -> None:
     assert str(info("sse2", "avx2", "sse2")) == (
         "kernels dispatch to sse2 (cap avx2 is above what the CPU has); the CPU has sse2"
     )
+
+
+class _BlockedConvs(torch.nn.Module):
+    """Convolutions whose constant weights the channels-last kernel splits into panels of output
+    channels (over 512 KiB, 16+ pixel tiles at every cap), kept packed by the instruction: a 1x1
+    512 -> 400 at 14x14 (a narrower last block) and a 3x3 stride-2 128 -> 160 from 28x28 (48-
+    channel blocks at AVX-512, 32 below: a stale packing would mix channels)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pointwise = torch.nn.Conv2d(512, 400, 1)
+        self.strided = torch.nn.Conv2d(128, 160, 3, stride=2, padding=1)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.pointwise(x), self.strided(y)
+
+
+def test_kept_weight_panels_follow_the_cap(inprocess_runtime: Path, tmp_path: Path) -> None:
+    """One loaded program run twice at each cap (the panels packed at the first run, reused by
+    the second) and across caps (packed again for the new block width): every run matches
+    eager, and a run that reuses the panels equals the one that packed them, bit for bit.
+    tests/cpp/test_conv_pool checks the kept panels against per-call packing."""
+    torch.manual_seed(0)
+    model = _BlockedConvs().eval()
+    inputs = (torch.randn(1, 512, 14, 14), torch.randn(1, 128, 28, 28))
+    with torch.no_grad():
+        etrt.export(model, inputs).save(tmp_path / "blocked.etrt")
+        want = [t.numpy() for t in model(*inputs)]
+    arrays = [t.numpy() for t in inputs]
+    module = etrt.load(tmp_path / "blocked.etrt")
+    before = etrt.isa_info().cap
+    try:
+        for cap in ("avx512", "avx2", "sse2", "avx512"):
+            etrt.set_max_isa(cap)
+            first = [np.asarray(t) for t in module.forward(*arrays)]
+            again = [np.asarray(t) for t in module.forward(*arrays)]
+            for f, a, w in zip(first, again, want, strict=True):
+                assert np.array_equal(f, a), cap
+                np.testing.assert_allclose(f, w, rtol=1e-4, atol=1e-4, err_msg=cap)
+    finally:
+        etrt.set_max_isa(before)
