@@ -202,9 +202,7 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
     return winograd_slices(ctx, c, threads);
   }
   const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
-  int64_t block = kWinogradBlockBytes / (36 * static_cast<int64_t>(sizeof(float)) * (c.cin + c.cout)) / rows * rows;
-  if (block < 2 * rows) block = 2 * rows;
-  if (block > kWinogradMaxBlock) block = kWinogradMaxBlock;
+  int64_t block = winograd_block(tiles, rows, c.cin, c.cout);
   if (threads > 1) {
     // Two blocks a thread where the tiles allow (down to one micro-tile of rows): ResNet18's
     // 14x14 layers (16 tiles, one 16-tile block) otherwise ran their products on one thread.
@@ -212,7 +210,6 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
     const int64_t fair = std::max(rows, (tiles + want - 1) / want + rows - 1) / rows * rows;
     if (block > fair) block = fair;
   }
-  if (block > tiles) block = tiles;
   const int64_t blocks = (tiles + block - 1) / block;
   const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
   const int64_t slots = std::min<int64_t>(parts, threads);
