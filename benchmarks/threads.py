@@ -17,6 +17,15 @@ Export writes, per model, the torch.export program (.pt2: what eager runs), the 
 (plain and backend="xnnpack"), the ONNX file (torch.onnx.export, opset 18) and the inputs, so
 the measuring machine needs no network and no torchvision or transformers.
 
+`--executorch` adds ExecuTorch + XNNPACK beside them (the pinned `executorch` of
+benchmarks/executorch-requirements.txt): export writes `{model}.et.pte` through
+`to_edge_transform_and_lower` with `XnnpackPartitioner` (ExecuTorch's own flow for CPU), the
+sweep runs it through `executorch.runtime` with ExecuTorch's thread pool reset to n threads, and
+the table adds its column and best etrt / ExecuTorch. A model ExecuTorch cannot export is said so
+and left out of that column. `--xnnpack-cap avx2_cap.so` preloads tools/xnnpack/avx2_cap.c's
+shim into the etrt and ExecuTorch workers, so both XNNPACKs pick their AVX2 kernels as
+ETRT_MAX_ISA=avx2 does etrt's (ONNX Runtime and eager have no such knob).
+
 Each (system, thread count) runs in its own worker process: eager with torch.set_num_threads(n),
 ONNX Runtime with intra-op threads n, inter-op 1 and all graph optimizations, etrt with
 ETRT_NUM_THREADS=n (and ETRT_MAX_ISA=--isa; XNNPACK ignores that cap). For each (model, thread
@@ -54,6 +63,7 @@ MODELS = VISION + TRANSFORMERS + DECODERS
 PROMPT = list(range(3, 3 + 16))  # benchmarks/decode.py's prompt and length
 NEW_TOKENS = 32
 SYSTEMS = ("eager", "ort", "etrt", "etrt+xnn")
+EXECUTORCH = "et"  # ExecuTorch + XNNPACK, with --executorch
 DECODE_SYSTEMS = ("eager", "etrt")
 ISAS = ("sse2", "avx2", "avx512")
 ONNX_OPSET = 18
@@ -121,7 +131,7 @@ def _first_output(model: Any) -> Any:
     return First().eval()
 
 
-def export_models(out: Path, names: Sequence[str]) -> None:
+def export_models(out: Path, names: Sequence[str], executorch: bool = False) -> None:
     import etrt
     import torch
 
@@ -152,11 +162,33 @@ def export_models(out: Path, names: Sequence[str]) -> None:
                     verbose=False,
                 ),
             )
+            if executorch:
+                _export_executorch(out / f"{name}.et.pte", ep, name)
         arrays = {f"arg{i}": t.numpy() for i, t in enumerate(inputs)}
         _atomic(out / f"{name}.inputs.npz", lambda p, a=arrays: np.savez(p, **a))  # type: ignore[misc]
         print(f"exported {name} in {time.perf_counter() - start:.0f} s", flush=True)
     manifest = {"models": list(names), "torch": torch.__version__, "onnx_opset": ONNX_OPSET}
     _atomic(out / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=1)))
+
+
+def _export_executorch(path: Path, ep: Any, name: str) -> None:
+    """ExecuTorch's CPU flow: the XNNPACK partitioner over the same torch.export program."""
+    try:
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+    except ImportError as exc:
+        raise BenchError(
+            f"--executorch needs executorch ({exc}): "
+            "pip install --no-deps -r benchmarks/executorch-requirements.txt"
+        ) from exc
+    try:
+        lowered = to_edge_transform_and_lower(ep, partitioner=[XnnpackPartitioner()])
+        program = lowered.to_executorch()
+    except Exception as exc:  # any failure of ExecuTorch's export: say so and go on
+        print(f"executorch did not export {name}: {type(exc).__name__}: {exc}".splitlines()[0])
+        path.unlink(missing_ok=True)
+        return
+    _atomic(path, lambda p: p.write_bytes(program.buffer))
 
 
 def _export_decoder(out: Path, name: str) -> None:
@@ -280,6 +312,20 @@ def _worker_calls(system: str, d: Path, threads: int) -> Callable[[str], Callabl
             return lambda: session.run(None, feeds)
 
         return onnx
+    if system == EXECUTORCH:
+        import torch
+        from executorch.extension.pybindings.portable_lib import _unsafe_reset_threadpool
+        from executorch.runtime import Runtime
+
+        _unsafe_reset_threadpool(threads)
+        runtime = Runtime.get()
+
+        def theirs(name: str) -> Callable[[], object]:
+            method = runtime.load_program(d / f"{name}.et.pte").load_method("forward")
+            args = [torch.from_numpy(a) for a in _inputs(d, name)]
+            return lambda: method.execute(args)
+
+        return theirs
     import etrt.runtime
 
     def ours(name: str) -> Callable[[], object]:
@@ -342,10 +388,14 @@ class Worker:
         self.proc.wait(timeout=60)
 
 
-def start_worker(system: str, d: Path, threads: int, isa: str | None) -> Worker:
+def start_worker(
+    system: str, d: Path, threads: int, isa: str | None, xnnpack_cap: Path | None = None
+) -> Worker:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), ETRT_NUM_THREADS=str(threads))
     if isa is not None:
         env["ETRT_MAX_ISA"] = isa
+    if xnnpack_cap is not None and system in ("etrt", EXECUTORCH):
+        env["LD_PRELOAD"] = " ".join(filter(None, (str(xnnpack_cap), env.get("LD_PRELOAD"))))
     proc = subprocess.Popen(
         [sys.executable, __file__, "--worker", system, "--threads", str(threads), "--dir", str(d)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
@@ -373,20 +423,28 @@ class Cell:
 
 
 def sweep(
-    d: Path, names: Sequence[str], threads: Sequence[int], runs: int, rounds: int, isa: str | None
+    d: Path,
+    names: Sequence[str],
+    threads: Sequence[int],
+    runs: int,
+    rounds: int,
+    isa: str | None,
+    executorch: bool = False,
+    xnnpack_cap: Path | None = None,
 ) -> list[Cell]:
     cells = []
     for n in threads:
         workers = {
-            "eager": start_worker("eager", d, n, isa),
-            "ort": start_worker("ort", d, n, isa),
-            "etrt": start_worker("etrt", d, n, isa),
+            system: start_worker(system, d, n, isa, xnnpack_cap)
+            for system in ("eager", "ort", "etrt", *((EXECUTORCH,) if executorch else ()))
         }
         if n == threads[0]:
             print(f"etrt: {workers['etrt'].hello['isa']}", flush=True)
         try:
             for name in names:
-                systems = DECODE_SYSTEMS if name in DECODERS else SYSTEMS
+                systems: tuple[str, ...] = DECODE_SYSTEMS if name in DECODERS else SYSTEMS
+                if executorch and name not in DECODERS and (d / f"{name}.et.pte").is_file():
+                    systems = (*systems, EXECUTORCH)
                 samples: dict[str, list[float]] = {s: [] for s in systems}
                 for r in range(rounds):
                     warmup = max(3, runs // 5) if r == 0 else 2
@@ -405,10 +463,15 @@ def sweep(
 
 def format_table(cells: Sequence[Cell]) -> str:
     one = {c.model: c for c in cells if c.threads == 1}
+    et = any(EXECUTORCH in c.ms for c in cells)
     rows = [
-        "| model | threads | eager | ORT | etrt | etrt+xnn | best etrt / ORT | speed-up eager "
-        "| ORT | best etrt |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| model | threads | eager | ORT | etrt | etrt+xnn | "
+        + ("ExecuTorch | " if et else "")
+        + "best etrt / ORT | "
+        + ("best etrt / ExecuTorch | " if et else "")
+        + "speed-up eager | ORT | best etrt |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        + (" ---: | ---: |" if et else ""),
     ]
     for c in cells:
         if c.model in DECODERS:
@@ -418,10 +481,16 @@ def format_table(cells: Sequence[Cell]) -> str:
         def up(now: float, then: float | None) -> str:
             return "" if then is None else f"{then / now:.2f}"
 
+        theirs = c.ms.get(EXECUTORCH)
+        et_ms = "" if theirs is None else f"{theirs:.2f}"
+        et_ratio = "" if theirs is None else f"{c.best_etrt / theirs:.2f}"
         rows.append(
             f"| {c.model} | {c.threads} | {c.ms['eager']:.2f} | {c.ms['ort']:.2f} | "
-            f"{c.ms['etrt']:.2f} | {c.ms['etrt+xnn']:.2f} | {c.best_etrt / c.ms['ort']:.2f} | "
-            f"{up(c.ms['eager'], base.ms['eager'] if base else None)} | "
+            f"{c.ms['etrt']:.2f} | {c.ms['etrt+xnn']:.2f} | "
+            + (f"{et_ms} | " if et else "")
+            + f"{c.best_etrt / c.ms['ort']:.2f} | "
+            + (f"{et_ratio} | " if et else "")
+            + f"{up(c.ms['eager'], base.ms['eager'] if base else None)} | "
             f"{up(c.ms['ort'], base.ms['ort'] if base else None)} | "
             f"{up(c.best_etrt, base.best_etrt if base else None)} |"
         )
@@ -467,7 +536,17 @@ def build_parser() -> argparse.ArgumentParser:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--export-only", action="store_true")
     mode.add_argument("--run-only", action="store_true")
-    parser.add_argument("--worker", choices=("eager", "ort", "etrt"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--executorch", action="store_true", help="also ExecuTorch + XNNPACK (export and run)"
+    )
+    parser.add_argument(
+        "--xnnpack-cap", type=Path, metavar="SO",
+        help="tools/xnnpack/avx2_cap.c built as a shared library: preloaded into the etrt and "
+        "ExecuTorch workers so their XNNPACKs take AVX2 kernels (use with --isa avx2)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--worker", choices=("eager", "ort", "etrt", EXECUTORCH), help=argparse.SUPPRESS
+    )
     return parser
 
 
@@ -482,18 +561,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--runs, --rounds and every --threads must be at least 1")
     try:
         if not args.run_only:
-            export_models(args.dir, args.models)
+            export_models(args.dir, args.models, args.executorch)
         if args.export_only:
             return 0
         _check_exported(args.dir, args.models)
-        cells = sweep(args.dir, args.models, threads, args.runs, args.rounds, args.isa)
+        if args.xnnpack_cap is not None and not args.xnnpack_cap.is_file():
+            raise BenchError(f"--xnnpack-cap {args.xnnpack_cap}: no such file")
+        cells = sweep(
+            args.dir, args.models, threads, args.runs, args.rounds, args.isa,
+            args.executorch, args.xnnpack_cap and args.xnnpack_cap.resolve(),
+        )  # fmt: skip
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"{cpus} CPUs available; batch 1, float32, median ms of {args.rounds} rounds")
     print(format_table(cells))
     if args.json is not None:
-        figures = {"cpus": cpus, "isa": args.isa, "cells": [asdict(c) for c in cells]}
+        figures = {
+            "cpus": cpus, "isa": args.isa, "xnnpack_cap": args.xnnpack_cap is not None,
+            "cells": [asdict(c) for c in cells],
+        }  # fmt: skip
         _atomic(args.json, lambda p: p.write_text(json.dumps(figures, indent=1)))
     return 0
 

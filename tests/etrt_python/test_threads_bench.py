@@ -83,3 +83,29 @@ def test_decode_timing_counts_decoded_tokens_only(bench: ModuleType) -> None:
     assert ms > 0
     # A decode call times itself: its median and fastest are the ms per token it reports.
     assert bench._median_ms(lambda: bench.SelfTimed(3.5), 3, 0) == (3.5, 3.5)
+
+
+def test_executorch_column_and_ratio_when_it_ran(bench: ModuleType) -> None:
+    ms = {"eager": 40.0, "ort": 10.0, "etrt": 12.0, "etrt+xnn": 9.0, bench.EXECUTORCH: 7.5}
+    no_et = {k: v for k, v in ms.items() if k != bench.EXECUTORCH}  # ExecuTorch did not export it
+    mixed = [bench.Cell("resnet18", 1, ms), bench.Cell("vit_b_16", 1, no_et)]
+    rows = bench.format_table(mixed).splitlines()
+    assert "| ExecuTorch | best etrt / ORT | best etrt / ExecuTorch |" in rows[0]
+    assert rows[1].count("---:") == 11
+    assert rows[2] == (
+        "| resnet18 | 1 | 40.00 | 10.00 | 12.00 | 9.00 | 7.50 | 0.90 | 1.20 | 1.00 | 1.00 | 1.00 |"
+    )
+    blank = "| vit_b_16 | 1 | 40.00 | 10.00 | 12.00 | 9.00 |  | 0.90 |  | 1.00 | 1.00 | 1.00 |"
+    assert rows[3] == blank
+
+
+def test_a_missing_xnnpack_cap_library_is_one_line(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("resnet18.pt2", "resnet18.etrt", "resnet18.xnn.etrt", "resnet18.onnx",
+                 "resnet18.inputs.npz"):  # fmt: skip
+        (tmp_path / name).write_bytes(b"")
+    argv = ["--run-only", "--dir", str(tmp_path), "--models", "resnet18"]
+    assert bench.main([*argv, "--xnnpack-cap", str(tmp_path / "cap.so")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --xnnpack-cap {tmp_path / 'cap.so'}: no such file"]
