@@ -215,27 +215,53 @@ ETRT_ISA_DISPATCH(void, softmax_columns,
 
 // Sum of x[i] or of (x[i] - shift)^2: 16 float lanes over blocks of 256 elements, summed by a
 // shuffle tree (a serial sum of 16 lanes would cost more than a 64-wide row), each block's total
-// added in double, so long rows keep double accuracy.
+// added in double, so long rows keep double accuracy. The 16 lanes are 16 / W vectors of the
+// clone's register width W (vec_math.h, Lanes): one 16-lane GCC vector lives on the stack where
+// registers are narrower (layer norm under AVX2 took 7x its AVX-512 time). Every width adds the
+// same pairs in the same order.
+template <int W>
+ETRT_VEC_INLINE float sum16(const typename Lanes<W>::F* acc) {
+  if constexpr (W == 16) {
+    return horizontal_sum(acc[0]);
+  } else if constexpr (W == 8) {
+    typename Lanes<8>::F v = acc[0] + acc[1];
+    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+    v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+    v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+    return v[0];
+  } else {
+    static_assert(W == 4, "16, 8 or 4 lanes");
+    typename Lanes<4>::F v = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    v += __builtin_shufflevector(v, v, 2, 3, 0, 1);
+    v += __builtin_shufflevector(v, v, 1, 0, 3, 2);
+    return v[0];
+  }
+}
+
 constexpr int64_t kMomentBlock = 256;
 
-__attribute__((always_inline)) inline double row_sum(const float* x, int64_t n, bool squares,
-                                                     float shift) {
+template <int W>
+ETRT_VEC_INLINE double row_sum(const float* x, int64_t n, bool squares, float shift) {
+  using F = typename Lanes<W>::F;
+  constexpr int K = 16 / W;
   double total = 0.0;
   for (int64_t b = 0; b < n; b += kMomentBlock) {
     const int64_t e = b + kMomentBlock < n ? b + kMomentBlock : n;
-    Vec16 acc = {};
+    F acc[K] = {};
     int64_t i = b;
     for (; i + 16 <= e; i += 16) {
-      Vec16 v;
-      std::memcpy(&v, x + i, sizeof v);
-      if (squares) {
-        v -= shift;
-        acc += v * v;
-      } else {
-        acc += v;
+      for (int k = 0; k < K; ++k) {
+        F v;
+        std::memcpy(&v, x + i + k * W, sizeof v);
+        if (squares) {
+          v -= shift;
+          acc[k] += v * v;
+        } else {
+          acc[k] += v;
+        }
       }
     }
-    float part = horizontal_sum(acc);
+    float part = sum16<W>(acc);
     for (; i < e; ++i) {
       const float d = squares ? (x[i] - shift) * (x[i] - shift) : x[i];
       part += d;
@@ -274,37 +300,40 @@ inline uint8_t any_bytes(const uint8_t* x, int64_t n) {
   return acc != 0 ? 1 : 0;
 }
 
-// Rows [begin, end) of a layer norm over rows of m floats. The row loop sits inside the clone
-// (the helpers are inlined into each), so a short row costs no dispatch.
-ETRT_ISA_BODY void layer_norm_rows_body(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps,
-                     const float* w, const float* b, float* mo, float* ro) {
+// Rows [begin, end) of a layer norm over rows of m floats, W lanes at a time. The row loop sits
+// inside the clone (the helpers are inlined into each), so a short row costs no dispatch.
+template <int W>
+ETRT_VEC_INLINE void layer_norm_rows_lanes(float* o, const float* x, int64_t begin, int64_t end, int64_t m,
+                                           double eps, const float* w, const float* b, float* mo, float* ro) {
+  using F = typename Lanes<W>::F;
+  constexpr int K = 16 / W;  // vectors per 16 lanes
   const double inv_m = 1.0 / static_cast<double>(m);
-  if (m == 64 && w != nullptr && b != nullptr) {  // d_model 64: four vectors a row, no loops or tails
-    Vec16 wv[4], bv[4];
+  if (m == 64 && w != nullptr && b != nullptr) {  // d_model 64: four times 16 lanes, no loops or tails
+    F wv[4 * K], bv[4 * K];
     std::memcpy(wv, w, sizeof wv);
     std::memcpy(bv, b, sizeof bv);
     for (int64_t r = begin; r < end; ++r) {
-      Vec16 v[4];
+      F v[4 * K];
       std::memcpy(v, x + r * 64, sizeof v);
-      // Same arithmetic as row_sum: one block, float lanes, block total in double.
-      Vec16 acc = v[0];
-      acc += v[1];
-      acc += v[2];
-      acc += v[3];
-      const double mu = static_cast<double>(horizontal_sum(acc)) * inv_m;
+      // Same arithmetic as row_sum: one block, 16 float lanes, block total in double.
+      F acc[K], sq[K];
+      for (int k = 0; k < K; ++k) acc[k] = ((v[k] + v[K + k]) + v[2 * K + k]) + v[3 * K + k];
+      const double mu = static_cast<double>(sum16<W>(acc)) * inv_m;
       const float muf = static_cast<float>(mu);
-      Vec16 sq = {};
-      for (int j = 0; j < 4; ++j) {
-        const Vec16 d = v[j] - muf;
-        sq += d * d;
+      for (int k = 0; k < K; ++k) {
+        sq[k] = F{};
+        for (int j = 0; j < 4; ++j) {
+          const F d = v[j * K + k] - muf;
+          sq[k] += d * d;
+        }
       }
-      const double var = static_cast<double>(horizontal_sum(sq)) * inv_m;
+      const double var = static_cast<double>(sum16<W>(sq)) * inv_m;
       const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
       mo[r] = muf;
       ro[r] = rs;
       const float shift = -muf * rs;
-      Vec16 out[4];
-      for (int j = 0; j < 4; ++j) out[j] = (v[j] * rs + shift) * wv[j] + bv[j];
+      F out[4 * K];
+      for (int j = 0; j < 4 * K; ++j) out[j] = (v[j] * rs + shift) * wv[j] + bv[j];
       std::memcpy(o + r * 64, out, sizeof out);
     }
     return;
@@ -312,17 +341,41 @@ ETRT_ISA_BODY void layer_norm_rows_body(float* o, const float* x, int64_t begin,
   for (int64_t r = begin; r < end; ++r) {
     const float* xr = x + r * m;
     // Two passes (mean, then squared deviations): no cancellation whatever the mean.
-    const double mu = row_sum(xr, m, false, 0.0f) * inv_m;
-    const double var = row_sum(xr, m, true, static_cast<float>(mu)) * inv_m;
+    const double mu = row_sum<W>(xr, m, false, 0.0f) * inv_m;
+    const double var = row_sum<W>(xr, m, true, static_cast<float>(mu)) * inv_m;
     const float rs = static_cast<float>(1.0 / std::sqrt(var + eps));
     mo[r] = static_cast<float>(mu);
     ro[r] = rs;
     normalize_row(o + r * m, xr, m, static_cast<float>(mu), rs, w, b);
   }
 }
-ETRT_ISA_DISPATCH(void, layer_norm_rows,
-                  (float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w, const float* b, float* mo, float* ro),
-                  (o, x, begin, end, m, eps, w, b, mo, ro))
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void layer_norm_rows_avx512(float* o, const float* x, int64_t begin,
+                                                                      int64_t end, int64_t m, double eps,
+                                                                      const float* w, const float* b, float* mo,
+                                                                      float* ro) {
+  layer_norm_rows_lanes<16>(o, x, begin, end, m, eps, w, b, mo, ro);
+}
+__attribute__((target("avx2"))) static void layer_norm_rows_avx2(float* o, const float* x, int64_t begin,
+                                                                 int64_t end, int64_t m, double eps,
+                                                                 const float* w, const float* b, float* mo,
+                                                                 float* ro) {
+  layer_norm_rows_lanes<8>(o, x, begin, end, m, eps, w, b, mo, ro);
+}
+void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w,
+                     const float* b, float* mo, float* ro) {
+  switch (isa_level()) {
+    case 2: return layer_norm_rows_avx512(o, x, begin, end, m, eps, w, b, mo, ro);
+    case 1: return layer_norm_rows_avx2(o, x, begin, end, m, eps, w, b, mo, ro);
+    default: return layer_norm_rows_lanes<4>(o, x, begin, end, m, eps, w, b, mo, ro);
+  }
+}
+#else
+void layer_norm_rows(float* o, const float* x, int64_t begin, int64_t end, int64_t m, double eps, const float* w,
+                     const float* b, float* mo, float* ro) {
+  layer_norm_rows_lanes<4>(o, x, begin, end, m, eps, w, b, mo, ro);
+}
+#endif
 
 // The arguments of _softmax and _log_softmax (self, dim, half_to_float | out), checked, and the
 // input as [outer, len, inner] contiguous floats.
