@@ -42,21 +42,55 @@ inline float horizontal_sum(const Vec16& in) {
   return v[0];
 }
 
-// Sum of a contiguous run in double: eight independent lanes (one AVX-512 register), so the
-// additions do not wait on each other, then the lanes in a fixed order.
-ETRT_ISA_BODY double sum_run_body(const float* x, int64_t n) {
-  typedef double Vec8d __attribute__((vector_size(64)));
-  Vec8d acc = {};
+// Sum of a contiguous run in double: eight independent lanes, so the additions do not wait on
+// each other, then the lanes in a fixed order. The lanes are 8 / D vectors of D doubles, the
+// clone's register width (an 8-double GCC vector lives on the stack below AVX-512: mean.dim of
+// Llama's RMS norms took 13x its AVX-512 time under AVX2).
+template <int D>
+struct DoubleLanes {
+  typedef double F __attribute__((vector_size(D * 8)));
+};
+
+template <int D>
+ETRT_VEC_INLINE double sum_run_lanes(const float* x, int64_t n) {
+  using Vd = typename DoubleLanes<D>::F;
+  constexpr int K = 8 / D;
+  Vd acc[K] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    Vec8d v = {x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5], x[i + 6], x[i + 7]};
-    acc += v;
+    for (int k = 0; k < K; ++k) {
+      // Lane by lane, not __builtin_convertvector, which GCC lowered through halves (AVX-512)
+      // or the stack (SSE2).
+      if constexpr (D == 8) {
+        const Vd v = {x[i], x[i + 1], x[i + 2], x[i + 3], x[i + 4], x[i + 5], x[i + 6], x[i + 7]};
+        acc[k] += v;
+      } else {
+        Vd v;
+        for (int d = 0; d < D; ++d) v[d] = x[i + k * D + d];
+        acc[k] += v;
+      }
+    }
   }
-  double t = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+  auto lane = [&](int j) { return acc[j / D][j % D]; };
+  double t = ((lane(0) + lane(4)) + (lane(2) + lane(6))) + ((lane(1) + lane(5)) + (lane(3) + lane(7)));
   for (; i < n; ++i) t += x[i];
   return t;
 }
-ETRT_ISA_DISPATCH(double, sum_run, (const float* x, int64_t n), (x, n))
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static double sum_run_avx512(const float* x, int64_t n) {
+  return sum_run_lanes<8>(x, n);
+}
+__attribute__((target("avx2"))) static double sum_run_avx2(const float* x, int64_t n) { return sum_run_lanes<4>(x, n); }
+double sum_run(const float* x, int64_t n) {
+  switch (isa_level()) {
+    case 2: return sum_run_avx512(x, n);
+    case 1: return sum_run_avx2(x, n);
+    default: return sum_run_lanes<2>(x, n);
+  }
+}
+#else
+double sum_run(const float* x, int64_t n) { return sum_run_lanes<2>(x, n); }
+#endif
 
 // max over a contiguous run, NaN winning (ATen's amax); `start` is the running maximum.
 ETRT_ISA_BODY float max_run_body(const float* x, int64_t n, float start) {
