@@ -92,19 +92,46 @@ double sum_run(const float* x, int64_t n) {
 double sum_run(const float* x, int64_t n) { return sum_run_lanes<2>(x, n); }
 #endif
 
+// The sum of 16 float lanes held as 16 / W vectors: the pairs of a 16-lane shuffle tree (upper
+// half onto the lower, then 4, 2, 1 apart), in the same order at every width.
+template <int W>
+ETRT_VEC_INLINE float sum16(const typename Lanes<W>::F* acc) {
+  if constexpr (W == 16) {
+    return horizontal_sum(acc[0]);
+  } else if constexpr (W == 8) {
+    typename Lanes<8>::F v = acc[0] + acc[1];
+    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+    v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+    v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+    return v[0];
+  } else {
+    static_assert(W == 4, "16, 8 or 4 lanes");
+    typename Lanes<4>::F v = (acc[0] + acc[2]) + (acc[1] + acc[3]);
+    v += __builtin_shufflevector(v, v, 2, 3, 0, 1);
+    v += __builtin_shufflevector(v, v, 1, 0, 3, 2);
+    return v[0];
+  }
+}
+
 // max over a contiguous run, NaN winning (ATen's amax); `start` is the running maximum.
-ETRT_ISA_BODY float max_run_body(const float* x, int64_t n, float start) {
-  Vec16 m = Vec16{} + -std::numeric_limits<float>::infinity();
-  Vec16 nan = {};
+template <int W>
+ETRT_VEC_INLINE float max_run_lanes(const float* x, int64_t n, float start) {
+  using F = typename Lanes<W>::F;
+  F m = F{} + -std::numeric_limits<float>::infinity();
+  F nan = {};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    Vec16 v;
+  for (; i + W <= n; i += W) {
+    F v;
     std::memcpy(&v, x + i, sizeof v);
-    nan = v != v ? Vec16{} + 1.0f : nan;
+    nan = v != v ? F{} + 1.0f : nan;
     m = v > m ? v : m;
   }
-  float r = horizontal_max(m);
-  bool any_nan = horizontal_max(nan) > 0.0f || start != start;
+  float r = -std::numeric_limits<float>::infinity();
+  bool any_nan = start != start;
+  for (int j = 0; j < W; ++j) {
+    r = m[j] > r ? m[j] : r;
+    any_nan = any_nan || nan[j] > 0.0f;
+  }
   r = start > r ? start : r;
   for (; i < n; ++i) {
     any_nan = any_nan || x[i] != x[i];
@@ -112,7 +139,6 @@ ETRT_ISA_BODY float max_run_body(const float* x, int64_t n, float start) {
   }
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
 }
-ETRT_ISA_DISPATCH(float, max_run, (const float* x, int64_t n, float start), (x, n, start))
 
 // Softmax of `rows` contiguous rows of length n, W lanes at a time: each clone below passes its
 // registers' width (vec_math.h, Lanes). With 16-lane vectors under AVX2, GCC turned every
@@ -198,24 +224,61 @@ inline float log_softmax_shift(float mx, double sum) {
 }
 
 // log_softmax of one contiguous row: x - max - log(sum(exp(x - max))), the exponentials 16 at a
-// time in float (as ATen's vectorised kernel).
-ETRT_ISA_BODY void log_softmax_row_body(float* o, const float* x, int64_t n) {
-  const float mx = max_run(x, n, -std::numeric_limits<float>::infinity());
-  Vec16 s = {};
+// time in float (as ATen's vectorised kernel), as 16 / W vectors of the clone's width.
+template <int W>
+ETRT_VEC_INLINE void log_softmax_row_lanes(float* o, const float* x, int64_t n) {
+  using F = typename Lanes<W>::F;
+  constexpr int K = 16 / W;
+  const float mx = max_run_lanes<W>(x, n, -std::numeric_limits<float>::infinity());
+  F s[K] = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    Vec16 v;
-    std::memcpy(&v, x + i, sizeof v);
-    v -= mx;
-    exp16(v);
-    s += v;
+    for (int k = 0; k < K; ++k) {
+      F v;
+      std::memcpy(&v, x + i + k * W, sizeof v);
+      v -= mx;
+      exp_lanes<W>(v);
+      s[k] += v;
+    }
   }
-  float sum = horizontal_sum(s);
+  float sum = sum16<W>(s);
   for (; i < n; ++i) sum += exp_f32(x[i] - mx);
   const float shift = log_softmax_shift(mx, sum);
   for (i = 0; i < n; ++i) o[i] = x[i] - shift;
 }
-ETRT_ISA_DISPATCH(void, log_softmax_row, (float* o, const float* x, int64_t n), (o, x, n))
+
+// The clones of max_run and log_softmax_row, each in its registers' width.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static float max_run_avx512(const float* x, int64_t n, float start) {
+  return max_run_lanes<16>(x, n, start);
+}
+__attribute__((target("avx2"))) static float max_run_avx2(const float* x, int64_t n, float start) {
+  return max_run_lanes<8>(x, n, start);
+}
+float max_run(const float* x, int64_t n, float start) {
+  switch (isa_level()) {
+    case 2: return max_run_avx512(x, n, start);
+    case 1: return max_run_avx2(x, n, start);
+    default: return max_run_lanes<4>(x, n, start);
+  }
+}
+__attribute__((target("avx512f"))) static void log_softmax_row_avx512(float* o, const float* x, int64_t n) {
+  log_softmax_row_lanes<16>(o, x, n);
+}
+__attribute__((target("avx2,fma"))) static void log_softmax_row_avx2(float* o, const float* x, int64_t n) {
+  log_softmax_row_lanes<8>(o, x, n);
+}
+void log_softmax_row(float* o, const float* x, int64_t n) {
+  switch (isa_level()) {
+    case 2: return log_softmax_row_avx512(o, x, n);
+    case 1: return log_softmax_row_avx2(o, x, n);
+    default: return log_softmax_row_lanes<4>(o, x, n);
+  }
+}
+#else
+float max_run(const float* x, int64_t n, float start) { return max_run_lanes<4>(x, n, start); }
+void log_softmax_row(float* o, const float* x, int64_t n) { log_softmax_row_lanes<4>(o, x, n); }
+#endif
 
 // Softmax over the middle axis of [len, inner] blocks: vectorised across `inner`.
 ETRT_ISA_BODY void softmax_columns_body(float* o, const float* x, int64_t len, int64_t inner, float* mx, float* sum) {
@@ -253,25 +316,6 @@ ETRT_ISA_DISPATCH(void, softmax_columns,
 // clone's register width W (vec_math.h, Lanes): one 16-lane GCC vector lives on the stack where
 // registers are narrower (layer norm under AVX2 took 7x its AVX-512 time). Every width adds the
 // same pairs in the same order.
-template <int W>
-ETRT_VEC_INLINE float sum16(const typename Lanes<W>::F* acc) {
-  if constexpr (W == 16) {
-    return horizontal_sum(acc[0]);
-  } else if constexpr (W == 8) {
-    typename Lanes<8>::F v = acc[0] + acc[1];
-    v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
-    v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
-    v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
-    return v[0];
-  } else {
-    static_assert(W == 4, "16, 8 or 4 lanes");
-    typename Lanes<4>::F v = (acc[0] + acc[2]) + (acc[1] + acc[3]);
-    v += __builtin_shufflevector(v, v, 2, 3, 0, 1);
-    v += __builtin_shufflevector(v, v, 1, 0, 3, 2);
-    return v[0];
-  }
-}
-
 constexpr int64_t kMomentBlock = 256;
 
 template <int W>
