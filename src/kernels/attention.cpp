@@ -1,8 +1,8 @@
-// aten::scaled_dot_product_attention in one pass over the keys (online softmax): 16 queries ride
-// the 16 lanes of a vector, so the row max and sum of the softmax are plain vertical operations
-// and no L x S score matrix is ever written. A query whose every key is masked gets zeros, as
-// ATen's math path (_safe_softmax) gives. Decoding (a few queries) and every query count below
-// AVX-512 take a per-query path instead (see attend_decode).
+// aten::scaled_dot_product_attention in one pass over the keys (online softmax): a block of
+// queries rides the lanes of a vector (16 under AVX-512, 8 under AVX2, 4 below), so the row max
+// and sum of the softmax are plain vertical operations and no L x S score matrix is ever written.
+// A query whose every key is masked gets zeros, as ATen's math path (_safe_softmax) gives.
+// Decoding (a few queries) takes a per-query path instead (see attend_decode).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -41,17 +41,18 @@ struct Item {
   int64_t i0;  // first query of the block
 };
 
-// acc[c] = acc[c] * alpha + sum_j p[j] * v[j][c] for `cols` columns (kCols when full, so the
+// acc[c] = acc[c] * alpha + sum_j p[j] * v[j][c] for `cols` columns (Cols when full, so the
 // accumulators stay in registers).
-template <bool Unit>
-__attribute__((always_inline)) inline void accumulate(F32x16* acc, const F32x16& alpha, const F32x16* p,
-                                                     int64_t nk, const float* v, int64_t v_row,
-                                                     int64_t v_col, int64_t cols) {
-  F32x16 a[kCols];
+template <int W, int Cols, bool Unit>
+__attribute__((always_inline)) inline void accumulate(typename Lanes<W>::F* acc, const typename Lanes<W>::F& alpha,
+                                                     const typename Lanes<W>::F* p, int64_t nk, const float* v,
+                                                     int64_t v_row, int64_t v_col, int64_t cols) {
+  using F = typename Lanes<W>::F;
+  F a[Cols];
   for (int64_t c = 0; c < cols; ++c) a[c] = acc[c] * alpha;
   for (int64_t j = 0; j < nk; ++j) {
     const float* vr = v + j * v_row;
-    const F32x16 pj = p[j];
+    const F pj = p[j];
     for (int64_t c = 0; c < cols; ++c) a[c] += pj * vr[Unit ? c : c * v_col];
   }
   for (int64_t c = 0; c < cols; ++c) acc[c] = a[c];
@@ -62,8 +63,10 @@ constexpr int kNoneVisible = 0, kAllVisible = 1, kSomeVisible = 2;
 // The mask over queries it.i0.. (nq, in lanes) and keys j0.. (nk): which of them it lets through,
 // and, when that is some, the additive mask per key in mv. Rows of a bool mask over contiguous
 // keys are first read 8 bytes at a time: most blocks of a causal mask are all or nothing.
-__attribute__((always_inline)) inline int mask_block(const Geometry& g, const Item& it, int64_t j0,
-                                                     int64_t nq, int64_t nk, F32x16* mv) {
+template <int W>
+__attribute__((always_inline)) inline int mask_block(const Geometry& g, const Item& it, int64_t j0, int64_t nq,
+                                                     int64_t nk, typename Lanes<W>::F* mv) {
+  using F = typename Lanes<W>::F;
   const float ninf = -std::numeric_limits<float>::infinity();
   if (g.mask_bool && g.m_col == 1 && nk == kKeys) {
     const uint64_t ones = 0x0101010101010101ull;
@@ -79,7 +82,7 @@ __attribute__((always_inline)) inline int mask_block(const Geometry& g, const It
   }
   bool visible = false;
   for (int64_t j = 0; j < nk; ++j) {
-    F32x16 m = {};
+    F m = {};
     if (g.mask_bool) {
       const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + (j0 + j) * g.m_col;
       for (int64_t l = 0; l < nq; ++l) {
@@ -90,7 +93,7 @@ __attribute__((always_inline)) inline int mask_block(const Geometry& g, const It
     } else if (g.m_row == 0) {  // one mask row for every query (padding)
       const float add = static_cast<const float*>(it.mask)[(j0 + j) * g.m_col];
       visible |= add != ninf;
-      m = F32x16{} + add;
+      m = F{} + add;
     } else {
       const float* mf = static_cast<const float*>(it.mask) + (j0 + j) * g.m_col;
       for (int64_t l = 0; l < nq; ++l) {
@@ -104,18 +107,24 @@ __attribute__((always_inline)) inline int mask_block(const Geometry& g, const It
   return visible ? kSomeVisible : kNoneVisible;
 }
 
-// One block of up to 16 queries against every key; qt has E vectors and acc Ev. Unit: query, key,
-// value and output rows are contiguous.
-template <bool Unit>
-__attribute__((always_inline)) inline void attend(const Geometry& g, const Item& it, F32x16* qt,
-                                                  F32x16* acc) {
+// One block of up to W queries (the clone's register width: 16 under AVX-512, 8 under AVX2, 4
+// below) against every key; qt has E vectors and acc Ev. Unit: query, key, value and output rows
+// are contiguous.
+template <int W, bool Unit>
+__attribute__((always_inline)) inline void attend(const Geometry& g, const Item& it, typename Lanes<W>::F* qt,
+                                                  typename Lanes<W>::F* acc) {
+  using F = typename Lanes<W>::F;
+  // Value columns accumulated at once: with p and a value they fit the register file.
+  constexpr int Cols = W == 16 ? kCols : 8;
   const float ninf = -std::numeric_limits<float>::infinity();
-  const F32x16 vninf = F32x16{} + ninf;
-  const int64_t nq = g.L - it.i0 < kLanes ? g.L - it.i0 : kLanes;
+  const F vninf = F{} + ninf;
+  const int64_t nq = g.L - it.i0 < W ? g.L - it.i0 : W;
   const int64_t k_col = Unit ? 1 : g.k_col;
   // Queries transposed into lanes and scaled; lanes past nq are 0 (their results are dropped).
+  // Below 16 lanes the transpose goes element by element: E x nq moves against S x E x W
+  // multiply-adds.
   int64_t e0 = 0;
-  if (Unit) {
+  if constexpr (Unit && W == 16) {
     for (; e0 + kLanes <= g.E; e0 += kLanes) {
       F32x16 t[kLanes];
       for (int64_t l = 0; l < kLanes; ++l) {
@@ -131,28 +140,28 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     }
   }
   for (int64_t e = e0; e < g.E; ++e) {
-    F32x16 col = {};
+    F col = {};
     for (int64_t l = 0; l < nq; ++l) col[l] = it.q[(it.i0 + l) * g.q_row + e * g.q_col] * g.scale;
     qt[e] = col;
   }
-  for (int64_t c = 0; c < g.Ev; ++c) acc[c] = F32x16{};
-  F32x16 lane = {};
+  for (int64_t c = 0; c < g.Ev; ++c) acc[c] = F{};
+  F lane = {};
   if (g.causal) {
-    for (int l = 0; l < kLanes; ++l) lane[l] = static_cast<float>(it.i0 + l);
+    for (int l = 0; l < W; ++l) lane[l] = static_cast<float>(it.i0 + l);
   }
-  F32x16 m = vninf, sum = {};
+  F m = vninf, sum = {};
   // Under a causal mask no query of the block sees keys past its last query.
   const int64_t s_end = g.causal ? (it.i0 + nq < g.S ? it.i0 + nq : g.S) : g.S;
   for (int64_t j0 = 0; j0 < s_end; j0 += kKeys) {
     const int64_t nk = s_end - j0 < kKeys ? s_end - j0 : kKeys;
-    F32x16 s[kKeys];
+    F s[kKeys];
     int64_t j = 0;
-    F32x16 mv[kKeys];
+    F mv[kKeys];
     bool add_mask = g.has_mask;
     if (g.has_mask) {
       // A block whose every score the mask hides adds nothing (exp(-inf) = 0): skipped, so a
       // causal mask given as a tensor costs about what is_causal does.
-      const int seen = mask_block(g, it, j0, nq, nk, mv);
+      const int seen = mask_block<W>(g, it, j0, nq, nk, mv);
       if (seen == kNoneVisible) continue;
       add_mask = seen == kSomeVisible;
     }
@@ -161,9 +170,9 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
       const float* k1 = k0 + g.k_row;
       const float* k2 = k1 + g.k_row;
       const float* k3 = k2 + g.k_row;
-      F32x16 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      F a0 = {}, a1 = {}, a2 = {}, a3 = {};
       for (int64_t e = 0; e < g.E; ++e) {
-        const F32x16 qv = qt[e];
+        const F qv = qt[e];
         const int64_t o = e * k_col;
         a0 += qv * k0[o];
         a1 += qv * k1[o];
@@ -177,27 +186,27 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     }
     for (; j < nk; ++j) {
       const float* kr = it.k + (j0 + j) * g.k_row;
-      F32x16 a = {};
+      F a = {};
       for (int64_t e = 0; e < g.E; ++e) a += qt[e] * kr[e * k_col];
       s[j] = a;
     }
     if (g.causal) {
-      for (j = 0; j < nk; ++j) s[j] = (F32x16{} + static_cast<float>(j0 + j)) > lane ? vninf : s[j];
+      for (j = 0; j < nk; ++j) s[j] = (F{} + static_cast<float>(j0 + j)) > lane ? vninf : s[j];
     }
     if (add_mask) {
       for (j = 0; j < nk; ++j) s[j] += mv[j];
     }
-    F32x16 bm = s[0];
+    F bm = s[0];
     for (j = 1; j < nk; ++j) bm = s[j] > bm ? s[j] : bm;
-    const F32x16 m_new = bm > m ? bm : m;
+    const F m_new = bm > m ? bm : m;
     // Where every score so far is -inf, subtract 0 instead: exp then gives 0, never NaN.
-    const F32x16 m_use = m_new == vninf ? F32x16{} : m_new;
-    F32x16 alpha = m - m_use;
-    exp16(alpha);
-    F32x16 block_sum = {};
+    const F m_use = m_new == vninf ? F{} : m_new;
+    F alpha = m - m_use;
+    exp_lanes<W>(alpha);
+    F block_sum = {};
     for (j = 0; j < nk; ++j) {
       s[j] -= m_use;
-      exp16(s[j]);
+      exp_lanes<W>(s[j]);
       block_sum += s[j];
     }
     sum = sum * alpha + block_sum;
@@ -205,14 +214,14 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     const float* vb = it.v + j0 * g.v_row;
     const int64_t v_col = Unit ? 1 : g.v_col;
     int64_t c0 = 0;
-    for (; c0 + kCols <= g.Ev; c0 += kCols) {
-      accumulate<Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, kCols);
+    for (; c0 + Cols <= g.Ev; c0 += Cols) {
+      accumulate<W, Cols, Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, Cols);
     }
-    if (c0 < g.Ev) accumulate<Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, g.Ev - c0);
+    if (c0 < g.Ev) accumulate<W, Cols, Unit>(acc + c0, alpha, s, nk, vb + c0 * v_col, g.v_row, v_col, g.Ev - c0);
   }
-  const F32x16 inv = sum > F32x16{} ? 1.0f / sum : F32x16{};  // a fully masked query gets zeros
+  const F inv = sum > F{} ? 1.0f / sum : F{};  // a fully masked query gets zeros
   int64_t c0 = 0;
-  if (Unit) {
+  if constexpr (Unit && W == 16) {
     for (; c0 + kLanes <= g.Ev; c0 += kLanes) {
       F32x16 t[kLanes];
       for (int c = 0; c < kLanes; ++c) t[c] = acc[c0 + c] * inv;
@@ -221,24 +230,51 @@ __attribute__((always_inline)) inline void attend(const Geometry& g, const Item&
     }
   }
   for (int64_t c = c0; c < g.Ev; ++c) {
-    const F32x16 col = acc[c] * inv;
+    const F col = acc[c] * inv;
     for (int64_t l = 0; l < nq; ++l) it.out[(it.i0 + l) * g.o_row + c * g.o_col] = col[l];
   }
 }
 
-ETRT_ISA_BODY void attend_rows_body(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
-  attend<true>(g, it, qt, acc);
+template <int W>
+ETRT_VEC_INLINE void attend_block(const Geometry& g, const Item& it, float* buf, bool unit) {
+  auto* qt = reinterpret_cast<typename Lanes<W>::F*>(buf);
+  if (unit) {
+    attend<W, true>(g, it, qt, qt + g.E);
+  } else {
+    attend<W, false>(g, it, qt, qt + g.E);
+  }
 }
-ETRT_ISA_DISPATCH(void, attend_rows,
-                  (const Geometry& g, const Item& it, F32x16* qt, F32x16* acc),
-                  (g, it, qt, acc))
 
-ETRT_ISA_BODY void attend_strided_body(const Geometry& g, const Item& it, F32x16* qt, F32x16* acc) {
-  attend<false>(g, it, qt, acc);
+// Queries per block of the clone attend_blocks runs.
+int block_queries() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return isa_level() == 2 ? 16 : isa_level() == 1 ? 8 : 4;
+#else
+  return 4;
+#endif
 }
-ETRT_ISA_DISPATCH(void, attend_strided,
-                  (const Geometry& g, const Item& it, F32x16* qt, F32x16* acc),
-                  (g, it, qt, acc))
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void attend_avx512(const Geometry& g, const Item& it, float* buf,
+                                                             bool unit) {
+  attend_block<16>(g, it, buf, unit);
+}
+__attribute__((target("avx2,fma"))) static void attend_avx2(const Geometry& g, const Item& it, float* buf,
+                                                            bool unit) {
+  attend_block<8>(g, it, buf, unit);
+}
+static void attend_blocks(const Geometry& g, const Item& it, float* buf, bool unit) {
+  switch (isa_level()) {
+    case 2: return attend_avx512(g, it, buf, unit);
+    case 1: return attend_avx2(g, it, buf, unit);
+    default: return attend_block<4>(g, it, buf, unit);
+  }
+}
+#else
+static void attend_blocks(const Geometry& g, const Item& it, float* buf, bool unit) {
+  attend_block<4>(g, it, buf, unit);
+}
+#endif
 
 // Decoding: a handful of queries (one per head and step). Sixteen queries across the lanes would
 // leave most lanes idle, so each query goes alone: its scores over the keys vectorised along the
@@ -573,17 +609,17 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   if (b.count == 0 || g.L == 0 || g.Ev == 0) return;
 
   const bool unit = g.q_col == 1 && g.k_col == 1 && g.v_col == 1 && g.o_col == 1;
-  // Below AVX-512 the 16-query blocks are lowered to narrower halves and scalar selects: every
-  // query count takes the per-query path there.
-  const bool decode = unit && (g.L <= kDecodeQueries || isa_level() < 2);
-  const int64_t blocks = (g.L + kLanes - 1) / kLanes;
+  const bool decode = unit && g.L <= kDecodeQueries;
+  // Queries per item: a block of the clone's lanes, or (decoding) the per-query path's 16.
+  const int64_t lanes = decode ? kLanes : block_queries();
+  const int64_t blocks = (g.L + lanes - 1) / lanes;
   const int64_t items = b.count * blocks;
   // Floats of scratch per slot: the transposed query block and its accumulators, or (decoding)
   // one row of scores padded to a whole vector.
   const size_t per_part = decode ? static_cast<size_t>((g.S + 16 + 15) / 16 * 16)
                                  : static_cast<size_t>(g.E + g.Ev) * 16;
   // Multiply-adds per item; below a GEMM's threshold a second thread costs more than it saves.
-  const int64_t cost = (decode && g.L < kLanes ? g.L : kLanes) * g.S * (g.E + g.Ev) + 1;
+  const int64_t cost = (g.L < lanes ? g.L : lanes) * g.S * (g.E + g.Ev) + 1;
   const int64_t threads = parallel_num_threads();
   int64_t parts = 1;
   if (threads > 1 && items > 1 && items * cost >= 256 * 1024) {
@@ -606,7 +642,7 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
   auto run = [&](int64_t first, int64_t last, float* buf) {
     for (int64_t w = first; w < last; ++w) {
       const int64_t bi = w / blocks;
-      Item it{qd, kd, vd, md, od, (w % blocks) * kLanes};
+      Item it{qd, kd, vd, md, od, (w % blocks) * lanes};
       int64_t rest = bi;
       const char* mp = md;
       for (int d = b.dims - 1; d >= 0; --d) {
@@ -619,13 +655,10 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args) {
         if (mp != nullptr) mp += idx * b.m[d] * m_elem;
       }
       it.mask = mp;
-      F32x16* vbuf = reinterpret_cast<F32x16*>(buf);
       if (decode) {
         attend_decode(g, it, buf);
-      } else if (unit) {
-        attend_rows(g, it, vbuf, vbuf + g.E);
       } else {
-        attend_strided(g, it, vbuf, vbuf + g.E);
+        attend_blocks(g, it, buf, unit);
       }
     }
   };
