@@ -840,6 +840,59 @@ ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, 
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// vnni_tile and vnni_requant_tile in one, for rows stored with their channels adjacent: the sums
+// stay in registers (a 1x1 convolution of 16-32 input channels spent as long storing, reloading
+// and correcting them as multiplying). The zero-point correction is each sum's starting value
+// (int32 arithmetic wraps the same either way), and the clamp comes before the rounding, to
+// [lo - zp, hi - zp]: rounding is monotonic and keeps those integers, so
+// clamp(round(v) + zp, lo, hi) == round(clamp(v, lo - zp, hi - zp)) + zp, NaN included (max
+// takes the bound either way), and the conversion rounds half to even itself.
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_requant(
+    const int8_t* a, int64_t kp, const int8_t* b0, const int8_t* b1, int64_t k4, const int32_t* wsum, int32_t a_zero,
+    const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
+  static_assert(NB == 1 || NB == 2, "one or two vectors");
+  __mmask16 mask[NB];
+  __m512i acc[MR][NB];
+  for (int j = 0; j < NB; ++j) {
+    const int64_t count = std::min<int64_t>(16, nr - 16 * j);
+    mask[j] = static_cast<__mmask16>((1u << count) - 1u);
+    const __m512i corr =
+        _mm512_mullo_epi32(_mm512_set1_epi32(-a_zero), _mm512_maskz_loadu_epi32(mask[j], wsum + 16 * j));
+    for (int i = 0; i < MR; ++i) acc[i][j] = corr;
+  }
+  for (int64_t q = 0; q < k4; ++q) {
+    __m512i w[NB];
+    w[0] = _mm512_loadu_si512(b0 + q * 64);
+    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
+    for (int i = 0; i < MR; ++i) {
+      int32_t four;
+      std::memcpy(&four, a + i * kp + q * 4, 4);
+      const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
+      for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_dpbusd_epi32(acc[i][j], av, w[j]);
+    }
+  }
+  __m512 mult[NB], bias[NB];
+  for (int j = 0; j < NB; ++j) {
+    mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
+    bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
+  }
+  const __m512 inv = _mm512_set1_ps(r.inv_out_scale);
+  const __m512 lo = _mm512_set1_ps(r.lo - r.out_zp), hi = _mm512_set1_ps(r.hi - r.out_zp);
+  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(r.out_zp));
+  for (int i = 0; i < MR; ++i) {
+    for (int j = 0; j < NB; ++j) {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
+      if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
+      y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
+      const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
+    }
+  }
+}
+#endif
+
 // out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] int8 (rows kp apart) by the
 // packed weights.
 void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
@@ -847,6 +900,38 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
                        int64_t nstride) {
 #if defined(__x86_64__) && defined(__GNUC__)
   const int64_t k4 = kp / 4, tiles = (rows + kMr - 1) / kMr;
+  if (nstride == 1) {
+    parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t m = t * kMr, mr = std::min(kMr, rows - m);
+        for (int64_t n = 0; n < cols; n += kNr) {
+          const int8_t* b0 = packed + (n / 16) * k4 * 64;
+          const int8_t* b1 = b0 + k4 * 64;
+          const int64_t nr = std::min(kNr, cols - n);
+          int8_t* o = out + m * mstride + n;
+          const int32_t* ws = wsum + n;
+          if (nr <= 16) {
+            if (mr == kMr) {
+              vnni_tile_requant<kMr, 1>(a + m * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o, mstride);
+            } else {
+              for (int64_t i = 0; i < mr; ++i) {
+                vnni_tile_requant<1, 1>(a + (m + i) * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr,
+                                        o + i * mstride, mstride);
+              }
+            }
+          } else if (mr == kMr) {
+            vnni_tile_requant<kMr, 2>(a + m * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o, mstride);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) {
+              vnni_tile_requant<1, 2>(a + (m + i) * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o + i * mstride,
+                                      mstride);
+            }
+          }
+        }
+      }
+    });
+    return;
+  }
   parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[kMr * kNr];
     for (int64_t t = t0; t < t1; ++t) {
