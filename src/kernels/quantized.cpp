@@ -762,6 +762,15 @@ __attribute__((target("avx512f,avx512vnni"))) static inline __attribute__((alway
   asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "vm"(s8));
   return acc;
 }
+
+// Four int8 inputs at p broadcast to every lane as u8 (x + 128): one vpxord with an embedded
+// broadcast load (GCC turned the builtin's into a scalar xor and a move into the vector unit).
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512i flip_broadcast4(
+    const int8_t* p, __m512i flip) {
+  __m512i v;
+  asm("vpxord %1%{1to16%}, %2, %0" : "=v"(v) : "m"(*reinterpret_cast<const int32_t*>(p)), "v"(flip));
+  return v;
+}
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -875,15 +884,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_r
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) acc[i][j] = corr;
   }
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
   for (int64_t q = 0; q < k4; ++q) {
     __m512i w[NB];
     w[0] = _mm512_loadu_si512(b0 + q * 64);
     if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      int32_t four;
-      std::memcpy(&four, a + i * kp + q * 4, 4);
-      const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
+      const __m512i av = flip_broadcast4(a + i * kp + q * 4, flip);
       for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
     }
   }
@@ -1964,28 +1972,61 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, i
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // MR adjacent output pixels of one output row read straight from a zero-point-padded
-// channels-last input: pixel i's kernel row ky is kw * c adjacent bytes at x + i * step +
-// ky * row_step, taken as kq dwords (the last reaching up to 3 bytes past it, which meet the
-// packing's zero weights). 16 output channels (b: their packed column block).
-template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile_direct(const int8_t* x, int64_t step,
-                                                                            int64_t row_step, int64_t kh, int64_t kq,
-                                                                            const int8_t* b, int32_t* acc_out) {
-  __m512i acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_si512();
-  for (int64_t ky = 0; ky < kh; ++ky, b += kq * 64) {
-    const int8_t* xr = x + ky * row_step;
-    for (int64_t j = 0; j < kq; ++j) {
-      const __m512i w = _mm512_loadu_si512(b + j * 64);
+// channels-last copy of the input stored as u8 (x + 128): pixel i's kernel row ky is kw * c
+// adjacent bytes at x + i * step + ky * row_step, taken as kq dwords (the last reaching up to 3
+// bytes past it, which meet the packing's zero weights). NB column blocks of 16 output channels
+// (b0, b1: their packed weights), requantized in registers as vnni_tile_requant does.
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_direct(
+    const uint8_t* x, int64_t step, int64_t row_step, int64_t kh, int64_t kq, const int8_t* b0, const int8_t* b1,
+    const int32_t* wsum, int32_t a_zero, const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
+  __mmask16 mask[NB];
+  __m512i acc[MR][NB];
+#pragma GCC unroll 2
+  for (int j = 0; j < NB; ++j) {
+    const int64_t count = std::min<int64_t>(16, nr - 16 * j);
+    mask[j] = static_cast<__mmask16>((1u << count) - 1u);
+    const __m512i corr =
+        _mm512_mullo_epi32(_mm512_set1_epi32(-a_zero), _mm512_maskz_loadu_epi32(mask[j], wsum + 16 * j));
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) acc[i][j] = corr;
+  }
+  for (int64_t ky = 0; ky < kh; ++ky, b0 += kq * 64, b1 += kq * 64) {
+    const uint8_t* xr = x + ky * row_step;
+    for (int64_t q = 0; q < kq; ++q) {
+      __m512i w[NB];
+      w[0] = _mm512_loadu_si512(b0 + q * 64);
+      if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         int32_t four;
-        std::memcpy(&four, xr + i * step + j * 4, 4);
-        const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
-        acc[i] = dpbusd(acc[i], av, w);
+        std::memcpy(&four, xr + i * step + q * 4, 4);
+        const __m512i av = _mm512_set1_epi32(four);
+#pragma GCC unroll 2
+        for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
       }
     }
   }
-  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(acc_out + i * kNr, acc[i]);
+  __m512 mult[NB], bias[NB];
+#pragma GCC unroll 2
+  for (int j = 0; j < NB; ++j) {
+    mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
+    bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
+  }
+  const __m512 inv = _mm512_set1_ps(r.inv_out_scale);
+  const __m512 lo = _mm512_set1_ps(r.lo - r.out_zp), hi = _mm512_set1_ps(r.hi - r.out_zp);
+  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(r.out_zp));
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+    for (int j = 0; j < NB; ++j) {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
+      if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
+      y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
+      const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
+    }
+  }
 }
 
 // A convolution of few input channels (a network's first, 3 -> 16 at 3x3 stride 2) on VNNI:
@@ -2010,36 +2051,49 @@ bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
     return wd;
   }, 1, g.cout, kp, &pk);
   if (!packed) return true;  // failed with its message
-  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
+  // The copy holds x + 128 as u8 (vpdpbusd's unsigned operand): no flip per broadcast.
+  auto* pad = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
   if (pad == nullptr) return false;
-  std::memset(pad, static_cast<int8_t>(zp), static_cast<size_t>(g.n * plane + 64));
+  std::memset(pad, static_cast<uint8_t>(zp + 128), static_cast<size_t>(g.n * plane + 64));
   const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
   for (int64_t b = 0; b < g.n; ++b) {
     for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
-      std::memcpy(pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, x + (b * g.h + iy) * g.w * g.c,
-                  static_cast<size_t>(cols * g.c));
+      uint8_t* d = pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c;
+      const int8_t* s = x + (b * g.h + iy) * g.w * g.c;
+      for (int64_t i = 0; i < cols * g.c; ++i) d[i] = static_cast<uint8_t>(s[i] ^ static_cast<int8_t>(0x80));
     }
   }
   const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
   parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
-    alignas(64) int32_t acc[kMr * kNr];
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
-      const int8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      const uint8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
       for (int64_t ox = 0; ox < g.ow; ox += kMr) {
         const int64_t mr = std::min(kMr, g.ow - ox);
-        const int8_t* a = base + ox * step;
-        for (int64_t n = 0; n < g.cout; n += 16) {
-          const int8_t* bn = pk.data + (n / 16) * (kp / 4) * 64;
-          if (mr == kMr) {
-            vnni_tile_direct<kMr>(a, step, row_step, g.kh, kq, bn, acc);
+        const uint8_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += kNr) {
+          const int8_t* b0 = pk.data + (n / 16) * (kp / 4) * 64;
+          const int8_t* b1 = b0 + (kp / 4) * 64;
+          const int64_t nr = std::min(kNr, g.cout - n);
+          int8_t* o = out + (row * g.ow + ox) * g.cout + n;
+          const int32_t* ws = pk.wsum + n;
+          if (nr <= 16) {  // one vector: the second would multiply the packing's zeros
+            if (mr == kMr) {
+              vnni_tile_direct<kMr, 1>(a, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr, o, g.cout);
+            } else {
+              for (int64_t i = 0; i < mr; ++i) {
+                vnni_tile_direct<1, 1>(a + i * step, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr,
+                                       o + i * g.cout, g.cout);
+              }
+            }
+          } else if (mr == kMr) {
+            vnni_tile_direct<kMr, 2>(a, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr, o, g.cout);
           } else {
             for (int64_t i = 0; i < mr; ++i) {
-              vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+              vnni_tile_direct<1, 2>(a + i * step, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr,
+                                     o + i * g.cout, g.cout);
             }
           }
-          vnni_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), pk.wsum + n, zp + 128, r, n,
-                            out + (row * g.ow + ox) * g.cout + n, g.cout, 1);
         }
       }
     }
