@@ -1,7 +1,7 @@
 // etrt_quant::conv2d's channels-last paths through the registry against an integer reference, at
 // every instruction set: depthwise layers (the window-row kernels on int8 bands and on float32
 // planes, the per-tap kernels, the per-pixel path) and first convolutions of few input channels
-// (their tiles read a padded copy of the input in place), and 1x1 convolutions. Scales are powers of two, so the
+// (their tiles read a padded copy of the input in place), 1x1 convolutions and 3x3 ones. Scales are powers of two, so the
 // reference's float32 requantization is exact and must be met exactly.
 #include <cmath>
 #include <cstdint>
@@ -164,6 +164,20 @@ void test_depthwise_and_first_convolutions_match_the_integer_reference() {
         {1, 13, 7, 1, 4, 5, 1, 1, 0, 1, false},                 // 13 input channels, 7 output
         {1, 64, 64, 1, 5, 3, 1, 1, 0, 1, false, 3, 0.0625},     // 15 pixels, ReLU
     };
+    // 3x3 stride-1 convolutions of 16k channels (Winograd F(2x2, 3x3) in integers without VNNI):
+    // odd output sizes (a last tile row and column half outside), blocks of 48 tiles and a
+    // partial one, a batch, 512 input channels (the largest sums), ReLU.
+    const Case winograd[] = {
+        {1, 32, 48, 1, 7, 9, 3, 1, 1, 1, false, -128, 0.0625},
+        {1, 16, 32, 1, 15, 17, 3, 1, 1, 1, false, -128, 0.25},
+        {2, 16, 16, 1, 6, 5, 3, 1, 1, 1, false, 3, 0.0625},
+        {1, 512, 16, 1, 3, 4, 3, 1, 1, 1, false, -128, 1.0},
+        {1, 64, 64, 1, 8, 8, 3, 1, 1, 1, false, 3, 0.25},
+    };
+    for (const Case& c : winograd) {
+      run_case(c, "3x3 c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " " + std::to_string(c.h) + "x" +
+                      std::to_string(c.w) + (c.lo > -128 ? " relu" : "") + at);
+    }
     for (const Case& c : pointwise) {
       run_case(c, "1x1 c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " " + std::to_string(c.h) + "x" +
                       std::to_string(c.w) + (c.lo > -128 ? " relu" : "") + at);
