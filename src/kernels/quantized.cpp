@@ -577,7 +577,8 @@ ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_tile_ste
 // is not unrolled and the sums leave through memory: GCC's -O3 otherwise rotated the 12 sums
 // through register moves and stack spills (a third more instructions per pair).
 template <int MR>
-ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out) {
+ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out,
+                               int64_t ldo = 16) {
   __m256i acc[MR][2];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
@@ -585,8 +586,8 @@ ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b,
   for (int64_t q = 0; q < k2; ++q) avx2_tile_step<MR>(acc, a, lda, b, q);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * ldo), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * ldo + 8), acc[i][1]);
   }
 }
 
@@ -2325,7 +2326,6 @@ bool avx2_winograd_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, c
   });
   const int64_t k2 = g.c / 2;
   parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
-    alignas(32) int32_t acc[kAvx2Mr * 16];
     for (int64_t blk = b0; blk < b1; ++blk) {
       const int64_t t0 = blk * kWinoTiles, t1 = std::min(tiles, t0 + kWinoTiles), tb = t1 - t0;
       int16_t* vb = v + blk * 16 * kWinoTiles * g.c;
@@ -2339,12 +2339,9 @@ bool avx2_winograd_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, c
           for (int64_t n = 0; n < g.cout; n += 16) {
             const int16_t* bw = packed + p * per + (n / 16) * k2 * 32;
             if (mr == kAvx2Mr) {
-              avx2_tile<kAvx2Mr>(a + i0 * g.c, g.c, bw, k2, acc);
+              avx2_tile<kAvx2Mr>(a + i0 * g.c, g.c, bw, k2, mp + i0 * g.cout + n, g.cout);
             } else {
-              for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (i0 + i) * g.c, g.c, bw, k2, acc + i * 16);
-            }
-            for (int64_t i = 0; i < mr; ++i) {
-              std::memcpy(mp + (i0 + i) * g.cout + n, acc + i * 16, 16 * sizeof(int32_t));
+              for (int64_t i = 0; i < mr; ++i) avx2_tile<1>(a + (i0 + i) * g.c, g.c, bw, k2, mp + (i0 + i) * g.cout + n);
             }
           }
         }
