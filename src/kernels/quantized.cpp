@@ -911,7 +911,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_r
       __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
       if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
       y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
-      const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      const __m512i q =
+          _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
       _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
     }
   }
@@ -2026,7 +2027,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_d
       __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
       if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
       y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
-      const __m512i q = _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      const __m512i q =
+          _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
       _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
     }
   }
@@ -2296,7 +2298,8 @@ template <typename Source>
 bool avx2_winograd_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                         Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
   const int64_t per = g.cout * g.c;
-  const Derived d = derived_weight(ctx, weight, Layout::kPairsWinograd, static_cast<size_t>(16 * per) * sizeof(int16_t));
+  const Derived d =
+      derived_weight(ctx, weight, Layout::kPairsWinograd, static_cast<size_t>(16 * per) * sizeof(int16_t));
   if (d.data == nullptr) {
     fail(ctx, op, "out of memory for the packed weights");
     return true;

@@ -1,8 +1,9 @@
 // etrt_quant::conv2d's channels-last paths through the registry against an integer reference, at
 // every instruction set: depthwise layers (the window-row kernels on int8 bands and on float32
-// planes, the per-tap kernels, the per-pixel path) and first convolutions of few input channels
-// (their tiles read a padded copy of the input in place), 1x1 convolutions and 3x3 ones. Scales are powers of two, so the
-// reference's float32 requantization is exact and must be met exactly.
+// planes, the per-tap kernels, the per-pixel path), first convolutions of few input channels
+// (their tiles read a padded copy of the input in place), 1x1 convolutions (VNNI tiles
+// requantizing in registers) and 3x3 stride-1 ones (integer Winograd without VNNI). Scales are
+// powers of two, so the reference's float32 requantization is exact and must be met exactly.
 #include <cmath>
 #include <cstdint>
 #include <random>
