@@ -2269,26 +2269,32 @@ ETRT_AVX2_TARGET void winograd_output(const int32_t* m, const ConvGeom& g, int64
     const int64_t oy = 2 * yy, ox = 2 * xx;
     const bool down = oy + 1 < g.oh, right = ox + 1 < g.ow;
     int8_t* o00 = out + ((b * g.oh + oy) * g.ow + ox) * cout;
-    for (int64_t co = 0; co < cout; co += 8) {
-      __m256i mm[4][4], s[2][4];
-      for (int p = 0; p < 16; ++p) {
-        mm[p / 4][p % 4] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m + (p * tb + (t - t0)) * cout + co));
-      }
-      for (int j = 0; j < 4; ++j) {  // A^T M
-        s[0][j] = _mm256_add_epi32(_mm256_add_epi32(mm[0][j], mm[1][j]), mm[2][j]);
-        s[1][j] = _mm256_sub_epi32(_mm256_sub_epi32(mm[1][j], mm[2][j]), mm[3][j]);
-      }
-      const __m256 mu = _mm256_loadu_ps(mult + co);
-      const __m256 bi = bias != nullptr ? _mm256_loadu_ps(bias + co) : _mm256_setzero_ps();
-      for (int i = 0; i < 2; ++i) {  // (A^T M) A, / 4
-        if (i == 1 && !down) break;
-        const __m256i y0 = _mm256_add_epi32(_mm256_add_epi32(s[i][0], s[i][1]), s[i][2]);
-        int8_t* row = o00 + i * g.ow * cout + co;
-        avx2_requant8(_mm256_srai_epi32(y0, 2), mu, bi, o, row);
-        if (right) {
-          const __m256i y1 = _mm256_sub_epi32(_mm256_sub_epi32(s[i][1], s[i][2]), s[i][3]);
-          avx2_requant8(_mm256_srai_epi32(y1, 2), mu, bi, o, row + cout);
+    for (int64_t co = 0; co < cout; co += 16) {  // 16 channels: one 16-byte store per output pixel
+      __m256i y[4][2];                            // outputs 00, 01, 10, 11; channel halves
+      for (int h = 0; h < 2; ++h) {
+        __m256i mm[4][4], s[2][4];
+        for (int p = 0; p < 16; ++p) {
+          mm[p / 4][p % 4] =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m + (p * tb + (t - t0)) * cout + co + 8 * h));
         }
+        for (int j = 0; j < 4; ++j) {  // A^T M
+          s[0][j] = _mm256_add_epi32(_mm256_add_epi32(mm[0][j], mm[1][j]), mm[2][j]);
+          s[1][j] = _mm256_sub_epi32(_mm256_sub_epi32(mm[1][j], mm[2][j]), mm[3][j]);
+        }
+        for (int i = 0; i < 2; ++i) {  // (A^T M) A, / 4
+          y[2 * i][h] = _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(s[i][0], s[i][1]), s[i][2]), 2);
+          y[2 * i + 1][h] = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_sub_epi32(s[i][1], s[i][2]), s[i][3]), 2);
+        }
+      }
+      const __m256 m0 = _mm256_loadu_ps(mult + co), m1 = _mm256_loadu_ps(mult + co + 8);
+      const __m256 c0 = bias != nullptr ? _mm256_loadu_ps(bias + co) : _mm256_setzero_ps();
+      const __m256 c1 = bias != nullptr ? _mm256_loadu_ps(bias + co + 8) : _mm256_setzero_ps();
+      for (int k = 0; k < 4; ++k) {
+        if ((k >= 2 && !down) || (k % 2 == 1 && !right)) continue;
+        const __m256i q0 = avx2_requant_q(y[k][0], m0, c0, o), q1 = avx2_requant_q(y[k][1], m1, c1, o);
+        const __m256i pk = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);  // 16 int16 in order
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o00 + ((k / 2) * g.ow + k % 2) * cout + co),
+                         _mm_packs_epi16(_mm256_castsi256_si128(pk), _mm256_extracti128_si256(pk, 1)));
       }
     }
   }
