@@ -577,7 +577,8 @@ ETRT_AVX2_TARGET static inline __attribute__((always_inline)) void avx2_tile_ste
 // is not unrolled and the sums leave through memory: GCC's -O3 otherwise rotated the 12 sums
 // through register moves and stack spills (a third more instructions per pair).
 template <int MR>
-ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out) {
+ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b, int64_t k2, int32_t* acc_out,
+                               int64_t ldo = 16) {
   __m256i acc[MR][2];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
@@ -585,8 +586,8 @@ ETRT_AVX2_TARGET void avx2_tile(const int16_t* a, int64_t lda, const int16_t* b,
   for (int64_t q = 0; q < k2; ++q) avx2_tile_step<MR>(acc, a, lda, b, q);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16), acc[i][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * 16 + 8), acc[i][1]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * ldo), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc_out + i * ldo + 8), acc[i][1]);
   }
 }
 
@@ -754,6 +755,26 @@ void vnni_pack(const int8_t* w, int64_t cols, int64_t k, int8_t* packed, int32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+// acc += the four u8 x s8 products of each lane (vpdpbusd). Through asm, which ties the sum to
+// its register: with the builtin, GCC rotated a tile's 16 sums through register copies and
+// stack spills every step (116 moves for 16 products in the 8x32 tile's loop).
+__attribute__((target("avx512f,avx512vnni"))) static inline __attribute__((always_inline)) __m512i dpbusd(
+    __m512i acc, __m512i u8, __m512i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "vm"(s8));
+  return acc;
+}
+
+// Four int8 inputs at p broadcast to every lane as u8 (x + 128): one vpxord with an embedded
+// broadcast load (GCC turned the builtin's into a scalar xor and a move into the vector unit).
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512i flip_broadcast4(
+    const int8_t* p, __m512i flip) {
+  __m512i v;
+  asm("vpxord %1%{1to16%}, %2, %0" : "=v"(v) : "m"(*reinterpret_cast<const int32_t*>(p)), "v"(flip));
+  return v;
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
 // NB column vectors of 16 channels (2: a whole tile; 1 when 16 channels or fewer are left, as a
 // first convolution's 16: the second vector would multiply the packing's zeros).
 template <int MR, int NB = 2>
@@ -773,7 +794,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile(const int8
       int32_t four;
       std::memcpy(&four, a + r * kp + q * 4, 4);
       const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
-      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, w[j]);
+      for (int j = 0; j < NB; ++j) acc[r][j] = dpbusd(acc[r][j], av, w[j]);
     }
   }
   for (int r = 0; r < MR; ++r) {
@@ -840,6 +861,64 @@ ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, 
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// vnni_tile and vnni_requant_tile in one, for rows stored with their channels adjacent: the sums
+// stay in registers (a 1x1 convolution of 16-32 input channels spent as long storing, reloading
+// and correcting them as multiplying). The zero-point correction is each sum's starting value
+// (int32 arithmetic wraps the same either way), and the clamp comes before the rounding, to
+// [lo - zp, hi - zp]: rounding is monotonic and keeps those integers, so
+// clamp(round(v) + zp, lo, hi) == round(clamp(v, lo - zp, hi - zp)) + zp, NaN included (max
+// takes the bound either way), and the conversion rounds half to even itself.
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_requant(
+    const int8_t* a, int64_t kp, const int8_t* b0, const int8_t* b1, int64_t k4, const int32_t* wsum, int32_t a_zero,
+    const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
+  static_assert(NB == 1 || NB == 2, "one or two vectors");
+  __mmask16 mask[NB];
+  __m512i acc[MR][NB];
+#pragma GCC unroll 2
+  for (int j = 0; j < NB; ++j) {
+    const int64_t count = std::min<int64_t>(16, nr - 16 * j);
+    mask[j] = static_cast<__mmask16>((1u << count) - 1u);
+    const __m512i corr =
+        _mm512_mullo_epi32(_mm512_set1_epi32(-a_zero), _mm512_maskz_loadu_epi32(mask[j], wsum + 16 * j));
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) acc[i][j] = corr;
+  }
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
+  for (int64_t q = 0; q < k4; ++q) {
+    __m512i w[NB];
+    w[0] = _mm512_loadu_si512(b0 + q * 64);
+    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = flip_broadcast4(a + i * kp + q * 4, flip);
+      for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
+    }
+  }
+  __m512 mult[NB], bias[NB];
+  for (int j = 0; j < NB; ++j) {
+    mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
+    bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
+  }
+  const __m512 inv = _mm512_set1_ps(r.inv_out_scale);
+  const __m512 lo = _mm512_set1_ps(r.lo - r.out_zp), hi = _mm512_set1_ps(r.hi - r.out_zp);
+  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(r.out_zp));
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+    for (int j = 0; j < NB; ++j) {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
+      if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
+      y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
+      const __m512i q =
+          _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
+    }
+  }
+}
+#endif
+
 // out[m * mstride + n * nstride] for m < rows, n < cols: a [rows][kp] int8 (rows kp apart) by the
 // packed weights.
 void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* packed, const int32_t* wsum,
@@ -847,6 +926,38 @@ void vnni_gemm_requant(const int8_t* a, int64_t rows, int64_t kp, const int8_t* 
                        int64_t nstride) {
 #if defined(__x86_64__) && defined(__GNUC__)
   const int64_t k4 = kp / 4, tiles = (rows + kMr - 1) / kMr;
+  if (nstride == 1) {
+    parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t m = t * kMr, mr = std::min(kMr, rows - m);
+        for (int64_t n = 0; n < cols; n += kNr) {
+          const int8_t* b0 = packed + (n / 16) * k4 * 64;
+          const int8_t* b1 = b0 + k4 * 64;
+          const int64_t nr = std::min(kNr, cols - n);
+          int8_t* o = out + m * mstride + n;
+          const int32_t* ws = wsum + n;
+          if (nr <= 16) {
+            if (mr == kMr) {
+              vnni_tile_requant<kMr, 1>(a + m * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o, mstride);
+            } else {
+              for (int64_t i = 0; i < mr; ++i) {
+                vnni_tile_requant<1, 1>(a + (m + i) * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr,
+                                        o + i * mstride, mstride);
+              }
+            }
+          } else if (mr == kMr) {
+            vnni_tile_requant<kMr, 2>(a + m * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o, mstride);
+          } else {
+            for (int64_t i = 0; i < mr; ++i) {
+              vnni_tile_requant<1, 2>(a + (m + i) * kp, kp, b0, b1, k4, ws, a_zero, r, n0 + n, nr, o + i * mstride,
+                                      mstride);
+            }
+          }
+        }
+      }
+    });
+    return;
+  }
   parallel_for(0, tiles, 1, [&](int64_t t0, int64_t t1) {
     alignas(64) int32_t acc[kMr * kNr];
     for (int64_t t = t0; t < t1; ++t) {
@@ -1023,7 +1134,9 @@ struct Packed {
 // again only when the layout or the instruction set in force changes (ETRT_MAX_ISA,
 // etrt.set_max_isa), so a program moved to another machine packs for the one it runs on.
 // Otherwise (a weight given at run time) it is this call's scratch memory.
-enum class Layout : uint64_t { kVnni = 1, kVnniDirect, kPairs, kPairsDirect, kDepthwise, kVnniNchw };  // < 16
+enum class Layout : uint64_t {
+  kVnni = 1, kVnniDirect, kPairs, kPairsDirect, kDepthwise, kVnniNchw, kPairsWinograd  // < 16
+};
 
 struct Derived {
   void* data = nullptr;
@@ -1863,28 +1976,62 @@ void unfold_nhwc(const ConvGeom& g, const int8_t* x, T* rows, int64_t row_len, i
 
 #if defined(__x86_64__) && defined(__GNUC__)
 // MR adjacent output pixels of one output row read straight from a zero-point-padded
-// channels-last input: pixel i's kernel row ky is kw * c adjacent bytes at x + i * step +
-// ky * row_step, taken as kq dwords (the last reaching up to 3 bytes past it, which meet the
-// packing's zero weights). 16 output channels (b: their packed column block).
-template <int MR>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnni_tile_direct(const int8_t* x, int64_t step,
-                                                                            int64_t row_step, int64_t kh, int64_t kq,
-                                                                            const int8_t* b, int32_t* acc_out) {
-  __m512i acc[MR];
-  for (int i = 0; i < MR; ++i) acc[i] = _mm512_setzero_si512();
-  for (int64_t ky = 0; ky < kh; ++ky, b += kq * 64) {
-    const int8_t* xr = x + ky * row_step;
-    for (int64_t j = 0; j < kq; ++j) {
-      const __m512i w = _mm512_loadu_si512(b + j * 64);
+// channels-last copy of the input stored as u8 (x + 128): pixel i's kernel row ky is kw * c
+// adjacent bytes at x + i * step + ky * row_step, taken as kq dwords (the last reaching up to 3
+// bytes past it, which meet the packing's zero weights). NB column blocks of 16 output channels
+// (b0, b1: their packed weights), requantized in registers as vnni_tile_requant does.
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_direct(
+    const uint8_t* x, int64_t step, int64_t row_step, int64_t kh, int64_t kq, const int8_t* b0, const int8_t* b1,
+    const int32_t* wsum, int32_t a_zero, const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
+  __mmask16 mask[NB];
+  __m512i acc[MR][NB];
+#pragma GCC unroll 2
+  for (int j = 0; j < NB; ++j) {
+    const int64_t count = std::min<int64_t>(16, nr - 16 * j);
+    mask[j] = static_cast<__mmask16>((1u << count) - 1u);
+    const __m512i corr =
+        _mm512_mullo_epi32(_mm512_set1_epi32(-a_zero), _mm512_maskz_loadu_epi32(mask[j], wsum + 16 * j));
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) acc[i][j] = corr;
+  }
+  for (int64_t ky = 0; ky < kh; ++ky, b0 += kq * 64, b1 += kq * 64) {
+    const uint8_t* xr = x + ky * row_step;
+    for (int64_t q = 0; q < kq; ++q) {
+      __m512i w[NB];
+      w[0] = _mm512_loadu_si512(b0 + q * 64);
+      if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         int32_t four;
-        std::memcpy(&four, xr + i * step + j * 4, 4);
-        const __m512i av = _mm512_set1_epi32(four ^ static_cast<int32_t>(0x80808080u));  // x + 128 as u8
-        acc[i] = _mm512_dpbusd_epi32(acc[i], av, w);
+        std::memcpy(&four, xr + i * step + q * 4, 4);
+        const __m512i av = _mm512_set1_epi32(four);
+#pragma GCC unroll 2
+        for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
       }
     }
   }
-  for (int i = 0; i < MR; ++i) _mm512_storeu_si512(acc_out + i * kNr, acc[i]);
+  __m512 mult[NB], bias[NB];
+#pragma GCC unroll 2
+  for (int j = 0; j < NB; ++j) {
+    mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
+    bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
+  }
+  const __m512 inv = _mm512_set1_ps(r.inv_out_scale);
+  const __m512 lo = _mm512_set1_ps(r.lo - r.out_zp), hi = _mm512_set1_ps(r.hi - r.out_zp);
+  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(r.out_zp));
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+    for (int j = 0; j < NB; ++j) {
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
+      if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
+      y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
+      const __m512i q =
+          _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+      _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
+    }
+  }
 }
 
 // A convolution of few input channels (a network's first, 3 -> 16 at 3x3 stride 2) on VNNI:
@@ -1909,36 +2056,49 @@ bool vnni_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
     return wd;
   }, 1, g.cout, kp, &pk);
   if (!packed) return true;  // failed with its message
-  auto* pad = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
+  // The copy holds x + 128 as u8 (vpdpbusd's unsigned operand): no flip per broadcast.
+  auto* pad = static_cast<uint8_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * plane + 64)));
   if (pad == nullptr) return false;
-  std::memset(pad, static_cast<int8_t>(zp), static_cast<size_t>(g.n * plane + 64));
+  std::memset(pad, static_cast<uint8_t>(zp + 128), static_cast<size_t>(g.n * plane + 64));
   const int64_t cols = std::max<int64_t>(0, std::min(g.w, wp - g.pw));
   for (int64_t b = 0; b < g.n; ++b) {
     for (int64_t iy = 0; iy < g.h && iy + g.ph < hp; ++iy) {
-      std::memcpy(pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c, x + (b * g.h + iy) * g.w * g.c,
-                  static_cast<size_t>(cols * g.c));
+      uint8_t* d = pad + b * plane + ((iy + g.ph) * wp + g.pw) * g.c;
+      const int8_t* s = x + (b * g.h + iy) * g.w * g.c;
+      for (int64_t i = 0; i < cols * g.c; ++i) d[i] = static_cast<uint8_t>(s[i] ^ static_cast<int8_t>(0x80));
     }
   }
   const int64_t step = g.sw * g.c, row_step = g.dh * wp * g.c;
   parallel_for(0, g.n * g.oh, 1, [&](int64_t r0, int64_t r1) {
-    alignas(64) int32_t acc[kMr * kNr];
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t b = row / g.oh, oy = row % g.oh;
-      const int8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
+      const uint8_t* base = pad + b * plane + oy * g.sh * wp * g.c;
       for (int64_t ox = 0; ox < g.ow; ox += kMr) {
         const int64_t mr = std::min(kMr, g.ow - ox);
-        const int8_t* a = base + ox * step;
-        for (int64_t n = 0; n < g.cout; n += 16) {
-          const int8_t* bn = pk.data + (n / 16) * (kp / 4) * 64;
-          if (mr == kMr) {
-            vnni_tile_direct<kMr>(a, step, row_step, g.kh, kq, bn, acc);
+        const uint8_t* a = base + ox * step;
+        for (int64_t n = 0; n < g.cout; n += kNr) {
+          const int8_t* b0 = pk.data + (n / 16) * (kp / 4) * 64;
+          const int8_t* b1 = b0 + (kp / 4) * 64;
+          const int64_t nr = std::min(kNr, g.cout - n);
+          int8_t* o = out + (row * g.ow + ox) * g.cout + n;
+          const int32_t* ws = pk.wsum + n;
+          if (nr <= 16) {  // one vector: the second would multiply the packing's zeros
+            if (mr == kMr) {
+              vnni_tile_direct<kMr, 1>(a, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr, o, g.cout);
+            } else {
+              for (int64_t i = 0; i < mr; ++i) {
+                vnni_tile_direct<1, 1>(a + i * step, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr,
+                                       o + i * g.cout, g.cout);
+              }
+            }
+          } else if (mr == kMr) {
+            vnni_tile_direct<kMr, 2>(a, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr, o, g.cout);
           } else {
             for (int64_t i = 0; i < mr; ++i) {
-              vnni_tile_direct<1>(a + i * step, step, row_step, g.kh, kq, bn, acc + i * kNr);
+              vnni_tile_direct<1, 2>(a + i * step, step, row_step, g.kh, kq, b0, b1, ws, zp + 128, r, n, nr,
+                                     o + i * g.cout, g.cout);
             }
           }
-          vnni_requant_tile(acc, mr, std::min<int64_t>(16, g.cout - n), pk.wsum + n, zp + 128, r, n,
-                            out + (row * g.ow + ox) * g.cout + n, g.cout, 1);
         }
       }
     }
@@ -2022,6 +2182,186 @@ bool avx2_direct_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, con
 }
 #endif
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// Without VNNI, 3x3 stride-1 convolutions (ResNet's) as Winograd F(2x2, 3x3) in integers:
+// 16 products per 2x2 outputs instead of 36, so 2.25x fewer vpmaddwd, whose throughput bounds
+// the AVX2 tile (a tile with 14% fewer instructions ran no faster). Exact: with G' = 2G the
+// transforms are integer matrices, U = G' g G'^T (|U| <= 9 * 128, int16) and V = B^T d B of
+// d = x - zero_point (|V| <= 4 * 255, int16), so a vpmaddwd pair is below 2^22; the output
+// transform gives 4x the int32 sum exactly (int32 sums wrap, and 4 * 9 * 255 * 128 * c stays
+// below 2^31 for c <= 2048), shifted right by 2 and requantized as every other product.
+constexpr int64_t kWinoTiles = 48;  // 2x2 output tiles per block (a multiple of kAvx2Mr)
+
+bool winograd_fits(const ConvGeom& g) {
+  return g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1 && g.ph == 1 && g.pw == 1 &&
+         g.c % 16 == 0 && g.cout % 16 == 0 && g.c <= 2048 && g.oh >= 2 && g.ow >= 2;
+}
+
+// weights [cout][3][3][c] int8 -> U (16 matrices of [cout][c]), each packed as pack_i16_pairs
+// packs: [16][cout / 16][c / 2][16][2] int16.
+void winograd_pack(const int8_t* w, int64_t cout, int64_t c, int16_t* packed) {
+  static const int G[4][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};
+  const int64_t per = cout * c;  // one position's matrix
+  for (int64_t co = 0; co < cout; ++co) {
+    for (int64_t ci = 0; ci < c; ++ci) {
+      int32_t gk[3][3], t[4][3];
+      for (int ky = 0; ky < 3; ++ky) {
+        for (int kx = 0; kx < 3; ++kx) gk[ky][kx] = w[((co * 3 + ky) * 3 + kx) * c + ci];
+      }
+      for (int i = 0; i < 4; ++i) {
+        for (int kx = 0; kx < 3; ++kx) t[i][kx] = G[i][0] * gk[0][kx] + G[i][1] * gk[1][kx] + G[i][2] * gk[2][kx];
+      }
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          const int32_t u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+          // [p][co / 16][ci / 2][co % 16][ci % 2]
+          packed[(i * 4 + j) * per + (co / 16) * c * 16 + (ci / 2) * 32 + (co % 16) * 2 + ci % 2] =
+              static_cast<int16_t>(u);
+        }
+      }
+    }
+  }
+}
+
+// V for tiles t0 .. t1 of a block: v[p][t - t0][c] (positions tb rows apart), from the padded
+// int16 copy xp ([n][hp][wp][c], x - zero_point, 0 outside the input).
+ETRT_AVX2_TARGET void winograd_input(const int16_t* xp, int64_t hp, int64_t wp, int64_t c, int64_t ty, int64_t tx,
+                                     int64_t t0, int64_t t1, int64_t tb, int16_t* v) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t b = t / (ty * tx), yy = t / tx % ty, xx = t % tx;
+    const int16_t* base = xp + ((b * hp + 2 * yy) * wp + 2 * xx) * c;
+    for (int64_t ch = 0; ch < c; ch += 16) {
+      __m256i d[4][4], s[4][4];
+      for (int i = 0; i < 4; ++i) {
+        for (int j = 0; j < 4; ++j) {
+          d[i][j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + (i * wp + j) * c + ch));
+        }
+      }
+      for (int j = 0; j < 4; ++j) {  // B^T d
+        s[0][j] = _mm256_sub_epi16(d[0][j], d[2][j]);
+        s[1][j] = _mm256_add_epi16(d[1][j], d[2][j]);
+        s[2][j] = _mm256_sub_epi16(d[2][j], d[1][j]);
+        s[3][j] = _mm256_sub_epi16(d[1][j], d[3][j]);
+      }
+      for (int i = 0; i < 4; ++i) {  // (B^T d) B
+        const __m256i r[4] = {_mm256_sub_epi16(s[i][0], s[i][2]), _mm256_add_epi16(s[i][1], s[i][2]),
+                              _mm256_sub_epi16(s[i][2], s[i][1]), _mm256_sub_epi16(s[i][1], s[i][3])};
+        for (int j = 0; j < 4; ++j) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + ((i * 4 + j) * tb + (t - t0)) * c + ch), r[j]);
+        }
+      }
+    }
+  }  for (int p = 0; p < 16; ++p) {
+    std::memset(v + (p * tb + (t1 - t0)) * c, 0, static_cast<size_t>((tb - (t1 - t0)) * c) * sizeof(int16_t));
+  }
+}
+
+// Y = A^T M A of tiles t0 .. t1 (m[p][t - t0][cout] int32 = 4x the sums, positions tb rows
+// apart), requantized into out.
+ETRT_AVX2_TARGET void winograd_output(const int32_t* m, const ConvGeom& g, int64_t ty, int64_t tx, int64_t t0,
+                                      int64_t t1, int64_t tb, const Requant& r, int8_t* out) {
+  const int64_t cout = g.cout;
+  const Avx2Out o = avx2_out(r);
+  const float* mult = r.multiplier;
+  const float* bias = r.bias;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t b = t / (ty * tx), yy = t / tx % ty, xx = t % tx;
+    const int64_t oy = 2 * yy, ox = 2 * xx;
+    const bool down = oy + 1 < g.oh, right = ox + 1 < g.ow;
+    int8_t* o00 = out + ((b * g.oh + oy) * g.ow + ox) * cout;
+    for (int64_t co = 0; co < cout; co += 16) {  // 16 channels: one 16-byte store per output pixel
+      __m256i y[4][2];                            // outputs 00, 01, 10, 11; channel halves
+      for (int h = 0; h < 2; ++h) {
+        __m256i mm[4][4], s[2][4];
+        for (int p = 0; p < 16; ++p) {
+          mm[p / 4][p % 4] =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m + (p * tb + (t - t0)) * cout + co + 8 * h));
+        }
+        for (int j = 0; j < 4; ++j) {  // A^T M
+          s[0][j] = _mm256_add_epi32(_mm256_add_epi32(mm[0][j], mm[1][j]), mm[2][j]);
+          s[1][j] = _mm256_sub_epi32(_mm256_sub_epi32(mm[1][j], mm[2][j]), mm[3][j]);
+        }
+        for (int i = 0; i < 2; ++i) {  // (A^T M) A, / 4
+          y[2 * i][h] = _mm256_srai_epi32(_mm256_add_epi32(_mm256_add_epi32(s[i][0], s[i][1]), s[i][2]), 2);
+          y[2 * i + 1][h] = _mm256_srai_epi32(_mm256_sub_epi32(_mm256_sub_epi32(s[i][1], s[i][2]), s[i][3]), 2);
+        }
+      }
+      const __m256 m0 = _mm256_loadu_ps(mult + co), m1 = _mm256_loadu_ps(mult + co + 8);
+      const __m256 c0 = bias != nullptr ? _mm256_loadu_ps(bias + co) : _mm256_setzero_ps();
+      const __m256 c1 = bias != nullptr ? _mm256_loadu_ps(bias + co + 8) : _mm256_setzero_ps();
+      for (int k = 0; k < 4; ++k) {
+        if ((k >= 2 && !down) || (k % 2 == 1 && !right)) continue;
+        const __m256i q0 = avx2_requant_q(y[k][0], m0, c0, o), q1 = avx2_requant_q(y[k][1], m1, c1, o);
+        const __m256i pk = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);  // 16 int16 in order
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o00 + ((k / 2) * g.ow + k % 2) * cout + co),
+                         _mm_packs_epi16(_mm256_castsi256_si128(pk), _mm256_extracti128_si256(pk, 1)));
+      }
+    }
+  }
+}
+
+template <typename Source>
+bool avx2_winograd_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
+                        Source&& weight_rows, int32_t zp, const Requant& r, int8_t* out) {
+  const int64_t per = g.cout * g.c;
+  const Derived d =
+      derived_weight(ctx, weight, Layout::kPairsWinograd, static_cast<size_t>(16 * per) * sizeof(int16_t));
+  if (d.data == nullptr) {
+    fail(ctx, op, "out of memory for the packed weights");
+    return true;
+  }
+  auto* packed = static_cast<int16_t*>(d.data);
+  if (!d.ready) {
+    const int8_t* wk = weight_rows();
+    if (wk == nullptr) {
+      fail(ctx, op, "out of memory for the weights");
+      return true;
+    }
+    winograd_pack(wk, g.cout, g.c, packed);
+  }
+  const int64_t ty = (g.oh + 1) / 2, tx = (g.ow + 1) / 2, tiles = g.n * ty * tx;
+  const int64_t hp = 2 * ty + 2, wp = 2 * tx + 2;
+  const int64_t blocks = (tiles + kWinoTiles - 1) / kWinoTiles;
+  auto* xp = static_cast<int16_t*>(ctx.allocate_temp(static_cast<size_t>(g.n * hp * wp * g.c) * sizeof(int16_t)));
+  auto* v = static_cast<int16_t*>(
+      ctx.allocate_temp(static_cast<size_t>(blocks * 16 * kWinoTiles * g.c) * sizeof(int16_t)));
+  auto* m = static_cast<int32_t*>(
+      ctx.allocate_temp(static_cast<size_t>(blocks * 16 * kWinoTiles * g.cout) * sizeof(int32_t)));
+  if (xp == nullptr || v == nullptr || m == nullptr) return false;
+  std::memset(xp, 0, static_cast<size_t>(g.n * hp * wp * g.c) * sizeof(int16_t));
+  parallel_for(0, g.n * g.h, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t b = row / g.h, iy = row % g.h;
+      widen_minus(x + row * g.w * g.c, xp + ((b * hp + iy + 1) * wp + 1) * g.c, g.w * g.c, zp);
+    }
+  });
+  const int64_t k2 = g.c / 2;
+  parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk) {
+      // A last block's rows rounded up to whole 6-row tiles (zeros, their sums unread): the
+      // 1-row tile ran a quarter of a 7x7 layer's 16 tiles at a third of the speed.
+      const int64_t t0 = blk * kWinoTiles, t1 = std::min(tiles, t0 + kWinoTiles);
+      const int64_t tb = round_up(t1 - t0, kAvx2Mr);
+      int16_t* vb = v + blk * 16 * kWinoTiles * g.c;
+      int32_t* mb = m + blk * 16 * kWinoTiles * g.cout;
+      winograd_input(xp, hp, wp, g.c, ty, tx, t0, t1, tb, vb);
+      for (int64_t p = 0; p < 16; ++p) {
+        const int16_t* a = vb + p * tb * g.c;
+        int32_t* mp = mb + p * tb * g.cout;
+        for (int64_t i0 = 0; i0 < tb; i0 += kAvx2Mr) {
+          for (int64_t n = 0; n < g.cout; n += 16) {
+            avx2_tile<kAvx2Mr>(a + i0 * g.c, g.c, packed + p * per + (n / 16) * k2 * 32, k2, mp + i0 * g.cout + n,
+                               g.cout);
+          }
+        }
+      }
+      winograd_output(mb, g, ty, tx, t0, t1, tb, r, out);
+    }
+  });
+  return true;
+}
+#endif
+
 // groups 1: out [pixels][cout] = rows [pixels][(ky, kx, channel)] x weights, requantized.
 bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8_t* x, const Tensor& weight,
                int32_t zp, const Requant& r, int8_t* out) {
@@ -2065,6 +2405,7 @@ bool gemm_nhwc(KernelContext& ctx, const char* op, const ConvGeom& g, const int8
   }
 #if defined(__x86_64__) && defined(__GNUC__)
   if (!int8_portable_only() && isa_level() >= 1) {
+    if (winograd_fits(g)) return avx2_winograd_nhwc(ctx, op, g, x, weight, weight_rows, zp, r, out);
     const int64_t lda = round_up(k, 2);
     const int16_t* packed = pack_pairs(ctx, op, weight, Layout::kPairs, weight_rows, g.cout, k);
     if (packed == nullptr) return true;  // failed with its message

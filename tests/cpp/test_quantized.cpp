@@ -1,8 +1,9 @@
 // etrt_quant::conv2d's channels-last paths through the registry against an integer reference, at
 // every instruction set: depthwise layers (the window-row kernels on int8 bands and on float32
-// planes, the per-tap kernels, the per-pixel path) and first convolutions of few input channels
-// (their tiles read a padded copy of the input in place). Scales are powers of two, so the
-// reference's float32 requantization is exact and must be met exactly.
+// planes, the per-tap kernels, the per-pixel path), first convolutions of few input channels
+// (their tiles read a padded copy of the input in place), 1x1 convolutions (VNNI tiles
+// requantizing in registers) and 3x3 stride-1 ones (integer Winograd without VNNI). Scales are
+// powers of two, so the reference's float32 requantization is exact and must be met exactly.
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -59,6 +60,8 @@ struct Buf {
 struct Case {
   int64_t n, c, cout, groups, h, w, k, s, p, d;
   bool nchw_in;
+  int64_t lo = -128;        // the zero point (3) for a folded ReLU
+  double out_scale = 4.0;   // smaller: more outputs saturate
 };
 
 void run_case(const Case& q, const std::string& label) {
@@ -76,8 +79,8 @@ void run_case(const Case& q, const std::string& label) {
     bias.data[o] = 0.25f * static_cast<float>(o % 7 - 3);
   }
   wt.t.set_read_only(true);  // a program's constant, as the exporter stores it
-  const double in_scale = 0.125, out_scale = 4.0;
-  const int64_t in_zp = -5, out_zp = 3, lo = -128, hi = 127;
+  const double in_scale = 0.125, out_scale = q.out_scale;
+  const int64_t in_zp = -5, out_zp = 3, lo = q.lo, hi = 127;
   Value vis(in_scale), viz(in_zp), vos(out_scale), voz(out_zp), vlo(lo), vhi(hi), vg(q.groups);
   const std::vector<int64_t> stride = {q.s, q.s}, padding = {q.p, q.p}, dilation = {q.d, q.d};
   Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(dilation);
@@ -149,6 +152,36 @@ void test_depthwise_and_first_convolutions_match_the_integer_reference() {
     for (const Case& c : stem) {
       run_case(c, "stem c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " k" + std::to_string(c.k) + "/" +
                       std::to_string(c.s) + at);
+    }
+    // 1x1 convolutions on channels-last rows: tiles of 8 pixels x 32 channels requantized in
+    // registers (VNNI), a last block of 16 or fewer channels, rows past the last whole tile,
+    // input channels not a multiple of 4 (the rows are copied and padded), and ReLU's raised lower
+    // bound. The sums are large enough to saturate at both ends and tie at halves.
+    const Case pointwise[] = {
+        {1, 16, 96, 1, 9, 7, 1, 1, 0, 1, false, -128, 0.0625},  // MobileNetV2's expansion: 3 blocks of 32
+        {1, 24, 40, 1, 5, 5, 1, 1, 0, 1, false, -128, 0.0625},  // 32 + 8 channels, 25 pixels: 3 tiles + 1
+        {2, 32, 16, 1, 3, 4, 1, 1, 0, 1, false, -128, 0.25},    // one vector, 12 pixels a batch
+        {1, 96, 24, 1, 6, 6, 1, 1, 0, 1, false, 3, 0.25},       // 16 + 8 channels, ReLU
+        {1, 13, 7, 1, 4, 5, 1, 1, 0, 1, false},                 // 13 input channels, 7 output
+        {1, 64, 64, 1, 5, 3, 1, 1, 0, 1, false, 3, 0.0625},     // 15 pixels, ReLU
+    };
+    // 3x3 stride-1 convolutions of 16k channels (Winograd F(2x2, 3x3) in integers without VNNI):
+    // odd output sizes (a last tile row and column half outside), blocks of 48 tiles and a
+    // partial one, a batch, 512 input channels (the largest sums), ReLU.
+    const Case winograd[] = {
+        {1, 32, 48, 1, 7, 9, 3, 1, 1, 1, false, -128, 0.0625},
+        {1, 16, 32, 1, 15, 17, 3, 1, 1, 1, false, -128, 0.25},
+        {2, 16, 16, 1, 6, 5, 3, 1, 1, 1, false, 3, 0.0625},
+        {1, 512, 16, 1, 3, 4, 3, 1, 1, 1, false, -128, 1.0},
+        {1, 64, 64, 1, 8, 8, 3, 1, 1, 1, false, 3, 0.25},
+    };
+    for (const Case& c : winograd) {
+      run_case(c, "3x3 c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " " + std::to_string(c.h) + "x" +
+                      std::to_string(c.w) + (c.lo > -128 ? " relu" : "") + at);
+    }
+    for (const Case& c : pointwise) {
+      run_case(c, "1x1 c" + std::to_string(c.c) + " -> " + std::to_string(c.cout) + " " + std::to_string(c.h) + "x" +
+                      std::to_string(c.w) + (c.lo > -128 ? " relu" : "") + at);
     }
   }
 }

@@ -391,24 +391,40 @@ class Mlp(nn.Module):
         return self.body(x)
 
 
+class Conv3x3(nn.Module):
+    """3x3 stride-1 convolutions of 16 and 32 channels (ResNet's): the AVX2 path's integer
+    Winograd F(2x2, 3x3), on an odd 9x11 plane (tiles half outside) and with ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 16, 3, padding=1)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
 def test_avx2_int8_kernels_equal_the_folded_graph(
     inprocess_runtime: Path, converted: nn.Module, block: Block, tmp_path: Path
 ) -> None:
     """ETRT_MAX_ISA=avx2 (a process of its own, as a machine without AVX-512 runs it): the
     vpmaddwd conv and linear tiles (requantized in registers, weights packed by transposes,
-    partial channel blocks), the batch-2 classifier's gemv, a first convolution's odd 27 taps
-    and the depthwise blocks give the folded graph's integers."""
+    partial channel blocks), the batch-2 classifier's gemv, a first convolution's odd 27 taps,
+    the depthwise blocks and the 3x3 convolutions' Winograd give the folded graph's integers."""
     torch.manual_seed(0)
     mlp_x = torch.randn(6, 40, generator=torch.Generator().manual_seed(5))
     mlp = etrt.quantize(Mlp().eval(), (mlp_x,), calibration=[(torch.randn(6, 40),)])
     small_x = _inputs(13)
-    cases = [(converted, small_x), (mlp, mlp_x)]
+    conv_x = torch.randn(1, 16, 9, 11, generator=torch.Generator().manual_seed(6))
+    conv = etrt.quantize(Conv3x3().eval(), (conv_x,), calibration=[(torch.randn(1, 16, 9, 11),)])
+    cases = [(converted, small_x), (mlp, mlp_x), (conv, conv_x)]
     paths, inputs, wants = [block.program], [block.x], [block.want]
     for i, (model, x) in enumerate(cases):
         core = torch.export.export(model, (x,)).run_decompositions(_decomposition_table())
         fold_quantized(core)
         program = etrt.export(model, (x,))
-        assert program.info.instruction_ops.count("etrt_quant::linear") == (1, 2)[i]
+        assert program.info.instruction_ops.count("etrt_quant::linear") == (1, 2, 0)[i]
         paths.append(program.save(tmp_path / f"case{i}.etrt"))
         inputs.append(x)
         wants.append(core.module()(x))
