@@ -319,6 +319,12 @@ void test_channels_last_convolution_matches_reference() {
                   "fused pointwise spans" + isa);
     run_conv_case(fused({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused winograd" + isa);
+    // 1x1 over few tiles with rows 129-768 deep run chunk by chunk under AVX2: 7x7 with the
+    // epilogue and a channel tail (44 = 5.5 vectors of 8), 5x6 without bias.
+    run_conv_case(fused({1, 200, 44, 1, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused pointwise 7x7, chunk by chunk" + isa);
+    run_conv_case(nhwc({1, 700, 72, 1, 5, 6, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true, false, true, true}),
+                  "pointwise 5x6, chunk by chunk, no bias" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise" + isa);
     run_conv_case(fused({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
