@@ -122,6 +122,24 @@ int64_t winograd_block(int64_t tiles, int64_t rows, int64_t cin, int64_t cout) {
   return block > tiles ? tiles : block;
 }
 
+// A constant weight's Winograd transform, 36 x cin x cout floats, kept in the instruction's cache:
+// computed at the first run (and again when the instruction set or the slicing changes), then
+// read in place. `slices` is 1 for the one-slice layout ([36][cin][cout]) or the thread count
+// for winograd_slices' one ([36][cin][width] per slice, back to back). nullptr where the runtime
+// keeps none (a weight given at run time, the method's budget spent): transformed per call.
+// *ready: the contents are an earlier run's.
+float* kept_winograd(KernelContext& ctx, const NhwcConv& c, int64_t slices, bool* ready) {
+  *ready = false;
+  if (c.weight_constant == nullptr || c.weight != c.weight_constant || slices < 1 || slices > 255) return nullptr;
+  // Exact, not a hash: 48 address bits, the layout (Winograd), the level, the slice count.
+  constexpr uint64_t kWinograd = 0x21;
+  const uint64_t key = (reinterpret_cast<uintptr_t>(c.weight_constant) & ((uint64_t{1} << 48) - 1)) |
+                       kWinograd << 48 | static_cast<uint64_t>(isa_level() & 3) << 54 |
+                       static_cast<uint64_t>(slices) << 56;
+  return static_cast<float*>(
+      ctx.instruction_cache(key, static_cast<size_t>(36 * c.cin * c.cout) * sizeof(float), ready));
+}
+
 // Winograd on several threads by output channels: slice s (one per thread, whole cache lines of
 // channels) transforms its own weights and runs every tile over them. Split by tiles instead,
 // every thread reads all the transformed weights, half of them just written by the other core:
@@ -135,25 +153,41 @@ bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices) {
   int64_t widest = 0;
   for (int64_t s = 0; s < slices; ++s) widest = std::max(widest, first_channel(s + 1) - first_channel(s));
   const int64_t block = winograd_block(tiles, rows, c.cin, widest);
-  const size_t u_floats = static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
+  auto slice = [&](int64_t s) {
+    const int64_t oc_begin = first_channel(s);
+    NhwcConv cb = c;  // the slice: its channels of the weights, bias, residual and output
+    cb.cout = first_channel(s + 1) - oc_begin;
+    cb.weight = c.weight + oc_begin;
+    cb.bias = c.bias != nullptr ? c.bias + oc_begin : nullptr;
+    cb.residual = c.residual != nullptr ? c.residual + oc_begin : nullptr;
+    cb.out = c.out + oc_begin;
+    return cb;
+  };
+  // Slice s's transformed weights ([36][cin][width], 64-byte aligned) at 36 * cin * its first
+  // channel, kept or in the scratch. Kept ones are filled before the scratch is asked for, so a
+  // failed call leaves none marked ready half written.
+  bool ready = false;
+  float* kept = kept_winograd(ctx, c, slices, &ready);
+  if (kept != nullptr && !ready) {
+    run_parts_in_slots(slices, slices, [&](int64_t s, int64_t) {
+      const NhwcConv cb = slice(s);
+      if (cb.cout > 0) impl.wino_weights(cb, kept + 36 * c.cin * first_channel(s), 0, c.cin);
+    });
+  }
+  const size_t u_floats = kept != nullptr ? 0 : static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
   const size_t per_slot = static_cast<size_t>(36 * block * (c.cin + widest) + 2 * rows + 15) / 16 * 16;
   float* scratch = static_cast<float*>(
       ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slices)) * sizeof(float), 64));
   if (scratch == nullptr) return false;
   run_parts_in_slots(slices, slices, [&](int64_t s, int64_t slot) {
-    const int64_t oc_begin = first_channel(s), width = first_channel(s + 1) - oc_begin;
+    const NhwcConv cb = slice(s);
+    const int64_t width = cb.cout;
     if (width <= 0) return;
-    NhwcConv cb = c;  // the slice: its channels of the weights, bias, residual and output
-    cb.cout = width;
-    cb.weight = c.weight + oc_begin;
-    cb.bias = c.bias != nullptr ? c.bias + oc_begin : nullptr;
-    cb.residual = c.residual != nullptr ? c.residual + oc_begin : nullptr;
-    cb.out = c.out + oc_begin;
-    float* u = scratch + 36 * c.cin * oc_begin;  // [36][cin][width], 64-byte aligned
+    float* u = (kept != nullptr ? kept : scratch) + 36 * c.cin * first_channel(s);
     float* v = scratch + u_floats + per_slot * static_cast<size_t>(slot);
     float* m = v + 36 * block * c.cin;
     const float** table = reinterpret_cast<const float**>(m + 36 * block * width);
-    impl.wino_weights(cb, u, 0, c.cin);
+    if (kept == nullptr) impl.wino_weights(cb, u, 0, c.cin);
     for (int64_t first = 0; first < tiles; first += block) {
       impl.wino_block(cb, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
     }
@@ -213,17 +247,25 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   const int64_t blocks = (tiles + block - 1) / block;
   const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
   const int64_t slots = std::min<int64_t>(parts, threads);
-  const size_t u_floats = static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
+  // The transformed weights: kept across runs (filled before the scratch is asked for) or
+  // computed into the scratch each call.
+  bool ready = false;
+  float* const kept = kept_winograd(ctx, c, 1, &ready);
+  const size_t u_floats = kept != nullptr ? 0 : static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
   const size_t per_slot = static_cast<size_t>(36 * block * (c.cin + c.cout) + 2 * rows + 15) / 16 * 16;
+  auto transform = [&](float* u) {
+    if (threads > 1) {
+      parallel_for(0, c.cin, 8, [&](int64_t b, int64_t e) { impl.wino_weights(c, u, b, e); });
+    } else {
+      impl.wino_weights(c, u, 0, c.cin);
+    }
+  };
+  if (kept != nullptr && !ready) transform(kept);
   float* scratch = static_cast<float*>(
       ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slots)) * sizeof(float), 64));
   if (scratch == nullptr) return false;
-  float* u = scratch;
-  if (threads > 1) {
-    parallel_for(0, c.cin, 8, [&](int64_t b, int64_t e) { impl.wino_weights(c, u, b, e); });
-  } else {
-    impl.wino_weights(c, u, 0, c.cin);
-  }
+  float* u = kept != nullptr ? kept : scratch;
+  if (kept == nullptr) transform(u);
   auto run_part = [&](int64_t t, int64_t slot) {
     float* v = scratch + u_floats + per_slot * static_cast<size_t>(slot);
     float* m = v + 36 * block * c.cin;

@@ -319,6 +319,12 @@ void test_channels_last_convolution_matches_reference() {
                   "fused pointwise spans" + isa);
     run_conv_case(fused({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused winograd" + isa);
+    // 1x1 over few tiles with rows 129-768 deep run chunk by chunk under AVX2: 7x7 with the
+    // epilogue and a channel tail (44 = 5.5 vectors of 8), 5x6 without bias.
+    run_conv_case(fused({1, 200, 44, 1, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "fused pointwise 7x7, chunk by chunk" + isa);
+    run_conv_case(nhwc({1, 700, 72, 1, 5, 6, 1, 1, 1, 1, 0, 0, 1, 1, false, false, true, false, true, true}),
+                  "pointwise 5x6, chunk by chunk, no bias" + isa);
     run_conv_case(fused({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise" + isa);
     run_conv_case(fused({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
@@ -480,6 +486,82 @@ void test_kept_weight_panels_equal_per_call_packing() {
       }
       ++levels;
     }
+    CHECK(kept.asked == 2 * levels && levels > 0);
+  }
+}
+
+// Pool stand-ins for test_kept_winograd_weights_equal_per_call: chunks run in reverse on the
+// calling thread, parallel_num_threads() says 1 or 2.
+void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn);
+int one_thread() { return 1; }
+int two_threads() { return 2; }
+
+// A constant weight's Winograd transform is computed into the instruction's cache at the first
+// call, read from there by the next, and computed again when the instruction set or the slicing
+// (the thread count, for weights winograd_slices splits) changes: every call equals the same
+// convolution transformed per call (a context that keeps nothing), bit for bit, at one and two
+// threads.
+void test_kept_winograd_weights_equal_per_call() {
+  const check::KeepIsaCap keep;
+  struct Shape {
+    int64_t cin, cout, hw;
+    bool sliced;  // 36 x cin x cout floats >= 1 MiB: split by output channels at two threads
+  };
+  // 16 x 13x13 pixels (16 tiles of 4x4): 16 -> 24 (36 KiB transformed: one slice at any thread
+  // count, a channel tail) and 64 -> 120 (1.05 MiB: slices of 48 and 72 channels at two threads).
+  for (const Shape& sh : {Shape{16, 24, 13, false}, Shape{64, 120, 13, true}}) {
+    Buf<float> input({1, sh.cin, sh.hw, sh.hw}, channels_last(sh.cin, sh.hw, sh.hw));
+    Buf<float> weight({sh.cout, sh.cin, 3, 3}, hwio(sh.cout, sh.cin, 3));
+    weight.t.set_read_only(true);
+    weight.v = Value(weight.t);
+    Buf<float> bias({sh.cout});
+    Buf<float> want({1, sh.cout, sh.hw, sh.hw}, channels_last(sh.cout, sh.hw, sh.hw));
+    Buf<float> got({1, sh.cout, sh.hw, sh.hw}, channels_last(sh.cout, sh.hw, sh.hw));
+    const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+    Value vs = Value::int_list(ones), vp = Value::int_list(ones), vd = Value::int_list(ones);
+    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
+      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
+      ctx.reset();
+      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+      CHECK_OK(ctx.error());
+    };
+    const etrt::ParallelBackend one = {reverse_chunks, one_thread, nullptr};
+    const etrt::ParallelBackend two = {reverse_chunks, two_threads, nullptr};
+    CachingContext kept;  // one instruction across every level and thread count
+    int levels = 0;
+    std::string previous;  // the level and slicing of the last call
+    // Every level at one thread, then the highest at two threads and at one again (a smaller
+    // test under the sanitizers' build).
+    int phase = 0;
+    for (const etrt::ParallelBackend* backend : {&one, &two, &one}) {
+      etrt::set_parallel_backend(backend);
+      const std::string threads = backend == &one ? "1" : "2";
+      const std::string slicing = sh.sliced && backend == &two ? " sliced" : "";
+      const bool all_levels = phase++ == 0;
+      for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
+        if (!etrt::kernels::sgemm_force_isa(name)) continue;
+        const std::string label = std::to_string(sh.cin) + "->" + std::to_string(sh.cout) + " [" + name + ", " +
+                                  threads + " threads]";
+        check::TestContext per_call;
+        run(per_call, want);
+        for (int call = 0; call < 2; ++call) {
+          const int reuses = kept.reuses;
+          std::fill(got.data.begin(), got.data.end(), 0.0f);
+          run(kept, got);
+          check::record(got.data == want.data, __FILE__, __LINE__, label + " call " + std::to_string(call));
+          // Computed at the first call at a level or slicing (a change of thread count keeps the
+          // level: reused where the slicing stays), then reused.
+          const bool reused = call == 1 || previous == name + slicing;
+          check::record(kept.reuses == reuses + (reused ? 1 : 0), __FILE__, __LINE__,
+                        label + " call " + std::to_string(call) + " reuses " + std::to_string(kept.reuses));
+        }
+        previous = name + slicing;
+        ++levels;
+        if (!all_levels) break;
+      }
+    }
+    etrt::set_parallel_backend(nullptr);
     CHECK(kept.asked == 2 * levels && levels > 0);
   }
 }
@@ -846,6 +928,7 @@ int main() {
   test_channels_last_convolution_matches_reference();
   test_winograd_takes_the_shapes_it_pays_on();
   test_kept_weight_panels_equal_per_call_packing();
+  test_kept_winograd_weights_equal_per_call();
   test_convolution_rejects_bad_arguments();
   test_transposed_convolution_matches_reference();
   test_conv3d_matches_reference();

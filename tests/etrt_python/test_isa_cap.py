@@ -156,25 +156,30 @@ class _BlockedConvs(torch.nn.Module):
     """Convolutions whose constant weights the channels-last kernel splits into panels of output
     channels (over 512 KiB, 16+ pixel tiles at every cap), kept packed by the instruction: a 1x1
     512 -> 400 at 14x14 (a narrower last block) and a 3x3 stride-2 128 -> 160 from 28x28 (48-
-    channel blocks at AVX-512, 32 below: a stale packing would mix channels)."""
+    channel blocks at AVX-512, 32 below: a stale packing would mix channels); and a 3x3 stride-1
+    96 -> 112 at 16x16, which takes Winograd and keeps its transformed weights (1.5 MiB: split
+    by output channels between threads where there are several)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.pointwise = torch.nn.Conv2d(512, 400, 1)
         self.strided = torch.nn.Conv2d(128, 160, 3, stride=2, padding=1)
+        self.winograd = torch.nn.Conv2d(96, 112, 3, padding=1)
 
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.pointwise(x), self.strided(y)
+    def forward(
+        self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.pointwise(x), self.strided(y), self.winograd(z)
 
 
 def test_kept_weight_panels_follow_the_cap(inprocess_runtime: Path, tmp_path: Path) -> None:
-    """One loaded program run twice at each cap (the panels packed at the first run, reused by
-    the second) and across caps (packed again for the new block width): every run matches
-    eager, and a run that reuses the panels equals the one that packed them, bit for bit.
-    tests/cpp/test_conv_pool checks the kept panels against per-call packing."""
+    """One loaded program run twice at each cap (the panels and Winograd's transformed weights
+    made at the first run, reused by the second) and across caps (made again for the new level):
+    every run matches eager, and a run that reuses them equals the one that made them, bit for
+    bit. tests/cpp/test_conv_pool checks both against per-call packing, at one and two threads."""
     torch.manual_seed(0)
     model = _BlockedConvs().eval()
-    inputs = (torch.randn(1, 512, 14, 14), torch.randn(1, 128, 28, 28))
+    inputs = (torch.randn(1, 512, 14, 14), torch.randn(1, 128, 28, 28), torch.randn(1, 96, 16, 16))
     with torch.no_grad():
         etrt.export(model, inputs).save(tmp_path / "blocked.etrt")
         want = [t.numpy() for t in model(*inputs)]
@@ -191,3 +196,39 @@ def test_kept_weight_panels_follow_the_cap(inprocess_runtime: Path, tmp_path: Pa
                 np.testing.assert_allclose(f, w, rtol=1e-4, atol=1e-4, err_msg=cap)
     finally:
         etrt.set_max_isa(before)
+
+
+def test_kept_weights_give_way_to_scratch_memory_within_a_tight_budget(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """The panels and Winograd's transformed weights the convolutions keep share the method's
+    budget with every call's scratch memory: at the smallest budget the program runs in at all
+    and a little above it, runs repeated still succeed with the output of an unbounded run (kept
+    blocks are refused or dropped for the scratch memory, and that call packs or transforms its
+    weights itself)."""
+    torch.manual_seed(0)
+    model = _BlockedConvs().eval()
+    inputs = (torch.randn(1, 512, 14, 14), torch.randn(1, 128, 28, 28), torch.randn(1, 96, 16, 16))
+    with torch.no_grad():
+        etrt.export(model, inputs).save(tmp_path / "blocked.etrt")
+    arrays = [t.numpy() for t in inputs]
+    want = [np.asarray(t) for t in etrt.load(tmp_path / "blocked.etrt").forward(*arrays)]
+
+    def runs(budget: int) -> bool:
+        try:
+            etrt.load(tmp_path / "blocked.etrt", max_memory_bytes=budget).forward(*arrays)
+        except etrt.EtrtError:
+            return False
+        return True
+
+    lo, hi = 1, 1 << 28  # fails at lo, runs at hi
+    assert runs(hi) and not runs(lo)
+    while hi - lo > max(1024, hi // 256):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    for budget in (hi, hi + (hi >> 4), hi + (hi >> 2)):
+        module = etrt.load(tmp_path / "blocked.etrt", max_memory_bytes=budget)
+        for _ in range(3):
+            got = [np.asarray(t) for t in module.forward(*arrays)]
+            for g, w in zip(got, want, strict=True):
+                assert np.array_equal(g, w), budget
