@@ -2,8 +2,9 @@
 // A contiguous (NCHW) output: im2col + SGEMM, per image and group
 // out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
 // A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
-// etrt_fused::conv2d: the same convolution, then plus a residual and clamped: what the exporter
-// folds a following aten::add.Tensor / relu / hardtanh / clamp into (python/etrt/fuse_conv.py).
+// etrt_fused::conv2d: the same convolution, then plus a residual, clamped and (optionally)
+// hardswish: what the exporter folds a following aten::add.Tensor / relu / hardtanh / clamp /
+// hardswish into (python/etrt/fuse_conv.py).
 // The NHWC kernels apply it to each output tile before storing it; elsewhere it is a pass over
 // the output.
 #include <algorithm>

@@ -145,7 +145,7 @@ void binary_strided(BinOp op, float* o, int64_t so, const float* a, int64_t sa, 
   }
 }
 
-void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
+void binary_f32(const Loop<3>& loop, BinOp op, float alpha, int64_t image_row) {
   run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);
     const float* a = reinterpret_cast<const float*>(p[1]);
@@ -156,7 +156,15 @@ void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
       if (s[1] == 0 && s[2] == 4) return binary_sv(op, o, *a, b, alpha, n);
     }
     binary_strided(op, o, s[0] / 4, a, s[1] / 4, b, s[2] / 4, alpha, n);
-  });
+  }, true, image_row);
+}
+
+// Pixels per image row when the loop runs over the pixels of a channels-last 4-D output, one
+// row of channels each (see run_loop); 0 otherwise.
+int64_t image_row_of(const Tensor& out, const Loop<3>& loop) {
+  if (out.dim() != 4 || out.size(2) < 2 || out.is_contiguous() || !channels_last_dense(out)) return 0;
+  const bool pixel_rows = loop.inner_size() == out.size(1) && loop.rows() == out.numel() / out.size(1);
+  return pixel_rows ? out.size(3) : 0;
 }
 
 void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop, bool has_alpha) {
@@ -195,7 +203,7 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   const Tensor* ops[3] = {out, a, b};
   Loop<3> loop = make_loop(shape.span(), ops);
   switch (dtype) {
-    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha)); return;
+    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha), image_row_of(*out, loop)); return;
     case ScalarType::Double: binary_loop<double>(loop, bop, alpha); return;
     case ScalarType::Long:
       if (bop == BinOp::Div) break;  // true division of integers gives a float result

@@ -461,15 +461,24 @@ void run_rows(const Loop<N>& loop, int64_t row_begin, int64_t row_end, F& inner)
 constexpr int64_t kParallelGrainElements = 8192;
 
 // Runs the loop, split across threads by rows when it is big and `parallel` (the operands'
-// writes must not overlap between rows, so reductions pass false).
+// writes must not overlap between rows, so reductions pass false). image_row > 0: the loop's
+// rows are the pixels of channels-last images, image_row of them an image row; it is then split
+// by image rows as the NHWC depthwise convolution splits its output (parallel_for(0, rows, 1)),
+// so the pool hands each thread the rows its core wrote there (MobileNetV3's squeeze-excitation
+// mul reads what the depthwise convolution before it wrote).
 template <int N, typename F>
-void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
+void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true, int64_t image_row = 0) {
   if (loop.empty) return;
   const int64_t rows = loop.rows();
   const int64_t n = loop.inner_size();
   // rows * n is the loop's element count, bounded by its tensors; saturated all the same.
   if (!parallel || checked::mul_sat(rows, n) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     run_rows(loop, 0, rows, inner);
+    return;
+  }
+  if (image_row > 0 && rows % image_row == 0 && rows / image_row > 1) {
+    parallel_for(0, rows / image_row, 1,
+                 [&](int64_t b, int64_t e) { run_rows(loop, b * image_row, e * image_row, inner); });
     return;
   }
   if (rows == 1) {  // one long run (a contiguous op): split the run itself

@@ -303,8 +303,9 @@ def test_hardswish_in_the_convolution_equals_the_separate_op_bit_for_bit(
 
     torch.manual_seed(3)
     model = Hardswishes().eval()
-    # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit.
-    x = torch.randn(1, 3, 66, 70) * 4.0
+    # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit; the
+    # gate's mul (33 x 35 pixels of 40 channels) big enough to split by image rows at two threads.
+    x = torch.randn(1, 3, 130, 140) * 4.0
     etrt.export(model, (x,)).save(tmp_path / "fused.etrt")
     with monkeypatch.context() as m:
         m.setattr(etrt.fuse_conv, "ACTIVATIONS", {})
