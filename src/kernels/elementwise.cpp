@@ -159,12 +159,11 @@ void binary_f32(const Loop<3>& loop, BinOp op, float alpha, int64_t image_row) {
   }, true, image_row);
 }
 
-// Pixels per image row when the loop runs over the pixels of a channels-last 4-D output, one
-// row of channels each (see run_loop); 0 otherwise.
-int64_t image_row_of(const Tensor& out, const Loop<3>& loop) {
+// Elements per image row (W * C) of a channels-last 4-D output, for run_loop's split by image
+// rows when the loop walks it in memory order; 0 otherwise.
+int64_t image_row_of(const Tensor& out, int64_t loop_elements) {
   if (out.dim() != 4 || out.size(2) < 2 || out.is_contiguous() || !channels_last_dense(out)) return 0;
-  const bool pixel_rows = loop.inner_size() == out.size(1) && loop.rows() == out.numel() / out.size(1);
-  return pixel_rows ? out.size(3) : 0;
+  return loop_elements == out.numel() ? out.size(3) * out.size(1) : 0;
 }
 
 void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop, bool has_alpha) {
@@ -203,7 +202,7 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   const Tensor* ops[3] = {out, a, b};
   Loop<3> loop = make_loop(shape.span(), ops);
   switch (dtype) {
-    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha), image_row_of(*out, loop)); return;
+    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha), image_row_of(*out, loop.rows() * loop.inner_size())); return;
     case ScalarType::Double: binary_loop<double>(loop, bop, alpha); return;
     case ScalarType::Long:
       if (bop == BinOp::Div) break;  // true division of integers gives a float result
@@ -567,7 +566,7 @@ void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tens
       return unary_contiguous(uop, o, a, u, n);
     }
     unary_strided(uop, o, st[0] / 4, a, st[1] / 4, u, n);
-  });
+  }, true, image_row_of(*out, loop.rows() * loop.inner_size()));
 }
 
 // A unary float op whose arguments after `self` are exactly the schema's (checked by count).

@@ -1243,6 +1243,18 @@ void test_channels_last_operands() {
   expect_all("nhwc gate mul split by rows", scaled.t(), [&](const Sizes& i) {
     return static_cast<float>(at(big, i)) * static_cast<float>(at(serial, {i[0], i[1], 0, 0}));
   }, 0, 0);
+  // And an activation over the same pixels (EfficientNet-B0's silu after its depthwise layers):
+  // the same rows, the same bits as in one piece.
+  Buf act_serial = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  Buf act_split = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  CHECK_OK(check::call(ctx, "aten::silu", {&big.value, &act_serial.value}));
+  loops.clear();
+  etrt::set_parallel_backend(&recording);
+  CHECK_OK(check::call(ctx, "aten::silu", {&big.value, &act_split.value}));
+  etrt::set_parallel_backend(nullptr);
+  CHECK(loops.size() == 1 && loops[0] == std::make_pair(bh, int64_t{1}));
+  CHECK(std::memcmp(act_serial.t().data(), act_split.t().data(),
+                    static_cast<size_t>(bc * bh * bh) * sizeof(float)) == 0);
 }
 
 // Every output a kernel writes goes through one gate: marked read-only (a constant, or a view
