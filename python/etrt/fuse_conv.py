@@ -4,10 +4,10 @@ addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish becomes one
 output tile while it is still in registers (src/kernels/conv.cpp). ResNet's blocks
 (conv -> add -> relu), SqueezeNet's and MobileNet's conv -> relu and MobileNetV3's
 conv -> hardswish then make no separate pass over their activations, as ONNX Runtime's FusedConv
-does. Hardswish per tile is about as fast as the separate op at one thread; at two it is what
-keeps the activation on the core that wrote the tile (the separate op split its rows otherwise,
-so half its input crossed cores: docs/SCALING.md, part J). SiLU stays a pass of its own: applied
-to each tile it measured slower (EfficientNet-B0 3-6%).
+does. Hardswish per tile is no slower than the separate op at one thread (MobileNetV3-small
+3-5% faster); at two it keeps the activation on the core that wrote the tile (the separate op
+split its rows otherwise, so half its input crossed cores: docs/SCALING.md, part J). SiLU
+stays a pass of its own: applied to each tile it measured slower (EfficientNet-B0 3-6%).
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
             -> [hardswish]
