@@ -1,20 +1,27 @@
 """Convolution epilogues folded at export: a channels-last convolution followed by a residual
-addition and/or a clamp (relu, relu6, hardtanh, clamp) becomes one `etrt_fused::conv2d` call,
-which adds the residual and clamps each output tile while it is still in registers
-(src/kernels/conv.cpp). ResNet's blocks (conv -> add -> relu), SqueezeNet's and MobileNet's
-conv -> relu then make no separate pass over their activations, as ONNX Runtime's FusedConv
-does. SiLU and hardswish stay passes of their own: applied to each tile they measured slower
-(EfficientNet-B0 3-6%) or no faster (MobileNetV3), docs/SCALING.md.
+addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish becomes one
+`etrt_fused::conv2d` call, which adds the residual, clamps and applies the activation to each
+output tile while it is still in registers (src/kernels/conv.cpp). ResNet's blocks
+(conv -> add -> relu), SqueezeNet's and MobileNet's conv -> relu and MobileNetV3's
+conv -> hardswish then make no separate pass over their activations, as ONNX Runtime's FusedConv
+does. Hardswish per tile is no slower than the separate op at one thread (MobileNetV3-small
+3-5% faster); at two it keeps the activation on the core that wrote the tile (the separate op
+split its rows otherwise, so half its input crossed cores: docs/SCALING.md, part J). SiLU
+stays a pass of its own: applied to each tile it measured slower (EfficientNet-B0 3-6%).
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
+            -> [hardswish]
 
 The call's arguments are aten::convolution's, then the residual (or None), min and max (or
-None), then the output: the chain's last value. Runs after plan_channels_last and only where
-the convolution's output, the residual and the result are the same 4-D float tensor shape laid
-out channels-last, or of one pixel (both layouts are the same bytes: squeeze-excitation's 1x1
-layers), what the NHWC kernels apply tile by tile; intermediate values must have no other
-reader. The fused call takes the place of the chain's last step, so a residual computed after
-the convolution (ResNet's downsampling branch) is ready when it runs.
+None), then "hardswish" where the chain ends in one (left out otherwise, so such calls keep the
+13 arguments runtimes from before it read), then the output: the chain's last value. Runs after
+plan_channels_last and only where the convolution's output, the residual and the result are the
+same 4-D float tensor shape laid out channels-last, or of one pixel (both layouts are the same
+bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels apply tile by tile; intermediate
+values must have no other reader. The fused call takes the place of the chain's last step, so a
+residual computed after the convolution (ResNet's downsampling branch) is ready when it runs.
+Hardswish is applied in aten::hardswish's own steps, x * clamp(x + 3, 0, 6) / 6, so the fused
+program gives the separate op's bits.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from .ir import (
     ExecutionPlan,
     KernelCall,
     NullValue,
+    StringValue,
     TensorValue,
     tensor_indices,
 )
@@ -36,6 +44,8 @@ from .plan_graph import PlanGraph, drop_unused_operators
 FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
 CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
+# Activations applied after the clamp, by the name the fused call's `activation` gives them.
+ACTIVATIONS = {"aten::hardswish": "hardswish"}
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class _Chain:
     residual: int | None
     lo: float | None
     hi: float | None
+    activation: str | None  # "hardswish" or None
     out: int
 
 
@@ -72,7 +83,8 @@ def fuse_conv_epilogues(plan: ExecutionPlan) -> int:
                 if v != chain.out:
                     plan.values[v] = NullValue()  # nothing reads it any more
         args = (*conv.inputs, _optional(plan, chain.residual), _bound(plan, chain.lo),
-                _bound(plan, chain.hi), chain.out)  # fmt: skip
+                _bound(plan, chain.hi), *_activation(plan, chain.activation),
+                chain.out)  # fmt: skip
         replace_at[chain.last] = KernelCall(fused, args, 1, node=conv.node)
     dropped = set().union(*(c.dropped for c in chains)) - set(replace_at)
     plan.instructions = [
@@ -92,6 +104,15 @@ def _optional(plan: ExecutionPlan, value: int | None) -> int:
 def _bound(plan: ExecutionPlan, bound: float | None) -> int:
     plan.values.append(NullValue() if bound is None else DoubleValue(bound))
     return len(plan.values) - 1
+
+
+def _activation(plan: ExecutionPlan, activation: str | None) -> tuple[int, ...]:
+    """The optional `activation` argument: left out when there is none, so such calls keep the
+    13 arguments that runtimes from before it read."""
+    if activation is None:
+        return ()
+    plan.values.append(StringValue(activation))
+    return (len(plan.values) - 1,)
 
 
 def _nhwc_like(graph: PlanGraph, value: int, like: TensorValue) -> bool:
@@ -114,7 +135,7 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         return None
     value, last, steps = conv.outputs[0], step, {step}
     residual: int | None = None
-    nxt = graph.only_call_reading(value, ("aten::add.Tensor", *CLAMPS))
+    nxt = graph.only_call_reading(value, ("aten::add.Tensor", *CLAMPS, *ACTIVATIONS))
     if nxt is not None and graph.op(nxt[0]) == "aten::add.Tensor":
         add = nxt[1]
         a, b = add.inputs[0], add.inputs[1]
@@ -129,19 +150,27 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         ):
             residual, value, last = other, add.outputs[0], nxt[0]
             steps.add(nxt[0])
-            nxt = graph.only_call_reading(value, CLAMPS)
+            nxt = graph.only_call_reading(value, (*CLAMPS, *ACTIVATIONS))
         else:
             nxt = None
     lo = hi = None
-    if nxt is not None and _nhwc_like(graph, nxt[1].outputs[0], out):
+    if nxt is not None and graph.op(nxt[0]) in CLAMPS and _nhwc_like(graph, nxt[1].outputs[0], out):
         bounds = _clamp_bounds(graph, nxt[0], nxt[1])
         if bounds is not None:
             lo, hi = bounds
             value, last = nxt[1].outputs[0], nxt[0]
             steps.add(nxt[0])
+        nxt = graph.only_call_reading(value, (*ACTIVATIONS,)) if bounds is not None else None
+    activation = None
+    op = graph.op(nxt[0]) if nxt is not None else None
+    if nxt is not None and op in ACTIVATIONS:
+        if _nhwc_like(graph, nxt[1].outputs[0], out):
+            activation = ACTIVATIONS[op]
+            value, last = nxt[1].outputs[0], nxt[0]
+            steps.add(nxt[0])
     if last == step or not _inputs_unchanged(graph, conv, step, last):
         return None
-    return _Chain(step, last, frozenset(steps), residual, lo, hi, value)
+    return _Chain(step, last, frozenset(steps), residual, lo, hi, activation, value)
 
 
 def _clamp_bounds(

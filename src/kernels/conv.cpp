@@ -2,8 +2,9 @@
 // A contiguous (NCHW) output: im2col + SGEMM, per image and group
 // out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
 // A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
-// etrt_fused::conv2d: the same convolution, then plus a residual and clamped: what the exporter
-// folds a following aten::add.Tensor / relu / hardtanh / clamp into (python/etrt/fuse_conv.py).
+// etrt_fused::conv2d: the same convolution, then plus a residual, clamped and (optionally)
+// hardswish: what the exporter folds a following aten::add.Tensor / relu / hardtanh / clamp /
+// hardswish into (python/etrt/fuse_conv.py).
 // The NHWC kernels apply it to each output tile before storing it; elsewhere it is a pass over
 // the output.
 #include <algorithm>
@@ -21,10 +22,11 @@ namespace {
 
 constexpr const char* kOp = "aten::convolution";
 
-// What etrt_fused::conv2d does after the convolution: out = clamp(out + residual, lo, hi).
+// What etrt_fused::conv2d does after the convolution: out = act(clamp(out + residual, lo, hi)).
 struct Epilogue {
   const Tensor* residual = nullptr;  // the output's sizes; nullptr: none
   float lo = -__builtin_inff(), hi = __builtin_inff();
+  NhwcActivation activation = NhwcActivation::None;
   bool fused = false;  // applied by the NHWC kernels while storing each tile
 };
 
@@ -332,6 +334,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
       c.residual = r == nullptr ? nullptr : r->data_as<const float>();
       c.lo = ep->lo;
       c.hi = ep->hi;
+      c.activation = ep->activation;
       ep->fused = true;
     }
   }
@@ -564,6 +567,14 @@ void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Te
   }
 }
 
+// aten::hardswish's steps (elementwise.cpp): x * clamp(x + 3, 0, 6) / 6, NaN passing through.
+float hardswish(float x) {
+  float t = x + 3.0f;
+  t = t < 0.0f ? 0.0f : t;
+  t = t > 6.0f ? 6.0f : t;
+  return x * t / 6.0f;
+}
+
 // The epilogue as a pass over the output, where the kernels did not apply it (any layout of the
 // residual; NaN passes the clamp, as in ATen).
 void apply_epilogue(const Epilogue& ep, Tensor& out) {
@@ -580,6 +591,7 @@ void apply_epilogue(const Epilogue& ep, Tensor& out) {
     float v = r != nullptr ? o[at] + r[rat] : o[at];
     if (v < ep.lo) v = ep.lo;
     if (v > ep.hi) v = ep.hi;
+    if (ep.activation == NhwcActivation::Hardswish) v = hardswish(v);
     o[at] = v;
     for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
   }
@@ -794,11 +806,21 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 }
 
 // etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
-// groups, residual?, min?, max?, out): aten::convolution's arguments, then the epilogue's.
+// groups, residual?, min?, max?, [activation?,] out): aten::convolution's arguments, then the
+// epilogue's. activation (None or "hardswish") came later: programs written before it have 13
+// arguments and still run.
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
-  if (!check_nargs(ctx, op, args, 13)) return;
+  if (!check_nargs(ctx, op, args, args.size() == 14 ? 14 : 13)) return;
   Epilogue ep;
+  if (args.size() == 14 && !args[12]->is_none()) {
+    if (!args[12]->is_string() || args[12]->to_string() != "hardswish") {
+      fail(ctx, op, "'activation' must be None or \"hardswish\"");
+      return;
+    }
+    ep.activation = NhwcActivation::Hardswish;
+  }
+  Value* out_arg = args[args.size() - 1];
   Tensor* residual = nullptr;
   double bound = 0.0;
   if (!optional_tensor_arg(ctx, op, args, 9, "residual", &residual)) return;
@@ -810,7 +832,7 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
     if (!scalar_arg(ctx, op, args, 11, "max", &bound)) return;
     ep.hi = static_cast<float>(bound);
   }
-  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[12]};
+  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], out_arg};
   if (residual != nullptr && (!check_dtype(ctx, op, *residual, "residual", ScalarType::Float) ||
                               !check_has_data(ctx, op, *residual, "residual"))) {
     return;
@@ -818,7 +840,7 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   ep.residual = residual;
   convolution(ctx, Span<Value*>(conv_args, 10), &ep);
   if (ctx.failed() || ep.fused) return;
-  Tensor& out = args[12]->to_tensor();
+  Tensor& out = out_arg->to_tensor();
   if (residual != nullptr && !same_sizes(residual->sizes(), out.sizes())) {
     fail(ctx, op, "residual " + shape_string(residual->sizes()) + " does not match the output " +
                       shape_string(out.sizes()));

@@ -27,6 +27,9 @@
 namespace etrt {
 namespace kernels {
 
+// The activation an epilogue applies after its clamp (etrt_fused::conv2d's `activation`).
+enum class NhwcActivation { None, Hardswish };
+
 struct NhwcConv {
   int64_t batch = 0, h = 0, w = 0, cin = 0;  // input, channels innermost
   int64_t oh = 0, ow = 0, cout = 0;
@@ -47,9 +50,11 @@ struct NhwcConv {
   float* out = nullptr;
   int64_t out_ps = 0;
   // The epilogue, applied to each output tile before it is stored: plus the residual (nullptr:
-  // none; laid out like the output, pixel p at residual + p * out_ps), then clamped to [lo, hi].
+  // none; laid out like the output, pixel p at residual + p * out_ps), clamped to [lo, hi], then
+  // the activation.
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
+  NhwcActivation activation = NhwcActivation::None;
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
   // A first layer over the model's NCHW input (set by the caller where nhwc_stem_fits): plane
   // (n, ch) at in_nchw + n * nchw_sn + ch * nchw_sc, rows w floats apart, in unused. The tiles

@@ -145,7 +145,7 @@ void binary_strided(BinOp op, float* o, int64_t so, const float* a, int64_t sa, 
   }
 }
 
-void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
+void binary_f32(const Loop<3>& loop, BinOp op, float alpha, int64_t image_row) {
   run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);
     const float* a = reinterpret_cast<const float*>(p[1]);
@@ -156,7 +156,14 @@ void binary_f32(const Loop<3>& loop, BinOp op, float alpha) {
       if (s[1] == 0 && s[2] == 4) return binary_sv(op, o, *a, b, alpha, n);
     }
     binary_strided(op, o, s[0] / 4, a, s[1] / 4, b, s[2] / 4, alpha, n);
-  });
+  }, true, image_row);
+}
+
+// Elements per image row (W * C) of a channels-last 4-D output, for run_loop's split by image
+// rows when the loop walks it in memory order; 0 otherwise.
+int64_t image_row_of(const Tensor& out, int64_t loop_elements) {
+  if (out.dim() != 4 || out.size(2) < 2 || out.is_contiguous() || !channels_last_dense(out)) return 0;
+  return loop_elements == out.numel() ? out.size(3) * out.size(1) : 0;
 }
 
 void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop, bool has_alpha) {
@@ -195,7 +202,7 @@ void binary_op(KernelContext& ctx, Span<Value*> args, const char* op, BinOp bop,
   const Tensor* ops[3] = {out, a, b};
   Loop<3> loop = make_loop(shape.span(), ops);
   switch (dtype) {
-    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha)); return;
+    case ScalarType::Float: binary_f32(loop, bop, static_cast<float>(alpha), image_row_of(*out, loop.rows() * loop.inner_size())); return;
     case ScalarType::Double: binary_loop<double>(loop, bop, alpha); return;
     case ScalarType::Long:
       if (bop == BinOp::Div) break;  // true division of integers gives a float result
@@ -559,7 +566,7 @@ void unary_f32(KernelContext& ctx, const char* op, Span<Value*> args, const Tens
       return unary_contiguous(uop, o, a, u, n);
     }
     unary_strided(uop, o, st[0] / 4, a, st[1] / 4, u, n);
-  });
+  }, true, image_row_of(*out, loop.rows() * loop.inner_size()));
 }
 
 // A unary float op whose arguments after `self` are exactly the schema's (checked by count).

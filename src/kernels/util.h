@@ -461,15 +461,35 @@ void run_rows(const Loop<N>& loop, int64_t row_begin, int64_t row_end, F& inner)
 constexpr int64_t kParallelGrainElements = 8192;
 
 // Runs the loop, split across threads by rows when it is big and `parallel` (the operands'
-// writes must not overlap between rows, so reductions pass false).
+// writes must not overlap between rows, so reductions pass false). image_row > 0: the loop runs
+// over a channels-last image in memory order, image_row elements an image row (W * C); it is
+// then split by image rows as the NHWC depthwise convolution splits its output
+// (parallel_for(0, rows, 1)), so the pool hands each thread the rows its core wrote there
+// (MobileNetV3's and EfficientNet-B0's activations and squeeze-excitation muls read what the
+// depthwise convolution before them wrote).
 template <int N, typename F>
-void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true) {
+void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true, int64_t image_row = 0) {
   if (loop.empty) return;
   const int64_t rows = loop.rows();
   const int64_t n = loop.inner_size();
   // rows * n is the loop's element count, bounded by its tensors; saturated all the same.
   if (!parallel || checked::mul_sat(rows, n) < 2 * kParallelGrainElements || parallel_num_threads() <= 1) {
     run_rows(loop, 0, rows, inner);
+    return;
+  }
+  if (image_row > 0 && rows == 1 && n % image_row == 0 && n / image_row > 1) {
+    int64_t istr[N];
+    loop.inner_strides(istr);
+    parallel_for(0, n / image_row, 1, [&](int64_t b, int64_t e) {
+      char* ptr[N];
+      for (int k = 0; k < N; ++k) ptr[k] = loop.base[k] + b * image_row * istr[k];
+      inner(ptr, istr, (e - b) * image_row);
+    });
+    return;
+  }
+  const int64_t per = image_row > 0 && n > 0 && image_row % n == 0 ? image_row / n : 0;
+  if (per > 0 && rows > 1 && rows % per == 0 && rows / per > 1) {
+    parallel_for(0, rows / per, 1, [&](int64_t b, int64_t e) { run_rows(loop, b * per, e * per, inner); });
     return;
   }
   if (rows == 1) {  // one long run (a contiguous op): split the run itself

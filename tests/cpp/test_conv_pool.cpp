@@ -3,6 +3,7 @@
 // geometry and strided inputs.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -113,7 +114,18 @@ struct ConvCase {
   // and clamped to [-0.25, 0.5].
   bool fused = false;
   bool residual_nchw = false;
+  // With fused: no clamp, then the `activation` "hardswish"; the output must also be, bit for
+  // bit, aten::hardswish's steps over the same call without it.
+  bool hardswish = false;
 };
+
+// aten::hardswish's steps in float (elementwise.cpp): what the fused epilogue must reproduce.
+float hardswish_steps(float x) {
+  float t = x + 3.0f;
+  t = t < 0.0f ? 0.0f : t;
+  t = t > 6.0f ? 6.0f : t;
+  return x * t / 6.0f;
+}
 
 // Strides of a [cout, cin_g, kh, kw] weight stored [kh][kw][cin_g][cout].
 std::vector<int64_t> hwio(int64_t cout, int64_t cin_g, int64_t kw) { return {1, cout, kw * cin_g * cout, cin_g * cout}; }
@@ -156,17 +168,30 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   Buf<float> residual({c.n, c.cout, oh, ow}, c.nhwc_out && !c.residual_nchw ? channels_last(c.cout, oh, ow)
                                                                               : std::vector<int64_t>{});
   Value res_v = c.one_d ? Value(without_height(residual.t)) : residual.v, lo(-0.25), hi(0.5);
+  if (c.hardswish) lo = hi = Value();
   if (c.fused) args.insert(args.end() - 1, {&res_v, &lo, &hi});
   const char* op = c.fused ? "etrt_fused::conv2d" : "aten::convolution";
-  if (c.local) {
-    ctx.reset();
-    (c.fused ? etrt::kernels::op_fused_conv2d : etrt::kernels::op_convolution)(
-        ctx, etrt::Span<Value*>(args.data(), args.size()));
-    CHECK_OK(ctx.error());
-  } else {
-    CHECK_OK(check::call(ctx, op, args));
+  auto call = [&](std::vector<Value*>& a) {
+    if (c.local) {
+      ctx.reset();
+      (c.fused ? etrt::kernels::op_fused_conv2d : etrt::kernels::op_convolution)(
+          ctx, etrt::Span<Value*>(a.data(), a.size()));
+      CHECK_OK(ctx.error());
+    } else {
+      CHECK_OK(check::call(ctx, op, a));
+    }
+  };
+  Buf<float> plain({c.n, c.cout, oh, ow}, c.nhwc_out ? channels_last(c.cout, oh, ow) : std::vector<int64_t>{});
+  Value act = Value::string("hardswish"), plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
+  if (c.hardswish) {
+    std::vector<Value*> without = args;
+    without.back() = &plain_v;
+    call(without);
+    args.insert(args.end() - 1, &act);
   }
+  call(args);
   double worst = 0.0, scale = 1.0;
+  int64_t mismatches = 0;
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t o = 0; o < c.cout; ++o)
       for (int64_t y = 0; y < oh; ++y)
@@ -182,12 +207,21 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
               }
           // The convolution's rounding scales with its own sums, clamped or not.
           scale = std::fmax(scale, std::fabs(s));
-          if (c.fused) s = std::fmin(std::fmax(s + residual.at({n, o, y, x}), -0.25), 0.5);
+          if (c.hardswish) {
+            s += residual.at({n, o, y, x});
+            s = s * std::fmin(std::fmax(s + 3.0, 0.0), 6.0) / 6.0;
+            const float want = hardswish_steps(plain.at({n, o, y, x})), got = out.at({n, o, y, x});
+            if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
+          } else if (c.fused) {
+            s = std::fmin(std::fmax(s + residual.at({n, o, y, x}), -0.25), 0.5);
+          }
           worst = std::fmax(worst, std::fabs(s - out.at({n, o, y, x})));
         }
   // Relative to the largest output (at least 1): Winograd's transforms round a little more.
   check::record(worst <= 1e-5 * scale, __FILE__, __LINE__,
                 label + " err " + std::to_string(worst) + " of " + std::to_string(scale));
+  check::record(mismatches == 0, __FILE__, __LINE__,
+                label + ": " + std::to_string(mismatches) + " outputs differ from hardswish's steps");
 }
 
 void test_convolution_matches_reference() {
@@ -333,6 +367,31 @@ void test_channels_last_convolution_matches_reference() {
                   "fused depthwise 5x5/2" + isa);
     run_conv_case(fused({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise 3x3 runs" + isa);
+    // Hardswish in the tiles of each kernel (MobileNetV3's conv -> hardswish), and after the pass.
+    auto hswish = [&](ConvCase c) {
+      c = fused(c);
+      c.hardswish = true;
+      return c;
+    };
+    run_conv_case(hswish({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "hardswish 3x3" + isa);
+    run_conv_case(hswish({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "hardswish pointwise spans" + isa);
+    run_conv_case(hswish({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "hardswish winograd" + isa);
+    run_conv_case(hswish({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "hardswish depthwise" + isa);
+    run_conv_case(hswish({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "hardswish stem" + isa);
+    run_conv_case(hswish({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "hardswish depthwise 5x5/2" + isa);
+    run_conv_case(hswish({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "hardswish depthwise 3x3 runs" + isa);
+    run_conv_case(hswish({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "hardswish one pixel" + isa);
+    ConvCase hs_other = hswish({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
+    hs_other.residual_nchw = true;
+    run_conv_case(hs_other, "hardswish, NCHW residual" + isa);
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
     run_conv_case(other, "fused, NCHW residual" + isa);
@@ -380,6 +439,9 @@ void test_channels_last_convolution_matches_reference() {
                 "fused nchw");
   run_conv_case({2, 8, 12, 1, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, true, false, false, false, false, false, true},
                 "fused 1-D");
+  ConvCase hs_nchw{2, 8, 12, 1, 5, 7, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false, false, false, false, true};
+  hs_nchw.hardswish = true;
+  run_conv_case(hs_nchw, "hardswish nchw");
 }
 
 // Which 3x3 convolutions take Winograd: stride 1, groups 1, 16 channels or more, 32 output tiles
@@ -734,6 +796,16 @@ void test_convolution_rejects_bad_arguments() {
               etrt::ErrorCode::InvalidArgument);
   CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg}),
               etrt::ErrorCode::InvalidArgument);
+  // etrt_fused::conv2d's activation: None or "hardswish", nothing else.
+  Value gelu = Value::string("gelu"), hswish = Value::string("hardswish");
+  CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
+                       {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &hswish, &out.v}));
+  CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
+                       {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &none, &out.v}));
+  CHECK_FAILS(check::call(ctx, "etrt_fused::conv2d",
+                          {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &gelu, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("'activation' must be None or \"hardswish\"") != std::string::npos);
 }
 
 struct PoolCase {

@@ -1226,6 +1226,35 @@ void test_channels_last_operands() {
       for (int64_t b = 0; b < bh; ++b) s += at(big, {i[0], i[1], a, b});
     return s / static_cast<double>(bh * bh);
   }, 1e-6, 1e-6);
+  // The squeeze-excitation gate's mul over NHWC pixels splits by image rows, as the depthwise
+  // convolution that wrote its input does: the loop the pool gets is the 30 rows, grain 1.
+  Buf scaled = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  static std::vector<std::pair<int64_t, int64_t>> loops;  // (end - begin, grain)
+  const etrt::ParallelBackend recording = {
+      [](int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+        loops.emplace_back(end - begin, grain);
+        for (int64_t b = end - grain; b + grain > begin; b -= grain) fn(std::max(begin, b), b + grain);
+      },
+      [] { return 2; }, nullptr};
+  etrt::set_parallel_backend(&recording);
+  CHECK_OK(check::call(ctx, "aten::mul.Tensor", {&big.value, &serial.value, &scaled.value}));
+  etrt::set_parallel_backend(nullptr);
+  CHECK(loops.size() == 1 && loops[0] == std::make_pair(bh, int64_t{1}));
+  expect_all("nhwc gate mul split by rows", scaled.t(), [&](const Sizes& i) {
+    return static_cast<float>(at(big, i)) * static_cast<float>(at(serial, {i[0], i[1], 0, 0}));
+  }, 0, 0);
+  // And an activation over the same pixels (EfficientNet-B0's silu after its depthwise layers):
+  // the same rows, the same bits as in one piece.
+  Buf act_serial = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  Buf act_split = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
+  CHECK_OK(check::call(ctx, "aten::silu", {&big.value, &act_serial.value}));
+  loops.clear();
+  etrt::set_parallel_backend(&recording);
+  CHECK_OK(check::call(ctx, "aten::silu", {&big.value, &act_split.value}));
+  etrt::set_parallel_backend(nullptr);
+  CHECK(loops.size() == 1 && loops[0] == std::make_pair(bh, int64_t{1}));
+  CHECK(std::memcmp(act_serial.t().data(), act_split.t().data(),
+                    static_cast<size_t>(bc * bh * bh) * sizeof(float)) == 0);
 }
 
 // Every output a kernel writes goes through one gate: marked read-only (a constant, or a view

@@ -5,6 +5,7 @@ before them (fuse_conv.py). Each program runs in the in-tree etrt_runner against
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -248,3 +249,84 @@ def test_unread_pooling_indices_are_not_computed(runner: ToolRunner, tmp_path: P
     assert rel_error(run) <= MAX_REL_ERROR
     assert len(calls(run, "aten::max_pool2d")) == 1  # the one whose indices nothing reads
     assert len(calls(run, "aten::max_pool2d_with_indices")) == 1
+
+
+class Hardswishes(nn.Module):
+    """MobileNetV3's convolution -> hardswish on each NHWC kernel: the stem over the NCHW input,
+    a 1x1 layer (igemm), depthwise 3x3 and 5x5/2, a Winograd 3x3 layer, a residual addition
+    before the activation, and a squeeze-excitation gate whose 1x1 layers see one pixel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.expand = nn.Conv2d(16, 40, 1)
+        self.dw3 = nn.Conv2d(40, 40, 3, padding=1, groups=40)
+        self.dw5 = nn.Conv2d(40, 40, 5, stride=2, padding=2, groups=40)
+        self.se1, self.se2 = nn.Conv2d(40, 16, 1), nn.Conv2d(16, 40, 1)
+        self.wino = nn.Conv2d(40, 40, 3, padding=1)
+        self.project = nn.Conv2d(40, 40, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.hardswish(self.stem(x))
+        y = F.hardswish(self.dw3(F.hardswish(self.expand(y))))
+        y = F.hardswish(self.dw5(y))
+        y = y * F.hardsigmoid(self.se2(F.relu(self.se1(y.mean((2, 3), keepdim=True)))))
+        y = F.hardswish(self.wino(y))
+        # A returned value keeps torch's layout (NCHW): the scaling makes that copy.
+        return F.hardswish(self.project(y) + y) * 2.0
+
+
+_RUN_BOTH = """
+import sys
+import numpy as np
+import etrt.runtime
+out = sys.argv[1]
+x = np.load(out + "/x.npy")
+for name in ("fused", "unfused"):
+    with etrt.runtime.load(out + "/" + name + ".etrt") as m:
+        (got,) = m.forward(x)
+    np.save(out + "/" + name + "." + sys.argv[2] + ".npy", got)
+"""
+
+
+def test_hardswish_in_the_convolution_equals_the_separate_op_bit_for_bit(
+    inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hardswish applied by the convolution to each output tile gives the bits the separate
+    aten::hardswish call gives (the same steps), on every kernel, under each instruction-set
+    cap, at one thread and at two; and the program calls hardswish no more."""
+    import subprocess
+    import sys
+
+    import etrt
+    import etrt.fuse_conv
+
+    torch.manual_seed(3)
+    model = Hardswishes().eval()
+    # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit; the
+    # gate's mul (33 x 35 pixels of 40 channels) big enough to split by image rows at two threads.
+    x = torch.randn(1, 3, 130, 140) * 4.0
+    etrt.export(model, (x,)).save(tmp_path / "fused.etrt")
+    with monkeypatch.context() as m:
+        m.setattr(etrt.fuse_conv, "ACTIVATIONS", {})
+        etrt.export(model, (x,)).save(tmp_path / "unfused.etrt")
+    np.save(tmp_path / "x.npy", x.numpy())
+    fused_ops = etrt.load_program_info(tmp_path / "fused.etrt").instruction_ops
+    unfused_ops = etrt.load_program_info(tmp_path / "unfused.etrt").instruction_ops
+    assert "aten::hardswish" not in fused_ops and unfused_ops.count("aten::hardswish") == 6
+    assert fused_ops.count(FUSED) == 7, fused_ops
+    with torch.no_grad():
+        want = model(x).numpy()
+    for cap in ("avx512", "avx2", "sse2"):
+        for threads in (1, 2):
+            tag = f"{cap}-{threads}"
+            env = dict(os.environ, ETRT_MAX_ISA=cap, ETRT_NUM_THREADS=str(threads))
+            proc = subprocess.run(
+                [sys.executable, "-c", _RUN_BOTH, str(tmp_path), tag],
+                env=env, capture_output=True, text=True, timeout=300, check=False,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            fused = np.load(tmp_path / f"fused.{tag}.npy")
+            unfused = np.load(tmp_path / f"unfused.{tag}.npy")
+            assert fused.tobytes() == unfused.tobytes(), tag
+            np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-4, err_msg=tag)
