@@ -126,9 +126,12 @@ def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_
     (block,) = [c for c in calls(run, FUSED) if not isinstance(plan.values[c.args[9]], NullValue)]
     assert tensor(run, block.args[9]).dim_order == tensor(run, block.args[-1]).dim_order == NHWC
     assert not calls(run, "aten::add.Tensor")
+    # The depthwise layer's silu rides in its convolution (part L), NHWC.
+    assert not calls(run, "aten::silu")
+    (dw,) = [c for c in calls(run, FUSED) if tensor(run, c.args[1]).sizes[1] == 1]
+    assert tensor(run, dw.args[-1]).dim_order == NHWC
     # The gates, the pooling and the concatenation stay NHWC.
     for op in (
-        "aten::silu",
         "aten::hardswish",
         "aten::max_pool2d",
         "aten::cat",
