@@ -8,7 +8,7 @@ does. Hardswish per tile is no slower than the separate op at one thread (Mobile
 3-5% faster); at two it keeps the activation on the core that wrote the tile (the separate op
 split its rows otherwise, so half its input crossed cores: docs/SCALING.md, part J). SiLU
 and sigmoid (EfficientNet-B0's squeeze-excitation gate) run aten::silu's / aten::sigmoid's own
-loop over each tile's rows just after they are stored (part L).
+loop over what each kernel step (an image row, a tile of pixels) has just stored (part L).
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
             -> [hardswish | silu | sigmoid]
