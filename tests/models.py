@@ -103,7 +103,7 @@ class ResBlock(nn.Module):
     """Convolutions with the epilogues etrt folds into them (fuse_conv.py): conv + relu; a 3x3
     Winograd layer + identity + relu (ResNet's block); a 1x1 layer + relu6; a depthwise layer +
     residual + hardtanh; a strided 3x3 layer + a downsampled residual computed after it + relu;
-    a squeeze-excitation gate (1x1 layer on one pixel + relu); a 3x3 layer + silu (not folded);
+    a squeeze-excitation gate (1x1 layer on one pixel + relu); a 3x3 layer + silu (folded too);
     a 3x3 layer + clamp with only a maximum."""
 
     def __init__(self) -> None:

@@ -1,5 +1,5 @@
 """Convolution epilogues folded at export: a channels-last convolution followed by a residual
-addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish becomes one
+addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish, SiLU or sigmoid becomes one
 `etrt_fused::conv2d` call, which adds the residual, clamps and applies the activation to each
 output tile while it is still in registers (src/kernels/conv.cpp). ResNet's blocks
 (conv -> add -> relu), SqueezeNet's and MobileNet's conv -> relu and MobileNetV3's
@@ -7,21 +7,23 @@ conv -> hardswish then make no separate pass over their activations, as ONNX Run
 does. Hardswish per tile is no slower than the separate op at one thread (MobileNetV3-small
 3-5% faster); at two it keeps the activation on the core that wrote the tile (the separate op
 split its rows otherwise, so half its input crossed cores: docs/SCALING.md, part J). SiLU
-stays a pass of its own: applied to each tile it measured slower (EfficientNet-B0 3-6%).
+and sigmoid (EfficientNet-B0's squeeze-excitation gate) run aten::silu's / aten::sigmoid's own
+loop over what each kernel step (an image row, a tile of pixels) has just stored (part L).
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
-            -> [hardswish]
+            -> [hardswish | silu | sigmoid]
 
 The call's arguments are aten::convolution's, then the residual (or None), min and max (or
-None), then "hardswish" where the chain ends in one (left out otherwise, so such calls keep the
-13 arguments runtimes from before it read), then the output: the chain's last value. Runs after
-plan_channels_last and only where the convolution's output, the residual and the result are the
-same 4-D float tensor shape laid out channels-last, or of one pixel (both layouts are the same
-bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels apply tile by tile; intermediate
-values must have no other reader. The fused call takes the place of the chain's last step, so a
-residual computed after the convolution (ResNet's downsampling branch) is ready when it runs.
-Hardswish is applied in aten::hardswish's own steps, x * clamp(x + 3, 0, 6) / 6, so the fused
-program gives the separate op's bits.
+None), then "hardswish", "silu" or "sigmoid" where the chain ends in one (left out otherwise, so
+such calls keep the 13 arguments runtimes from before it read), then the output: the chain's
+last value. Runs after plan_channels_last and only where the convolution's output, the residual
+and the result are the same 4-D float tensor shape laid out channels-last, or of one pixel (both
+layouts are the same bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels apply tile
+by tile; intermediate values must have no other reader. The fused call takes the place of the
+chain's last step, so a residual computed after the convolution (ResNet's downsampling branch)
+is ready when it runs. Hardswish is applied in aten::hardswish's own steps, x * clamp(x + 3, 0,
+6) / 6, and SiLU and sigmoid by their ops' loops, so the fused program gives the separate op's
+bits.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
 CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 # Activations applied after the clamp, by the name the fused call's `activation` gives them.
-ACTIVATIONS = {"aten::hardswish": "hardswish"}
+ACTIVATIONS = {"aten::hardswish": "hardswish", "aten::silu": "silu", "aten::sigmoid": "sigmoid"}
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class _Chain:
     residual: int | None
     lo: float | None
     hi: float | None
-    activation: str | None  # "hardswish" or None
+    activation: str | None  # "hardswish", "silu", "sigmoid" or None
     out: int
 
 

@@ -14,6 +14,7 @@
 #include "conv_nhwc.h"
 #include "gemm.h"
 #include "heavy.h"
+#include "logistic.h"
 #include "util.h"
 
 namespace etrt {
@@ -595,6 +596,9 @@ void apply_epilogue(const Epilogue& ep, Tensor& out) {
     o[at] = v;
     for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
   }
+  // aten::silu's / aten::sigmoid's own loop over the dense output: the separate op's bits.
+  if (ep.activation == NhwcActivation::Silu) silu_contiguous(o, o, out.numel());
+  if (ep.activation == NhwcActivation::Sigmoid) sigmoid_contiguous(o, o, out.numel());
 }
 
 // aten::convolution's arguments (output last, args[9]); `ep` (or nullptr) as above.
@@ -807,18 +811,24 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 
 // etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
 // groups, residual?, min?, max?, [activation?,] out): aten::convolution's arguments, then the
-// epilogue's. activation (None or "hardswish") came later: programs written before it have 13
+// epilogue's. activation (None, "hardswish", "silu" or "sigmoid") came later: programs written before it have 13
 // arguments and still run.
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
   if (!check_nargs(ctx, op, args, args.size() == 14 ? 14 : 13)) return;
   Epilogue ep;
   if (args.size() == 14 && !args[12]->is_none()) {
-    if (!args[12]->is_string() || args[12]->to_string() != "hardswish") {
-      fail(ctx, op, "'activation' must be None or \"hardswish\"");
+    const std::string name = args[12]->is_string() ? std::string(args[12]->to_string()) : std::string();
+    if (name == "hardswish") {
+      ep.activation = NhwcActivation::Hardswish;
+    } else if (name == "silu") {
+      ep.activation = NhwcActivation::Silu;
+    } else if (name == "sigmoid") {
+      ep.activation = NhwcActivation::Sigmoid;
+    } else {
+      fail(ctx, op, "'activation' must be None, \"hardswish\", \"silu\" or \"sigmoid\"");
       return;
     }
-    ep.activation = NhwcActivation::Hardswish;
   }
   Value* out_arg = args[args.size() - 1];
   Tensor* residual = nullptr;

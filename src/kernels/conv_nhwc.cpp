@@ -10,6 +10,7 @@
 #include "etrt/runtime/parallel.h"
 #include "gemm.h"
 #include "isa_dispatch.h"
+#include "logistic.h"
 #include "parts.h"
 
 namespace etrt {

@@ -28,7 +28,7 @@ namespace etrt {
 namespace kernels {
 
 // The activation an epilogue applies after its clamp (etrt_fused::conv2d's `activation`).
-enum class NhwcActivation { None, Hardswish };
+enum class NhwcActivation { None, Hardswish, Silu, Sigmoid };
 
 struct NhwcConv {
   int64_t batch = 0, h = 0, w = 0, cin = 0;  // input, channels innermost

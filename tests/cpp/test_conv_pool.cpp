@@ -17,6 +17,7 @@
 #include "kernels/conv_nhwc.h"
 #include "kernels/gemm.h"
 #include "kernels/heavy.h"
+#include "kernels/logistic.h"
 #include "etrt/runtime/parallel.h"
 #include "etrt/runtime/tensor.h"
 #include "etrt/runtime/value.h"
@@ -117,6 +118,9 @@ struct ConvCase {
   // With fused: no clamp, then the `activation` "hardswish"; the output must also be, bit for
   // bit, aten::hardswish's steps over the same call without it.
   bool hardswish = false;
+  // As hardswish, with the `activation` "silu": bit for bit aten::silu's loop over that output.
+  bool silu = false;
+  bool sigmoid = false;  // the same with "sigmoid"
 };
 
 // aten::hardswish's steps in float (elementwise.cpp): what the fused epilogue must reproduce.
@@ -168,7 +172,7 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   Buf<float> residual({c.n, c.cout, oh, ow}, c.nhwc_out && !c.residual_nchw ? channels_last(c.cout, oh, ow)
                                                                               : std::vector<int64_t>{});
   Value res_v = c.one_d ? Value(without_height(residual.t)) : residual.v, lo(-0.25), hi(0.5);
-  if (c.hardswish) lo = hi = Value();
+  if (c.hardswish || c.silu || c.sigmoid) lo = hi = Value();
   if (c.fused) args.insert(args.end() - 1, {&res_v, &lo, &hi});
   const char* op = c.fused ? "etrt_fused::conv2d" : "aten::convolution";
   auto call = [&](std::vector<Value*>& a) {
@@ -182,12 +186,16 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
     }
   };
   Buf<float> plain({c.n, c.cout, oh, ow}, c.nhwc_out ? channels_last(c.cout, oh, ow) : std::vector<int64_t>{});
-  Value act = Value::string("hardswish"), plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
-  if (c.hardswish) {
+  Value act = Value::string(c.silu ? "silu" : c.sigmoid ? "sigmoid" : "hardswish"), plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
+  std::vector<float> plain_silu;
+  if (c.hardswish || c.silu || c.sigmoid) {
     std::vector<Value*> without = args;
     without.back() = &plain_v;
     call(without);
     args.insert(args.end() - 1, &act);
+    plain_silu.resize(plain.data.size());
+    (c.sigmoid ? etrt::kernels::sigmoid_contiguous : etrt::kernels::silu_contiguous)(
+        plain_silu.data(), plain.data.data(), static_cast<int64_t>(plain.data.size()));
   }
   call(args);
   double worst = 0.0, scale = 1.0;
@@ -212,6 +220,12 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
             s = s * std::fmin(std::fmax(s + 3.0, 0.0), 6.0) / 6.0;
             const float want = hardswish_steps(plain.at({n, o, y, x})), got = out.at({n, o, y, x});
             if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
+          } else if (c.silu || c.sigmoid) {
+            s += residual.at({n, o, y, x});
+            s = (c.silu ? s : 1.0) / (1.0 + std::exp(-s));
+            const float got = out.at({n, o, y, x});
+            const float want = plain_silu[static_cast<size_t>(&plain.at({n, o, y, x}) - plain.data.data())];
+            if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
           } else if (c.fused) {
             s = std::fmin(std::fmax(s + residual.at({n, o, y, x}), -0.25), 0.5);
           }
@@ -221,7 +235,7 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   check::record(worst <= 1e-5 * scale, __FILE__, __LINE__,
                 label + " err " + std::to_string(worst) + " of " + std::to_string(scale));
   check::record(mismatches == 0, __FILE__, __LINE__,
-                label + ": " + std::to_string(mismatches) + " outputs differ from hardswish's steps");
+                label + ": " + std::to_string(mismatches) + " outputs differ from the separate activation's");
 }
 
 void test_convolution_matches_reference() {
@@ -389,6 +403,48 @@ void test_channels_last_convolution_matches_reference() {
                   "hardswish depthwise 3x3 runs" + isa);
     run_conv_case(hswish({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
                   "hardswish one pixel" + isa);
+    // SiLU the same way (EfficientNet-B0's conv -> silu): aten::silu's loop over each stored tile.
+    auto silu = [&](ConvCase c) {
+      c = fused(c);
+      c.silu = true;
+      return c;
+    };
+    run_conv_case(silu({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "silu 3x3" + isa);
+    run_conv_case(silu({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "silu pointwise spans" + isa);
+    run_conv_case(silu({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "silu winograd" + isa);
+    run_conv_case(silu({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "silu depthwise" + isa);
+    run_conv_case(silu({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
+                  "silu stem" + isa);
+    run_conv_case(silu({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
+                  "silu depthwise 5x5/2" + isa);
+    run_conv_case(silu({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "silu depthwise 3x3 runs" + isa);
+    run_conv_case(silu({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "silu one pixel" + isa);
+    ConvCase silu_other = silu({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
+    silu_other.residual_nchw = true;
+    run_conv_case(silu_other, "silu, NCHW residual" + isa);
+    // Sigmoid (EfficientNet-B0's squeeze-excitation gate: a 1x1 layer over one pixel).
+    auto sigm = [&](ConvCase c) {
+      c = fused(c);
+      c.sigmoid = true;
+      return c;
+    };
+    run_conv_case(sigm({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "sigmoid one pixel" + isa);
+    run_conv_case(sigm({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
+                  "sigmoid pointwise spans" + isa);
+    run_conv_case(sigm({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "sigmoid winograd" + isa);
+    run_conv_case(sigm({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
+                  "sigmoid depthwise" + isa);
+    ConvCase sig_other = sigm({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
+    sig_other.residual_nchw = true;
+    run_conv_case(sig_other, "sigmoid, NCHW residual" + isa);
     ConvCase hs_other = hswish({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     hs_other.residual_nchw = true;
     run_conv_case(hs_other, "hardswish, NCHW residual" + isa);
@@ -796,7 +852,7 @@ void test_convolution_rejects_bad_arguments() {
               etrt::ErrorCode::InvalidArgument);
   CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg}),
               etrt::ErrorCode::InvalidArgument);
-  // etrt_fused::conv2d's activation: None or "hardswish", nothing else.
+  // etrt_fused::conv2d's activation: None, "hardswish", "silu" or "sigmoid", nothing else.
   Value gelu = Value::string("gelu"), hswish = Value::string("hardswish");
   CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
                        {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &hswish, &out.v}));
@@ -805,7 +861,8 @@ void test_convolution_rejects_bad_arguments() {
   CHECK_FAILS(check::call(ctx, "etrt_fused::conv2d",
                           {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &gelu, &out.v}),
               etrt::ErrorCode::InvalidArgument);
-  CHECK(ctx.error().message().find("'activation' must be None or \"hardswish\"") != std::string::npos);
+  CHECK(ctx.error().message().find("'activation' must be None, \"hardswish\", \"silu\" or \"sigmoid\"") !=
+        std::string::npos);
 }
 
 struct PoolCase {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -125,9 +126,12 @@ def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_
     (block,) = [c for c in calls(run, FUSED) if not isinstance(plan.values[c.args[9]], NullValue)]
     assert tensor(run, block.args[9]).dim_order == tensor(run, block.args[-1]).dim_order == NHWC
     assert not calls(run, "aten::add.Tensor")
+    # The depthwise layer's silu rides in its convolution (part L), NHWC.
+    assert not calls(run, "aten::silu")
+    (dw,) = [c for c in calls(run, FUSED) if tensor(run, c.args[1]).sizes[1] == 1]
+    assert tensor(run, dw.args[-1]).dim_order == NHWC
     # The gates, the pooling and the concatenation stay NHWC.
     for op in (
-        "aten::silu",
         "aten::hardswish",
         "aten::max_pool2d",
         "aten::cat",
@@ -251,13 +255,15 @@ def test_unread_pooling_indices_are_not_computed(runner: ToolRunner, tmp_path: P
     assert len(calls(run, "aten::max_pool2d_with_indices")) == 1
 
 
-class Hardswishes(nn.Module):
-    """MobileNetV3's convolution -> hardswish on each NHWC kernel: the stem over the NCHW input,
-    a 1x1 layer (igemm), depthwise 3x3 and 5x5/2, a Winograd 3x3 layer, a residual addition
-    before the activation, and a squeeze-excitation gate whose 1x1 layers see one pixel."""
+class ConvActivations(nn.Module):
+    """MobileNetV3's convolution -> hardswish (EfficientNet-B0's -> silu) on each NHWC kernel:
+    the stem over the NCHW input, a 1x1 layer (igemm), depthwise 3x3 and 5x5/2, a Winograd 3x3
+    layer, a residual addition before the activation, and a squeeze-excitation gate whose 1x1
+    layers see one pixel."""
 
-    def __init__(self) -> None:
+    def __init__(self, act: Callable[[torch.Tensor], torch.Tensor]) -> None:
         super().__init__()
+        self.act = act
         self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
         self.expand = nn.Conv2d(16, 40, 1)
         self.dw3 = nn.Conv2d(40, 40, 3, padding=1, groups=40)
@@ -267,13 +273,14 @@ class Hardswishes(nn.Module):
         self.project = nn.Conv2d(40, 40, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = F.hardswish(self.stem(x))
-        y = F.hardswish(self.dw3(F.hardswish(self.expand(y))))
-        y = F.hardswish(self.dw5(y))
+        act = self.act
+        y = act(self.stem(x))
+        y = act(self.dw3(act(self.expand(y))))
+        y = act(self.dw5(y))
         y = y * F.hardsigmoid(self.se2(F.relu(self.se1(y.mean((2, 3), keepdim=True)))))
-        y = F.hardswish(self.wino(y))
+        y = act(self.wino(y))
         # A returned value keeps torch's layout (NCHW): the scaling makes that copy.
-        return F.hardswish(self.project(y) + y) * 2.0
+        return act(self.project(y) + y) * 2.0
 
 
 _RUN_BOTH = """
@@ -289,12 +296,13 @@ for name in ("fused", "unfused"):
 """
 
 
-def test_hardswish_in_the_convolution_equals_the_separate_op_bit_for_bit(
-    inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("name", ["hardswish", "silu", "sigmoid"])
+def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
+    name: str, inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hardswish applied by the convolution to each output tile gives the bits the separate
-    aten::hardswish call gives (the same steps), on every kernel, under each instruction-set
-    cap, at one thread and at two; and the program calls hardswish no more."""
+    """Hardswish, SiLU or sigmoid applied by the convolution to each output tile gives the bits
+    the separate aten:: call gives (the same steps), on every kernel, under each instruction-set
+    cap, at one thread and at two; and the program calls it no more."""
     import subprocess
     import sys
 
@@ -302,7 +310,7 @@ def test_hardswish_in_the_convolution_equals_the_separate_op_bit_for_bit(
     import etrt.fuse_conv
 
     torch.manual_seed(3)
-    model = Hardswishes().eval()
+    model = ConvActivations(getattr(torch, name) if name == "sigmoid" else getattr(F, name)).eval()
     # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit; the
     # gate's mul (33 x 35 pixels of 40 channels) big enough to split by image rows at two threads.
     x = torch.randn(1, 3, 130, 140) * 4.0
@@ -313,7 +321,7 @@ def test_hardswish_in_the_convolution_equals_the_separate_op_bit_for_bit(
     np.save(tmp_path / "x.npy", x.numpy())
     fused_ops = etrt.load_program_info(tmp_path / "fused.etrt").instruction_ops
     unfused_ops = etrt.load_program_info(tmp_path / "unfused.etrt").instruction_ops
-    assert "aten::hardswish" not in fused_ops and unfused_ops.count("aten::hardswish") == 6
+    assert f"aten::{name}" not in fused_ops and unfused_ops.count(f"aten::{name}") == 6
     assert fused_ops.count(FUSED) == 7, fused_ops
     with torch.no_grad():
         want = model(x).numpy()
