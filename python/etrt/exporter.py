@@ -16,6 +16,7 @@ from .errors import ExportError
 from .fold import fold_batch_norm
 from .fuse import fuse_kernel_calls
 from .fuse_conv import fuse_conv_epilogues
+from .fuse_gelu import fuse_tanh_gelu
 from .ir import ProgramData, required_version
 from .lower import lower
 from .memory_plan import plan_memory
@@ -230,9 +231,11 @@ def export_program(
     if backend in ("xnnpack", "xnnpack-all"):
         step("delegating to XNNPACK")
         delegate_to_xnnpack(lowered.plan, lowered.segments, cost_rule=backend == "xnnpack")
-    # What stays with etrt's kernels: fused activations, convolutions channels-last with their
-    # residual additions and clamps, linear weights stored transposed.
+    # What stays with etrt's kernels: fused activations (the written-out tanh GELU among them),
+    # convolutions channels-last with their residual additions and clamps, linear weights stored
+    # transposed.
     step("planning kernels and memory")
+    fuse_tanh_gelu(lowered.plan)
     fuse_kernel_calls(lowered.plan)
     plan_channels_last(lowered.plan, lowered.segments)
     fuse_conv_epilogues(lowered.plan)

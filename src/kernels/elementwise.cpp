@@ -645,6 +645,31 @@ ETRT_ISA_DISPATCH(void, compare_vv,
                   (Cmp cmp, uint8_t* o, const float* a, const float* b, int64_t n),
                   (cmp, o, a, b, n))
 
+// o[i] = a[i * sa] <cmp> b[i * sb] for int64 operands (strides in elements: 1 or 0, a run
+// against one value): one loop per comparison, so each vectorises. Attention masks compare
+// position ids of [.., 1, n] against [.., n, 1].
+template <typename F>
+ETRT_VEC_INLINE void compare_i64_loop(uint8_t* o, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
+                                      int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * sa], b[i * sb]);
+}
+ETRT_ISA_BODY void compare_i64_body(Cmp cmp, uint8_t* o, const int64_t* a, int64_t sa, const int64_t* b,
+                                    int64_t sb, int64_t n) {
+  switch (cmp) {
+    case Cmp::Eq: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x == y; }); break;
+    case Cmp::Ne: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != y; }); break;
+    case Cmp::Gt: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x > y; }); break;
+    case Cmp::Ge: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x >= y; }); break;
+    case Cmp::Lt: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x < y; }); break;
+    case Cmp::Le: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x <= y; }); break;
+    case Cmp::And: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != 0 && y != 0; }); break;
+    case Cmp::Or: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != 0 || y != 0; }); break;
+  }
+}
+ETRT_ISA_DISPATCH(void, compare_i64,
+                  (Cmp cmp, uint8_t* o, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb, int64_t n),
+                  (cmp, o, a, sa, b, sb, n))
+
 // self <op> other with broadcasting; a Scalar `other` (the .Scalar overloads) becomes a 0-d
 // tensor of self's kind. Floats compare as float, integers as int64, mixes as double.
 void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) {
@@ -696,7 +721,12 @@ void compare_op(KernelContext& ctx, Span<Value*> args, const char* op, Cmp cmp) 
     return;
   }
   const bool ints = integral_type(ta) && integral_type(tb);
+  const bool longs = ta == ScalarType::Long && tb == ScalarType::Long;
   run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
+    if (longs && st[0] == 1 && (st[1] == 0 || st[1] == 8) && (st[2] == 0 || st[2] == 8)) {
+      return compare_i64(cmp, reinterpret_cast<uint8_t*>(p[0]), reinterpret_cast<const int64_t*>(p[1]), st[1] / 8,
+                         reinterpret_cast<const int64_t*>(p[2]), st[2] / 8, n);
+    }
     for (int64_t i = 0; i < n; ++i) {
       const char* a = p[1] + i * st[1];
       const char* b = p[2] + i * st[2];

@@ -145,6 +145,36 @@ def test_float_comparisons_match_eager(inprocess_runtime: Path, tmp_path: Path, 
         np.testing.assert_array_equal(_run(tmp_path, fn, a, b), fn(a, b).numpy())
 
 
+def test_int64_comparisons_match_eager_under_each_isa_cap(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """int64 operands by contiguous runs or one value (the vector path: an attention mask's
+    position ids [1, n] against [n, 1]), and strided ones and int32 (the element loop)."""
+    gen = torch.Generator().manual_seed(5)
+    a = torch.randint(-3, 3, (37, 1), generator=gen)
+    b = torch.randint(-3, 3, (1, 41), generator=gen) * (1 << 40)
+    c = torch.randint(-3, 3, (37, 41), generator=gen)
+    names = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+    def fn(x: torch.Tensor, y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        strided = z.t().contiguous().t()
+        pairs = [(x, y), (y, x), (x, z), (z, y), (z, z.flip(0)), (strided, z), (x.int(), z)]
+        return torch.stack([getattr(torch, op)(p, q) for op in names for p, q in pairs])
+
+    path = etrt.export(models.Fn(fn), (a, b, c)).save(tmp_path / "m.etrt")
+    want = fn(a, b, c).numpy()
+    assert want.any() and not want.all()
+    before = etrt.isa_info()
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            with etrt.runtime.load(path) as loaded:
+                (got,) = loaded.forward(a, b, c)
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=cap)
+    finally:
+        etrt.set_max_isa(before.cap)
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8], ids=str)
 @pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor"])
 def test_byte_bitwise_ops_match_eager(
