@@ -764,6 +764,12 @@ __attribute__((target("avx512f,avx512vnni"))) static inline __attribute__((alway
   return acc;
 }
 
+__attribute__((target("avx512f,avx512vl,avx512vnni"))) static inline __attribute__((always_inline)) __m256i dpbusd(
+    __m256i acc, __m256i u8, __m256i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "vm"(s8));
+  return acc;
+}
+
 // Four int8 inputs at p broadcast to every lane as u8 (x + 128): one vpxord with an embedded
 // broadcast load (GCC turned the builtin's into a scalar xor and a move into the vector unit).
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512i flip_broadcast4(
@@ -1769,6 +1775,67 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void dw3_vnni_regs(const 
   }
 }
 
+// The same for a last block of 32 channels (MobileNetV2's 32- and 96-channel layers), 256 bits.
+template <int S, int P>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void dw3_vnni32_regs(
+    const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr, const float* mult,
+    const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256 inv = _mm256_set1_ps(r.inv_out_scale), lo = _mm256_set1_ps(r.lo - r.out_zp),
+               hi = _mm256_set1_ps(r.hi - r.out_zp);
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(r.out_zp));
+  for (int64_t p = 0; p + P <= count; p += P) {
+    __m256i acc[P][4];
+    for (int k = 0; k < 4; ++k) {
+      const __m256i start = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr + 8 * k));
+      for (int q = 0; q < P; ++q) acc[q][k] = start;
+    }
+    const int8_t* col = x + p * S * c;
+#pragma GCC unroll 16
+    for (int j = 0; j < (P - 1) * S + 3; ++j, col += c) {
+      const __m256i a = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)), flip);
+      const __m256i b = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tap_y)), flip);
+      const __m256i e = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 2 * tap_y)), flip);
+      const __m256i ab_lo = _mm256_unpacklo_epi8(a, b), ab_hi = _mm256_unpackhi_epi8(a, b);
+      const __m256i ee_lo = _mm256_unpacklo_epi8(e, e), ee_hi = _mm256_unpackhi_epi8(e, e);
+      const __m256i g[4] = {_mm256_unpacklo_epi16(ab_lo, ee_lo), _mm256_unpackhi_epi16(ab_lo, ee_lo),
+                            _mm256_unpacklo_epi16(ab_hi, ee_hi), _mm256_unpackhi_epi16(ab_hi, ee_hi)};
+#pragma GCC unroll 16
+      for (int q = 0; q < P; ++q) {
+        const int kx = j - q * S;
+        if (kx < 0 || kx > 2) continue;
+        for (int k = 0; k < 4; ++k) {
+          acc[q][k] = dpbusd(acc[q][k], g[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + (kx * 4 + k) * 32)));
+        }
+      }
+    }
+    for (int q = 0; q < P; ++q) {
+      __m256i v[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m256 sum = _mm256_cvtepi32_ps(acc[q][k]);
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(sum, _mm256_loadu_ps(mult + 8 * k)), _mm256_loadu_ps(bias + 8 * k));
+        y = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(y, inv), lo), hi);
+        v[k] = _mm256_cvtps_epi32(_mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
+      const __m256i w01 = _mm256_add_epi16(_mm256_packs_epi32(v[0], v[1]), zp16);
+      const __m256i w23 = _mm256_add_epi16(_mm256_packs_epi32(v[2], v[3]), zp16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (p + q) * c), _mm256_packs_epi16(w01, w23));
+    }
+  }
+}
+
+template <int S, int P>
+void dw3_vnni32_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr,
+                    const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if constexpr (P > 0) {
+    const int64_t whole = count / P * P;
+    if (whole > 0) dw3_vnni32_regs<S, P>(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
+    if (count > whole) {
+      dw3_vnni32_all<S, P - 1>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c, count - whole);
+    }
+  }
+}
+
 // `count` interior pixels of one output row, one 64-channel block.
 template <int S, int P>
 void dw3_vnni_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr, const float* mult,
@@ -1795,6 +1862,12 @@ void dw_interior_span(bool avx512, const int8_t* x, const DwInterior& d, const f
       (d.pixel == d.c ? dw3_vnni_all<1, 4> : dw3_vnni_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
                                                                  vnni->corr + c0, vnni->mult + c0, vnni->bias + c0, r,
                                                                  out + c0, count);
+    }
+    if (vnni != nullptr && c0 + kDwVnniBlock / 2 <= d.c) {
+      (d.pixel == d.c ? dw3_vnni32_all<1, 4> : dw3_vnni32_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
+                                                                     vnni->corr + c0, vnni->mult + c0,
+                                                                     vnni->bias + c0, r, out + c0, count);
+      c0 += kDwVnniBlock / 2;
     }
     for (; avx512 && c0 + 16 <= d.c; c0 += 16) {
       dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
@@ -1852,11 +1925,12 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   // 3x3 windows at stride 1 or 2 take dw3_vnni for their whole 64-channel blocks (packed weights
   // and sums' starts kept with the float32 ones).
   const bool vnni3 = int8_vnni_enabled() && g.kh == 3 && g.kw == 3 && (g.sw == 1 || g.sw == 2) && g.dw == 1 &&
-                     g.c >= kDwVnniBlock;
-  const int64_t vblocks = vnni3 ? g.c / kDwVnniBlock : 0;
+                     g.c >= 32;
+  // Whole 64-channel blocks, then a 32-channel one when 32 or more channels are left.
+  const int64_t vchannels = vnni3 ? g.c / kDwVnniBlock * kDwVnniBlock + (g.c % kDwVnniBlock >= 32 ? 32 : 0) : 0;
   const size_t float_bytes = static_cast<size_t>((ntaps + 1) * g.c) * sizeof(float);
   const Derived d = derived_weight(ctx, weight, Layout::kDepthwise,
-                                   float_bytes + static_cast<size_t>(vblocks * kDwVnniBlock * (12 + 4)),
+                                   float_bytes + static_cast<size_t>(vchannels * (12 + 4)),
                                    static_cast<uint8_t>(zp));
   auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
   if (d.data == nullptr || zeros == nullptr) return false;
@@ -1872,19 +1946,20 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     zw[ch] = static_cast<float>(zp * wsum);
   }
   auto* vnni_wp = static_cast<int8_t*>(d.data) + float_bytes;
-  auto* vnni_corr = reinterpret_cast<int32_t*>(vnni_wp + vblocks * kDwVnniBlock * 12);
-  for (int64_t blk = 0; !d.ready && blk < vblocks; ++blk) {
+  auto* vnni_corr = reinterpret_cast<int32_t*>(vnni_wp + vchannels * 12);
+  for (int64_t b0 = 0; !d.ready && b0 < vchannels; b0 += kDwVnniBlock) {
+    const int bw = static_cast<int>(std::min(kDwVnniBlock, vchannels - b0)), lanes = bw / 4;
     for (int k = 0; k < 4; ++k) {
-      for (int e = 0; e < 16; ++e) {
-        const int64_t ch = blk * kDwVnniBlock + dw_vnni_channel(k, e);
+      for (int e = 0; e < lanes; ++e) {
+        const int64_t ch = b0 + dw_vnni_channel(k, e);
         const int8_t* wc = w + ch * 9;
         int32_t wsum = 0;
         for (int t = 0; t < 9; ++t) wsum += wc[t];
         // int32 arithmetic that wraps as the sums do (unsigned, then back).
-        vnni_corr[blk * kDwVnniBlock + k * 16 + e] =
+        vnni_corr[b0 + k * lanes + e] =
             static_cast<int32_t>(0u - static_cast<uint32_t>(zp + 128) * static_cast<uint32_t>(wsum));
         for (int kx = 0; kx < 3; ++kx) {
-          int8_t* group = vnni_wp + blk * kDwVnniBlock * 12 + (kx * 4 + k) * 64 + e * 4;
+          int8_t* group = vnni_wp + b0 * 12 + (kx * 4 + k) * bw + e * 4;
           for (int ky = 0; ky < 3; ++ky) group[ky] = wc[ky * 3 + kx];
           group[3] = 0;
         }
@@ -1917,21 +1992,21 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     const auto zp8 = static_cast<int8_t>(zp);
     DwVnni vnni_data{vnni_wp, vnni_corr, nullptr, nullptr};
     const DwVnni* vnni = nullptr;
-    if (vblocks > 0) {
-      const auto mb_bytes = static_cast<size_t>(2 * vblocks * kDwVnniBlock) * sizeof(float);
-      auto* mb = static_cast<float*>(ctx.allocate_temp(mb_bytes));
+    if (vchannels > 0) {
+      auto* mb = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(2 * vchannels) * sizeof(float)));
       if (mb == nullptr) return false;
-      for (int64_t blk = 0; blk < vblocks; ++blk) {
+      for (int64_t b0 = 0; b0 < vchannels; b0 += kDwVnniBlock) {
+        const int lanes = static_cast<int>(std::min(kDwVnniBlock, vchannels - b0)) / 4;
         for (int k = 0; k < 4; ++k) {
-          for (int e = 0; e < 16; ++e) {
-            const int64_t at = blk * kDwVnniBlock + k * 16 + e, ch = blk * kDwVnniBlock + dw_vnni_channel(k, e);
+          for (int e = 0; e < lanes; ++e) {
+            const int64_t at = b0 + k * lanes + e, ch = b0 + dw_vnni_channel(k, e);
             mb[at] = r.multiplier[ch];
-            mb[vblocks * kDwVnniBlock + at] = bias[ch];
+            mb[vchannels + at] = bias[ch];
           }
         }
       }
       vnni_data.mult = mb;
-      vnni_data.bias = mb + vblocks * kDwVnniBlock;
+      vnni_data.bias = mb + vchannels;
       vnni = &vnni_data;
     }
     // A small plane (MobileNetV3's 5x5 layers at 14x14 and 7x7): the image's padded window

@@ -136,7 +136,7 @@ void test_depthwise_and_first_convolutions_match_the_integer_reference() {
         {1, 24, 24, 24, 4, 5, 7, 1, 3, 1, false},     // 7x7: per-tap kernels through the bands
         {1, 24, 24, 24, 9, 9, 3, 1, 2, 2, false},     // dilated: per-tap kernels
         {2, 12, 12, 12, 6, 7, 3, 1, 1, 1, true},      // 12 channels: per pixel; NCHW input
-        // 3x3 on VNNI, 64-channel blocks of interleaved window rows (part K): two blocks, a batch,
+        // 3x3 on VNNI, 64-channel blocks of interleaved window rows (quantization.md, part K): two blocks, a batch,
         // ReLU and saturating outputs; 3 blocks with 5 pixels a row (tiles of 4 and a rest); a
         // block and 8 channels more for the older kernels; stride 2 with 7 and 4 pixel rows.
         {2, 128, 128, 128, 9, 11, 3, 1, 1, 1, false, 3, 0.0625},
@@ -144,6 +144,10 @@ void test_depthwise_and_first_convolutions_match_the_integer_reference() {
         {1, 72, 72, 72, 5, 6, 3, 1, 1, 1, false, -128, 1.0},
         {1, 64, 64, 64, 14, 13, 3, 2, 1, 1, false, -128, 0.0625},
         {2, 128, 128, 128, 8, 8, 3, 2, 1, 1, false, 3, 0.25},
+        // a last block of 32 channels (256 bits): 32 alone, 64 + 32 at stride 2, 32 + 16
+        {1, 32, 32, 32, 9, 10, 3, 1, 1, 1, false, -128, 0.0625},
+        {1, 96, 96, 96, 11, 9, 3, 2, 1, 1, false, 3, 0.25},
+        {1, 48, 48, 48, 6, 6, 3, 1, 1, 1, false, -128, 1.0},
     };
     for (const Case& c : dw) {
       run_case(c, "depthwise c" + std::to_string(c.c) + " " + std::to_string(c.h) + "x" + std::to_string(c.w) +
