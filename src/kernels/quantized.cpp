@@ -1805,7 +1805,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void dw3_vnni32_
         const int kx = j - q * S;
         if (kx < 0 || kx > 2) continue;
         for (int k = 0; k < 4; ++k) {
-          acc[q][k] = dpbusd(acc[q][k], g[k], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + (kx * 4 + k) * 32)));
+          const auto* wk = reinterpret_cast<const __m256i*>(wp + (kx * 4 + k) * 32);
+          acc[q][k] = dpbusd(acc[q][k], g[k], _mm256_loadu_si256(wk));
         }
       }
     }
