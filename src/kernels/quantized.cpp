@@ -764,6 +764,12 @@ __attribute__((target("avx512f,avx512vnni"))) static inline __attribute__((alway
   return acc;
 }
 
+__attribute__((target("avx512f,avx512vl,avx512vnni"))) static inline __attribute__((always_inline)) __m256i dpbusd(
+    __m256i acc, __m256i u8, __m256i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "vm"(s8));
+  return acc;
+}
+
 // Four int8 inputs at p broadcast to every lane as u8 (x + 128): one vpxord with an embedded
 // broadcast load (GCC turned the builtin's into a scalar xor and a move into the vector unit).
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) __m512i flip_broadcast4(
@@ -1698,13 +1704,172 @@ bool dw_interior_avx512(const int8_t* x, const DwInterior& d, int64_t width, con
 }
 #endif
 
+// 3x3 depthwise (stride 1 or 2) on VNNI, 64 channels at a time: each input column's three window rows
+// are interleaved into four-byte groups (one per channel: rows 0, 1, 2 and a byte whose weight
+// is 0), so one vpdpbusd sums a window column's three taps for 16 channels, 3 per output pixel
+// where the float32 kernels take 9 multiply-adds and a conversion per input. In-lane byte and
+// word unpacks build the groups (vector k holds channels 16 l + 4 k .. + 3 in lane l) and
+// in-lane packs undo that order on the way out. Inputs flipped to u8 (x + 128); the sums start
+// at -(zero_point + 128) * sum(w) (int32 sums wrap, so they end at the exact sum of
+// (x - zero_point) * w).
+struct DwVnni {
+  const int8_t* wp;     // [c / 64][kx][4][16 lanes][4 rows] int8, the groups' order
+  const int32_t* corr;  // [c / 64][4][16], the sums' start
+  const float* mult;    // multiplier and bias, per channel in the groups' order
+  const float* bias;
+};
+constexpr int64_t kDwVnniBlock = 64;
+
+// The groups' channel for vector k, lane element e of a 64-channel block.
+inline int64_t dw_vnni_channel(int k, int e) { return (e / 4) * 16 + k * 4 + e % 4; }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+template <int S, int P>
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void dw3_vnni_regs(const int8_t* x, int64_t c, int64_t tap_y,
+                                                                           const int8_t* wp, const int32_t* corr,
+                                                                           const float* mult, const float* bias,
+                                                                           const Requant& r, int8_t* out,
+                                                                           int64_t count) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512 inv = _mm512_set1_ps(r.inv_out_scale), lo = _mm512_set1_ps(r.lo - r.out_zp),
+               hi = _mm512_set1_ps(r.hi - r.out_zp);
+  const __m512i zp16 = _mm512_set1_epi16(static_cast<int16_t>(r.out_zp));
+  for (int64_t p = 0; p + P <= count; p += P) {
+    __m512i acc[P][4];
+    for (int k = 0; k < 4; ++k) {
+      const __m512i start = _mm512_loadu_si512(corr + 16 * k);
+      for (int q = 0; q < P; ++q) acc[q][k] = start;
+    }
+    const int8_t* col = x + p * S * c;
+#pragma GCC unroll 16
+    for (int j = 0; j < (P - 1) * S + 3; ++j, col += c) {
+      const __m512i a = _mm512_xor_si512(_mm512_loadu_si512(col), flip);
+      const __m512i b = _mm512_xor_si512(_mm512_loadu_si512(col + tap_y), flip);
+      const __m512i e = _mm512_xor_si512(_mm512_loadu_si512(col + 2 * tap_y), flip);
+      const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+      const __m512i ee_lo = _mm512_unpacklo_epi8(e, e), ee_hi = _mm512_unpackhi_epi8(e, e);
+      const __m512i g[4] = {_mm512_unpacklo_epi16(ab_lo, ee_lo), _mm512_unpackhi_epi16(ab_lo, ee_lo),
+                            _mm512_unpacklo_epi16(ab_hi, ee_hi), _mm512_unpackhi_epi16(ab_hi, ee_hi)};
+#pragma GCC unroll 16
+      for (int q = 0; q < P; ++q) {
+        const int kx = j - q * S;
+        if (kx < 0 || kx > 2) continue;
+        for (int k = 0; k < 4; ++k) {
+          acc[q][k] = dpbusd(acc[q][k], g[k], _mm512_loadu_si512(wp + (kx * 4 + k) * 64));
+        }
+      }
+    }
+    for (int q = 0; q < P; ++q) {
+      __m512i v[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m512 sum = _mm512_cvtepi32_ps(acc[q][k]);  // exact: below 2^24
+        __m512 y = _mm512_add_ps(_mm512_mul_ps(sum, _mm512_loadu_ps(mult + 16 * k)), _mm512_loadu_ps(bias + 16 * k));
+        y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
+        v[k] = _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      }
+      // Within [lo - zp, hi - zp] (int16), then [lo, hi] (int8): the packs do not saturate.
+      const __m512i w01 = _mm512_add_epi16(_mm512_packs_epi32(v[0], v[1]), zp16);
+      const __m512i w23 = _mm512_add_epi16(_mm512_packs_epi32(v[2], v[3]), zp16);
+      _mm512_storeu_si512(out + (p + q) * c, _mm512_packs_epi16(w01, w23));
+    }
+  }
+}
+
+// The same for a last block of 32 channels (MobileNetV2's 32- and 96-channel layers), 256 bits.
+template <int S, int P>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void dw3_vnni32_regs(
+    const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr, const float* mult,
+    const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  const __m256 inv = _mm256_set1_ps(r.inv_out_scale), lo = _mm256_set1_ps(r.lo - r.out_zp),
+               hi = _mm256_set1_ps(r.hi - r.out_zp);
+  const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(r.out_zp));
+  for (int64_t p = 0; p + P <= count; p += P) {
+    __m256i acc[P][4];
+    for (int k = 0; k < 4; ++k) {
+      const __m256i start = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(corr + 8 * k));
+      for (int q = 0; q < P; ++q) acc[q][k] = start;
+    }
+    const int8_t* col = x + p * S * c;
+#pragma GCC unroll 16
+    for (int j = 0; j < (P - 1) * S + 3; ++j, col += c) {
+      const __m256i a = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col)), flip);
+      const __m256i b = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + tap_y)), flip);
+      const __m256i e = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(col + 2 * tap_y)), flip);
+      const __m256i ab_lo = _mm256_unpacklo_epi8(a, b), ab_hi = _mm256_unpackhi_epi8(a, b);
+      const __m256i ee_lo = _mm256_unpacklo_epi8(e, e), ee_hi = _mm256_unpackhi_epi8(e, e);
+      const __m256i g[4] = {_mm256_unpacklo_epi16(ab_lo, ee_lo), _mm256_unpackhi_epi16(ab_lo, ee_lo),
+                            _mm256_unpacklo_epi16(ab_hi, ee_hi), _mm256_unpackhi_epi16(ab_hi, ee_hi)};
+#pragma GCC unroll 16
+      for (int q = 0; q < P; ++q) {
+        const int kx = j - q * S;
+        if (kx < 0 || kx > 2) continue;
+        for (int k = 0; k < 4; ++k) {
+          const auto* wk = reinterpret_cast<const __m256i*>(wp + (kx * 4 + k) * 32);
+          acc[q][k] = dpbusd(acc[q][k], g[k], _mm256_loadu_si256(wk));
+        }
+      }
+    }
+    for (int q = 0; q < P; ++q) {
+      __m256i v[4];
+      for (int k = 0; k < 4; ++k) {
+        const __m256 sum = _mm256_cvtepi32_ps(acc[q][k]);
+        __m256 y = _mm256_add_ps(_mm256_mul_ps(sum, _mm256_loadu_ps(mult + 8 * k)), _mm256_loadu_ps(bias + 8 * k));
+        y = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(y, inv), lo), hi);
+        v[k] = _mm256_cvtps_epi32(_mm256_round_ps(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
+      const __m256i w01 = _mm256_add_epi16(_mm256_packs_epi32(v[0], v[1]), zp16);
+      const __m256i w23 = _mm256_add_epi16(_mm256_packs_epi32(v[2], v[3]), zp16);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (p + q) * c), _mm256_packs_epi16(w01, w23));
+    }
+  }
+}
+
+template <int S, int P>
+void dw3_vnni32_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr,
+                    const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if constexpr (P > 0) {
+    const int64_t whole = count / P * P;
+    if (whole > 0) dw3_vnni32_regs<S, P>(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
+    if (count > whole) {
+      dw3_vnni32_all<S, P - 1>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c, count - whole);
+    }
+  }
+}
+
+// `count` interior pixels of one output row, one 64-channel block.
+template <int S, int P>
+void dw3_vnni_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr, const float* mult,
+                  const float* bias, const Requant& r, int8_t* out, int64_t count) {
+  if constexpr (P > 0) {
+    const int64_t whole = count / P * P;
+    if (whole > 0) dw3_vnni_regs<S, P>(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
+    if (count > whole) {
+      dw3_vnni_all<S, P - 1>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c, count - whole);
+    }
+  }
+}
+#endif
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // `count` pixels of every channel through the register kernels: AVX-512 for blocks whose width
 // is a multiple of 16, AVX2 vectors of 8 for the rest (72 channels: 64 + 8; 120: 64 + 56).
 void dw_interior_span(bool avx512, const int8_t* x, const DwInterior& d, const float* wf, const float* zw,
-                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
+                      const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count,
+                      const DwVnni* vnni) {
   if (dw_rows_fit(d)) {
     int64_t c0 = 0;
+    for (; vnni != nullptr && c0 + kDwVnniBlock <= d.c; c0 += kDwVnniBlock) {
+      (d.pixel == d.c ? dw3_vnni_all<1, 4> : dw3_vnni_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
+                                                                 vnni->corr + c0, vnni->mult + c0, vnni->bias + c0, r,
+                                                                 out + c0, count);
+    }
+    if (vnni != nullptr && c0 + kDwVnniBlock / 2 <= d.c) {
+      (d.pixel == d.c ? dw3_vnni32_all<1, 4> : dw3_vnni32_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
+                                                                     vnni->corr + c0, vnni->mult + c0,
+                                                                     vnni->bias + c0, r, out + c0, count);
+      c0 += kDwVnniBlock / 2;
+    }
     for (; avx512 && c0 + 16 <= d.c; c0 += 16) {
       dw_rows(16, x + c0, d, wf + c0, zw + c0, mult + c0, bias + c0, r, out + c0, count);
     }
@@ -1758,8 +1923,16 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
   const int8_t* w = weight.data_as<int8_t>();
   const int64_t ntaps = g.kh * g.kw, rows = g.n * g.oh;
   // [tap][channel] float32 weights and zp * sum(w) per channel, kept across runs (derived_weight).
+  // 3x3 windows at stride 1 or 2 take dw3_vnni for their whole 64-channel blocks (packed weights
+  // and sums' starts kept with the float32 ones).
+  const bool vnni3 = int8_vnni_enabled() && g.kh == 3 && g.kw == 3 && (g.sw == 1 || g.sw == 2) && g.dw == 1 &&
+                     g.c >= 32;
+  // Whole 64-channel blocks, then a 32-channel one when 32 or more channels are left.
+  const int64_t vchannels = vnni3 ? g.c / kDwVnniBlock * kDwVnniBlock + (g.c % kDwVnniBlock >= 32 ? 32 : 0) : 0;
+  const size_t float_bytes = static_cast<size_t>((ntaps + 1) * g.c) * sizeof(float);
   const Derived d = derived_weight(ctx, weight, Layout::kDepthwise,
-                                   static_cast<size_t>((ntaps + 1) * g.c) * sizeof(float), static_cast<uint8_t>(zp));
+                                   float_bytes + static_cast<size_t>(vchannels * (12 + 4)),
+                                   static_cast<uint8_t>(zp));
   auto* zeros = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(g.c) * sizeof(float)));
   if (d.data == nullptr || zeros == nullptr) return false;
   auto* wf = static_cast<float*>(d.data);
@@ -1772,6 +1945,27 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
       wsum += w[ch * ntaps + t];
     }
     zw[ch] = static_cast<float>(zp * wsum);
+  }
+  auto* vnni_wp = static_cast<int8_t*>(d.data) + float_bytes;
+  auto* vnni_corr = reinterpret_cast<int32_t*>(vnni_wp + vchannels * 12);
+  for (int64_t b0 = 0; !d.ready && b0 < vchannels; b0 += kDwVnniBlock) {
+    const int bw = static_cast<int>(std::min(kDwVnniBlock, vchannels - b0)), lanes = bw / 4;
+    for (int k = 0; k < 4; ++k) {
+      for (int e = 0; e < lanes; ++e) {
+        const int64_t ch = b0 + dw_vnni_channel(k, e);
+        const int8_t* wc = w + ch * 9;
+        int32_t wsum = 0;
+        for (int t = 0; t < 9; ++t) wsum += wc[t];
+        // int32 arithmetic that wraps as the sums do (unsigned, then back).
+        vnni_corr[b0 + k * lanes + e] =
+            static_cast<int32_t>(0u - static_cast<uint32_t>(zp + 128) * static_cast<uint32_t>(wsum));
+        for (int kx = 0; kx < 3; ++kx) {
+          int8_t* group = vnni_wp + b0 * 12 + (kx * 4 + k) * bw + e * 4;
+          for (int ky = 0; ky < 3; ++ky) group[ky] = wc[ky * 3 + kx];
+          group[3] = 0;
+        }
+      }
+    }
   }
   const bool exact_float = ntaps <= kDwFloatTaps;
   const bool portable = int8_portable_only();
@@ -1797,11 +1991,30 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
     auto* bands = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(slots * band_bytes)));
     if (bands == nullptr) return false;
     const auto zp8 = static_cast<int8_t>(zp);
+    DwVnni vnni_data{vnni_wp, vnni_corr, nullptr, nullptr};
+    const DwVnni* vnni = nullptr;
+    if (vchannels > 0) {
+      auto* mb = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(2 * vchannels) * sizeof(float)));
+      if (mb == nullptr) return false;
+      for (int64_t b0 = 0; b0 < vchannels; b0 += kDwVnniBlock) {
+        const int lanes = static_cast<int>(std::min(kDwVnniBlock, vchannels - b0)) / 4;
+        for (int k = 0; k < 4; ++k) {
+          for (int e = 0; e < lanes; ++e) {
+            const int64_t at = b0 + k * lanes + e, ch = b0 + dw_vnni_channel(k, e);
+            mb[at] = r.multiplier[ch];
+            mb[vchannels + at] = bias[ch];
+          }
+        }
+      }
+      vnni_data.mult = mb;
+      vnni_data.bias = mb + vchannels;
+      vnni = &vnni_data;
+    }
     // A small plane (MobileNetV3's 5x5 layers at 14x14 and 7x7): the image's padded window
     // area widened once to float32 x - zp (padding 0), so each input value is widened once,
     // not once per window row it falls in; the rows kernels then only load and multiply.
     const int64_t plane_h = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
-    const bool float_plane = (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
+    const bool float_plane = !vnni3 && (g.kw == 3 || g.kw == 5) && g.dw == 1 && (g.sw == 1 || g.sw == 2) &&
                              plane_h * band_w * g.c * static_cast<int64_t>(sizeof(float)) <= kDwPlaneBytes;
     if (float_plane) {
       auto* plane = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(plane_h * band_w * g.c) * sizeof(float)));
@@ -1845,7 +2058,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
         dw_fill_band(g, x, b, oy, oa, width, zp8, band);
         const DwInterior bd{g.sw * g.c, g.dw * g.c, width * g.c, g.kh, g.kw, g.c};
         dw_interior_span(avx512, band, bd, wf, zw, r.multiplier, bias, r, out + ((b * g.oh + oy) * g.ow + oa) * g.c,
-                         ob - oa);
+                         ob - oa, vnni);
       };
       for (int64_t row = rows * part / parts; row < rows * (part + 1) / parts; ++row) {
         const int64_t b = row / g.oh, oy = row % g.oh;
@@ -1857,7 +2070,7 @@ bool depthwise_nhwc(KernelContext& ctx, const ConvGeom& g, const int8_t* x, cons
         }
         if (ox_lo > 0) banded(b, oy, 0, ox_lo);
         dw_interior_span(avx512, x + ((b * g.h + iy0) * g.w + ox_lo * g.sw - g.pw) * g.c, di, wf, zw, r.multiplier,
-                         bias, r, out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c, ox_hi - ox_lo);
+                         bias, r, out + ((b * g.oh + oy) * g.ow + ox_lo) * g.c, ox_hi - ox_lo, vnni);
         if (ox_hi < g.ow) banded(b, oy, ox_hi, g.ow);
       }
     });

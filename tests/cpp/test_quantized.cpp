@@ -1,6 +1,6 @@
 // etrt_quant::conv2d's channels-last paths through the registry against an integer reference, at
 // every instruction set: depthwise layers (the window-row kernels on int8 bands and on float32
-// planes, the per-tap kernels, the per-pixel path), first convolutions of few input channels
+// planes, VNNI's 3x3 kernels, the per-tap kernels, the per-pixel path), first convolutions of few input channels
 // (their tiles read a padded copy of the input in place), 1x1 convolutions (VNNI tiles
 // requantizing in registers) and 3x3 stride-1 ones (integer Winograd without VNNI). Scales are
 // powers of two, so the reference's float32 requantization is exact and must be met exactly.
@@ -136,6 +136,18 @@ void test_depthwise_and_first_convolutions_match_the_integer_reference() {
         {1, 24, 24, 24, 4, 5, 7, 1, 3, 1, false},     // 7x7: per-tap kernels through the bands
         {1, 24, 24, 24, 9, 9, 3, 1, 2, 2, false},     // dilated: per-tap kernels
         {2, 12, 12, 12, 6, 7, 3, 1, 1, 1, true},      // 12 channels: per pixel; NCHW input
+        // 3x3 on VNNI, 64-channel blocks of interleaved window rows (quantization.md, part K): two blocks, a batch,
+        // ReLU and saturating outputs; 3 blocks with 5 pixels a row (tiles of 4 and a rest); a
+        // block and 8 channels more for the older kernels; stride 2 with 7 and 4 pixel rows.
+        {2, 128, 128, 128, 9, 11, 3, 1, 1, 1, false, 3, 0.0625},
+        {1, 192, 192, 192, 6, 7, 3, 1, 0, 1, false, -128, 0.25},
+        {1, 72, 72, 72, 5, 6, 3, 1, 1, 1, false, -128, 1.0},
+        {1, 64, 64, 64, 14, 13, 3, 2, 1, 1, false, -128, 0.0625},
+        {2, 128, 128, 128, 8, 8, 3, 2, 1, 1, false, 3, 0.25},
+        // a last block of 32 channels (256 bits): 32 alone, 64 + 32 at stride 2, 32 + 16
+        {1, 32, 32, 32, 9, 10, 3, 1, 1, 1, false, -128, 0.0625},
+        {1, 96, 96, 96, 11, 9, 3, 2, 1, 1, false, 3, 0.25},
+        {1, 48, 48, 48, 6, 6, 3, 1, 1, 1, false, -128, 1.0},
     };
     for (const Case& c : dw) {
       run_case(c, "depthwise c" + std::to_string(c.c) + " " + std::to_string(c.h) + "x" + std::to_string(c.w) +
