@@ -868,20 +868,10 @@ ETRT_VNNI_REQUANT_TARGET void vnni_requant_tile(const int32_t* acc, int64_t mr, 
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
-// vnni_tile and vnni_requant_tile in one, for rows stored with their channels adjacent: the sums
-// stay in registers (a 1x1 convolution of 16-32 input channels spent as long storing, reloading
-// and correcting them as multiplying). The zero-point correction is each sum's starting value
-// (int32 arithmetic wraps the same either way), and the clamp comes before the rounding, to
-// [lo - zp, hi - zp]: rounding is monotonic and keeps those integers, so
-// clamp(round(v) + zp, lo, hi) == round(clamp(v, lo - zp, hi - zp)) + zp, NaN included (max
-// takes the bound either way), and the conversion rounds half to even itself.
+// The sums' start for nr (<= 16 * NB) columns: -a_zero times each column's weight sum.
 template <int MR, int NB>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_requant(
-    const int8_t* a, int64_t kp, const int8_t* b0, const int8_t* b1, int64_t k4, const int32_t* wsum, int32_t a_zero,
-    const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
-  static_assert(NB == 1 || NB == 2, "one or two vectors");
-  __mmask16 mask[NB];
-  __m512i acc[MR][NB];
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __attribute__((always_inline)) void vnni_start(
+    __m512i (&acc)[MR][NB], __mmask16 (&mask)[NB], const int32_t* wsum, int32_t a_zero, int64_t nr) {
 #pragma GCC unroll 2
   for (int j = 0; j < NB; ++j) {
     const int64_t count = std::min<int64_t>(16, nr - 16 * j);
@@ -891,18 +881,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_r
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) acc[i][j] = corr;
   }
-  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
-  for (int64_t q = 0; q < k4; ++q) {
-    __m512i w[NB];
-    w[0] = _mm512_loadu_si512(b0 + q * 64);
-    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const __m512i av = flip_broadcast4(a + i * kp + q * 4, flip);
-      for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
-    }
-  }
+}
+
+// The sums of MR rows requantized and stored as int8 (the clamp before the rounding, below).
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static inline __attribute__((always_inline)) void
+vnni_requant_store(const __m512i (&acc)[MR][NB], const __mmask16 (&mask)[NB], const Requant& r, int64_t n,
+                   int8_t* out, int64_t mstride) {
   __m512 mult[NB], bias[NB];
+#pragma GCC unroll 2
   for (int j = 0; j < NB; ++j) {
     mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
     bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
@@ -922,6 +909,35 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_r
       _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
     }
   }
+}
+
+// vnni_tile and vnni_requant_tile in one, for rows stored with their channels adjacent: the sums
+// stay in registers (a 1x1 convolution of 16-32 input channels spent as long storing, reloading
+// and correcting them as multiplying). The zero-point correction is each sum's starting value
+// (int32 arithmetic wraps the same either way), and the clamp comes before the rounding, to
+// [lo - zp, hi - zp]: rounding is monotonic and keeps those integers, so
+// clamp(round(v) + zp, lo, hi) == round(clamp(v, lo - zp, hi - zp)) + zp, NaN included (max
+// takes the bound either way), and the conversion rounds half to even itself.
+template <int MR, int NB>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_requant(
+    const int8_t* a, int64_t kp, const int8_t* b0, const int8_t* b1, int64_t k4, const int32_t* wsum, int32_t a_zero,
+    const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
+  static_assert(NB == 1 || NB == 2, "one or two vectors");
+  __mmask16 mask[NB];
+  __m512i acc[MR][NB];
+  vnni_start<MR, NB>(acc, mask, wsum, a_zero, nr);
+  const __m512i flip = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
+  for (int64_t q = 0; q < k4; ++q) {
+    __m512i w[NB];
+    w[0] = _mm512_loadu_si512(b0 + q * 64);
+    if (NB == 2) w[NB - 1] = _mm512_loadu_si512(b1 + q * 64);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = flip_broadcast4(a + i * kp + q * 4, flip);
+      for (int j = 0; j < NB; ++j) acc[i][j] = dpbusd(acc[i][j], av, w[j]);
+    }
+  }
+  vnni_requant_store<MR, NB>(acc, mask, r, n, out, mstride);
 }
 #endif
 
@@ -2199,15 +2215,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_d
     const int32_t* wsum, int32_t a_zero, const Requant& r, int64_t n, int64_t nr, int8_t* out, int64_t mstride) {
   __mmask16 mask[NB];
   __m512i acc[MR][NB];
-#pragma GCC unroll 2
-  for (int j = 0; j < NB; ++j) {
-    const int64_t count = std::min<int64_t>(16, nr - 16 * j);
-    mask[j] = static_cast<__mmask16>((1u << count) - 1u);
-    const __m512i corr =
-        _mm512_mullo_epi32(_mm512_set1_epi32(-a_zero), _mm512_maskz_loadu_epi32(mask[j], wsum + 16 * j));
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) acc[i][j] = corr;
-  }
+  vnni_start<MR, NB>(acc, mask, wsum, a_zero, nr);
   for (int64_t ky = 0; ky < kh; ++ky, b0 += kq * 64, b1 += kq * 64) {
     const uint8_t* xr = x + ky * row_step;
     for (int64_t q = 0; q < kq; ++q) {
@@ -2224,27 +2232,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void vnni_tile_d
       }
     }
   }
-  __m512 mult[NB], bias[NB];
-#pragma GCC unroll 2
-  for (int j = 0; j < NB; ++j) {
-    mult[j] = _mm512_maskz_loadu_ps(mask[j], r.multiplier + n + 16 * j);
-    bias[j] = r.bias != nullptr ? _mm512_maskz_loadu_ps(mask[j], r.bias + n + 16 * j) : _mm512_setzero_ps();
-  }
-  const __m512 inv = _mm512_set1_ps(r.inv_out_scale);
-  const __m512 lo = _mm512_set1_ps(r.lo - r.out_zp), hi = _mm512_set1_ps(r.hi - r.out_zp);
-  const __m512i zp = _mm512_set1_epi32(static_cast<int32_t>(r.out_zp));
-#pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 2
-    for (int j = 0; j < NB; ++j) {
-      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[i][j]), mult[j]);
-      if (r.bias != nullptr) y = _mm512_add_ps(y, bias[j]);
-      y = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(y, inv), lo), hi);
-      const __m512i q =
-          _mm512_add_epi32(_mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-      _mm_mask_storeu_epi8(out + i * mstride + 16 * j, mask[j], _mm512_cvtsepi32_epi8(q));
-    }
-  }
+  vnni_requant_store<MR, NB>(acc, mask, r, n, out, mstride);
 }
 
 // A convolution of few input channels (a network's first, 3 -> 16 at 3x3 stride 2) on VNNI:
