@@ -381,73 +381,32 @@ void test_channels_last_convolution_matches_reference() {
                   "fused depthwise 5x5/2" + isa);
     run_conv_case(fused({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
                   "fused depthwise 3x3 runs" + isa);
-    // Hardswish in the tiles of each kernel (MobileNetV3's conv -> hardswish), and after the pass.
-    auto hswish = [&](ConvCase c) {
-      c = fused(c);
-      c.hardswish = true;
-      return c;
+    // An activation in the tiles of each kernel, and after the pass (an NCHW residual): hardswish
+    // (MobileNetV3's conv -> hardswish) in registers; SiLU and sigmoid (EfficientNet-B0's conv ->
+    // silu and squeeze-excitation gate) by their ops' loops over each stored step.
+    const std::vector<std::pair<ConvCase, std::string>> activated = {
+        {{2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "3x3"},
+        {{1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}, "pointwise spans"},
+        {{2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "winograd"},
+        {{2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "depthwise"},
+        {{1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}, "stem"},
+        {{1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}, "depthwise 5x5/2"},
+        {{2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "depthwise 3x3 runs"},
+        {{1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}, "one pixel"},
     };
-    run_conv_case(hswish({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "hardswish 3x3" + isa);
-    run_conv_case(hswish({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "hardswish pointwise spans" + isa);
-    run_conv_case(hswish({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "hardswish winograd" + isa);
-    run_conv_case(hswish({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "hardswish depthwise" + isa);
-    run_conv_case(hswish({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
-                  "hardswish stem" + isa);
-    run_conv_case(hswish({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
-                  "hardswish depthwise 5x5/2" + isa);
-    run_conv_case(hswish({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "hardswish depthwise 3x3 runs" + isa);
-    run_conv_case(hswish({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "hardswish one pixel" + isa);
-    // SiLU the same way (EfficientNet-B0's conv -> silu): aten::silu's loop over each stored tile.
-    auto silu = [&](ConvCase c) {
-      c = fused(c);
-      c.silu = true;
-      return c;
-    };
-    run_conv_case(silu({2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "silu 3x3" + isa);
-    run_conv_case(silu({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "silu pointwise spans" + isa);
-    run_conv_case(silu({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "silu winograd" + isa);
-    run_conv_case(silu({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "silu depthwise" + isa);
-    run_conv_case(silu({1, 3, 32, 1, 9, 40, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, false, true, true}),
-                  "silu stem" + isa);
-    run_conv_case(silu({1, 40, 40, 40, 9, 14, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true}),
-                  "silu depthwise 5x5/2" + isa);
-    run_conv_case(silu({2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "silu depthwise 3x3 runs" + isa);
-    run_conv_case(silu({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "silu one pixel" + isa);
-    ConvCase silu_other = silu({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
-    silu_other.residual_nchw = true;
-    run_conv_case(silu_other, "silu, NCHW residual" + isa);
-    // Sigmoid (EfficientNet-B0's squeeze-excitation gate: a 1x1 layer over one pixel).
-    auto sigm = [&](ConvCase c) {
-      c = fused(c);
-      c.sigmoid = true;
-      return c;
-    };
-    run_conv_case(sigm({1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "sigmoid one pixel" + isa);
-    run_conv_case(sigm({1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}),
-                  "sigmoid pointwise spans" + isa);
-    run_conv_case(sigm({2, 32, 48, 1, 17, 15, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "sigmoid winograd" + isa);
-    run_conv_case(sigm({2, 72, 72, 72, 10, 9, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}),
-                  "sigmoid depthwise" + isa);
-    ConvCase sig_other = sigm({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
-    sig_other.residual_nchw = true;
-    run_conv_case(sig_other, "sigmoid, NCHW residual" + isa);
-    ConvCase hs_other = hswish({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
-    hs_other.residual_nchw = true;
-    run_conv_case(hs_other, "hardswish, NCHW residual" + isa);
+    for (const std::string act : {"hardswish", "silu", "sigmoid"}) {
+      auto with = [&](ConvCase c) {
+        c = fused(c);
+        c.hardswish = act == "hardswish";
+        c.silu = act == "silu";
+        c.sigmoid = act == "sigmoid";
+        return c;
+      };
+      for (const auto& [c, name] : activated) run_conv_case(with(c), act + " " + name + isa);
+      ConvCase other = with({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
+      other.residual_nchw = true;
+      run_conv_case(other, act + ", NCHW residual" + isa);
+    }
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
     run_conv_case(other, "fused, NCHW residual" + isa);
