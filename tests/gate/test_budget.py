@@ -78,3 +78,16 @@ def test_fewer_cpus_than_the_reference_scale_every_budget(tmp_path: Path) -> Non
     assert budget.scale == pytest.approx(2.0)
     assert budget.over() == []
     assert "1.00 CPUs to use, the budgets 2.00x for it" in budget.table()[0]
+
+
+def test_a_faster_machine_shortens_only_half_of_each_budget() -> None:
+    budget = gate_budget.Budget.load(ROOT / "ci" / "budget.toml")
+    budget.cpus = gate_budget.GATE_CPUS
+    budget.calibration_s = budget.reference_calibration_s * 0.6
+    assert budget.scale == pytest.approx(0.8)  # 0.5 fixed + 0.5 x 0.6
+    budget.spent["etpkg"] = budget.suites["etpkg"] * 0.75  # faster, but not 0.6x as fast
+    assert budget.over() == []
+    budget.spent["etpkg"] = budget.suites["etpkg"] * 0.85  # grown on this machine
+    assert [line.split(":")[0] for line in budget.over()] == ["etpkg"]
+    budget.calibration_s = budget.reference_calibration_s * 1.5  # slower: the whole ratio
+    assert budget.scale == pytest.approx(1.5)
