@@ -314,6 +314,9 @@ def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit; the
     # gate's mul (33 x 35 pixels of 40 channels) big enough to split by image rows at two threads.
     x = torch.randn(1, 3, 130, 140) * 4.0
+    # And a band of rows 25x larger: pre-activations past |86|, where SiLU and sigmoid redo lanes
+    # from their input, which the fused call overwrites in place (they came out NaN).
+    x[:, :, 40:56] *= 25.0
     etrt.export(model, (x,)).save(tmp_path / "fused.etrt")
     with monkeypatch.context() as m:
         m.setattr(etrt.fuse_conv, "ACTIVATIONS", {})
