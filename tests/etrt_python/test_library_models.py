@@ -73,6 +73,21 @@ MODELS: dict[str, LibraryModel] = {
     "efficientnet_b0": _vision("efficientnet_b0"),
     "squeezenet1_1": _vision("squeezenet1_1"),
     "vit_b_16": _vision("vit_b_16"),
+    # More torchvision families, at 96x96: squeeze-excitation with SiLU or sigmoid after 1x1
+    # layers (RegNetY, EfficientNetV2), hardswish/hardsigmoid (MobileNetV3-large), channel
+    # shuffles, LayerNorm and GELU (ConvNeXt), inception branches (GoogLeNet).
+    **{
+        name: _vision(name, 96)
+        for name in (
+            "regnet_y_400mf",
+            "efficientnet_v2_s",
+            "mobilenet_v3_large",
+            "convnext_tiny",
+            "shufflenet_v2_x1_0",
+            "mnasnet0_5",
+            "googlenet",
+        )
+    },
 }
 
 
@@ -130,3 +145,75 @@ def test_a_model_returning_its_kv_cache_is_refused_with_what_to_do() -> None:
     model.config.use_cache = True
     with pytest.raises(etrt.ExportError, match=r"KV cache: export it with use_cache=False"):
         etrt.export(model, transformer_models.inputs("llama"))
+
+
+# transformers models that spell the tanh GELU in other ways than GPT-2's gelu_new: BLOOM's
+# bloom_gelu_forward (x * 0.5 * (1 + tanh(0.79788456 * x * (1 + 0.044715 * x * x)))), GPT-J's,
+# CodeGen's, Phi's and GPT-Neo's NewGELU through their own blocks. Each must fold into one
+# aten::gelu (no tanh left) and still match eager. BLOOM, the furthest from gelu_new, in the gate.
+TANH_GELU_MODELS: dict[str, tuple[str, str, dict[str, object]]] = {
+    "bloom": ("BloomModel", "BloomConfig", {"hidden_size": 64, "n_layer": 2, "n_head": 4}),
+    "gptj": (
+        "GPTJModel",
+        "GPTJConfig",
+        {"n_embd": 64, "n_layer": 2, "n_head": 4, "rotary_dim": 8, "n_positions": 64},
+    ),
+    "codegen": (
+        "CodeGenModel",
+        "CodeGenConfig",
+        {"n_embd": 64, "n_layer": 2, "n_head": 4, "rotary_dim": 8, "n_positions": 64, "n_ctx": 64},
+    ),
+    "phi": (
+        "PhiModel",
+        "PhiConfig",
+        {
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "max_position_embeddings": 64,
+        },
+    ),
+    "gpt_neo": (
+        "GPTNeoModel",
+        "GPTNeoConfig",
+        {
+            "hidden_size": 64,
+            "num_layers": 2,
+            "num_heads": 4,
+            "window_size": 8,
+            "attention_types": [[["global", "local"], 1]],
+            "max_position_embeddings": 64,
+        },
+    ),
+}
+
+
+class _LastHidden(torch.nn.Module):
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids, use_cache=False, return_dict=False)[0]
+
+
+@pytest.mark.parametrize("name", gate_subset(TANH_GELU_MODELS, {"bloom"}))
+def test_tanh_gelu_of_each_architecture_folds_and_matches_eager(name: str, tmp_path: Path) -> None:
+    runtime_build.python_runtime()
+    torch.manual_seed(0)
+    tf = transformer_models.transformers()
+    model_class, config_class, options = TANH_GELU_MODELS[name]
+    config = getattr(tf, config_class)(vocab_size=100, **options)
+    model = _LastHidden(getattr(tf, model_class)(config).eval())
+    example = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(1))
+    program = etrt.export(model, (example,))
+    assert "aten::gelu" in program.operator_names and "aten::tanh" not in program.operator_names
+    (got,) = etrt.load(program.save(tmp_path / f"{name}.etrt")).method()(ids.numpy())
+    with torch.no_grad():
+        want = model(ids).numpy()
+    scale = float(np.abs(want).max())
+    assert scale > 1e-2
+    err = float(np.abs(np.asarray(got, dtype=np.float64) - want).max()) / scale
+    assert err < 1e-5, f"{name}: relative error {err}"
