@@ -2679,11 +2679,27 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
   int8_t* od = out->data_as<int8_t>();
   const int32_t zp = static_cast<int32_t>(q.in_zp);
   const bool in_nhwc = !x.is_contiguous(), out_nhwc = !out->is_contiguous();
-  if (in_nhwc || out_nhwc) {
+  // A grouped convolution (not one channel per group) runs NCHW: a channels-last input or
+  // output (a neighbour's layout: RegNet's grouped 3x3 between 1x1 layers) is converted around
+  // it, and the result written back at the end (`finish`).
+  int8_t* out_channels_last = nullptr;
+  const bool grouped = groups != 1 && !(cg == 1 && coutg == 1);
+  if (grouped && in_nhwc) {
+    auto* t = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(x.numel())));
+    if (t == nullptr) return fail(ctx, op, "out of memory for the NCHW input");
+    nhwc_to_nchw(xd, n, c, h * wd, t);
+    xd = t;
+  }
+  if (grouped && out_nhwc) {
+    out_channels_last = od;
+    od = static_cast<int8_t*>(ctx.allocate_temp(static_cast<size_t>(out->numel())));
+    if (od == nullptr) return fail(ctx, op, "out of memory for the NCHW output");
+  }
+  auto finish = [&] {
+    if (out_channels_last != nullptr && !ctx.failed()) nchw_to_nhwc(od, n, cout, pixels, out_channels_last);
+  };
+  if (!grouped && (in_nhwc || out_nhwc)) {
     const bool depthwise = cg == 1 && coutg == 1;
-    if (!depthwise && groups != 1) {
-      return fail(ctx, op, "a grouped convolution (groups " + std::to_string(groups) + ") runs NCHW only");
-    }
     const ConvGeom g{n, c, h, wd, cout, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow};
     const int8_t* xn = xd;
     if (!in_nhwc) {
@@ -2768,6 +2784,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
                           coutg, r, g * coutg, od + (b * cout + g * coutg) * pixels, 1, pixels);
       }
     }
+    finish();
     return;
   }
   int16_t* wide = widen_weights(ctx, op, wts, w.numel());
@@ -2781,6 +2798,7 @@ void op_quantized_conv2d(KernelContext& ctx, Span<Value*> args) {
                    pixels);
     }
   }
+  finish();
 }
 
 // input [..., K] int8, weight [N, K] int8, weight_scale [N], bias?, input_scale,

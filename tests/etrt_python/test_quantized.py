@@ -265,6 +265,46 @@ def test_first_conv_and_depthwise_paths_equal_the_folded_graph_at_every_instruct
         etrt.set_max_isa("avx512")
 
 
+class GroupedBetween1x1(nn.Module):
+    """RegNet's and ResNeXt's bottleneck: grouped 3x3 convolutions (groups 4, then a channel
+    multiplier of 2 per group of one) between channels-last 1x1 layers, so their input and output
+    arrive channels-last though their own kernels run NCHW."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.Conv2d(8, 32, 1), nn.ReLU(),
+            nn.Conv2d(32, 32, 3, padding=1, groups=4), nn.ReLU(),
+            nn.Conv2d(32, 16, 1), nn.ReLU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1, groups=16), nn.ReLU(),
+            nn.Conv2d(32, 8, 1),
+        )  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_grouped_convolutions_between_channels_last_layers_equal_the_folded_graph(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 13, 13, generator=torch.Generator().manual_seed(5))
+    converted = etrt.quantize(
+        GroupedBetween1x1().eval(), (x,), calibration=[(torch.randn(2, 8, 13, 13),)]
+    )
+    core = torch.export.export(converted, (x,)).run_decompositions(_decomposition_table())
+    assert fold_quantized(core).conv2d == 5
+    want = core.module()(x)
+    module = etrt.load(etrt.export(converted, (x,)).save(tmp_path / "grouped.etrt"))
+    try:
+        for cap in ("avx512", "avx2", "sse2"):
+            etrt.set_max_isa(cap)
+            got = torch.from_numpy(np.asarray(module.forward(x.numpy())[0]))
+            assert torch.equal(got, want), cap
+    finally:
+        etrt.set_max_isa("avx512")
+
+
 def test_kept_packed_weights_give_way_to_scratch_memory_within_a_tight_budget(zoo: Block) -> None:
     """The packed weights instructions keep share the method's memory budget with the scratch
     memory of every call: at the smallest budget the program runs in at all, runs repeated
