@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import etrt
 import models
@@ -94,3 +95,22 @@ def etrt_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = run_etpkg("wheelify", REPO_ROOT, "-o", dist)
     assert proc.returncode == 0, proc.stderr
     return Path(proc.stdout.strip())
+
+
+def smallest_memory_budget(program: Path, arrays: Sequence[Any], upper: int) -> int:
+    """The smallest max_memory_bytes (within 1/256, or 1 KiB) with which `program` loads and runs
+    its forward method on `arrays`; it must fail at 1 byte and run at `upper`."""
+
+    def runs(budget: int) -> bool:
+        try:
+            etrt.load(program, max_memory_bytes=budget).forward(*arrays)
+        except etrt.EtrtError:
+            return False
+        return True
+
+    lo, hi = 1, upper  # fails at lo, runs at hi
+    assert runs(hi) and not runs(lo)
+    while hi - lo > max(1024, hi // 256):
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    return hi

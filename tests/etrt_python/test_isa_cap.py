@@ -16,6 +16,7 @@ import models
 import numpy as np
 import pytest
 import torch
+from etrt_fixtures import smallest_memory_budget
 
 LEVELS = {"sse2": 0, "avx2": 1, "avx512": 2}
 # A conv net, a MobileNet-style block (depthwise, hardswish, pooling), a residual block whose
@@ -215,18 +216,7 @@ def test_kept_weights_give_way_to_scratch_memory_within_a_tight_budget(
     arrays = [t.numpy() for t in inputs]
     want = [np.asarray(t) for t in etrt.load(tmp_path / "blocked.etrt").forward(*arrays)]
 
-    def runs(budget: int) -> bool:
-        try:
-            etrt.load(tmp_path / "blocked.etrt", max_memory_bytes=budget).forward(*arrays)
-        except etrt.EtrtError:
-            return False
-        return True
-
-    lo, hi = 1, 1 << 28  # fails at lo, runs at hi
-    assert runs(hi) and not runs(lo)
-    while hi - lo > max(1024, hi // 256):
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    hi = smallest_memory_budget(tmp_path / "blocked.etrt", arrays, 1 << 28)
     for budget in (hi, hi + (hi >> 4), hi + (hi >> 2)):
         module = etrt.load(tmp_path / "blocked.etrt", max_memory_bytes=budget)
         for _ in range(3):

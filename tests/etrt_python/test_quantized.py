@@ -19,6 +19,7 @@ from etrt.exporter import _decomposition_table
 from etrt.quantization import QuantizeError
 from etrt.quantized import DEQUANTIZE, fold_quantized
 from etrt.xnnpack import cost
+from etrt_fixtures import smallest_memory_budget
 from torch import nn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -312,18 +313,7 @@ def test_kept_packed_weights_give_way_to_scratch_memory_within_a_tight_budget(zo
     memory a later call needs, and weights are packed per call)."""
     x = zoo.x.numpy()
 
-    def runs(budget: int) -> bool:
-        try:
-            etrt.load(zoo.program, max_memory_bytes=budget).forward(x)
-        except etrt.EtrtError:
-            return False
-        return True
-
-    lo, hi = 1, 1 << 26  # fails at lo, runs at hi
-    assert runs(hi) and not runs(lo)
-    while hi - lo > max(1024, hi // 256):
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if runs(mid) else (mid, hi)
+    hi = smallest_memory_budget(zoo.program, [x], 1 << 26)
     for budget in (hi, hi + (hi >> 4), hi + (hi >> 2)):
         module = etrt.load(zoo.program, max_memory_bytes=budget)
         for _ in range(3):
