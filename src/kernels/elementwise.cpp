@@ -646,24 +646,24 @@ ETRT_ISA_DISPATCH(void, compare_vv,
                   (cmp, o, a, b, n))
 
 // o[i] = a[i * sa] <cmp> b[i * sb] for int64 operands (strides in elements: 1 or 0, a run
-// against one value): one loop per comparison, so each vectorises. Attention masks compare
-// position ids of [.., 1, n] against [.., n, 1].
-template <typename F>
+// against one value): one loop per comparison (compare's with a constant Cmp), so each
+// vectorises. Attention masks compare position ids of [.., 1, n] against [.., n, 1].
+template <Cmp C>
 ETRT_VEC_INLINE void compare_i64_loop(uint8_t* o, const int64_t* a, int64_t sa, const int64_t* b, int64_t sb,
-                                      int64_t n, F f) {
-  for (int64_t i = 0; i < n; ++i) o[i] = f(a[i * sa], b[i * sb]);
+                                      int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = compare(C, a[i * sa], b[i * sb]);
 }
 ETRT_ISA_BODY void compare_i64_body(Cmp cmp, uint8_t* o, const int64_t* a, int64_t sa, const int64_t* b,
                                     int64_t sb, int64_t n) {
   switch (cmp) {
-    case Cmp::Eq: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x == y; }); break;
-    case Cmp::Ne: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != y; }); break;
-    case Cmp::Gt: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x > y; }); break;
-    case Cmp::Ge: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x >= y; }); break;
-    case Cmp::Lt: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x < y; }); break;
-    case Cmp::Le: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x <= y; }); break;
-    case Cmp::And: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != 0 && y != 0; }); break;
-    case Cmp::Or: compare_i64_loop(o, a, sa, b, sb, n, [](int64_t x, int64_t y) { return x != 0 || y != 0; }); break;
+    case Cmp::Eq: return compare_i64_loop<Cmp::Eq>(o, a, sa, b, sb, n);
+    case Cmp::Ne: return compare_i64_loop<Cmp::Ne>(o, a, sa, b, sb, n);
+    case Cmp::Gt: return compare_i64_loop<Cmp::Gt>(o, a, sa, b, sb, n);
+    case Cmp::Ge: return compare_i64_loop<Cmp::Ge>(o, a, sa, b, sb, n);
+    case Cmp::Lt: return compare_i64_loop<Cmp::Lt>(o, a, sa, b, sb, n);
+    case Cmp::Le: return compare_i64_loop<Cmp::Le>(o, a, sa, b, sb, n);
+    case Cmp::And: return compare_i64_loop<Cmp::And>(o, a, sa, b, sb, n);
+    case Cmp::Or: return compare_i64_loop<Cmp::Or>(o, a, sa, b, sb, n);
   }
 }
 ETRT_ISA_DISPATCH(void, compare_i64,

@@ -1841,27 +1841,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void dw3_vnni32_
   }
 }
 
-template <int S, int P>
-void dw3_vnni32_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr,
-                    const float* mult, const float* bias, const Requant& r, int8_t* out, int64_t count) {
-  if constexpr (P > 0) {
-    const int64_t whole = count / P * P;
-    if (whole > 0) dw3_vnni32_regs<S, P>(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
-    if (count > whole) {
-      dw3_vnni32_all<S, P - 1>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c, count - whole);
-    }
-  }
-}
-
-// `count` interior pixels of one output row, one 64-channel block.
-template <int S, int P>
+// Runs of P output pixels, then of fewer for the rest: 64 channels (Wide) or a last 32.
+template <int S, int P, bool Wide>
 void dw3_vnni_all(const int8_t* x, int64_t c, int64_t tap_y, const int8_t* wp, const int32_t* corr, const float* mult,
                   const float* bias, const Requant& r, int8_t* out, int64_t count) {
   if constexpr (P > 0) {
     const int64_t whole = count / P * P;
-    if (whole > 0) dw3_vnni_regs<S, P>(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
+    const auto regs = Wide ? dw3_vnni_regs<S, P> : dw3_vnni32_regs<S, P>;
+    if (whole > 0) regs(x, c, tap_y, wp, corr, mult, bias, r, out, whole);
     if (count > whole) {
-      dw3_vnni_all<S, P - 1>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c, count - whole);
+      dw3_vnni_all<S, P - 1, Wide>(x + whole * S * c, c, tap_y, wp, corr, mult, bias, r, out + whole * c,
+                                   count - whole);
     }
   }
 }
@@ -1876,12 +1866,12 @@ void dw_interior_span(bool avx512, const int8_t* x, const DwInterior& d, const f
   if (dw_rows_fit(d)) {
     int64_t c0 = 0;
     for (; vnni != nullptr && c0 + kDwVnniBlock <= d.c; c0 += kDwVnniBlock) {
-      (d.pixel == d.c ? dw3_vnni_all<1, 4> : dw3_vnni_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
+      (d.pixel == d.c ? dw3_vnni_all<1, 4, true> : dw3_vnni_all<2, 4, true>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
                                                                  vnni->corr + c0, vnni->mult + c0, vnni->bias + c0, r,
                                                                  out + c0, count);
     }
     if (vnni != nullptr && c0 + kDwVnniBlock / 2 <= d.c) {
-      (d.pixel == d.c ? dw3_vnni32_all<1, 4> : dw3_vnni32_all<2, 4>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
+      (d.pixel == d.c ? dw3_vnni_all<1, 4, false> : dw3_vnni_all<2, 4, false>)(x + c0, d.c, d.tap_y, vnni->wp + c0 * 12,
                                                                      vnni->corr + c0, vnni->mult + c0,
                                                                      vnni->bias + c0, r, out + c0, count);
       c0 += kDwVnniBlock / 2;
