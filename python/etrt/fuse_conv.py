@@ -41,7 +41,7 @@ from .ir import (
     TensorValue,
     tensor_indices,
 )
-from .plan_graph import PlanGraph, drop_unused_operators
+from .plan_graph import PlanGraph, Rewrite, replace_chains
 
 FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
@@ -76,23 +76,15 @@ def fuse_conv_epilogues(plan: ExecutionPlan) -> int:
     if not chains:
         return 0
     fused = graph.operator_index(FUSED)
-    replace_at: dict[int, KernelCall] = {}
+    rewrites: list[Rewrite] = []
     for chain in chains:
         conv = plan.instructions[chain.conv]
         assert isinstance(conv, KernelCall)
-        for step in chain.dropped:
-            for v in plan.instructions[step].outputs:
-                if v != chain.out:
-                    plan.values[v] = NullValue()  # nothing reads it any more
         args = (*conv.inputs, _optional(plan, chain.residual), _bound(plan, chain.lo),
                 _bound(plan, chain.hi), *_activation(plan, chain.activation),
                 chain.out)  # fmt: skip
-        replace_at[chain.last] = KernelCall(fused, args, 1, node=conv.node)
-    dropped = set().union(*(c.dropped for c in chains)) - set(replace_at)
-    plan.instructions = [
-        replace_at.get(s, i) for s, i in enumerate(plan.instructions) if s not in dropped
-    ]
-    drop_unused_operators(plan)
+        rewrites.append((chain.dropped, chain.last, KernelCall(fused, args, 1, node=conv.node)))
+    replace_chains(plan, rewrites)
     return len(chains)
 
 

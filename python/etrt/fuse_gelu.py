@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .ir import ExecutionPlan, KernelCall, NullValue, StringValue, tensor_indices
-from .plan_graph import PlanGraph, drop_unused_operators
+from .ir import ExecutionPlan, KernelCall, StringValue, tensor_indices
+from .plan_graph import PlanGraph, Rewrite, replace_chains
 
 GELU = "aten::gelu"
 MUL = "aten::mul.Tensor"
@@ -69,21 +69,14 @@ def fuse_tanh_gelu(plan: ExecutionPlan) -> int:
     if not chains:
         return 0
     gelu = graph.operator_index(GELU)
-    replace_at: dict[int, KernelCall] = {}
+    rewrites: list[Rewrite] = []
     for chain in chains:
-        for step in chain.steps:
-            for v in plan.instructions[step].outputs:
-                if v != chain.out:
-                    plan.values[v] = NullValue()  # nothing reads it any more
         plan.values.append(StringValue("tanh"))
-        node = _call(graph, max(chain.steps)).node
-        call = KernelCall(gelu, (chain.x, len(plan.values) - 1, chain.out), 1, node=node)
-        replace_at[max(chain.steps)] = call
-    dropped = claimed - set(replace_at)
-    plan.instructions = [
-        replace_at.get(s, i) for s, i in enumerate(plan.instructions) if s not in dropped
-    ]
-    drop_unused_operators(plan)
+        last = max(chain.steps)
+        args = (chain.x, len(plan.values) - 1, chain.out)
+        call = KernelCall(gelu, args, 1, node=_call(graph, last).node)
+        rewrites.append((chain.steps, last, call))
+    replace_chains(plan, rewrites)
     return len(chains)
 
 

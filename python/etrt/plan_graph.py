@@ -103,6 +103,30 @@ def drop_unused_operators(plan: ExecutionPlan) -> None:
     ]
 
 
+Rewrite = tuple[frozenset[int], int, KernelCall]  # (a chain's steps, the step it takes, its call)
+
+
+def replace_chains(plan: ExecutionPlan, rewrites: list[Rewrite]) -> None:
+    """Each rewrite (steps, at, call): the chain of `steps` gives way to `call` at step `at` (one
+    of them); the values its steps wrote that `call` does not are read by nothing any more.
+    Operators no call names then leave the table."""
+    replace_at: dict[int, KernelCall] = {}
+    dropped: set[int] = set()
+    for steps, at, call in rewrites:
+        kept = set(call.outputs)
+        for step in steps:
+            for v in plan.instructions[step].outputs:
+                if v not in kept:
+                    plan.values[v] = NullValue()
+        replace_at[at] = call
+        dropped |= steps
+    dropped -= set(replace_at)
+    plan.instructions = [
+        replace_at.get(s, i) for s, i in enumerate(plan.instructions) if s not in dropped
+    ]
+    drop_unused_operators(plan)
+
+
 def constant_array(plan: ExecutionPlan, segments: list[bytes], index: int) -> np.ndarray | None:
     """A contiguous float32 constant's data as float64 (None for anything else)."""
     v = plan.values[index]
