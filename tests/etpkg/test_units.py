@@ -35,6 +35,7 @@ from etpkg._internal.tags import (
     manylinux_platform,
     unrepaired_platform,
 )
+from etpkg._internal.verify.tools import exported_functions
 from etpkg_fixtures import ensure_toysdk
 from packaging.metadata import Metadata
 
@@ -385,6 +386,34 @@ def test_an_archive_is_checked_member_by_member(tmp_path: Path) -> None:
     subprocess.run(["ar", "rcs", str(tmp_path / "libbad.a"), str(tmp_path / "t.txt")], check=True)
     with pytest.raises(ElfError, match=r"member t\.txt is not an ELF object"):
         check_static_library(tmp_path / "libbad.a", X86_64)
+
+
+def test_an_archives_hidden_functions_are_referenceable_a_shared_librarys_are_not(
+    tmp_path: Path,
+) -> None:
+    """A static library built -fvisibility=hidden (benchmark's: every global function of
+    libbenchmark.a is STV_HIDDEN) still links: hidden bounds what a linked program exports.
+    verify's probe apps reference one of its functions; a shared library's hidden ones are
+    not in its dynamic symbols and cannot be referenced."""
+    src = tmp_path / "h.c"
+    src.write_text(
+        "int hidden_entry(void) { return 1; }\n"
+        "static int local_helper(void) { return 2; }\n"
+        "int (*keep)(void) = local_helper;\n"
+    )
+    obj = tmp_path / "h.o"
+    subprocess.run(["cc", "-fPIC", "-fvisibility=hidden", "-c", src, "-o", obj], check=True)
+    archive = tmp_path / "libh.a"
+    subprocess.run(["ar", "rcs", archive, obj], check=True)
+    assert exported_functions(archive) == ["hidden_entry"]
+    shared = tmp_path / "libh.so"
+    subprocess.run(["cc", "-shared", obj, "-o", shared], check=True)
+    assert exported_functions(shared) == []
+    # and the reference links: an app calling it from the archive builds and runs
+    app_src = tmp_path / "app.c"
+    app_src.write_text("int hidden_entry(void);\nint main(void) { return hidden_entry() - 1; }\n")
+    subprocess.run(["cc", app_src, archive, "-o", tmp_path / "app"], check=True)
+    subprocess.run([tmp_path / "app"], check=True)
 
 
 def test_grafted_copies_map_back_to_the_sonames_auditwheel_named(tmp_path: Path) -> None:
