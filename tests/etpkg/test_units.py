@@ -121,6 +121,21 @@ def test_forbidden_path_scan(tmp_path: Path) -> None:
     assert [p.path for p in problems] == ["a.txt"]
 
 
+def test_forbidden_path_scan_finds_a_linked_directorys_real_path(tmp_path: Path) -> None:
+    """A Conan home reached through a symbolic link (CONAN_HOME=<link>) is written into
+    files by its real path, as CMake and the compiler resolve the folders they build in."""
+    real = tmp_path / "real-home"
+    real.mkdir()
+    link = tmp_path / "linked-home"
+    link.symlink_to(real)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.txt").write_text(f"prefix={real}/p/b/pkg\n")
+    problems = checks.forbidden_path_problems(tree, [link])
+    assert [p.path for p in problems] == ["a.txt"]
+    assert str(real) in problems[0].message, problems[0]
+
+
 def test_write_wheel_ignores_mtimes_and_permissions(tmp_path: Path) -> None:
     def tree(root: Path, mtime: int, mode: int) -> None:
         for name, data in {
