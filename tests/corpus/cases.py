@@ -26,6 +26,9 @@ class Case:
     ctest: bool = False  # test_package's conanfile runs ctest instead of the program
     pc_sources: tuple[str, ...] = ()  # the pkg-config build's sources, when not all of them
     wheelify_args: tuple[str, ...] = ()  # what a user passes to etpkg wheelify (--exclude ...)
+    # Conan conf (-c:h) for create, wheelify and parity: what this offline machine needs
+    # (libxml2: tools.gnu:pkg_config names the system's pkg-config instead of pkgconf's recipe)
+    conf: tuple[str, ...] = ()
     gate: bool = False
 
 
@@ -33,6 +36,11 @@ def _shared(name: str) -> tuple[str, ...]:
     return (f"{name}/*:shared=True",)
 
 
+# Tried and left out (docs/CORPUS.md, "Not in the corpus"), each for its recipe or Debian's
+# tarball, not etpkg: libsodium 1.0.18 (Debian's .orig is the git tag's archive, without the
+# `configure` the recipe runs), re2 20220601 (Debian's +dfsg tarball drops the generated
+# re2/perl_groups.cc its CMakeLists compiles), sqlite3 3.40.1 (Debian's .orig is the source
+# tree, not the amalgamation the recipe builds), lcms 2.14 (tool-requires meson, not here).
 CASES: tuple[Case, ...] = (
     Case("zlib", "zlib", ("zlib",), ("C", "find-mode-both"), _shared("zlib")),
     Case("zlib-static", "zlib", ("zlib",), ("C", "static", "find-mode-both")),
@@ -201,6 +209,86 @@ CASES: tuple[Case, ...] = (
             "soundtouch/*:with_dll=True",  # a second component, SoundTouch::SoundTouchDLL
             "soundtouch/*:with_util=True",  # the soundstretch program
         ),
+    ),
+    Case(
+        "brotli",
+        "brotli",
+        ("libbrotlienc", "libbrotlidec"),
+        ("C", "components", "root-target"),
+        _shared("brotli"),  # brotli::brotli (all components) over brotlicommon/dec/enc
+    ),
+    Case(
+        "ogg",
+        "ogg",
+        ("ogg",),
+        ("C", "components", "root-and-components"),
+        _shared("ogg"),  # root and its one component both named Ogg::ogg / ogg
+    ),
+    Case(
+        "vorbis",
+        "vorbis",
+        ("vorbisenc", "vorbisfile"),
+        ("C", "components", "requires", "interface-components"),
+        ("*:shared=True",),  # Vorbis::vorbis requires ogg::ogg; *-alias components hold no libs
+    ),
+    Case(
+        "benchmark",
+        "benchmark",
+        ("benchmark",),
+        ("C++", "static", "components", "root-target"),
+        # benchmark::benchmark and benchmark::benchmark_main, the root's target naming the latter
+    ),
+    Case(
+        "openjpeg",
+        "openjpeg",
+        ("libopenjp2",),
+        ("C", "build-modules"),
+        _shared("openjpeg"),  # target `openjp2` (no namespace), OPENJPEG_* from a build module
+    ),
+    Case("jansson", "jansson", ("jansson",), ("C",), _shared("jansson")),
+    Case("opus", "opus", ("opus",), ("C", "components"), _shared("opus")),
+    Case(
+        "flac",
+        "flac",
+        ("flac++",),
+        ("C++", "components", "requires", "executables"),
+        ("*:shared=True",),  # FLAC::FLAC requires ogg::ogg; FLAC::FLAC++ on FLAC::FLAC
+    ),
+    Case(
+        "libxml2",
+        "libxml2",
+        ("libxml-2.0",),
+        ("C", "find-mode-both", "build-modules", "requires", "executables", "autotools"),
+        ("*:shared=True", "libxml2/*:iconv=False"),  # no libiconv recipe here
+        run_args=("books.xml",),
+        conf=("tools.gnu:pkg_config=pkg-config",),  # else it tool-requires pkgconf/2.1.0
+        # bin/xml2-config is a script holding the package folder (prefix=): left out.
+        wheelify_args=("--exclude", "bin/xml2-config"),
+    ),
+    Case(
+        "libtiff",
+        "libtiff",
+        ("libtiff-4",),
+        ("C++", "find-mode-both", "requires", "replace-requires"),
+        (
+            "*:shared=True",
+            "libtiff/*:jpeg=libjpeg-turbo",
+            "libjpeg-turbo/*:SIMD=False",
+            "libtiff/*:lzma=False",  # no xz_utils recipe here
+            "libtiff/*:jbig=False",  # no jbig recipe here
+            "libtiff/*:libdeflate=False",  # its range >=1.19 excludes Debian's 1.14
+        ),
+        # requirements on zlib, zstd, libjpeg-turbo and libwebp: Debian's versions of the last two
+        replace_requires=(
+            "libjpeg-turbo/3.0.2: libjpeg-turbo/2.1.5",
+            "libwebp/1.3.2: libwebp/1.2.4",
+        ),
+    ),
+    Case(
+        "utf8proc",
+        "utf8proc",
+        ("libutf8proc",),
+        ("C", "static", "defines"),  # UTF8PROC_STATIC on the root cpp_info
     ),
 )
 

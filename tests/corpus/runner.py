@@ -260,6 +260,8 @@ class _CaseRun:
             self.conan_args += ["-pr:h", str(profile)]
         for option in case.options:
             self.conan_args += ["-o:h", option]
+        for conf in case.conf:
+            self.conan_args += ["-c:h", conf]
 
     def step(self, step: str) -> StepResult:
         log = self.logs / f"{step}.log"

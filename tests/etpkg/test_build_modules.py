@@ -6,7 +6,9 @@ etpkg's config (`etpkg verify`'s good-citizen check).
 bmodkit, written here and created in the test's Conan cache (header-only: no compiler), ships
 lib/cmake/bmodkit-extra/bmodkit-macros.cmake, whose bmodkit_generate() configures
 templates/bmodkit_gen.h.in from its own directory. The module sets _BMODKIT_MACROS_DIR (the
-package's prefix after an underscore) and MACROS_GENERATED_HEADER (outside its prefixes).
+package's prefix after an underscore), MACROS_GENERATED_HEADER (outside its prefixes) and
+BMODKIT_BUILD_VERSION, a name etpkg's config sets too (OpenJPEG's module sets
+OPENJPEG_BUILD_VERSION to the patch number): the module's value is the one consumers see.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ RECIPE = {
         # consumers call bmodkit_generate(<target> <value>) after find_package(bmodkit)
         set(_BMODKIT_MACROS_DIR "${CMAKE_CURRENT_LIST_DIR}")
         set(MACROS_GENERATED_HEADER "bmodkit_gen.h")
+        set(BMODKIT_BUILD_VERSION "0")
         function(bmodkit_generate tgt value)
           set(BMODKIT_GEN_VALUE "${value}")
           set(out "${CMAKE_CURRENT_BINARY_DIR}/${MACROS_GENERATED_HEADER}")
@@ -148,7 +151,8 @@ def test_the_same_app_works_with_conans_cmakedeps(
 def test_verify_accepts_what_the_build_module_sets(wheel: Path, tmp_path: Path) -> None:
     """_BMODKIT_MACROS_DIR (the package's prefix after an underscore) and
     MACROS_GENERATED_HEADER (no prefix of the package, set by its build module) are not
-    counted against etpkg's config."""
+    counted against etpkg's config; BMODKIT_BUILD_VERSION, set by the module after the config
+    set it, is the module's (as under CMakeDeps), not a wrong build version."""
     report = etpkg.verify(
         wheel,
         quick=True,
@@ -160,6 +164,7 @@ def test_verify_accepts_what_the_build_module_sets(wheel: Path, tmp_path: Path) 
     results = {r.name: r for r in report.results}
     assert report.ok, {r.name: r.detail for r in report.failures}
     assert "1 build module(s) included" in results["good citizen"].detail
+    assert "BMODKIT_BUILD_VERSION is the package's build module's" in results["versions"].detail
 
 
 def test_verify_still_finds_a_variable_etpkgs_config_leaks(wheel: Path, tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from etpkg._internal.tags import (
     manylinux_platform,
     unrepaired_platform,
 )
+from etpkg._internal.verify.tools import exported_functions
 from etpkg_fixtures import ensure_toysdk
 from packaging.metadata import Metadata
 
@@ -118,6 +119,21 @@ def test_forbidden_path_scan(tmp_path: Path) -> None:
     (tmp_path / "b.txt").write_text("prefix=${pcfiledir}/../..\n")
     problems = checks.forbidden_path_problems(tmp_path, [Path("/build/machine")])
     assert [p.path for p in problems] == ["a.txt"]
+
+
+def test_forbidden_path_scan_finds_a_linked_directorys_real_path(tmp_path: Path) -> None:
+    """A Conan home reached through a symbolic link (CONAN_HOME=<link>) is written into
+    files by its real path, as CMake and the compiler resolve the folders they build in."""
+    real = tmp_path / "real-home"
+    real.mkdir()
+    link = tmp_path / "linked-home"
+    link.symlink_to(real)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "a.txt").write_text(f"prefix={real}/p/b/pkg\n")
+    problems = checks.forbidden_path_problems(tree, [link])
+    assert [p.path for p in problems] == ["a.txt"]
+    assert str(real) in problems[0].message, problems[0]
 
 
 def test_write_wheel_ignores_mtimes_and_permissions(tmp_path: Path) -> None:
@@ -385,6 +401,34 @@ def test_an_archive_is_checked_member_by_member(tmp_path: Path) -> None:
     subprocess.run(["ar", "rcs", str(tmp_path / "libbad.a"), str(tmp_path / "t.txt")], check=True)
     with pytest.raises(ElfError, match=r"member t\.txt is not an ELF object"):
         check_static_library(tmp_path / "libbad.a", X86_64)
+
+
+def test_an_archives_hidden_functions_are_referenceable_a_shared_librarys_are_not(
+    tmp_path: Path,
+) -> None:
+    """A static library built -fvisibility=hidden (benchmark's: every global function of
+    libbenchmark.a is STV_HIDDEN) still links: hidden bounds what a linked program exports.
+    verify's probe apps reference one of its functions; a shared library's hidden ones are
+    not in its dynamic symbols and cannot be referenced."""
+    src = tmp_path / "h.c"
+    src.write_text(
+        "int hidden_entry(void) { return 1; }\n"
+        "static int local_helper(void) { return 2; }\n"
+        "int (*keep)(void) = local_helper;\n"
+    )
+    obj = tmp_path / "h.o"
+    subprocess.run(["cc", "-fPIC", "-fvisibility=hidden", "-c", src, "-o", obj], check=True)
+    archive = tmp_path / "libh.a"
+    subprocess.run(["ar", "rcs", archive, obj], check=True)
+    assert exported_functions(archive) == ["hidden_entry"]
+    shared = tmp_path / "libh.so"
+    subprocess.run(["cc", "-shared", obj, "-o", shared], check=True)
+    assert exported_functions(shared) == []
+    # and the reference links: an app calling it from the archive builds and runs
+    app_src = tmp_path / "app.c"
+    app_src.write_text("int hidden_entry(void);\nint main(void) { return hidden_entry() - 1; }\n")
+    subprocess.run(["cc", app_src, archive, "-o", tmp_path / "app"], check=True)
+    subprocess.run([tmp_path / "app"], check=True)
 
 
 def test_grafted_copies_map_back_to_the_sonames_auditwheel_named(tmp_path: Path) -> None:

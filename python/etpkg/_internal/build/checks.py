@@ -77,9 +77,11 @@ class EmbeddedPath:
 
 
 def _needles(forbidden: list[Path]) -> list[bytes]:
-    return sorted(
-        {os.fsencode(str(p)) for p in forbidden if str(p) not in ("", "/")}, key=len, reverse=True
-    )
+    """Each build-machine directory as given and resolved: a Conan home reached through a
+    symbolic link is written into files by its real path (CMake and compilers resolve the
+    source and build folders), which the link's spelling does not match."""
+    spellings = {s for p in forbidden for s in (str(p), os.path.realpath(p)) if str(p) != ""}
+    return sorted({os.fsencode(s) for s in spellings if s not in ("", "/")}, key=len, reverse=True)
 
 
 def embedded_paths(root: Path, forbidden: list[Path]) -> list[EmbeddedPath]:

@@ -125,16 +125,21 @@ def find_patchelf() -> Path:
 
 
 def _functions(elf: ELFFile, section_name: str) -> list[str]:
+    """Global functions a consumer can link against. In a shared library's .dynsym only the
+    default-visibility ones; in an object's .symtab (an archive member) hidden ones too: the
+    visibility of an object's symbol bounds what the linked program exports, not what links
+    to it (benchmark's static library, built -fvisibility=hidden, holds no other kind)."""
     names: list[str] = []
     section = elf.get_section_by_name(section_name)
     if not isinstance(section, SymbolTableSection):
         return names
+    visibility = {"STV_DEFAULT"} if section_name == ".dynsym" else {"STV_DEFAULT", "STV_HIDDEN"}
     for sym in section.iter_symbols():
         if (
             sym["st_info"]["type"] == "STT_FUNC"
             and sym["st_info"]["bind"] == "STB_GLOBAL"
             and sym["st_shndx"] != "SHN_UNDEF"
-            and sym["st_other"]["visibility"] == "STV_DEFAULT"
+            and sym["st_other"]["visibility"] in visibility
             and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym.name)
         ):
             names.append(sym.name)
@@ -164,8 +169,8 @@ def defined_functions(path: Path) -> set[str]:
 
 
 def exported_functions(lib: Path) -> list[str]:
-    """Defined, default-visibility global functions of a shared library (dynamic symbols) or
-    of an archive's objects (their symbol tables)."""
+    """Defined global functions a consumer links to: a shared library's default-visibility
+    dynamic symbols, or those of an archive's objects (their symbol tables, hidden included)."""
     if lib.name.endswith(".a"):
         names: list[str] = []
         for _, body in archive_members(lib):

@@ -13,7 +13,7 @@ import json
 import posixpath
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from etpkg._internal.verify.consumers import (
     entry_source,
@@ -62,6 +62,30 @@ def _build_module_names(trace: Path, pkg_root: Path, modules: tuple[str, ...]) -
         if Path(event["file"]).resolve() in paths:
             names.update(a for a in event["args"] if isinstance(a, str))
     return names
+
+
+def build_module_names(suite: Suite, name: str, template: str, **context: Any) -> set[str]:
+    """What the package's build modules name (see _build_module_names) when a probe project
+    rendered from `template` is configured: empty for a package with none."""
+    m = suite.sdk
+    if not m.build_modules:
+        return set()
+    tool, gen = suite.modern()
+    src = suite.ws.root / "probe" / name
+    write(src / "CMakeLists.txt", render(template, sdk=m, **context))
+    trace = src / "build-module-trace.json"
+    trace.unlink(missing_ok=True)
+    suite.ws.configure(
+        tool,
+        gen,
+        src,
+        src / "build",
+        "--trace-expand",
+        "--trace-format=json-v1",
+        f"--trace-redirect={trace}",
+        *(f"--trace-source={posixpath.basename(rel)}" for rel in m.build_modules),
+    )
+    return _build_module_names(trace, suite.ws.pkg_root, m.build_modules)
 
 
 def check(suite: Suite) -> str:

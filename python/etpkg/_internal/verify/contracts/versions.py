@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from etpkg._internal.verify.contracts.citizen import build_module_names
 from etpkg._internal.verify.runner import CheckFailed
 
 if TYPE_CHECKING:
@@ -34,6 +35,13 @@ def check(suite: Suite) -> str:
         reject.append(f"{older}...<{m.cmake_version}")  # excludes the installed version
     lines = []
     version = (major, minor, patch)
+    # <VAR>_BUILD_VERSION is the wheel's version unless the package's own build module sets
+    # that name (OpenJPEG's sets OPENJPEG_BUILD_VERSION to the patch number): included after
+    # the config, as CMakeDeps includes it, the module's value is the one a consumer sees.
+    build_var = f"{m.variable_prefix}_BUILD_VERSION"
+    theirs = build_var in build_module_names(
+        suite, "version-traced", "version_request.cmake.j2", request=m.cmake_version
+    )
     for i, request in enumerate(accept + reject):
         want = compatible(m.cmake_config_version_compat, version, request)
         proc = suite.configure_only(f"version{i}", "version_request.cmake.j2", request=request)
@@ -45,7 +53,8 @@ def check(suite: Suite) -> str:
             raise CheckFailed(
                 f"find_package({m.cmake_file_name} {request}) found={found}, expected {want}"
             )
-        if want and (got.group(2) != m.cmake_version or got.group(3) != m.wheel_version):
+        build_ok = got.group(3) == m.wheel_version or theirs
+        if want and (got.group(2) != m.cmake_version or not build_ok):
             raise CheckFailed(
                 f"request {request}: version={got.group(2)} build={got.group(3)}, "
                 f"expected {m.cmake_version} / {m.wheel_version}"
@@ -59,6 +68,8 @@ def check(suite: Suite) -> str:
             f"REQUIRED {major + 1}.0 should fail naming the installed version:\n"
             f"{proc.stderr[-1500:]}"
         )
+    if theirs:
+        lines.append(f"{build_var} is the package's build module's")
     return "; ".join(lines)
 
 

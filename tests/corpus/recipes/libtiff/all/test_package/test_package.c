@@ -1,0 +1,8 @@
+#include <tiffio.h>
+
+int main()
+{
+    TIFF* tif = TIFFOpen("foo.tif", "w");
+    TIFFClose(tif);
+    return 0;
+}
