@@ -88,7 +88,7 @@ def test_version_requests_are_honoured(suite: Suite) -> None:
     )
 
 
-def test_an_unknown_component_is_found_as_cmakedeps_finds_it_with_a_warning(suite: Suite) -> None:
+def test_unknown_component_fails_at_configure_naming_it(suite: Suite) -> None:
     result(suite, "unknown component")
 
 
