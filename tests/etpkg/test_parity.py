@@ -6,6 +6,7 @@ policies around it (import names, build paths in ELF data, Conan's spellings, -s
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -16,9 +17,9 @@ import etpkg
 import pytest
 from etpkg._internal import conan as conan_module
 from etpkg._internal.build import checks
-from etpkg._internal.conan import Selection
+from etpkg._internal.conan import Selection, component_aliases
 from etpkg._internal.conanargs import as_pairs
-from etpkg._internal.errors import LayoutError
+from etpkg._internal.errors import LayoutError, PackageError
 from etpkg._internal.model import CXX, C, Component, Sdk, default_import_name
 from etpkg._internal.plan.cmake import render_cmake_package
 from etpkg._internal.plan.pkgconfig import render_component
@@ -425,3 +426,68 @@ def test_a_component_is_found_by_its_conan_name_its_target_or_the_targets_last_p
     assert "found=1 8=TRUE" in proc.stdout or "found=TRUE 8=TRUE" in proc.stdout, proc.stdout
     proc = configure("16BIT")
     assert proc.returncode != 0 and "requested component(s): 16BIT" in proc.stderr, proc.stderr
+
+
+def test_a_component_alias_is_found_and_other_unknown_names_still_fail(tmp_path: Path) -> None:
+    """Vorbis' upstream test_package asks find_package(Vorbis REQUIRED Enc CONFIG): Enc is
+    upstream VorbisConfig's name for Vorbis::vorbisenc, which no Conan property declares
+    (CMakeDeps answers only because it checks no component). An alias the wheel's maker gives
+    (--component-alias Enc=vorbisenc) is found; File, not given, still fails, naming it."""
+    comps = (
+        Component(name="vorbismain", target="Vorbis::vorbis", libs=(), languages=(C,)),
+        Component(name="vorbisenc", target="Vorbis::vorbisenc", libs=(), languages=(C,),
+                  requires=("vorbismain",)),
+    )  # fmt: skip
+    aliases = component_aliases(["Enc=vorbisenc"], comps, "--component-alias")
+    sdk = Sdk("vorbis", "1.3.7", Path("vorbis"), comps, "Vorbis", "Vorbis",
+              cmake_target="Vorbis::Vorbis", component_aliases=aliases)  # fmt: skip
+    for rel, data in render_cmake_package(sdk).items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(data)
+    (tmp_path / "vorbis" / "include").mkdir()
+
+    def configure(components: str) -> subprocess.CompletedProcess[str]:
+        src = tmp_path / f"src-{components}"
+        write_tree(
+            src,
+            {
+                "CMakeLists.txt": f"""
+                    cmake_minimum_required(VERSION 3.21)
+                    project(consumer C)
+                    find_package(Vorbis REQUIRED {components} CONFIG)
+                    message(STATUS "found=${{Vorbis_FOUND}} enc=${{Vorbis_Enc_FOUND}}")
+                """
+            },
+        )
+        return subprocess.run(
+            ["cmake", "-S", src, "-B", src / "build", f"-DCMAKE_PREFIX_PATH={tmp_path / 'vorbis'}",
+             "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
+            env=env(), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    proc = configure("Enc")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "enc=TRUE" in proc.stdout, proc.stdout
+    proc = configure("File")
+    assert proc.returncode != 0 and "requested component(s): File" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("Enc", "expected <name>=<component>"),
+        ("Enc=vorbisfile", "no component 'vorbisfile' (it has: vorbisenc, vorbismain)"),
+        ("vorbis=vorbisenc", "'vorbis' already names component 'vorbismain'"),
+        ("En c=vorbisenc", "expected <name>=<component>"),
+    ],
+)
+def test_a_component_alias_must_name_a_component_and_a_free_name(entry: str, message: str) -> None:
+    comps = (
+        Component(name="vorbismain", target="Vorbis::vorbis", libs=(), languages=(C,)),
+        Component(name="vorbisenc", target="Vorbis::vorbisenc", libs=(), languages=(C,)),
+    )
+    with pytest.raises(PackageError, match=re.escape(message)):
+        component_aliases([entry], comps, "--component-alias")
+    assert component_aliases(["Enc=vorbisenc", "Enc=vorbisenc"], comps, "x") == (
+        ("Enc", "vorbisenc"),
+    )

@@ -348,6 +348,23 @@ def test_exclude_leaves_a_script_with_the_build_path_out(tmp_path: Path) -> None
         etpkg.wheelify(ref, tmp_path / "api", exclude=["bin/badsdk-config", "bin/nothing"])
 
 
+def test_component_alias_reaches_the_config_and_a_bad_one_is_one_line(
+    toysdk_wheel: Path, tmp_path: Path
+) -> None:
+    proc = run_etpkg(
+        "wheelify", "toysdk/0.3.1", "-o", tmp_path, "--component-alias", "Kernel=core"
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(proc.stdout.strip()) as zf:
+        (config,) = [n for n in zf.namelist() if n.endswith("toysdk-config.cmake")]
+        text = zf.read(config).decode()
+    assert '"Kernel"' in text, text
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run_etpkg("wheelify", "toysdk/0.3.1", "-o", tmp_path, "--component-alias", "Kernel=kern")
+    _assert_one_error_line(proc, "--component-alias 'Kernel=kern'", "no component 'kern'")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
 def test_unwritable_output_dir(toysdk_wheel: Path, tmp_path: Path) -> None:
     # Fails for root too: the output dir's parent is a regular file.
     blocker = tmp_path / "blocker"

@@ -124,6 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(repeatable; adds to the recipe's etpkg_depend)",
     )
     wheelify.add_argument(
+        "--component-alias",
+        action="append",
+        default=[],
+        dest="aliases",
+        metavar="NAME=COMPONENT",
+        help="let find_package(... COMPONENTS NAME) find the Conan component COMPONENT: an "
+        "upstream config's own component name, e.g. Enc=vorbisenc (repeatable; adds to the "
+        "recipe's etpkg_component_aliases); other unknown names still fail",
+    )
+    wheelify.add_argument(
         "--manylinux",
         metavar="X_Y",
         help="the manylinux platform the wheel must get, e.g. 2_28: tags it so, and refuses "
@@ -172,6 +182,7 @@ def _wheelify(args: argparse.Namespace) -> int:
             exclude=args.exclude,
             depend=args.depend,
             manylinux=args.manylinux,
+            aliases=args.aliases,
             stage_note=progress.stage,
         )
     finally:

@@ -18,7 +18,7 @@ import keyword
 import logging
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -581,7 +581,39 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         system_package_version=str(info.get_property("system_package_version") or ""),
         depend=_str_list(info, properties.DEPEND),
         manylinux=str(info.get_property(properties.MANYLINUX.name) or ""),
+        component_aliases=component_aliases(
+            _str_list(info, properties.COMPONENT_ALIASES), comps, properties.COMPONENT_ALIASES.name
+        ),
     )
+
+
+_COMPONENT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def component_aliases(
+    entries: Sequence[str], comps: Sequence[Component], source: str
+) -> tuple[tuple[str, str], ...]:
+    """"<name>=<component>" entries as (name, component) pairs: the component one the package
+    has, the name one find_package can be given and not already another component's name."""
+    names = {c.name for c in comps}
+    taken = {n: c.name for c in comps for n in (c.name, c.target, c.target.rpartition("::")[2])}
+    out: dict[str, str] = {}
+    for entry in entries:
+        alias, sep, comp = entry.partition("=")
+        if not sep or not _COMPONENT_NAME.fullmatch(alias) or not comp:
+            raise PackageError(
+                f"{source} {entry!r}: expected <name>=<component>, e.g. Enc=vorbisenc"
+            )
+        if comp not in names:
+            raise PackageError(
+                f"{source} {entry!r}: the package has no component {comp!r} "
+                f"(it has: {', '.join(sorted(names))})"
+            )
+        if taken.get(alias, comp) != comp or out.get(alias, comp) != comp:
+            other = taken.get(alias) or out[alias]
+            raise PackageError(f"{source} {entry!r}: {alias!r} already names component {other!r}")
+        out[alias] = comp
+    return tuple(out.items())
 
 
 def _import_name(info: Any, name: str) -> str:

@@ -237,6 +237,10 @@ class Sdk:
     wheel_requires: tuple[WheelRequirement, ...] = ()
     # The manylinux platform the maintainer chose (etpkg_manylinux), e.g. "2_28"; "" for none.
     manylinux: str = ""
+    # Other names find_package(... COMPONENTS) may ask for, each mapped to a component
+    # (etpkg_component_aliases, wheelify --component-alias): an upstream config's own names
+    # (Vorbis' Enc for vorbisenc) that no Conan property can declare. (name, component).
+    component_aliases: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:

@@ -54,6 +54,15 @@ DEPEND = Property(
     "to it (docs/DEPENDENCIES.md).",
 )
 
+COMPONENT_ALIASES = Property(
+    "etpkg_component_aliases",
+    "package",
+    'Other names a consumer may ask find_package(... COMPONENTS) for, each "<name>=<component>" '
+    "(a Conan component of the package): an upstream config's own component names, which CMakeDeps "
+    "cannot declare (Vorbis' Enc for vorbisenc). A string or a list of strings; wheelify "
+    "--component-alias adds to it. Any other unknown name still fails the find_package.",
+)
+
 MANYLINUX = Property(
     "etpkg_manylinux",
     "package",
@@ -72,6 +81,7 @@ REGISTRATION_ONLY = Property(
 )
 
 ALL = (
+    COMPONENT_ALIASES,
     CXX_STANDARD,
     DEPEND,
     IMPORT_NAME,

@@ -14,6 +14,7 @@ it ran on the host.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import tempfile
 import time
@@ -30,7 +31,13 @@ from etpkg._internal.build.publish import publish
 from etpkg._internal.build.sbom import write_sbom
 from etpkg._internal.build.stage import stage, write_files
 from etpkg._internal.build.wheelfile import unpack_wheel, write_wheel
-from etpkg._internal.conan import DEFAULT_SELECTION, ConanPackage, Selection, read_package
+from etpkg._internal.conan import (
+    DEFAULT_SELECTION,
+    ConanPackage,
+    Selection,
+    component_aliases,
+    read_package,
+)
 from etpkg._internal.depend import plan_depends
 from etpkg._internal.facts import SourceFile
 from etpkg._internal.plan import metadata
@@ -55,6 +62,7 @@ def wheelify(
     exclude: Sequence[str] = (),
     depend: Sequence[str] = (),
     manylinux: str | None = None,
+    aliases: Sequence[str] = (),
     stage_note: Callable[[str], None] | None = None,
 ) -> Path:
     """Builds the wheel of the Conan package `spec` (reference or conanfile dir) into out_dir,
@@ -66,6 +74,8 @@ def wheelify(
     ("fmt" or "fmt=<distribution>", beside the recipe's etpkg_depend; see depend.py).
     `manylinux` ("2_28"; default: the package's etpkg_manylinux) is the platform the wheel must
     get: a file needing newer symbol versions is refused, naming them (policy.py).
+    `aliases` ("Enc=vorbisenc"): more names find_package may ask for, beside the recipe's
+    etpkg_component_aliases.
 
     All work happens in a temp dir; out_dir changes only by the final atomic rename.
     `stage_note(name)` is called as each step starts (the CLI's progress).
@@ -78,6 +88,10 @@ def wheelify(
     note("reading the Conan package")
     package = read_package(spec, selection)
     sdk = package.sdk
+    if aliases:
+        given = [f"{a}={c}" for a, c in sdk.component_aliases]
+        merged = component_aliases([*given, *aliases], sdk.components, "--component-alias")
+        sdk = dataclasses.replace(sdk, component_aliases=merged)
     arch = tags.arch_for_conan(package.arch) if package.arch is not None else None
     files, excluded = exclude_files(
         probe_package(sdk, arch), sdk.package_folder, sdk.bin_dirs, exclude

@@ -393,13 +393,14 @@ def render_cmake_package(
 
 def _component_lookup(sdk: Sdk) -> list[tuple[str, str]]:
     """(name a consumer may ask find_package for, the component): each Conan component
-    name, then each target (PCRE2::8BIT), then its name after '::' (8BIT); a name already
-    taken keeps its first meaning."""
+    name, then each target (PCRE2::8BIT), then its name after '::' (8BIT), then the aliases
+    the wheel's maker gave (Enc for vorbisenc); a name already taken keeps its first meaning."""
     out: dict[str, str] = {}
     for names in (
         [(c.name, c.name) for c in sdk.components],
         [(c.target, c.name) for c in sdk.components],
         [(c.target.rpartition("::")[2], c.name) for c in sdk.components],
+        list(sdk.component_aliases),
     ):
         for name, comp in names:
             if name and re.fullmatch(r"[A-Za-z0-9_.+:-]+", name):
