@@ -159,6 +159,35 @@ def test_a_model_returning_its_kv_cache_is_refused_with_what_to_do() -> None:
         etrt.export(model, transformer_models.inputs("llama"))
 
 
+@pytest.mark.long
+def test_a_mixture_of_experts_is_refused_with_what_to_do_and_then_matches(tmp_path: Path) -> None:
+    """transformers' MoE layers default to grouped_mm, on CPU a custom op of its own (and
+    aten::histc): the refusal says which experts implementation exports, and with it Mixtral
+    (4 experts, top 2) matches eager."""
+    runtime_build.python_runtime()
+    tf = transformer_models.transformers()
+    torch.manual_seed(0)
+    config = tf.MixtralConfig(
+        vocab_size=100, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+        max_position_embeddings=64, use_cache=False,
+    )  # fmt: skip
+    model = tf.MixtralForCausalLM(config).eval()
+    example, ids = (
+        torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(s)) for s in (0, 1)
+    )
+    with pytest.raises(etrt.ExportError, match="transformers::grouped_mm_fallback") as err:
+        etrt.export(model, (example,))
+    assert 'experts_implementation="batched_mm"' in str(err.value), err.value
+    model.config._experts_implementation = "batched_mm"
+    program = etrt.export(model, (example,))
+    got = etrt.load(program.save(tmp_path / "mixtral.etrt")).method()(ids.numpy())[0]
+    with torch.no_grad():
+        want = model(ids).logits.numpy()
+    err_rel = float(np.abs(np.asarray(got, dtype=np.float64) - want).max() / np.abs(want).max())
+    assert err_rel < 1e-4, err_rel
+
+
 # transformers models that spell the tanh GELU in other ways than GPT-2's gelu_new: BLOOM's
 # bloom_gelu_forward (x * 0.5 * (1 + tanh(0.79788456 * x * (1 + 0.044715 * x * x)))), GPT-J's,
 # CodeGen's, Phi's and GPT-Neo's NewGELU through their own blocks. Each must fold into one
