@@ -23,6 +23,10 @@ from torch import nn
 MAX_SEQ = 64  # cache slots; a sequence may grow to MAX_SEQ - 1 tokens
 VOCAB = 128
 NAMES = ("handwritten", "gpt2", "llama")
+# Long suite only (tests/etrt_python/test_decoding.py): Mistral's sliding window (8 of the up to
+# 29 cached tokens, so decoding steps attend to a window that moves along the cache) and Qwen2's
+# biased query, key and value projections.
+LONG_NAMES = ("mistral", "qwen2")
 
 Step = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (tokens, positions) -> logits
 
@@ -82,6 +86,25 @@ def llama() -> nn.Module:
     return StaticCacheLM(_lively(tf.LlamaForCausalLM(config).eval()))
 
 
+def mistral() -> nn.Module:
+    tf = _transformers()
+    config = tf.MistralConfig(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=128, max_position_embeddings=MAX_SEQ,
+        sliding_window=8,
+    )  # fmt: skip
+    return StaticCacheLM(_lively(tf.MistralForCausalLM(config).eval()))
+
+
+def qwen2() -> nn.Module:
+    tf = _transformers()
+    config = tf.Qwen2Config(
+        vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=128, max_position_embeddings=MAX_SEQ,
+    )  # fmt: skip
+    return StaticCacheLM(_lively(tf.Qwen2ForCausalLM(config).eval()))
+
+
 def handwritten() -> nn.Module:
     return _lively(models.KVCacheDecoder(vocab=VOCAB, max_seq=MAX_SEQ).eval())
 
@@ -90,6 +113,8 @@ _FACTORIES: dict[str, Callable[[], nn.Module]] = {
     "handwritten": handwritten,
     "gpt2": gpt2,
     "llama": llama,
+    "mistral": mistral,
+    "qwen2": qwen2,
 }
 
 

@@ -733,7 +733,7 @@ class _Lowerer:
             listed = ", ".join(
                 f"{op} (node {', '.join(nodes)})" for op, nodes in self.missing.items()
             )
-            raise MissingOpsError(listed)
+            raise MissingOpsError(listed, tuple(self.missing))
         plan = ExecutionPlan(
             name="forward",
             values=self.values,

@@ -27,7 +27,10 @@ def lib() -> Iterator[None]:
     yield
 
 
-@pytest.fixture(scope="module", params=gate_subset(decoders.NAMES, {"handwritten", "llama"}))
+@pytest.fixture(
+    scope="module",
+    params=gate_subset(decoders.NAMES + decoders.LONG_NAMES, {"handwritten", "llama"}),
+)
 def decoder(
     request: pytest.FixtureRequest, lib: None, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, etrt.Method, torch.nn.Module]:

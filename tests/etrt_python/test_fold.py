@@ -3,6 +3,7 @@ must leave alone. Each program runs in the in-tree etrt_runner against eager PyT
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -141,6 +142,32 @@ def test_batch_norm_that_cannot_fold_stays(
     run = export_run(runner, tmp_path, model())
     assert matches(run)
     assert ops(run)[BATCH_NORM] == 1
+
+
+@pytest.mark.parametrize("cap", ["avx512", "avx2", "sse2"])
+def test_batch_norm_that_stays_rounds_as_aten(runner: ToolRunner, tmp_path: Path, cap: str) -> None:
+    """A batch norm that stays (DenseNet's, after each concatenation) gives ATen's bits: invstd in
+    float, beta = b - mean * alpha and x * alpha + beta one fused multiply-add each where ATen's
+    AVX2 and AVX-512 kernels contract them, two roundings as in its baseline kernel. A quantize
+    after it rounds eager's values only then: int8 DenseNet121 at 96x96 left the folded graph's
+    integers (one flip in its ninth dense layer, 17% of the values three layers on)."""
+    capped = ToolRunner(runner.exe, {**(runner.env or os.environ), "ETRT_MAX_ISA": cap})
+    model = with_statistics(nn.BatchNorm2d(256))
+    x = torch.randn(2, 256, 5, 7, generator=torch.Generator().manual_seed(5))  # tails at each width
+    run = capped.run_exported(tmp_path, model, (x,))
+    assert ops(run)[BATCH_NORM] == 1
+    (got,), (eager,) = run.got, run.expected
+    if cap != "sse2" and torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512"):
+        want = eager  # torch's own kernel fuses them here too
+    else:  # ATen's baseline kernel: a product, then a sum
+        assert model.running_var is not None and model.running_mean is not None
+        var, mean = model.running_var.numpy(), model.running_mean.numpy()
+        invstd = np.float32(1) / np.sqrt(var + np.float32(model.eps))
+        alpha = invstd * model.weight.detach().numpy()
+        beta = model.bias.detach().numpy() - mean * alpha
+        want = x.numpy() * alpha[:, None, None] + beta[:, None, None]
+    assert want.dtype == np.float32
+    assert np.array_equal(got, want), f"{int((got != want).sum())} of {got.size} values differ"
 
 
 def test_batch_norm_after_a_transposed_convolution_is_not_folded(

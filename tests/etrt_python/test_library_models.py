@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import etrt
 import numpy as np
@@ -49,7 +50,8 @@ def _vision(name: str, size: int = 224) -> LibraryModel:
             for m in model.modules():
                 if isinstance(m, torch.nn.Linear):
                     torch.nn.init.normal_(m.weight, std=m.in_features**-0.5)
-                    torch.nn.init.normal_(m.bias, std=0.1)
+                    if m.bias is not None:  # Swin's and MaxViT's have none in places
+                        torch.nn.init.normal_(m.bias, std=0.1)
                 if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
                     m.momentum = None  # the running statistics become the batch's
                     m.reset_running_stats()
@@ -86,8 +88,18 @@ MODELS: dict[str, LibraryModel] = {
             "shufflenet_v2_x1_0",
             "mnasnet0_5",
             "googlenet",
+            # A batch norm that stays (after each concatenation), average pooling (DenseNet);
+            # adaptive average pooling that widens 3x3 to 6x6 / 7x7 (AlexNet, VGG-BN); grouped
+            # 3x3 convolutions (ResNeXt); shifted windows: roll, masks, relative bias (Swin-T)
+            "densenet121",
+            "alexnet",
+            "vgg11_bn",
+            "resnext50_32x4d",
+            "swin_t",
         )
     },
+    # MaxViT's block and grid attention partition 224x224 into 7x7 windows: nothing smaller fits
+    "maxvit_t": _vision("maxvit_t"),
 }
 
 
@@ -145,6 +157,35 @@ def test_a_model_returning_its_kv_cache_is_refused_with_what_to_do() -> None:
     model.config.use_cache = True
     with pytest.raises(etrt.ExportError, match=r"KV cache: export it with use_cache=False"):
         etrt.export(model, transformer_models.inputs("llama"))
+
+
+@pytest.mark.long
+def test_a_mixture_of_experts_is_refused_with_what_to_do_and_then_matches(tmp_path: Path) -> None:
+    """transformers' MoE layers default to grouped_mm, on CPU a custom op of its own (and
+    aten::histc): the refusal says which experts implementation exports, and with it Mixtral
+    (4 experts, top 2) matches eager."""
+    runtime_build.python_runtime()
+    tf = transformer_models.transformers()
+    torch.manual_seed(0)
+    config = tf.MixtralConfig(
+        vocab_size=100, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+        max_position_embeddings=64, use_cache=False,
+    )  # fmt: skip
+    model = tf.MixtralForCausalLM(config).eval()
+    example, ids = (
+        torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(s)) for s in (0, 1)
+    )
+    with pytest.raises(etrt.ExportError, match="transformers::grouped_mm_fallback") as err:
+        etrt.export(model, (example,))
+    assert 'experts_implementation="batched_mm"' in str(err.value), err.value
+    model.config._experts_implementation = "batched_mm"
+    program = etrt.export(model, (example,))
+    got = etrt.load(program.save(tmp_path / "mixtral.etrt")).method()(ids.numpy())[0]
+    with torch.no_grad():
+        want = model(ids).logits.numpy()
+    err_rel = float(np.abs(np.asarray(got, dtype=np.float64) - want).max() / np.abs(want).max())
+    assert err_rel < 1e-4, err_rel
 
 
 # transformers models that spell the tanh GELU in other ways than GPT-2's gelu_new: BLOOM's
@@ -217,3 +258,188 @@ def test_tanh_gelu_of_each_architecture_folds_and_matches_eager(name: str, tmp_p
     assert scale > 1e-2
     err = float(np.abs(np.asarray(got, dtype=np.float64) - want).max()) / scale
     assert err < 1e-5, f"{name}: relative error {err}"
+
+
+# More transformers architectures from small configs (hidden 64, 2 layers, 12 tokens, batch 2,
+# the last row padded where there is a mask), each for what it adds over BERT, GPT-2 and Llama.
+# Called with keywords through _First (the model's first output: logits, else the last hidden
+# state), exported with seed 0's inputs and run on seed 1's in this process.
+_TEXT = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "intermediate_size": 128, "max_position_embeddings": 64}  # fmt: skip
+_DECODER = {**_TEXT, "num_key_value_heads": 2, "use_cache": False}
+ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], tuple[str, ...]]] = {
+    # disentangled attention: log-bucketed relative positions gathered content-to-position and back
+    "deberta_v2": (
+        "DebertaV2Model",
+        "DebertaV2Config",
+        {
+            **_TEXT,
+            "relative_attention": True,
+            "position_buckets": 16,
+            "pos_att_type": ["p2c", "c2p"],
+        },
+        ("input_ids", "attention_mask"),
+    ),
+    # encoder-decoder: bucketed relative bias, cross-attention over the padded encoder output
+    "t5": (
+        "T5ForConditionalGeneration",
+        "T5Config",
+        {
+            "d_model": 64,
+            "d_kv": 16,
+            "d_ff": 128,
+            "num_layers": 2,
+            "num_heads": 4,
+            "decoder_start_token_id": 0,
+            "use_cache": False,
+        },
+        ("input_ids", "attention_mask", "decoder_input_ids"),
+    ),
+    # a causal mask narrowed to a sliding window of 8 of the 12 tokens
+    "mistral": (
+        "MistralForCausalLM",
+        "MistralConfig",
+        {**_DECODER, "sliding_window": 8},
+        ("input_ids",),
+    ),
+    # tanh soft-capping of attention scores and logits, alternating sliding windows
+    "gemma2": (
+        "Gemma2ForCausalLM",
+        "Gemma2Config",
+        {**_DECODER, "head_dim": 16, "sliding_window": 8},
+        ("input_ids",),
+    ),
+    # rotary embedding on a quarter of each head
+    "gpt_neox": (
+        "GPTNeoXForCausalLM",
+        "GPTNeoXConfig",
+        {**_TEXT, "use_cache": False},
+        ("input_ids",),
+    ),
+    # a 1-D convolution front end over mel frames, a sinusoidal table
+    "whisper": (
+        "WhisperForAudioClassification",
+        "WhisperConfig",
+        {
+            "d_model": 64,
+            "encoder_layers": 2,
+            "decoder_layers": 2,
+            "encoder_attention_heads": 4,
+            "decoder_attention_heads": 4,
+            "encoder_ffn_dim": 128,
+            "decoder_ffn_dim": 128,
+            "max_source_positions": 16,
+            "pad_token_id": 0,
+            "bos_token_id": 0,
+            "eos_token_id": 0,
+            "decoder_start_token_id": 0,
+        },
+        ("input_features",),
+    ),
+    # a strided 1-D convolution stack with group norm, a grouped weight-normed positional one
+    "wav2vec2": (
+        "Wav2Vec2Model",
+        "Wav2Vec2Config",
+        {
+            **_TEXT,
+            "conv_dim": (32, 32, 32),
+            "conv_stride": (5, 2, 2),
+            "conv_kernel": (10, 3, 3),
+            "num_conv_pos_embeddings": 16,
+            "num_conv_pos_embedding_groups": 4,
+        },
+        ("input_values",),
+    ),
+    # both towers: causal text attention pooled at the end-of-text token (argmax), quick GELU
+    "clip": (
+        "CLIPModel",
+        "CLIPConfig",
+        {
+            "text_config": _TEXT,
+            "projection_dim": 32,
+            "vision_config": {**_TEXT, "image_size": 32, "patch_size": 8},
+        },
+        ("input_ids", "attention_mask", "pixel_values"),
+    ),
+    # a relative position bias table gathered per window
+    "beit": (
+        "BeitModel",
+        "BeitConfig",
+        {**_TEXT, "image_size": 32, "patch_size": 8, "use_relative_position_bias": True},
+        ("pixel_values",),
+    ),
+    # convolutions around transformers over unfolded 2x2 patches (reshapes, transposes)
+    "mobilevit": ("MobileViTModel", "MobileViTConfig", {"image_size": 64}, ("pixel_values",)),
+    # overlapping patch embeddings, spatial-reduction attention, a bilinear decode head
+    "segformer": (
+        "SegformerForSemanticSegmentation",
+        "SegformerConfig",
+        {"image_size": 64},
+        ("pixel_values",),
+    ),
+    # global response normalization: an L2 norm over height and width
+    "convnextv2": (
+        "ConvNextV2Model",
+        "ConvNextV2Config",
+        {"image_size": 64, "hidden_sizes": [16, 32], "depths": [1, 1], "num_stages": 2},
+        ("pixel_values",),
+    ),
+}
+
+
+class _First(torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, names: tuple[str, ...]) -> None:
+        super().__init__()
+        self.model, self.names = model, names
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.model(**dict(zip(self.names, args, strict=True)))[0]
+        return out
+
+
+def _architecture_inputs(
+    names: tuple[str, ...], options: dict[str, Any], seed: int
+) -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(seed)
+    size = options.get("vision_config", options).get("image_size", 32)
+    mask = torch.ones(2, 12, dtype=torch.long)
+    mask[-1, 9:] = 0
+    make = {
+        "input_ids": lambda: torch.randint(2, 100, (2, 12), generator=gen),
+        "attention_mask": lambda: mask,
+        "decoder_input_ids": lambda: torch.randint(2, 100, (2, 7), generator=gen),
+        "pixel_values": lambda: torch.randn(2, 3, size, size, generator=gen),
+        "input_features": lambda: torch.randn(2, 80, 32, generator=gen),
+        "input_values": lambda: torch.randn(2, 1600, generator=gen),
+    }
+    return tuple(make[name]() for name in names)
+
+
+@pytest.mark.parametrize("name", gate_subset(ARCHITECTURES, set()))
+def test_transformers_architecture_matches_eager(name: str, tmp_path: Path) -> None:
+    runtime_build.python_runtime()
+    tf = transformer_models.transformers()
+    model_class, config_class, options, names = ARCHITECTURES[name]
+    torch.manual_seed(0)
+    config = getattr(tf, config_class)(vocab_size=100, **options)
+    model = _First(getattr(tf, model_class)(config), names)
+    if any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        with torch.no_grad():  # batch-norm statistics from one batch, as _vision's
+            for m in model.modules():
+                if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                    m.momentum = None
+                    m.reset_running_stats()
+            model.train()
+            model(*_architecture_inputs(names, options, 2))
+    model.eval()
+    example, inputs = (_architecture_inputs(names, options, seed) for seed in (0, 1))
+    program = etrt.export(model, example)
+    assert program.missing_ops == ()
+    got = etrt.load(program.save(tmp_path / f"{name}.etrt")).method()(*(t.numpy() for t in inputs))
+    with torch.no_grad():
+        want = model(*inputs).numpy()
+    scale = float(np.abs(want).max())
+    assert scale > 1e-2, f"{name}: the output is all but zero, the comparison would say nothing"
+    err = float(np.abs(np.asarray(got[0], dtype=np.float64) - want).max()) / scale
+    print(f"{name} {want.shape}: max error {err:.2e} of max |eager| {scale:.3g}")
+    assert err < 1e-4, f"{name}: relative error {err}"
