@@ -385,6 +385,37 @@ def test_a_find_module_answers_ahead_of_cmakes_own_even_with_the_system_package_
     assert "zlib-found=FALSE" in proc.stdout, proc.stdout
 
 
+def _find_components(tmp_path: Path, sdk: Sdk, components: str, flag: str) -> tuple[int, str]:
+    """Configures a consumer of `sdk`'s rendered config that asks find_package for
+    `components`: (exit status, output), the output holding found=<Pkg>_FOUND and
+    flag=<Pkg>_<flag>_FOUND."""
+    prefix = tmp_path / sdk.name
+    if not prefix.exists():
+        for rel, data in render_cmake_package(sdk).items():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / rel).write_bytes(data)
+        (prefix / "include").mkdir()
+    pkg = sdk.cmake_file_name
+    src = tmp_path / f"src-{components.replace(' ', '_').replace(':', '_')}"
+    write_tree(
+        src,
+        {
+            "CMakeLists.txt": f"""
+                cmake_minimum_required(VERSION 3.21)
+                project(consumer C)
+                find_package({pkg} REQUIRED {components} CONFIG)
+                message(STATUS "found=${{{pkg}_FOUND}} flag=${{{pkg}_{flag}_FOUND}}")
+            """
+        },
+    )
+    proc = subprocess.run(
+        ["cmake", "-S", src, "-B", src / "build", f"-DCMAKE_PREFIX_PATH={prefix}",
+         "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
+        env=env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return proc.returncode, proc.stdout + proc.stderr
+
+
 def test_a_component_is_found_by_its_conan_name_its_target_or_the_targets_last_part(
     tmp_path: Path,
 ) -> None:
@@ -397,35 +428,10 @@ def test_a_component_is_found_by_its_conan_name_its_target_or_the_targets_last_p
                   requires=("pcre2-8",)),
     )  # fmt: skip
     sdk = Sdk("pcre2", "10.42", Path("pcre2"), comps, "PCRE2", "PCRE2", cmake_target="PCRE2::PCRE2")
-    for rel, data in render_cmake_package(sdk).items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(data)
-    (tmp_path / "pcre2" / "include").mkdir()
-
-    def configure(components: str) -> subprocess.CompletedProcess[str]:
-        src = tmp_path / f"src-{len(components)}"
-        write_tree(
-            src,
-            {
-                "CMakeLists.txt": f"""
-                    cmake_minimum_required(VERSION 3.21)
-                    project(consumer C)
-                    find_package(PCRE2 REQUIRED {components} CONFIG)
-                    message(STATUS "found=${{PCRE2_FOUND}} 8=${{PCRE2_8BIT_FOUND}}")
-                """
-            },
-        )
-        return subprocess.run(
-            ["cmake", "-S", src, "-B", src / "build", f"-DCMAKE_PREFIX_PATH={tmp_path / 'pcre2'}",
-             "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
-            env=env(), capture_output=True, text=True, check=False,
-        )  # fmt: skip
-
-    proc = configure("8BIT PCRE2::POSIX pcre2-8")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "found=1 8=TRUE" in proc.stdout or "found=TRUE 8=TRUE" in proc.stdout, proc.stdout
-    proc = configure("16BIT")
-    assert proc.returncode != 0 and "requested component(s): 16BIT" in proc.stderr, proc.stderr
+    rc, out = _find_components(tmp_path, sdk, "8BIT PCRE2::POSIX pcre2-8", "8BIT")
+    assert rc == 0 and ("found=1 flag=TRUE" in out or "found=TRUE flag=TRUE" in out), out
+    rc, out = _find_components(tmp_path, sdk, "16BIT", "16BIT")
+    assert rc != 0 and "requested component(s): 16BIT" in out, out
 
 
 def test_a_component_alias_is_found_and_other_unknown_names_still_fail(tmp_path: Path) -> None:
@@ -441,35 +447,10 @@ def test_a_component_alias_is_found_and_other_unknown_names_still_fail(tmp_path:
     aliases = component_aliases(["Enc=vorbisenc"], comps, "--component-alias")
     sdk = Sdk("vorbis", "1.3.7", Path("vorbis"), comps, "Vorbis", "Vorbis",
               cmake_target="Vorbis::Vorbis", component_aliases=aliases)  # fmt: skip
-    for rel, data in render_cmake_package(sdk).items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_bytes(data)
-    (tmp_path / "vorbis" / "include").mkdir()
-
-    def configure(components: str) -> subprocess.CompletedProcess[str]:
-        src = tmp_path / f"src-{components}"
-        write_tree(
-            src,
-            {
-                "CMakeLists.txt": f"""
-                    cmake_minimum_required(VERSION 3.21)
-                    project(consumer C)
-                    find_package(Vorbis REQUIRED {components} CONFIG)
-                    message(STATUS "found=${{Vorbis_FOUND}} enc=${{Vorbis_Enc_FOUND}}")
-                """
-            },
-        )
-        return subprocess.run(
-            ["cmake", "-S", src, "-B", src / "build", f"-DCMAKE_PREFIX_PATH={tmp_path / 'vorbis'}",
-             "-DCMAKE_IGNORE_PREFIX_PATH=/usr"],
-            env=env(), capture_output=True, text=True, check=False,
-        )  # fmt: skip
-
-    proc = configure("Enc")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "enc=TRUE" in proc.stdout, proc.stdout
-    proc = configure("File")
-    assert proc.returncode != 0 and "requested component(s): File" in proc.stderr, proc.stderr
+    rc, out = _find_components(tmp_path, sdk, "Enc", "Enc")
+    assert rc == 0 and "flag=TRUE" in out, out
+    rc, out = _find_components(tmp_path, sdk, "File", "File")
+    assert rc != 0 and "requested component(s): File" in out, out
 
 
 @pytest.mark.parametrize(
