@@ -26,6 +26,13 @@ struct GemmParams {
   // B is a constant (a layer's weight): read it in place once, with A kept in cache, rather than
   // copying it into panels on every call.
   bool b_weight = false;
+  // B is a constant that stays this instruction's B from call to call (aten::addmm, aten::mm):
+  // sgemm packs its panels once into the instruction's cache instead of on every call.
+  bool keep_b = false;
+  // Set by sgemm: B's panels packed whole (NR columns each, K rows), and this part's first
+  // column of B in them; nullptr: packed per call.
+  const float* kept_b = nullptr;
+  int64_t kept_col = 0;
   // The shape the kernel path is chosen for, when this is one part of a bigger product (0: this
   // one's own): every part then sums in the same order as the whole would, so results do not
   // depend on the thread count.

@@ -89,6 +89,7 @@ void op_addmm(KernelContext& ctx, Span<Value*> args) {
   if (out == nullptr) return;
   float* c = out->data_as<float>();
   GemmParams p = params_for(*a, *b, c, 0);
+  p.keep_b = p.b_weight;  // one B per instruction (bmm's batches would take turns in the cache)
   p.alpha = static_cast<float>(alpha);
   p.beta = static_cast<float>(beta);
   if (beta != 0.0 && m > 0 && n > 0) {
@@ -124,7 +125,9 @@ void op_mm(KernelContext& ctx, Span<Value*> args) {
   const int64_t out_sizes[2] = {a->size(0), b->size(1)};
   Tensor* out = output_arg(ctx, op, args, 2, ScalarType::Float, Span<const int64_t>(out_sizes, 2));
   if (out == nullptr) return;
-  if (!sgemm(ctx, params_for(*a, *b, out->data_as<float>(), 0))) fail_oom(ctx, op);
+  GemmParams p = params_for(*a, *b, out->data_as<float>(), 0);
+  p.keep_b = p.b_weight;
+  if (!sgemm(ctx, p)) fail_oom(ctx, op);
 }
 
 void op_bmm(KernelContext& ctx, Span<Value*> args) {

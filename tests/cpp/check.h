@@ -73,6 +73,32 @@ class TestContext : public etrt::KernelContext {
   bool fail_alloc_ = false;
 };
 
+// The runtime's instruction cache for one instruction: one block, kept while key and size
+// match (src/runtime/method.cpp), counting what the kernel asked.
+class CachingContext : public TestContext {
+ public:
+  void* instruction_cache(uint64_t key, size_t nbytes, bool* reused) override {
+    ++asked;
+    *reused = !block_.empty() && key == key_ && nbytes == nbytes_;
+    if (!*reused) {
+      block_.assign((nbytes + 63) / 64 + 1, {});
+      key_ = key;
+      nbytes_ = nbytes;
+    }
+    reuses += *reused ? 1 : 0;
+    return block_.data();
+  }
+  int asked = 0, reuses = 0;
+
+ private:
+  struct alignas(64) Line {
+    unsigned char bytes[64];
+  };
+  std::vector<Line> block_;
+  uint64_t key_ = 0;
+  size_t nbytes_ = 0;
+};
+
 // Calls the registered kernel `name` with `args`; returns the error it reported (Ok if none),
 // or NotFound when no kernel is registered under that name.
 inline etrt::Error call(TestContext& ctx, const char* name, std::vector<etrt::Value*> args) {

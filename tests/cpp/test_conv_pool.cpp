@@ -500,32 +500,6 @@ void test_winograd_takes_the_shapes_it_pays_on() {
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 8, 56, 1, 1)));
 }
 
-// The runtime's instruction cache for one instruction: one block, kept while key and size
-// match (src/runtime/method.cpp), counting what the kernel asked.
-class CachingContext : public check::TestContext {
- public:
-  void* instruction_cache(uint64_t key, size_t nbytes, bool* reused) override {
-    ++asked;
-    *reused = !block_.empty() && key == key_ && nbytes == nbytes_;
-    if (!*reused) {
-      block_.assign((nbytes + 63) / 64 + 1, {});
-      key_ = key;
-      nbytes_ = nbytes;
-    }
-    reuses += *reused ? 1 : 0;
-    return block_.data();
-  }
-  int asked = 0, reuses = 0;
-
- private:
-  struct alignas(64) Line {
-    unsigned char bytes[64];
-  };
-  std::vector<Line> block_;
-  uint64_t key_ = 0;
-  size_t nbytes_ = 0;
-};
-
 // A constant (read-only) weight split into blocks of output channels is packed into panels in
 // the instruction's cache at the first call, read from there by the next, and packed again
 // when the instruction set changes (its block width differs): every call equals the same
@@ -555,7 +529,7 @@ void test_kept_weight_panels_equal_per_call_packing() {
       etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
       CHECK_OK(ctx.error());
     };
-    CachingContext kept;
+    check::CachingContext kept;
     int levels = 0;
     for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
       if (!etrt::kernels::sgemm_force_isa(name)) continue;
@@ -615,7 +589,7 @@ void test_kept_winograd_weights_equal_per_call() {
     };
     const etrt::ParallelBackend one = {reverse_chunks, one_thread, nullptr};
     const etrt::ParallelBackend two = {reverse_chunks, two_threads, nullptr};
-    CachingContext kept;  // one instruction across every level and thread count
+    check::CachingContext kept;  // one instruction across every level and thread count
     int levels = 0;
     std::string previous;  // the level and slicing of the last call
     // Every level at one thread, then the highest at two threads and at one again (a smaller

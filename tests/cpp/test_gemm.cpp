@@ -416,6 +416,57 @@ void test_split_work_sums_like_one_thread() {
   check::record(one.data == split.data, __FILE__, __LINE__, "split mm differs from the one-thread mm");
 }
 
+// A constant B on the packed path (a transformer's weight: 200 x 700 @ 700 x 300, past the
+// direct path's bounds) is packed whole into the instruction's cache at the first call, read
+// from there by the next, and packed again when the instruction set changes (its panel width
+// does): every call equals the product packed per call (a context that keeps nothing), bit for
+// bit, in one piece and split into column parts (three threads).
+void test_kept_weight_panels_equal_per_call_packing() {
+  const check::KeepIsaCap keep;
+  const int64_t m = 200, k = 700, n = 300;
+  Buf a({m, k}), b({k, n}), want({m, n}), got({m, n});
+  auto run = [&](check::TestContext& ctx, Buf& out) {
+    GemmParams p;  // what aten::addmm and aten::mm pass for a constant weight
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a = a.data.data();
+    p.a_rs = k;
+    p.a_cs = 1;
+    p.b = b.data.data();
+    p.b_rs = n;
+    p.b_cs = 1;
+    p.c = out.data.data();
+    p.c_rs = n;
+    p.b_weight = p.keep_b = true;
+    ctx.reset();
+    CHECK(etrt::kernels::sgemm(ctx, p));
+  };
+  const etrt::ParallelBackend split = {reverse_chunks, three_threads, nullptr};
+  for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), &split}) {
+    etrt::set_parallel_backend(backend);
+    check::CachingContext kept;
+    int levels = 0;
+    for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
+      if (!etrt::kernels::sgemm_force_isa(name)) continue;
+      const std::string label = std::string(name) + (backend != nullptr ? " split" : "");
+      check::TestContext per_call;
+      run(per_call, want);
+      for (int call = 0; call < 2; ++call) {
+        const int reuses = kept.reuses;
+        std::fill(got.data.begin(), got.data.end(), 0.0f);
+        run(kept, got);
+        check::record(got.data == want.data, __FILE__, __LINE__, label + " call " + std::to_string(call));
+        check::record(kept.reuses == reuses + call, __FILE__, __LINE__,
+                      label + " reuses " + std::to_string(kept.reuses));
+      }
+      ++levels;
+    }
+    CHECK(kept.asked == 2 * levels && levels > 0);
+  }
+  etrt::set_parallel_backend(nullptr);
+}
+
 // Deep products (a classifier over 16384 features, a decoder's 11008-wide down projection) sum
 // their K products in blocks: one chain of 20000 rounded about 13x more than blocks do (the
 // error grows with the square root of the chain). Both the GEMV rows and the direct tiles, at
@@ -472,5 +523,6 @@ int main() {
   test_split_work_matches_reference();
   test_split_work_sums_like_one_thread();
   test_deep_products_round_like_short_ones();
+  test_kept_weight_panels_equal_per_call_packing();
   return check::finish();
 }
