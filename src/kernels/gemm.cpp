@@ -29,10 +29,15 @@ struct Isa {
   bool (*packs_b)(const GemmParams&);
   size_t (*kept_b_floats)(const GemmParams&);
   void (*pack_kept_b)(const GemmParams&, float*);
+  size_t (*whole_a_floats)(const GemmParams&);
+  void (*pack_whole_a)(const GemmParams&, float*);
 };
 
-#define ETRT_GEMM_ISA(name, ns) \
-  { name, ns::scratch_floats, ns::run, ns::packs_b, ns::kept_b_floats, ns::pack_kept_b }
+#define ETRT_GEMM_ISA(name, ns)                                                                           \
+  {                                                                                                      \
+    name, ns::scratch_floats, ns::run, ns::packs_b, ns::kept_b_floats, ns::pack_kept_b, ns::whole_a_floats, \
+        ns::pack_whole_a                                                                                 \
+  }
 
 #if ETRT_ISA_X86
 const Isa kAvx512 = ETRT_GEMM_ISA("avx512", isa_avx512);
@@ -175,6 +180,16 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   if (per_slot > 0) {
     scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
     if (scratch == nullptr) return false;
+  }
+  if (split_n && impl.packs_b(p)) {
+    // Every column part reads all of A: pack it once for all of them (ViT-B/16's fc2 at two
+    // threads packed its 197 x 3072 A eight times a call; 2% of its run). Without room for
+    // it, each part packs its own as before: the same bits.
+    auto* a = static_cast<float*>(ctx.allocate_temp(impl.whole_a_floats(p) * sizeof(float), 64));
+    if (a != nullptr) {
+      impl.pack_whole_a(p, a);
+      p.packed_a = a;
+    }
   }
   run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
     impl.run(part(t), scratch == nullptr ? nullptr : scratch + per_slot * static_cast<size_t>(slot));

@@ -33,6 +33,9 @@ struct GemmParams {
   // column of B in them; nullptr: packed per call.
   const float* kept_b = nullptr;
   int64_t kept_col = 0;
+  // Set by sgemm for the column parts of a packed product: A packed whole once, shared by the
+  // parts (each packed all of A before); nullptr: each part packs its own.
+  const float* packed_a = nullptr;
   // The shape the kernel path is chosen for, when this is one part of a bigger product (0: this
   // one's own): every part then sums in the same order as the whole would, so results do not
   // depend on the thread count.
