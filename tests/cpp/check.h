@@ -2,6 +2,7 @@
 // and keep going, a KernelContext for calling kernels directly, and a registry call helper.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,31 @@ class CachingContext : public TestContext {
   uint64_t key_ = 0;
   size_t nbytes_ = 0;
 };
+
+// What a kernel keeps in the instruction's cache gives the bits of packing per call: `run(ctx,
+// out)` into `got` twice through one CachingContext at each instruction set `force` (e.g.
+// sgemm_force_isa) accepts, AVX-512 again last, equals `want` from a context that keeps nothing;
+// the first call at a level packs (the previous level's panels do not fit it), the second reuses.
+template <typename Out, typename Run>
+void kept_equals_per_call(const std::string& label, bool (*force)(const char*), Out& want, Out& got, Run run) {
+  CachingContext kept;
+  int levels = 0;
+  for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
+    if (!force(name)) continue;
+    const std::string what = label + " [" + name + "]";
+    TestContext per_call;
+    run(per_call, want);
+    for (int call = 0; call < 2; ++call) {
+      const int reuses = kept.reuses;
+      std::fill(got.data.begin(), got.data.end(), 0.0f);
+      run(kept, got);
+      record(got.data == want.data, __FILE__, __LINE__, what + " call " + std::to_string(call));
+      record(kept.reuses == reuses + call, __FILE__, __LINE__, what + " reuses " + std::to_string(kept.reuses));
+    }
+    ++levels;
+  }
+  record(kept.asked == 2 * levels && levels > 0, __FILE__, __LINE__, label + ": asked the cache twice a level");
+}
 
 // Calls the registered kernel `name` with `args`; returns the error it reported (Ok if none),
 // or NotFound when no kernel is registered under that name.

@@ -529,25 +529,8 @@ void test_kept_weight_panels_equal_per_call_packing() {
       etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
       CHECK_OK(ctx.error());
     };
-    check::CachingContext kept;
-    int levels = 0;
-    for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
-      if (!etrt::kernels::sgemm_force_isa(name)) continue;
-      const std::string label = std::to_string(sh.k) + "x" + std::to_string(sh.k) + " [" + name + "]";
-      check::TestContext per_call;
-      run(per_call, want);
-      for (int call = 0; call < 2; ++call) {
-        const int reuses = kept.reuses;
-        std::fill(got.data.begin(), got.data.end(), 0.0f);
-        run(kept, got);
-        check::record(got.data == want.data, __FILE__, __LINE__, label + " call " + std::to_string(call));
-        // Packed at the first call at this level (the previous level's panels do not fit it), then reused.
-        check::record(kept.reuses == reuses + call, __FILE__, __LINE__,
-                      label + " reuses " + std::to_string(kept.reuses));
-      }
-      ++levels;
-    }
-    CHECK(kept.asked == 2 * levels && levels > 0);
+    check::kept_equals_per_call(std::to_string(sh.k) + "x" + std::to_string(sh.k), etrt::kernels::sgemm_force_isa,
+                                want, got, run);
   }
 }
 
