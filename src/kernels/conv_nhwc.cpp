@@ -158,11 +158,9 @@ int64_t winograd_block(int64_t tiles, int64_t rows, int64_t cin, int64_t cout) {
 float* kept_winograd(KernelContext& ctx, const NhwcConv& c, int64_t slices, bool* ready) {
   *ready = false;
   if (c.weight_constant == nullptr || c.weight != c.weight_constant || slices < 1 || slices > 255) return nullptr;
-  // Exact, not a hash: 48 address bits, the layout (Winograd), the level, the slice count.
+  // The layout (Winograd) and the slice count.
   constexpr uint64_t kWinograd = 0x21;
-  const uint64_t key = (reinterpret_cast<uintptr_t>(c.weight_constant) & ((uint64_t{1} << 48) - 1)) |
-                       kWinograd << 48 | static_cast<uint64_t>(isa_level() & 3) << 54 |
-                       static_cast<uint64_t>(slices) << 56;
+  const uint64_t key = kept_key(c.weight_constant, kWinograd) | static_cast<uint64_t>(slices) << 56;
   return static_cast<float*>(
       ctx.instruction_cache(key, static_cast<size_t>(36 * c.cin * c.cout) * sizeof(float), ready));
 }
@@ -237,11 +235,10 @@ const float* kept_panels(KernelContext& ctx, const NhwcConv& c, int64_t rows, in
   if (c.weight_constant == nullptr || c.weight != c.weight_constant || c.w_first != 0 || c.w_ld != c.cout) {
     return nullptr;
   }
-  // Exact, not a hash: 48 address bits, the layout (float panels), the level. The constant at
-  // that address has one shape, so the block width (from the shape and the level) follows.
+  // The constant at that address has one shape, so the block width (from the shape and the
+  // level) follows from the key.
   constexpr uint64_t kFloatPanels = 0x20;
-  const uint64_t key = (reinterpret_cast<uintptr_t>(c.weight_constant) & ((uint64_t{1} << 48) - 1)) |
-                       kFloatPanels << 48 | static_cast<uint64_t>(isa_level() & 3) << 54;
+  const uint64_t key = kept_key(c.weight_constant, kFloatPanels);
   bool ready = false;
   auto* panels = static_cast<float*>(
       ctx.instruction_cache(key, static_cast<size_t>(rows * c.cout) * sizeof(float), &ready));

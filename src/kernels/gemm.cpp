@@ -91,12 +91,10 @@ size_t aligned_floats(size_t n) { return (n + kScratchAlignFloats - 1) / kScratc
 // time (24 of 164 ms) copying its 86 M weights into panels. nullptr where the runtime keeps
 // none (its memory budget): packed per call as before.
 const float* kept_b(KernelContext& ctx, const GemmParams& p, const Isa& impl) {
-  // Exact, not a hash: 48 address bits, the layout (whole-B panels), the level.
   constexpr uint64_t kWholeBPanels = 0x22;
-  const uint64_t key = (reinterpret_cast<uintptr_t>(p.b) & ((uint64_t{1} << 48) - 1)) | kWholeBPanels << 48 |
-                       static_cast<uint64_t>(isa_level() & 3) << 54;
   bool ready = false;
-  auto* panels = static_cast<float*>(ctx.instruction_cache(key, impl.kept_b_floats(p) * sizeof(float), &ready));
+  auto* panels = static_cast<float*>(
+      ctx.instruction_cache(kept_key(p.b, kWholeBPanels), impl.kept_b_floats(p) * sizeof(float), &ready));
   if (panels != nullptr && !ready) impl.pack_kept_b(p, panels);
   return panels;
 }
@@ -126,7 +124,8 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     return true;
   }
   const Isa& impl = isa();
-  if (p.keep_b && impl.packs_b(p)) p.kept_b = kept_b(ctx, p, impl);
+  const bool packed = impl.packs_b(p);
+  if (p.keep_b && packed) p.kept_b = kept_b(ctx, p, impl);
   const int threads = parallel_num_threads();
   const double macs = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
   int parts = 1;
@@ -181,7 +180,7 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
     if (scratch == nullptr) return false;
   }
-  if (split_n && impl.packs_b(p)) {
+  if (split_n && packed) {
     // Every column part reads all of A: pack it once for all of them (ViT-B/16's fc2 at two
     // threads packed its 197 x 3072 A eight times a call; 2% of its run). Without room for
     // it, each part packs its own as before: the same bits.

@@ -23,6 +23,14 @@ inline int isa_level() noexcept {
   return level >= 0 ? level : static_cast<int>(kernel_isa());
 }
 
+// KernelContext::instruction_cache key of what a float kernel derives from the constant at
+// `constant` (packed panels, transformed weights): exact, not a hash. 48 address bits, the
+// derived `layout` at bit 48, the instruction set in force at bit 54; bits 56 up are the caller's.
+inline uint64_t kept_key(const void* constant, uint64_t layout) noexcept {
+  return (reinterpret_cast<uintptr_t>(constant) & ((uint64_t{1} << 48) - 1)) | layout << 48 |
+         static_cast<uint64_t>(isa_level() & 3) << 54;
+}
+
 }  // namespace kernels
 }  // namespace etrt
 
