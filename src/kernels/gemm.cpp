@@ -30,7 +30,7 @@ struct Isa {
   size_t (*kept_b_floats)(const GemmParams&);
   void (*pack_kept_b)(const GemmParams&, float*);
   size_t (*whole_a_floats)(const GemmParams&);
-  void (*pack_whole_a)(const GemmParams&, float*);
+  void (*pack_whole_a)(const GemmParams&, float*, int64_t part, int64_t parts);
 };
 
 #define ETRT_GEMM_ISA(name, ns)                                                                           \
@@ -101,6 +101,8 @@ const float* kept_b(KernelContext& ctx, const GemmParams& p, const Isa& impl) {
 
 // Below this many multiply-adds a second thread costs more than it saves.
 constexpr double kParallelMinMacs = 256.0 * 1024.0;
+// Below this many floats of A one thread packs it sooner than a fork and join would.
+constexpr size_t kParallelPackMinFloats = 32 * 1024;
 
 }  // namespace
 
@@ -184,9 +186,14 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     // Every column part reads all of A: pack it once for all of them (ViT-B/16's fc2 at two
     // threads packed its 197 x 3072 A eight times a call; 2% of its run). Without room for
     // it, each part packs its own as before: the same bits.
-    auto* a = static_cast<float*>(ctx.allocate_temp(impl.whole_a_floats(p) * sizeof(float), 64));
+    const size_t a_floats = impl.whole_a_floats(p);
+    auto* a = static_cast<float*>(ctx.allocate_temp(a_floats * sizeof(float), 64));
     if (a != nullptr) {
-      impl.pack_whole_a(p, a);
+      // On the calling thread alone it was serial time before every part (fc2's A, 2.4 MB).
+      const int64_t a_parts = a_floats >= kParallelPackMinFloats ? threads * kPartsPerThread : 1;
+      parallel_for(0, a_parts, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) impl.pack_whole_a(p, a, t, a_parts);
+      });
       p.packed_a = a;
     }
   }
