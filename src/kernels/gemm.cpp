@@ -137,7 +137,9 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     // Split columns when there are enough (keeps every part's A shared and B disjoint), else rows;
     // up to kPartsPerThread parts a thread, none so thin that repacking the shared operand costs.
     const int64_t want = static_cast<int64_t>(threads) * kPartsPerThread;
-    if (p.n >= 64 * threads) {
+    // Neither (a classifier's one row and 1000 columns at 16 threads): columns still, in
+    // fewer parts than threads, rather than the whole product on one.
+    if (p.n >= 64 * threads || (p.m < 8 * threads && p.n >= 128)) {
       chunk = (p.n + want - 1) / want;
       chunk = std::max<int64_t>(64, (chunk + 31) / 32 * 32);
       parts = static_cast<int>((p.n + chunk - 1) / chunk);

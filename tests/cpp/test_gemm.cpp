@@ -416,6 +416,24 @@ void test_split_work_sums_like_one_thread() {
   check::record(one.data == split.data, __FILE__, __LINE__, "split mm differs from the one-thread mm");
 }
 
+// At 16 threads a classifier's product (one row, 1000 columns: fewer than 64 columns a thread
+// and fewer than 8 rows) is still split by columns, in fewer parts than threads, not left
+// whole; the same bits as one thread.
+int sixteen_threads() { return 16; }
+void test_few_columns_a_thread_still_split() {
+  const int64_t m = 1, n = 1000, k = 576;
+  Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
+  check::TestContext ctx;
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
+  const etrt::ParallelBackend backend = {reverse_chunks, sixteen_threads, nullptr};
+  etrt::set_parallel_backend(&backend);
+  const int64_t before = g_chunks_run;
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
+  CHECK(g_chunks_run - before >= 15);  // 15 or 16 parts of 64 columns
+  etrt::set_parallel_backend(nullptr);
+  check::record(one.data == split.data, __FILE__, __LINE__, "a 16-thread split of 1 x 1000 differs from one thread");
+}
+
 // A constant B on the packed path (a transformer's weight: 200 x 700 @ 700 x 300, past the
 // direct path's bounds) is packed whole into the instruction's cache at the first call, read
 // from there by the next, and packed again when the instruction set changes (its panel width
@@ -508,5 +526,6 @@ int main() {
   test_split_work_sums_like_one_thread();
   test_deep_products_round_like_short_ones();
   test_kept_weight_panels_equal_per_call_packing();
+  test_few_columns_a_thread_still_split();
   return check::finish();
 }
