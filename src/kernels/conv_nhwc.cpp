@@ -78,6 +78,9 @@ constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kBlockChannels = 32;  // or the instruction set's tile width where wider
 // Blocks are copied into a contiguous panel (below) when this many pixel tiles or more read them.
 constexpr int64_t kPackMinTiles = 16;
+// A depthwise layer split by channels takes slices of a multiple of this many (whole vectors at
+// every instruction set, so each slice runs the kernels the whole layer runs).
+constexpr int64_t kDepthwiseSliceChannels = 64;
 constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
 // Winograd pays once the weights, transformed each call, serve enough 4x4 output tiles: 32 or
 // more, or 16 when the transformed weights ([36][cin][cout], 4x the 3x3 ones) stay within about
@@ -347,7 +350,34 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       impl.depthwise(c, 0, rows);
       return true;
     }
-    parallel_for(0, rows, 1, [&](int64_t b, int64_t e) { impl.depthwise(c, b, e); });
+    // Output rows, and where they are fewer than the parts the pool wants (7x7 and 14x14 maps
+    // at many threads: 7 rows left 9 of 16 threads idle), rows times slices of channels. A
+    // channel's sums are the same whichever slice holds it.
+    const int64_t want = threads * kPartsPerThread;
+    int64_t slice = c.cout;
+    if (rows < want && c.cout >= 2 * kDepthwiseSliceChannels) {
+      const int64_t slices = std::min((want + rows - 1) / rows, c.cout / kDepthwiseSliceChannels);
+      slice = ((c.cout + slices - 1) / slices + kDepthwiseSliceChannels - 1) / kDepthwiseSliceChannels *
+              kDepthwiseSliceChannels;
+    }
+    const int64_t slices = (c.cout + slice - 1) / slice;
+    if (slices == 1) {
+      parallel_for(0, rows, 1, [&](int64_t b, int64_t e) { impl.depthwise(c, b, e); });
+      return true;
+    }
+    parallel_for(0, rows * slices, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const int64_t r = i / slices, c0 = i % slices * slice;
+        NhwcConv s = c;
+        s.cin = s.cout = std::min(slice, c.cout - c0);
+        s.in += c0;
+        s.weight += c0;
+        if (s.bias != nullptr) s.bias += c0;
+        if (s.residual != nullptr) s.residual += c0;
+        s.out += c0;
+        impl.depthwise(s, r, r + 1);
+      }
+    });
     return true;
   }
   const int64_t tiles = impl.tile_count(c);

@@ -972,6 +972,19 @@ void test_split_work_matches_reference() {
   run_conv_case(sliced, "split winograd output-channel slices");
   run_conv_case(nhwc({1, 48, 64, 1, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, false, false, true, false, true, true}),
                 "split winograd slices, no bias");
+  // Depthwise over fewer output rows than parts: rows times slices of channels (200 = 128 + 72,
+  // a tail in the last slice), with the epilogue (residual, clamp) and with SiLU, 5x5 and 5x5/2.
+  ConvCase dw_slices{1, 200, 200, 200, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, true, false, true, false, true, true};
+  dw_slices = nhwc(dw_slices);
+  dw_slices.fused = true;
+  const int64_t before = g_chunks_run;
+  run_conv_case(dw_slices, "split depthwise channel slices");
+  CHECK(g_chunks_run - before >= 14);  // 7 rows x 2 slices, not 7 rows
+  ConvCase dw_silu{2, 200, 200, 200, 9, 9, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true};
+  dw_silu = nhwc(dw_silu);
+  dw_silu.fused = true;
+  dw_silu.silu = true;
+  run_conv_case(dw_silu, "split depthwise channel slices, silu");
   CHECK(g_chunks_run >= 6);  // the work really was split
   etrt::set_parallel_backend(nullptr);
 }
