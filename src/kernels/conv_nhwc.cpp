@@ -389,6 +389,16 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     if (block < unit) block = unit;
     if (block > c.cout) block = c.cout;
   }
+  // Few pixel tiles (a 1x1 layer at 7x7: 5-7 tiles) leave threads idle at many threads: split
+  // the output channels too, where the weights are read in place either way (no panels, whose
+  // kept layout follows the block width).
+  const int64_t want = threads * kPartsPerThread;
+  const int64_t unit_channels = std::max<int64_t>(kBlockChannels, impl.tile_channels());
+  if (parallel && block == c.cout && tiles < want && tiles < kPackMinTiles && impl.tile_channels() >= 32 &&
+      row_bytes * c.w_ld <= kPackMinWeightBytes && c.cout >= 2 * unit_channels) {
+    const int64_t split = std::min((want + tiles - 1) / tiles, c.cout / unit_channels);
+    block = ((c.cout + split - 1) / split + unit_channels - 1) / unit_channels * unit_channels;
+  }
   const int64_t blocks = (c.cout + block - 1) / block;
   const int64_t items = blocks * tiles;  // block-major: a worker's range stays in few blocks
   // With blocks enough to share out, parts are whole blocks: a part that began or ended inside a

@@ -985,6 +985,14 @@ void test_split_work_matches_reference() {
   dw_silu.fused = true;
   dw_silu.silu = true;
   run_conv_case(dw_silu, "split depthwise channel slices, silu");
+  // A 1x1 layer over few pixel tiles (7x7: 7 tiles of 8 at AVX-512, fewer than 12 parts):
+  // output channels split too (200 = 4 blocks of 64 and a tail, in blocks the tiles read in place).
+  ConvCase few_tiles{1, 96, 200, 1, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true};
+  few_tiles = nhwc(few_tiles);
+  few_tiles.fused = true;
+  const int64_t before_tiles = g_chunks_run;
+  run_conv_case(few_tiles, "split pointwise 7x7 by output channels");
+  if (etrt::kernels::sgemm_isa() == std::string("avx512")) CHECK(g_chunks_run - before_tiles >= 12);
   CHECK(g_chunks_run >= 6);  // the work really was split
   etrt::set_parallel_backend(nullptr);
 }
