@@ -173,14 +173,18 @@ float* kept_winograd(KernelContext& ctx, const NhwcConv& c, int64_t slices, bool
 // every thread reads all the transformed weights, half of them just written by the other core:
 // on the 2-core development machine ResNet18's 28x28 and 14x14 layers then ran at 0.5-0.7x
 // their one-thread speed. The inputs' transform is done once per slice (a few % of the products).
-bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices) {
+// Where the channels make fewer slices than threads (128 channels: 8 slices of 16 at 16 threads),
+// each slice's tiles are split into `groups` runs of whole micro-tiles as well, a part each.
+bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices, int64_t groups) {
   const ConvIsa& impl = conv_isa();
   const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
   const int64_t units = (c.cout + kWinogradSliceChannels - 1) / kWinogradSliceChannels;
   auto first_channel = [&](int64_t s) { return std::min(c.cout, units * s / slices * kWinogradSliceChannels); };
   int64_t widest = 0;
   for (int64_t s = 0; s < slices; ++s) widest = std::max(widest, first_channel(s + 1) - first_channel(s));
-  const int64_t block = winograd_block(tiles, rows, c.cin, widest);
+  const int64_t tile_units = (tiles + rows - 1) / rows;
+  auto first_tile = [&](int64_t g) { return std::min(tiles, tile_units * g / groups * rows); };
+  const int64_t block = winograd_block(first_tile(1), rows, c.cin, widest);
   auto slice = [&](int64_t s) {
     const int64_t oc_begin = first_channel(s);
     NhwcConv cb = c;  // the slice: its channels of the weights, bias, residual and output
@@ -204,20 +208,29 @@ bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices) {
   }
   const size_t u_floats = kept != nullptr ? 0 : static_cast<size_t>(36 * c.cin * c.cout + 15) / 16 * 16;
   const size_t per_slot = static_cast<size_t>(36 * block * (c.cin + widest) + 2 * rows + 15) / 16 * 16;
+  const int64_t parts = slices * groups;
+  const int64_t slots = std::min<int64_t>(parts, parallel_num_threads());
   float* scratch = static_cast<float*>(
-      ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slices)) * sizeof(float), 64));
+      ctx.allocate_temp((u_floats + per_slot * static_cast<size_t>(slots)) * sizeof(float), 64));
   if (scratch == nullptr) return false;
-  run_parts_in_slots(slices, slices, [&](int64_t s, int64_t slot) {
+  if (kept == nullptr) {  // transformed per call: every slice's weights before any group reads them
+    run_parts_in_slots(slices, slices, [&](int64_t s, int64_t) {
+      const NhwcConv cb = slice(s);
+      if (cb.cout > 0) impl.wino_weights(cb, scratch + 36 * c.cin * first_channel(s), 0, c.cin);
+    });
+  }
+  run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+    const int64_t s = t / groups, g = t % groups;  // a thread's run of parts shares a slice
     const NhwcConv cb = slice(s);
     const int64_t width = cb.cout;
     if (width <= 0) return;
-    float* u = (kept != nullptr ? kept : scratch) + 36 * c.cin * first_channel(s);
+    const float* u = (kept != nullptr ? kept : scratch) + 36 * c.cin * first_channel(s);
     float* v = scratch + u_floats + per_slot * static_cast<size_t>(slot);
     float* m = v + 36 * block * c.cin;
     const float** table = reinterpret_cast<const float**>(m + 36 * block * width);
-    if (kept == nullptr) impl.wino_weights(cb, u, 0, c.cin);
-    for (int64_t first = 0; first < tiles; first += block) {
-      impl.wino_block(cb, u, first, first + block <= tiles ? block : tiles - first, v, m, table);
+    const int64_t end = first_tile(g + 1);
+    for (int64_t first = first_tile(g); first < end; first += block) {
+      impl.wino_block(cb, u, first, first + block <= end ? block : end - first, v, m, table);
     }
   });
   return true;
@@ -259,9 +272,6 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   const ConvIsa& impl = conv_isa();
   const int threads = parallel_num_threads();
   const int64_t u_bytes = 36 * c.cin * c.cout * static_cast<int64_t>(sizeof(float));
-  if (threads > 1 && u_bytes >= kWinogradSliceMinBytes && c.cout / kWinogradSliceChannels >= threads) {
-    return winograd_slices(ctx, c, threads);
-  }
   const int64_t tiles = winograd_tiles(c), rows = impl.wino_rows();
   int64_t block = winograd_block(tiles, rows, c.cin, c.cout);
   if (threads > 1) {
@@ -272,6 +282,14 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
     if (block > fair) block = fair;
   }
   const int64_t blocks = (tiles + block - 1) / block;
+  const int64_t channel_slices = c.cout / kWinogradSliceChannels;
+  if (threads > 1 && u_bytes >= kWinogradSliceMinBytes && channel_slices >= 2) {
+    if (channel_slices >= threads) return winograd_slices(ctx, c, threads, 1);
+    // Fewer slices than threads, and too few blocks of tiles to go round (ResNet18's 128-channel
+    // 28x28 layers at 16 threads: 7 blocks): slices times runs of tiles.
+    const int64_t groups = std::min((threads + channel_slices - 1) / channel_slices, (tiles + rows - 1) / rows);
+    if (blocks < threads && groups >= 2) return winograd_slices(ctx, c, channel_slices, groups);
+  }
   const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
   const int64_t slots = std::min<int64_t>(parts, threads);
   // The transformed weights: kept across runs (filled before the scratch is asked for) or
