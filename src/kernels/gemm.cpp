@@ -137,9 +137,12 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     // Split columns when there are enough (keeps every part's A shared and B disjoint), else rows;
     // up to kPartsPerThread parts a thread, none so thin that repacking the shared operand costs.
     const int64_t want = static_cast<int64_t>(threads) * kPartsPerThread;
-    // Neither (a classifier's one row and 1000 columns at 16 threads): columns still, in
-    // fewer parts than threads, rather than the whole product on one.
-    if (p.n >= 64 * threads || (p.m < 8 * threads && p.n >= 128)) {
+    // Columns also where they keep three threads in four busy (ViT-B/16's 768 columns at 16
+    // threads: 12 parts): each row part reads all of B again (a 9.4 MB weight 13 times), a
+    // column part only its own columns. And where rows are too few to split (a classifier's
+    // one row and 1000 columns at 16 threads): columns still, in fewer parts than threads,
+    // rather than the whole product on one.
+    if (p.n >= 64 * threads || 4 * (p.n / 64) >= 3 * threads || (p.m < 8 * threads && p.n >= 128)) {
       chunk = (p.n + want - 1) / want;
       chunk = std::max<int64_t>(64, (chunk + 31) / 32 * 32);
       parts = static_cast<int>((p.n + chunk - 1) / chunk);
