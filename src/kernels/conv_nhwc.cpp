@@ -283,12 +283,14 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   }
   const int64_t blocks = (tiles + block - 1) / block;
   const int64_t channel_slices = c.cout / kWinogradSliceChannels;
-  if (threads > 1 && u_bytes >= kWinogradSliceMinBytes && channel_slices >= 2) {
-    if (channel_slices >= threads) return winograd_slices(ctx, c, threads, 1);
-    // Fewer slices than threads, and too few blocks of tiles to go round (ResNet18's 128-channel
-    // 28x28 layers at 16 threads: 7 blocks): slices times runs of tiles.
-    const int64_t groups = std::min((threads + channel_slices - 1) / channel_slices, (tiles + rows - 1) / rows);
-    if (blocks < threads && groups >= 2) return winograd_slices(ctx, c, channel_slices, groups);
+  if (threads > 1 && channel_slices >= 2) {
+    if (u_bytes >= kWinogradSliceMinBytes && channel_slices >= threads) return winograd_slices(ctx, c, threads, 1);
+    // Too few blocks of tiles to go round (ResNet18's 128-channel 28x28 layers at 16 threads:
+    // 7 blocks), whatever the weights' size: slices times runs of tiles, each slice's inputs
+    // transformed once per run.
+    const int64_t slices = std::min<int64_t>(channel_slices, threads);
+    const int64_t groups = std::min((threads + slices - 1) / slices, (tiles + rows - 1) / rows);
+    if (blocks < threads && slices * groups > blocks) return winograd_slices(ctx, c, slices, groups);
   }
   const int64_t parts = threads > 1 ? std::min(blocks, threads * kPartsPerThread) : 1;
   const int64_t slots = std::min<int64_t>(parts, threads);

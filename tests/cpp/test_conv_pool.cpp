@@ -949,51 +949,55 @@ void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn)
 int three_threads() { return 3; }
 
 // Winograd over more threads than 16-channel slices of the output (64 channels: 4 slices) and
-// too few blocks of tiles to go round (16 tiles): slices times runs of tiles, at 16 threads.
-// Kept and per call, each equal to one thread's result bit for bit (a channel's and a tile's
-// sums do not depend on the split), at every cap.
+// too few blocks of tiles to go round (16 tiles): slices times runs of tiles, at 16 threads,
+// for weights that are sliced at two threads too (128 -> 64: 1.2 MiB transformed) and for
+// smaller ones (32 -> 64: 288 KiB). Kept and per call, each equal to one thread's result bit
+// for bit (a channel's and a tile's sums do not depend on the split), at every cap.
 int sixteen_threads() { return 16; }
 void test_winograd_slices_times_tile_runs() {
   const check::KeepIsaCap keep;
-  const int64_t cin = 128, cout = 64, hw = 13;  // 36 x 128 x 64 floats: 1.2 MiB, sliced
-  Buf<float> input({1, cin, hw, hw}, channels_last(cin, hw, hw));
-  Buf<float> weight({cout, cin, 3, 3}, hwio(cout, cin, 3));
-  weight.t.set_read_only(true);
-  weight.v = Value(weight.t);
-  Buf<float> bias({cout});
-  Buf<float> one({1, cout, hw, hw}, channels_last(cout, hw, hw));
-  Buf<float> got({1, cout, hw, hw}, channels_last(cout, hw, hw));
-  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
-  Value vs = Value::int_list(ones), vp = Value::int_list(ones), vd = Value::int_list(ones);
-  Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
-  auto run = [&](check::TestContext& ctx, Buf<float>& out) {
-    std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
-    ctx.reset();
-    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
-    CHECK_OK(ctx.error());
-  };
-  const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
-  for (const char* name : {"avx512", "avx2", "sse2"}) {
-    if (!etrt::kernels::sgemm_force_isa(name)) continue;
-    check::TestContext serial;
-    run(serial, one);
-    etrt::set_parallel_backend(&sixteen);
-    check::TestContext per_call;
-    check::CachingContext kept;
-    std::fill(got.data.begin(), got.data.end(), 0.0f);
-    run(per_call, got);
-    check::record(got.data == one.data, __FILE__, __LINE__, std::string("per call, 16 threads, ") + name);
-    for (int call = 0; call < 2; ++call) {
-      const int64_t before = g_chunks_run;
+  for (const int64_t cin : {int64_t{128}, int64_t{32}}) {
+    const int64_t cout = 64, hw = 13;
+    Buf<float> input({1, cin, hw, hw}, channels_last(cin, hw, hw));
+    Buf<float> weight({cout, cin, 3, 3}, hwio(cout, cin, 3));
+    weight.t.set_read_only(true);
+    weight.v = Value(weight.t);
+    Buf<float> bias({cout});
+    Buf<float> one({1, cout, hw, hw}, channels_last(cout, hw, hw));
+    Buf<float> got({1, cout, hw, hw}, channels_last(cout, hw, hw));
+    const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+    Value vs = Value::int_list(ones), vp = Value::int_list(ones), vd = Value::int_list(ones);
+    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
+      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
+      ctx.reset();
+      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+      CHECK_OK(ctx.error());
+    };
+    const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
+    for (const char* name : {"avx512", "avx2", "sse2"}) {
+      if (!etrt::kernels::sgemm_force_isa(name)) continue;
+      check::TestContext serial;
+      run(serial, one);
+      etrt::set_parallel_backend(&sixteen);
+      check::TestContext per_call;
+      check::CachingContext kept;
       std::fill(got.data.begin(), got.data.end(), 0.0f);
-      run(kept, got);
+      run(per_call, got);
       check::record(got.data == one.data, __FILE__, __LINE__,
-                    std::string("kept, 16 threads, ") + name + " call " + std::to_string(call));
-      // The products alone (the weights kept): 4 slices x 2 or more runs of tiles, not 2 blocks.
-      if (call == 1) CHECK(g_chunks_run - before >= 8);
+                    std::to_string(cin) + " -> 64 per call, 16 threads, " + name);
+      for (int call = 0; call < 2; ++call) {
+        const int64_t before = g_chunks_run;
+        std::fill(got.data.begin(), got.data.end(), 0.0f);
+        run(kept, got);
+        check::record(got.data == one.data, __FILE__, __LINE__,
+                      std::to_string(cin) + " -> 64 kept, 16 threads, " + name + " call " + std::to_string(call));
+        // The products alone (the weights kept): 4 slices x 2 or more runs of tiles, not 2 blocks.
+        if (call == 1) CHECK(g_chunks_run - before >= 8);
+      }
+      CHECK_EQ(kept.reuses, 1);
+      etrt::set_parallel_backend(nullptr);
     }
-    CHECK_EQ(kept.reuses, 1);
-    etrt::set_parallel_backend(nullptr);
   }
 }
 
