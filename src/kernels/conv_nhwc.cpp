@@ -246,15 +246,16 @@ void pack_panel(const NhwcConv& c, int64_t rows, int64_t oc_begin, int64_t width
 
 // A constant weight's panels of `block` channels (the last one narrower), block b at
 // rows * b * block floats: from the instruction's cache, packed there at the first call and
-// again when the instruction set in force changes; nullptr where the runtime keeps none.
-const float* kept_panels(KernelContext& ctx, const NhwcConv& c, int64_t rows, int64_t block) {
+// again when the instruction set in force or the split over few tiles (`split`: the block width
+// follows the thread count there) changes; nullptr where the runtime keeps none.
+const float* kept_panels(KernelContext& ctx, const NhwcConv& c, int64_t rows, int64_t block, int64_t split) {
   if (c.weight_constant == nullptr || c.weight != c.weight_constant || c.w_first != 0 || c.w_ld != c.cout) {
     return nullptr;
   }
   // The constant at that address has one shape, so the block width (from the shape and the
-  // level) follows from the key.
+  // level, or from the split of a layer over few tiles) follows from the key.
   constexpr uint64_t kFloatPanels = 0x20;
-  const uint64_t key = kept_key(c.weight_constant, kFloatPanels);
+  const uint64_t key = kept_key(c.weight_constant, kFloatPanels) | static_cast<uint64_t>(split) << 56;
   bool ready = false;
   auto* panels = static_cast<float*>(
       ctx.instruction_cache(key, static_cast<size_t>(rows * c.cout) * sizeof(float), &ready));
@@ -409,14 +410,14 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     if (block < unit) block = unit;
     if (block > c.cout) block = c.cout;
   }
-  // Few pixel tiles (a 1x1 layer at 7x7: 5-7 tiles) leave threads idle at many threads: split
-  // the output channels too, where the weights are read in place either way (no panels, whose
-  // kept layout follows the block width).
+  // Few pixel tiles (a 1x1 layer at 7x7: 5-9 tiles) leave threads idle at many threads: split
+  // the output channels too. The block width then follows the thread count, so kept panels
+  // are keyed by the split as well (`split`; 0 where the width follows from the shape alone).
   const int64_t want = threads * kPartsPerThread;
   const int64_t unit_channels = std::max<int64_t>(kBlockChannels, impl.tile_channels());
-  if (parallel && block == c.cout && tiles < want && tiles < kPackMinTiles && impl.tile_channels() >= 32 &&
-      row_bytes * c.w_ld <= kPackMinWeightBytes && c.cout >= 2 * unit_channels) {
-    const int64_t split = std::min((want + tiles - 1) / tiles, c.cout / unit_channels);
+  int64_t split = 0;
+  if (parallel && block == c.cout && tiles < want && c.cout >= 2 * unit_channels) {
+    split = std::min({(want + tiles - 1) / tiles, c.cout / unit_channels, int64_t{255}});
     block = ((c.cout + split - 1) / split + unit_channels - 1) / unit_channels * unit_channels;
   }
   const int64_t blocks = (c.cout + block - 1) / block;
@@ -443,7 +444,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   // A constant weight's panels, all blocks back to back, are kept across runs in the
   // instruction's cache: packed once per program and instruction set (the key holds the level,
   // since the block width follows it), then read in place. nullptr: packed per call as below.
-  const float* kept = pack ? kept_panels(ctx, c, rows, block) : nullptr;
+  const float* kept = pack ? kept_panels(ctx, c, rows, block, split) : nullptr;
   const size_t panel = pack && kept == nullptr ? static_cast<size_t>(rows * block + 15) / 16 * 16 : 0;
   const size_t per_slot = (impl.scratch_floats(c) + 15) / 16 * 16 + panel;
   float* scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));

@@ -948,12 +948,57 @@ void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn)
 }
 int three_threads() { return 3; }
 
+// A layer over few pixel tiles splits its output channels by the thread count, so its kept
+// panels' block width changes with it: 96 -> 200 at 11x11 (16-31 tiles) at 16, 8 and 16 threads
+// again, then one, through one instruction's cache; every call equals the one-thread result
+// computed per call, bit for bit, at every cap (a stale layout from another split would not).
+int eight_threads() { return 8; }
+int sixteen_threads() { return 16; }
+void test_kept_panels_follow_the_split() {
+  const check::KeepIsaCap keep;
+  const int64_t cin = 96, cout = 200, hw = 11;
+  Buf<float> input({1, cin, hw, hw}, channels_last(cin, hw, hw));
+  Buf<float> weight({cout, cin, 1, 1}, hwio(cout, cin, 1));
+  weight.t.set_read_only(true);
+  weight.v = Value(weight.t);
+  Buf<float> bias({cout});
+  Buf<float> one({1, cout, hw, hw}, channels_last(cout, hw, hw));
+  Buf<float> got({1, cout, hw, hw}, channels_last(cout, hw, hw));
+  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+  Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones);
+  Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
+  auto run = [&](check::TestContext& ctx, Buf<float>& out) {
+    std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
+    ctx.reset();
+    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+    CHECK_OK(ctx.error());
+  };
+  const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
+  const etrt::ParallelBackend eight = {reverse_chunks, eight_threads, nullptr};
+  for (const char* name : {"avx512", "avx2", "sse2"}) {
+    if (!etrt::kernels::sgemm_force_isa(name)) continue;
+    check::TestContext serial;
+    run(serial, one);
+    check::CachingContext kept;
+    int step = 0;
+    const etrt::ParallelBackend* none = nullptr;
+    for (const etrt::ParallelBackend* backend : {&sixteen, &eight, &sixteen, none}) {
+      etrt::set_parallel_backend(backend);
+      std::fill(got.data.begin(), got.data.end(), 0.0f);
+      run(kept, got);
+      check::record(got.data == one.data, __FILE__, __LINE__,
+                    std::string("kept panels, ") + name + " step " + std::to_string(step++));
+    }
+    etrt::set_parallel_backend(nullptr);
+    CHECK_EQ(kept.asked, 3);  // the split runs kept their panels (one thread has one block)
+  }
+}
+
 // Winograd over more threads than 16-channel slices of the output (64 channels: 4 slices) and
 // too few blocks of tiles to go round (16 tiles): slices times runs of tiles, at 16 threads,
 // for weights that are sliced at two threads too (128 -> 64: 1.2 MiB transformed) and for
 // smaller ones (32 -> 64: 288 KiB). Kept and per call, each equal to one thread's result bit
 // for bit (a channel's and a tile's sums do not depend on the split), at every cap.
-int sixteen_threads() { return 16; }
 void test_winograd_slices_times_tile_runs() {
   const check::KeepIsaCap keep;
   for (const int64_t cin : {int64_t{128}, int64_t{32}}) {
@@ -1101,5 +1146,6 @@ int main() {
   test_max_pool_rejects_bad_arguments();
   test_split_work_matches_reference();
   test_winograd_slices_times_tile_runs();
+  test_kept_panels_follow_the_split();
   return check::finish();
 }
