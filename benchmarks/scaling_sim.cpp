@@ -226,24 +226,33 @@ int main(int argc, char** argv) {
   for (int n : thread_counts) {
     g_sim.threads = n;
     std::vector<double> totals;
-    std::map<std::string, OpTimes> sums;
+    std::map<std::string, std::vector<OpTimes>> per_run;
     for (int r = -1; r < runs; ++r) {  // one warm-up run first: caches and kept layouts
       tracer.ops.clear();
       etrt::Error err = method.execute();
       if (!err.ok()) return fail(err);
       if (r < 0) continue;
       totals.push_back(tracer.run_sim_ns);
-      for (const auto& [name, o] : tracer.ops) {
-        OpTimes& s = sums[name];
-        s.serial_ns += o.serial_ns / runs;
-        s.sim_ns += o.sim_ns / runs;
-        s.calls = o.calls;
-        s.loops = o.loops;
-        s.thin_loops = o.thin_loops;
-      }
+      for (const auto& [name, o] : tracer.ops) per_run[name].push_back(o);
     }
-    std::sort(totals.begin(), totals.end());
-    const double total = totals[totals.size() / 2] / 1e3;
+    // Medians over the runs, so that a run another process stalled does not count.
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::map<std::string, OpTimes> sums;
+    for (const auto& [name, all] : per_run) {
+      std::vector<double> serial, sim;
+      for (const OpTimes& o : all) {
+        serial.push_back(o.serial_ns);
+        sim.push_back(o.sim_ns);
+      }
+      OpTimes& s = sums[name];
+      s = all.front();
+      s.serial_ns = median(serial);
+      s.sim_ns = median(sim);
+    }
+    const double total = median(totals) / 1e3;
     if (n == 1) one = total;
     std::printf("threads %d: run %.1f us simulated, speed-up %.2f over one thread\n", n, total, one / total);
     if (n == 1) continue;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 
 #include "etrt/runtime/parallel.h"
 #include "parts.h"
@@ -31,12 +32,13 @@ struct Isa {
   void (*pack_kept_b)(const GemmParams&, float*);
   size_t (*whole_a_floats)(const GemmParams&);
   void (*pack_whole_a)(const GemmParams&, float*, int64_t part, int64_t parts);
+  int64_t (*panel_rows)();
 };
 
 #define ETRT_GEMM_ISA(name, ns)                                                                           \
   {                                                                                                      \
     name, ns::scratch_floats, ns::run, ns::packs_b, ns::kept_b_floats, ns::pack_kept_b, ns::whole_a_floats, \
-        ns::pack_whole_a                                                                                 \
+        ns::pack_whole_a, ns::panel_rows                                                                 \
   }
 
 #if ETRT_ISA_X86
@@ -153,17 +155,42 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
       parts = static_cast<int>((p.m + chunk - 1) / chunk);
     }
   }
+  // Column parts fewer than threads (ViT-B/16's 768 columns: 12 parts at 16 threads): rows
+  // too, so that the parts are a multiple of the threads, each a whole number of A's packed
+  // panels (of the A packed once for all) and at least four of them.
+  int64_t row_parts = 1, row_chunk = p.m;
+  if (split_n && packed && parts > 1 && parts < threads) {
+    const int64_t mr = impl.panel_rows();
+    const int64_t most = p.m / (4 * mr);
+    row_parts = std::min<int64_t>(threads / std::gcd<int64_t>(parts, threads), most);
+    if (row_parts >= 2) {
+      row_chunk = ((p.m + row_parts - 1) / row_parts + mr - 1) / mr * mr;
+      row_parts = (p.m + row_chunk - 1) / row_chunk;
+    } else {
+      row_parts = 1;
+    }
+  }
+  const int64_t col_parts = parts;
+  parts = static_cast<int>(col_parts * row_parts);
   auto part = [&](int64_t t) {
     GemmParams s = p;
     s.path_m = p.m;
     s.path_n = p.n;
-    const int64_t begin = t * chunk;
     if (split_n) {
+      const int64_t begin = t / row_parts * chunk, row = t % row_parts * row_chunk;
       s.n = (begin + chunk < p.n ? chunk : p.n - begin);
       s.b = p.b + begin * p.b_cs;
       s.kept_col = begin;  // a multiple of 32, so of every level's panel width
       s.c = p.c + begin;
+      if (row_parts > 1) {  // rows [row, row + m) of them; consecutive parts share columns
+        s.m = (row + row_chunk < p.m ? row_chunk : p.m - row);
+        s.a = p.a + row * p.a_rs;
+        s.c += row * p.c_rs;
+        s.packed_a_m = p.m;
+        s.packed_a_row = row;
+      }
     } else {
+      const int64_t begin = t * chunk;
       s.m = (begin + chunk < p.m ? chunk : p.m - begin);
       s.a = p.a + begin * p.a_rs;
       s.c = p.c + begin * p.c_rs;

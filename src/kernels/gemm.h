@@ -36,6 +36,10 @@ struct GemmParams {
   // Set by sgemm for the column parts of a packed product: A packed whole once, shared by the
   // parts (each packed all of A before); nullptr: each part packs its own.
   const float* packed_a = nullptr;
+  // A part of rows as well (columns and rows split at once): A's rows in packed_a are those of
+  // the whole product (packed_a_m of them, 0: this one's own) and this part's start at row
+  // packed_a_row of them (a multiple of the panel height).
+  int64_t packed_a_m = 0, packed_a_row = 0;
   // The shape the kernel path is chosen for, when this is one part of a bigger product (0: this
   // one's own): every part then sums in the same order as the whole would, so results do not
   // depend on the thread count.

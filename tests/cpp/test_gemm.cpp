@@ -434,6 +434,37 @@ void test_few_columns_a_thread_still_split() {
   check::record(one.data == split.data, __FILE__, __LINE__, "a 16-thread split of 1 x 1000 differs from one thread");
 }
 
+// At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
+// runs of whole packed panels of the A packed once (48 parts), at every cap the same bits as
+// one thread, with the weight kept and per call.
+void test_columns_and_rows_at_once() {
+  const check::KeepIsaCap keep;
+  const int64_t m = 197, n = 768, k = 700;
+  Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
+  b.t.set_read_only(true);  // a weight: kept panels
+  b.v = Value(b.t);
+  const etrt::ParallelBackend backend = {reverse_chunks, sixteen_threads, nullptr};
+  for (const char* isa : {"avx512", "avx2", "sse2"}) {
+    if (!etrt::kernels::sgemm_force_isa(isa)) continue;
+    check::TestContext ctx;
+    CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
+    etrt::set_parallel_backend(&backend);
+    check::CachingContext kept;
+    for (int call = 0; call < 2; ++call) {
+      const int64_t before = g_chunks_run;
+      std::fill(split.data.begin(), split.data.end(), 0.0f);
+      CHECK_OK(check::call(kept, "aten::mm", {&a.v, &b.v, &split.v}));
+      check::record(one.data == split.data, __FILE__, __LINE__,
+                    std::string("columns and rows at 16 threads differ from one thread, ") + isa);
+      // 12 x 4 parts, and A packed in 16 x 4 parts (12 column parts alone: 12 + 64).
+      check::record(g_chunks_run - before >= 12 * 4 + 64, __FILE__, __LINE__,
+                    std::string("12 x 4 parts and A packed in parts, ") + isa + ": " +
+                        std::to_string(g_chunks_run - before));
+    }
+    etrt::set_parallel_backend(nullptr);
+  }
+}
+
 // A constant B on the packed path (a transformer's weight: 200 x 700 @ 700 x 300, past the
 // direct path's bounds) is packed whole into the instruction's cache at the first call, read
 // from there by the next, and packed again when the instruction set changes (its panel width
@@ -527,5 +558,6 @@ int main() {
   test_deep_products_round_like_short_ones();
   test_kept_weight_panels_equal_per_call_packing();
   test_few_columns_a_thread_still_split();
+  test_columns_and_rows_at_once();
   return check::finish();
 }
