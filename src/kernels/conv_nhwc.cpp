@@ -108,7 +108,8 @@ constexpr int64_t kWinogradSliceChannels = 16;
 // Transformed weights from this size on are split by output channels between threads (see
 // winograd_slices); smaller ones (ResNet18's 64-channel layers: 576 KiB) are cheap to share, and
 // there the narrower products and the repeated input transform cost more (2 threads: 1.35 ms
-// sliced against 1.17 ms by tiles for two 64-channel 56x56 layers).
+// sliced against 1.17 ms by tiles for two 64-channel 56x56 layers), unless their tiles make
+// fewer blocks than threads.
 constexpr int64_t kWinogradSliceMinBytes = 1 << 20;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
