@@ -41,6 +41,14 @@ if [ "$suite" = manylinux ]; then
   exit "$rc"
 fi
 bash ci/build.sh
+if [ "$suite" = models ] || [ "$suite" = all ]; then
+  # The timm suite's pinned timm, without its dependencies (requirements.txt's torch and
+  # torchvision serve it); test_timm_models.py fails, never skips, where it is missing.
+  python -m pip install --quiet --no-deps -r tests/timm-requirements.txt
+  python -c "import importlib.util as u, sys
+missing = [m for m in ('huggingface_hub', 'safetensors', 'yaml', 'torchvision') if not u.find_spec(m)]
+sys.exit(f'timm needs {missing}: install requirements.txt (ci/setup.sh)' if missing else 0)"
+fi
 if [ "$suite" = cross ] || [ "$suite" = all ]; then
   bash ci/build-aarch64.sh
 fi

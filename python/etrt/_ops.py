@@ -182,6 +182,7 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::convolution",
         "aten::cumsum",
         "aten::diagonal",
+        "aten::unfold",
         "aten::embedding",
         "aten::flip",
         "aten::gather",

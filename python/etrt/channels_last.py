@@ -382,7 +382,13 @@ def _copy_before_views(plan: ExecutionPlan, nhwc: set[int]) -> None:
         if clone is None:
             clone = _clone_operator(plan)
         copy = len(plan.values)
-        plan.values.append(replace(xt, dim_order=(), name=f"{xt.name}.nchw"))
+        # x may itself be a view (an expand of a permuted NHWC tensor): its copy is a planned
+        # tensor of its own, whatever x's storage.
+        plan.values.append(
+            replace(
+                xt, dim_order=(), storage=StorageKind.PLANNED, view_of=None, name=f"{xt.name}.nchw"
+            )
+        )
         plan.values.append(NullValue())  # clone's memory_format
         out.append(KernelCall(clone, (x, copy + 1, copy), 1, node=instr.node))
         args = list(instr.args)

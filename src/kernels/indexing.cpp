@@ -820,6 +820,59 @@ void op_diagonal(KernelContext& ctx, Span<Value*> args) {
   broadcast_copy(*out, view);
 }
 
+// unfold (a copy, not a view): self, dimension, size, step | out. Windows of `size` along
+// `dimension`, `step` apart, as a new last dimension (timm's HaloNet and Tensor.unfold users).
+void op_unfold(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::unfold";
+  if (!check_nargs(ctx, op, args, 5)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  int64_t dim = 0, size = 0, step = 0;
+  if (self == nullptr || !check_has_data(ctx, op, *self, "self") || !int_arg(ctx, op, args, 1, "dimension", &dim) ||
+      !int_arg(ctx, op, args, 2, "size", &size) || !int_arg(ctx, op, args, 3, "step", &step)) {
+    return;
+  }
+  // A 0-d tensor unfolds as a 1-element one (ATen's rule).
+  const int rank = self->dim();
+  if (rank >= kMaxDims) {
+    fail(ctx, op, "the result would have more than " + std::to_string(kMaxDims) + " dimensions");
+    return;
+  }
+  if (!wrap_dim(ctx, op, dim, std::max(rank, 1), &dim)) return;
+  const int64_t extent = rank == 0 ? 1 : self->size(static_cast<int>(dim));
+  if (size < 0 || size > extent) {
+    fail(ctx, op, "size " + std::to_string(size) + " exceeds the size " + std::to_string(extent) + " of dimension " +
+                      std::to_string(dim));
+    return;
+  }
+  if (step <= 0) {
+    fail(ctx, op, "step must be positive, not " + std::to_string(step));
+    return;
+  }
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  for (int d = 0; d < rank; ++d) {
+    sizes[d] = self->size(d);
+    strides[d] = self->stride(d);
+  }
+  const int64_t dim_stride = rank == 0 ? 1 : self->stride(static_cast<int>(dim));
+  if (rank > 0) {
+    sizes[dim] = (extent - size) / step + 1;
+    // More than one window means step < extent, so the product stays inside the input's span.
+    strides[dim] = sizes[dim] == 1 ? dim_stride : dim_stride * step;
+  }
+  sizes[rank] = size;
+  strides[rank] = dim_stride;
+  const Span<const int64_t> shape(sizes, static_cast<size_t>(rank + 1));
+  Tensor* out = output_arg(ctx, op, args, 4, self->dtype(), shape);
+  if (out == nullptr) return;
+  if (out->numel() == 0) return;
+  Tensor view;
+  if (!strided_view(ctx, op, self->data(), self->dtype(), shape, Span<const int64_t>(strides, static_cast<size_t>(rank + 1)),
+                    &view)) {
+    return;
+  }
+  broadcast_copy(*out, view);
+}
+
 // as_strided (a copy): self, size, stride, storage_offset? | out. Reads self's memory as its
 // storage, which is what torch.export's graphs mean for the contiguous tensors it applies to.
 void op_as_strided(KernelContext& ctx, Span<Value*> args) {

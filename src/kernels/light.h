@@ -198,6 +198,7 @@ void op_slice_scatter(KernelContext& ctx, Span<Value*> args);
 void op_masked_scatter(KernelContext& ctx, Span<Value*> args);
 void op_flip(KernelContext& ctx, Span<Value*> args);
 void op_diagonal(KernelContext& ctx, Span<Value*> args);
+void op_unfold(KernelContext& ctx, Span<Value*> args);
 void op_as_strided(KernelContext& ctx, Span<Value*> args);
 void op_copy(KernelContext& ctx, Span<Value*> args);
 void op_fill_scalar(KernelContext& ctx, Span<Value*> args);

@@ -205,6 +205,7 @@ const Kernel kKernels[] = {
     {"aten::masked_scatter", op_masked_scatter},
     {"aten::flip", op_flip},
     {"aten::diagonal", op_diagonal},
+    {"aten::unfold", op_unfold},
     {"aten::as_strided", op_as_strided},
     {"aten::copy", op_copy},
     {"aten::fill.Scalar", op_fill_scalar},

@@ -1075,6 +1075,38 @@ void test_bad_arguments() {
   ctx.set_fail_alloc(false);
 }
 
+// aten::unfold (a copy): windows of `size`, `step` apart along one dimension, from any strides;
+// a window longer than the dimension, a step below 1 and a dimension out of range are refused.
+void test_unfold() {
+  struct Case {
+    int64_t dim, size, step;
+  };
+  for (const Case c : {Case{0, 2, 1}, Case{1, 3, 2}, Case{2, 7, 3}, Case{-1, 1, 5}, Case{1, 5, 1}, Case{2, 2, 9}}) {
+    const Sizes in_sizes{3, 5, 7};
+    Buf x = random_input(ScalarType::Float, in_sizes);
+    const int64_t d = c.dim < 0 ? c.dim + 3 : c.dim;
+    Sizes out_sizes = in_sizes;
+    out_sizes[d] = (in_sizes[d] - c.size) / c.step + 1;
+    out_sizes.push_back(c.size);
+    Buf out = make(ScalarType::Float, out_sizes);
+    Value dim = vint(c.dim), size = vint(c.size), step = vint(c.step);
+    CHECK_OK(check::call(ctx, "aten::unfold", {&x.value, &dim, &size, &step, &out.value}));
+    expect_all("unfold", out.t(), [&](const Sizes& idx) {
+      Sizes at(idx.begin(), idx.begin() + 3);
+      at[d] = idx[d] * c.step + idx[3];
+      return get(x.t(), offset_of(x.t(), at));
+    });
+  }
+  Buf x = make(ScalarType::Float, {3, 5, 7});
+  Buf out = make(ScalarType::Float, {3, 5, 3, 3});
+  Value two = vint(2), three = vint(3), eight = vint(8), zero = vint(0), one = vint(1), bad_dim = vint(3);
+  CHECK_OK(check::call(ctx, "aten::unfold", {&x.value, &two, &three, &two, &out.value}));
+  CHECK_FAILS(check::call(ctx, "aten::unfold", {&x.value, &two, &eight, &one, &out.value}), ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::unfold", {&x.value, &two, &three, &zero, &out.value}), ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::unfold", {&x.value, &bad_dim, &three, &two, &out.value}), ErrorCode::InvalidArgument);
+  CHECK_FAILS(check::call(ctx, "aten::unfold", {&x.value, &two, &three, &one, &out.value}), ErrorCode::InvalidArgument);
+}
+
 // Batch norm reads weight, bias and the running statistics for every channel: any of them
 // shorter than the channels is refused, never read past its end.
 void test_batch_norm_refuses_short_channel_vectors() {
@@ -1347,6 +1379,7 @@ int main() {
   test_views();
   test_view_reshape();
   test_bad_arguments();
+  test_unfold();
   test_batch_norm_refuses_short_channel_vectors();
   test_item_writes_a_scalar_never_over_a_tensor();
   test_attention_mask_pattern();

@@ -164,6 +164,31 @@ def test_views_that_cannot_see_nhwc_memory_read_a_copy(runner: ToolRunner, tmp_p
     assert view.args[0] == copy.args[-1]
 
 
+def test_a_view_of_a_view_of_nhwc_memory_reads_a_planned_copy(
+    runner: ToolRunner, tmp_path: Path
+) -> None:
+    """timm's EfficientFormerV2 attention: a convolution's NHWC output reshaped into heads,
+    permuted and multiplied (expand, then a view the NHWC strides cannot express). The copy
+    before that view is of a view: it must get memory of its own, not inherit the view's
+    storage (at batch 2 the runner failed: aten::clone output 'out' has no memory)."""
+
+    class Attention(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.qkv = nn.Conv2d(16, 64, 1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            q = self.qkv(x).reshape(2, 8, -1, 9).permute(0, 1, 3, 2)  # [2, 8, 9, 8]
+            return q @ q.transpose(-2, -1)
+
+    torch.manual_seed(1)
+    run = runner.run_exported(tmp_path, Attention().eval(), (torch.randn(2, 16, 3, 3),))
+    assert rel_error(run) <= MAX_REL_ERROR
+    plan = run.program.info.plan
+    for copy in calls(run, "aten::clone"):
+        assert tensor(run, copy.args[-1]).storage == StorageKind.PLANNED, plan.values[copy.args[0]]
+
+
 class Heads(nn.Module):
     """A trunk, then convolutions whose results the program returns: 3x3 and 1x1 heads wide
     enough for the NHWC kernels, a narrow one, and a 1x1 layer over the program's input."""

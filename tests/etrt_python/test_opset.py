@@ -185,6 +185,30 @@ def test_kept_ops_with_decompositions_export_and_match_eager(name: str, tmp_path
     np.testing.assert_allclose(run.got[0], run.expected[0], rtol=1e-5, atol=1e-5)
 
 
+class _Unfold(nn.Module):
+    """Tensor.unfold as timm's HaloNet uses it (overlapping blocks along H, then W, of a padded
+    NCHW map), over a permuted input, with step > size (gaps), and on integers."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        halo = nn.functional.pad(x, [1, 1, 1, 1]).unfold(2, 4, 2).unfold(3, 4, 2)
+        return (
+            halo.reshape(2, 3, -1, 16),
+            x.transpose(1, 3).unfold(1, 3, 1) * 2,
+            x.unfold(-1, 2, 3),
+            n.unfold(0, 3, 2),
+        )
+
+
+def test_unfold_has_a_kernel_and_matches_eager(tmp_path: Path) -> None:
+    """aten::unfold stays in torch.export's graphs (not core ATen, no decomposition): timm's
+    HaloNet was refused with 'no etrt kernel for aten::unfold'."""
+    inputs = (torch.randn(2, 3, 6, 8), torch.arange(7))
+    run = runtime_build.tool_runner("release").run_exported(tmp_path, _Unfold(), inputs)
+    assert "aten::unfold" in run.program.operator_names
+    for got, want in zip(run.got, run.expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 class _Item(nn.Module):
     def forward(self, x: torch.Tensor, n: torch.Tensor) -> tuple[torch.Tensor, ...]:
         scale = x[0, 0].item()  # a float
