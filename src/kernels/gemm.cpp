@@ -144,7 +144,10 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     // column part only its own columns. And where rows are too few to split (a classifier's
     // one row and 1000 columns at 16 threads): columns still, in fewer parts than threads,
     // rather than the whole product on one.
-    if (p.n >= 64 * threads || 4 * (p.n / 64) >= 3 * threads || (p.m < 8 * threads && p.n >= 128)) {
+    // Also where a row part would hold fewer than 32 rows (BERT's 128 x 384 products at 16
+    // threads: 16 parts of 8 rows, each reading all of B): columns, and rows below.
+    if (p.n >= 64 * threads || 4 * (p.n / 64) >= 3 * threads ||
+        (p.n >= 128 && (p.m < 8 * threads || (p.m + threads - 1) / threads < 32))) {
       chunk = (p.n + want - 1) / want;
       chunk = std::max<int64_t>(64, (chunk + 31) / 32 * 32);
       parts = static_cast<int>((p.n + chunk - 1) / chunk);
@@ -157,9 +160,9 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   }
   // Column parts fewer than threads (ViT-B/16's 768 columns: 12 parts at 16 threads): rows
   // too, so that the parts are a multiple of the threads, each a whole number of A's packed
-  // panels (of the A packed once for all) and at least four of them.
+  // panels (of the A packed once for all, on the packed path) and at least four of them.
   int64_t row_parts = 1, row_chunk = p.m;
-  if (split_n && packed && parts > 1 && parts < threads) {
+  if (split_n && parts > 1 && parts < threads) {
     const int64_t mr = impl.panel_rows();
     const int64_t most = p.m / (4 * mr);
     row_parts = std::min<int64_t>(threads / std::gcd<int64_t>(parts, threads), most);
