@@ -1,6 +1,7 @@
 // aten::convolution, etrt_fused::conv2d (the same, plus a residual and a clamp) and
 // aten::max_pool2d_with_indices through the registry, against direct reference loops, over random
 // geometry and strided inputs.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -500,6 +501,38 @@ void test_winograd_takes_the_shapes_it_pays_on() {
   CHECK(!etrt::kernels::nhwc_winograd_fits(conv(1, 8, 56, 1, 1)));
 }
 
+// A channels-last convolution with a constant (read-only) HWIO weight, square input, called
+// through op_convolution: what the kept-layout and split tests run through one context or
+// another. out() is a channels-last output of the right shape.
+struct ConstantWeightConv {
+  ConstantWeightConv(int64_t cin, int64_t cout, int64_t hw, int64_t k, int64_t stride, int64_t pad)
+      : cout(cout),
+        o((hw + 2 * pad - k) / stride + 1),
+        input({1, cin, hw, hw}, channels_last(cin, hw, hw)),
+        weight({cout, cin, k, k}, hwio(cout, cin, k)),
+        bias({cout}),
+        stride_pad{stride, stride, pad, pad} {
+    weight.t.set_read_only(true);
+    weight.v = Value(weight.t);
+  }
+  Buf<float> out() const { return Buf<float>({1, cout, o, o}, channels_last(cout, o, o)); }
+  void run(check::TestContext& ctx, Buf<float>& output) {
+    Value vs = Value::int_list(etrt::Span<const int64_t>(stride_pad.data(), 2));
+    Value vp = Value::int_list(etrt::Span<const int64_t>(stride_pad.data() + 2, 2));
+    Value vd = Value::int_list(etrt::Span<const int64_t>(kOnes.data(), 2));
+    Value vo = Value::int_list(etrt::Span<const int64_t>(kZeros.data(), 2));
+    Value vt(false), vg(int64_t{1});
+    std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &output.v};
+    ctx.reset();
+    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
+    CHECK_OK(ctx.error());
+  }
+  static constexpr std::array<int64_t, 2> kOnes = {1, 1}, kZeros = {0, 0};
+  const int64_t cout, o;
+  Buf<float> input, weight, bias;
+  const std::array<int64_t, 4> stride_pad;
+};
+
 // A constant (read-only) weight split into blocks of output channels is packed into panels in
 // the instruction's cache at the first call, read from there by the next, and packed again
 // when the instruction set changes (its block width differs): every call equals the same
@@ -512,23 +545,9 @@ void test_kept_weight_panels_equal_per_call_packing() {
   // 1x1 512 -> 400 at 14x14 (a narrower last block), 3x3/2 128 -> 160 at 23x23: over 512 KiB
   // of weights and 16+ pixel tiles at every instruction set.
   for (const Shape& sh : {Shape{512, 400, 14, 1, 1}, Shape{128, 160, 23, 3, 2}}) {
-    const int64_t pad = sh.k / 2, o = (sh.hw + 2 * pad - sh.k) / sh.stride + 1;
-    Buf<float> input({1, sh.cin, sh.hw, sh.hw}, channels_last(sh.cin, sh.hw, sh.hw));
-    Buf<float> weight({sh.cout, sh.cin, sh.k, sh.k}, hwio(sh.cout, sh.cin, sh.k));
-    weight.t.set_read_only(true);
-    weight.v = Value(weight.t);
-    Buf<float> bias({sh.cout});
-    Buf<float> want({1, sh.cout, o, o}, channels_last(sh.cout, o, o));
-    Buf<float> got({1, sh.cout, o, o}, channels_last(sh.cout, o, o));
-    const std::vector<int64_t> stride = {sh.stride, sh.stride}, padding = {pad, pad}, ones = {1, 1}, zeros = {0, 0};
-    Value vs = Value::int_list(stride), vp = Value::int_list(padding), vd = Value::int_list(ones);
-    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
-    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
-      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
-      ctx.reset();
-      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
-      CHECK_OK(ctx.error());
-    };
+    ConstantWeightConv conv(sh.cin, sh.cout, sh.hw, sh.k, sh.stride, sh.k / 2);
+    Buf<float> want = conv.out(), got = conv.out();
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
     check::kept_equals_per_call(std::to_string(sh.k) + "x" + std::to_string(sh.k), etrt::kernels::sgemm_force_isa,
                                 want, got, run);
   }
@@ -554,22 +573,9 @@ void test_kept_winograd_weights_equal_per_call() {
   // 16 x 13x13 pixels (16 tiles of 4x4): 16 -> 24 (36 KiB transformed: one slice at any thread
   // count, a channel tail) and 64 -> 120 (1.05 MiB: slices of 48 and 72 channels at two threads).
   for (const Shape& sh : {Shape{16, 24, 13, false}, Shape{64, 120, 13, true}}) {
-    Buf<float> input({1, sh.cin, sh.hw, sh.hw}, channels_last(sh.cin, sh.hw, sh.hw));
-    Buf<float> weight({sh.cout, sh.cin, 3, 3}, hwio(sh.cout, sh.cin, 3));
-    weight.t.set_read_only(true);
-    weight.v = Value(weight.t);
-    Buf<float> bias({sh.cout});
-    Buf<float> want({1, sh.cout, sh.hw, sh.hw}, channels_last(sh.cout, sh.hw, sh.hw));
-    Buf<float> got({1, sh.cout, sh.hw, sh.hw}, channels_last(sh.cout, sh.hw, sh.hw));
-    const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
-    Value vs = Value::int_list(ones), vp = Value::int_list(ones), vd = Value::int_list(ones);
-    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
-    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
-      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
-      ctx.reset();
-      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
-      CHECK_OK(ctx.error());
-    };
+    ConstantWeightConv conv(sh.cin, sh.cout, sh.hw, 3, 1, 1);
+    Buf<float> want = conv.out(), got = conv.out();
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
     const etrt::ParallelBackend one = {reverse_chunks, one_thread, nullptr};
     const etrt::ParallelBackend two = {reverse_chunks, two_threads, nullptr};
     check::CachingContext kept;  // one instruction across every level and thread count
@@ -956,23 +962,9 @@ int eight_threads() { return 8; }
 int sixteen_threads() { return 16; }
 void test_kept_panels_follow_the_split() {
   const check::KeepIsaCap keep;
-  const int64_t cin = 96, cout = 200, hw = 11;
-  Buf<float> input({1, cin, hw, hw}, channels_last(cin, hw, hw));
-  Buf<float> weight({cout, cin, 1, 1}, hwio(cout, cin, 1));
-  weight.t.set_read_only(true);
-  weight.v = Value(weight.t);
-  Buf<float> bias({cout});
-  Buf<float> one({1, cout, hw, hw}, channels_last(cout, hw, hw));
-  Buf<float> got({1, cout, hw, hw}, channels_last(cout, hw, hw));
-  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
-  Value vs = Value::int_list(ones), vp = Value::int_list(zeros), vd = Value::int_list(ones);
-  Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
-  auto run = [&](check::TestContext& ctx, Buf<float>& out) {
-    std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
-    ctx.reset();
-    etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
-    CHECK_OK(ctx.error());
-  };
+  ConstantWeightConv conv(96, 200, 11, 1, 1, 0);
+  Buf<float> one = conv.out(), got = conv.out();
+  auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
   const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
   const etrt::ParallelBackend eight = {reverse_chunks, eight_threads, nullptr};
   for (const char* name : {"avx512", "avx2", "sse2"}) {
@@ -1002,23 +994,9 @@ void test_kept_panels_follow_the_split() {
 void test_winograd_slices_times_tile_runs() {
   const check::KeepIsaCap keep;
   for (const int64_t cin : {int64_t{128}, int64_t{32}}) {
-    const int64_t cout = 64, hw = 13;
-    Buf<float> input({1, cin, hw, hw}, channels_last(cin, hw, hw));
-    Buf<float> weight({cout, cin, 3, 3}, hwio(cout, cin, 3));
-    weight.t.set_read_only(true);
-    weight.v = Value(weight.t);
-    Buf<float> bias({cout});
-    Buf<float> one({1, cout, hw, hw}, channels_last(cout, hw, hw));
-    Buf<float> got({1, cout, hw, hw}, channels_last(cout, hw, hw));
-    const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
-    Value vs = Value::int_list(ones), vp = Value::int_list(ones), vd = Value::int_list(ones);
-    Value vt(false), vo = Value::int_list(zeros), vg(int64_t{1});
-    auto run = [&](check::TestContext& ctx, Buf<float>& out) {
-      std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &out.v};
-      ctx.reset();
-      etrt::kernels::op_convolution(ctx, etrt::Span<Value*>(args.data(), args.size()));
-      CHECK_OK(ctx.error());
-    };
+    ConstantWeightConv conv(cin, 64, 13, 3, 1, 1);
+    Buf<float> one = conv.out(), got = conv.out();
+    auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
     const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
     for (const char* name : {"avx512", "avx2", "sse2"}) {
       if (!etrt::kernels::sgemm_force_isa(name)) continue;
