@@ -39,15 +39,17 @@ def model(name: str) -> torch.nn.Module:
     return factory(weights=None).eval()
 
 
-def live(model: torch.nn.Module, size: int = 224) -> torch.nn.Module:
+def live(
+    model: torch.nn.Module, size: int = 224, gen: torch.Generator | None = None
+) -> torch.nn.Module:
     """`model` with activations that stay alive through its depth, in eval mode.
 
     With torchvision's initial weights, deep nets in eval mode fade to zero (EfficientNet's
     features are ~1e-14, in the denormal range): a comparison says nothing and timings measure
     denormal arithmetic. Batch-norm statistics from one random batch and unit-scale linear
-    layers keep them alive.
+    layers keep them alive. `gen` draws the weights (one seeded with 1 when not given).
     """
-    gen = torch.Generator().manual_seed(1)
+    gen = gen if gen is not None else torch.Generator().manual_seed(1)
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.Linear):

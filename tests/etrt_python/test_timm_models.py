@@ -144,26 +144,15 @@ def _timm() -> Any:
 
 
 def _live(model: torch.nn.Module, size: int) -> torch.nn.Module:
-    """As test_library_models' _vision: batch-norm statistics from one random batch and
-    unit-scale linear layers keep random activations alive through the depth; layer scales
-    initialised near zero (1e-5, 1e-6) are drawn around 1, or the branches they scale would
-    not show in the output."""
+    """vision.live (batch-norm statistics from one random batch, unit-scale linear layers), after
+    layer scales initialised near zero (1e-5, 1e-6) are drawn around 1, or the branches they
+    scale would not show in the output."""
     gen = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for name, p in model.named_parameters():
             if "gamma" in name and p.numel() and float(p.abs().max()) < 1e-3:
                 p.copy_(0.5 + torch.rand(p.shape, generator=gen))
-        for m in model.modules():
-            if isinstance(m, torch.nn.Linear):
-                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * m.in_features**-0.5)
-                if m.bias is not None:
-                    m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-                m.momentum = None  # the running statistics become the batch's
-                m.reset_running_stats()
-        model.train()
-        model(torch.randn(4, 3, size, size, generator=gen))
-    return model.eval()
+    return vision.live(model, size, gen)
 
 
 def _images(batch: int, size: int, seed: int) -> torch.Tensor:
