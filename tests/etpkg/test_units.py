@@ -27,7 +27,7 @@ from etpkg._internal.conan import read_package
 from etpkg._internal.facts import Library, PackageFiles, SourceFile, Tree
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.generate import generated_files
-from etpkg._internal.plan.layout import Plan, plan_wheel
+from etpkg._internal.plan.layout import Plan, library_patches, plan_wheel
 from etpkg._internal.plan.view import wheel_sdk
 from etpkg._internal.tags import (
     WheelName,
@@ -510,3 +510,37 @@ def test_verify_only_selects_checks_by_key_and_refuses_an_empty_plan() -> None:
     assert ran == []
     suite.run_all(quick=True, only=check_selection(["headers,versions"]))
     assert ran == ["versions", "headers"]  # in the suite's order, not the selection's
+
+
+def test_a_library_copied_under_another_name_answers_to_its_soname(tmp_path: Path) -> None:
+    """libunwind's package() replaces the link libunwind-generic.so with a copy of
+    libunwind-x86_64.so.8 (SONAME libunwind-x86_64.so.8), which libunwind-setjmp.so needs:
+    the copy's SONAME is one of its names, so the wheel renames that DT_NEEDED entry to it
+    instead of leaving auditwheel to graft the system's libunwind-x86_64.so.8."""
+    lib = tmp_path / "p" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "impl.c").write_text("int impl(void) { return 1; }\n")
+    (tmp_path / "user.c").write_text("int impl(void);\nint user(void) { return impl(); }\n")
+    impl = lib / "libimpl-x86_64.so.8"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libimpl-x86_64.so.8", "-o", impl,
+         tmp_path / "impl.c"], check=True,
+    )  # fmt: skip
+    shutil.copyfile(impl, lib / "libimpl-generic.so")  # a copy, not a link
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libuser.so.0", "-o", lib / "libuser.so",
+         tmp_path / "user.c", f"-L{lib}", "-l:libimpl-x86_64.so.8"], check=True,
+    )  # fmt: skip
+    impl.unlink()  # the package ships the copy only, as a component's library
+    comps = (
+        Component("generic", "u::generic", ("impl-generic",), languages=("C",)),
+        Component("user", "u::user", ("user",), requires=("generic",), languages=("C",)),
+    )
+    sdk = Sdk("u", "1.0", tmp_path / "p", comps, "u", "u")
+    libraries = list(find_libraries(sdk, X86_64)[0])
+    generic = next(x for x in libraries if x.name == "impl-generic")
+    assert "libimpl-x86_64.so.8" in generic.aliases
+    patches = {p.path: p for p in library_patches("u", libraries)}
+    assert patches["u/lib/libuser.so"].replace_needed == (
+        ("libimpl-x86_64.so.8", "libimpl-generic.so"),
+    )

@@ -96,6 +96,12 @@ def _find_library(sdk: Sdk, comp: Component, name: str, arch: Arch, kind: str) -
                 if other.is_symlink() and other.resolve() == real:
                     aliases.add(other.name)
             info = check_shared_library(real, arch)
+            # Its DT_SONAME is what anything linked against it names in DT_NEEDED, also when
+            # the file is a copy under another name (libunwind's package() replaces the link
+            # libunwind-generic.so with a copy of libunwind-x86_64.so.8, whose SONAME
+            # libunwind-setjmp.so needs): without it, auditwheel grafts the system's library.
+            if info.soname:
+                aliases.add(info.soname)
             return Library(comp.name, name, source_file(real), frozenset(aliases), info.needed)
     where = ", ".join(str(d) for d in dirs) or "(no lib dirs)"
     other_file = {SHARED: static_file, STATIC: shared_file}.get(kind)
