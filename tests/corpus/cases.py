@@ -305,7 +305,16 @@ CASES: tuple[Case, ...] = (
         "openssl",
         "openssl",
         ("openssl",),
-        ("C", "components", "find-mode-both", "build-modules", "requires", "executables"),
+        (
+            "C",
+            "components",
+            "find-mode-both",
+            "build-modules",
+            "requires",
+            "executables",
+            "plugins",
+            "run-env",
+        ),
         ("*:shared=True",),  # OpenSSL::SSL / OpenSSL::Crypto (libssl, libcrypto) on zlib
         # its test_package's generate(): the legacy provider with MD4 and RIPEMD160 (defaults)
         cmake_defs=(
@@ -327,7 +336,7 @@ CASES: tuple[Case, ...] = (
         "libunwind",
         "libunwind",
         ("libunwind",),
-        ("C", "components", "requires", "autotools"),
+        ("C", "components", "requires", "autotools", "copied-library"),
         ("*:shared=True", "libunwind/*:minidebuginfo=False"),  # no xz_utils >=5.4.5 here
         # components unwind/generic/ptrace/setjmp/coredump, no target names of their own;
         # test_package links the root's libunwind::libunwind. libunwind-generic.so is a copy
@@ -344,7 +353,7 @@ CASES: tuple[Case, ...] = (
         "libarchive",
         "libarchive",
         ("libarchive",),
-        ("C", "find-mode-both", "requires", "replace-requires", "executables"),
+        ("C", "find-mode-both", "requires", "replace-requires"),
         (
             "*:shared=True",
             "libarchive/*:with_acl=False",  # no libacl headers on this machine
