@@ -40,7 +40,10 @@ def _shared(name: str) -> tuple[str, ...]:
 # tarball, not etpkg: libsodium 1.0.18 (Debian's .orig is the git tag's archive, without the
 # `configure` the recipe runs), re2 20220601 (Debian's +dfsg tarball drops the generated
 # re2/perl_groups.cc its CMakeLists compiles), sqlite3 3.40.1 (Debian's .orig is the source
-# tree, not the amalgamation the recipe builds), lcms 2.14 (tool-requires meson, not here).
+# tree, not the amalgamation the recipe builds), lcms 2.14 (tool-requires meson, not here),
+# libcurl 7.88.1 (tool-requires libtool/2.4.7, not here; its source() downloads curl.se's
+# cacert.pem), gmp 6.2.1 (tool-requires m4/1.4.19, not here); xz_utils (Debian 12's 5.4.1 is
+# in no conan-center-index config.yml) and zlib-ng (not in Debian 12) have no recipe to try.
 CASES: tuple[Case, ...] = (
     Case("zlib", "zlib", ("zlib",), ("C", "find-mode-both"), _shared("zlib")),
     Case("zlib-static", "zlib", ("zlib",), ("C", "static", "find-mode-both")),
@@ -297,6 +300,83 @@ CASES: tuple[Case, ...] = (
         "utf8proc",
         ("libutf8proc",),
         ("C", "static", "defines"),  # UTF8PROC_STATIC on the root cpp_info
+    ),
+    Case(
+        "openssl",
+        "openssl",
+        ("openssl",),
+        (
+            "C",
+            "components",
+            "find-mode-both",
+            "build-modules",
+            "requires",
+            "executables",
+            "plugins",
+            "run-env",
+        ),
+        ("*:shared=True",),  # OpenSSL::SSL / OpenSSL::Crypto (libssl, libcrypto) on zlib
+        # its test_package's generate(): the legacy provider with MD4 and RIPEMD160 (defaults)
+        cmake_defs=(
+            "OPENSSL_WITH_LEGACY=True",
+            "OPENSSL_WITH_MD4=True",
+            "OPENSSL_WITH_RIPEMD160=True",
+        ),
+    ),
+    Case(
+        "libevent",
+        "libevent",
+        ("libevent",),
+        ("C", "components", "requires", "sdk-on-sdks"),
+        ("*:shared=True",),
+        # libevent::core/extra/pthreads/openssl, one .pc each (libevent_core, ...); its openssl
+        # component requires openssl::openssl, a package with components of its own
+    ),
+    Case(
+        "libunwind",
+        "libunwind",
+        ("libunwind",),
+        ("C", "components", "requires", "autotools", "copied-library"),
+        ("*:shared=True", "libunwind/*:minidebuginfo=False"),  # no xz_utils >=5.4.5 here
+        # components unwind/generic/ptrace/setjmp/coredump, no target names of their own;
+        # test_package links the root's libunwind::libunwind. libunwind-generic.so is a copy
+        # of libunwind-x86_64.so (the recipe's package() replaces the symlink)
+    ),
+    Case(
+        "lzo",
+        "lzo",
+        ("lzo2",),
+        ("C", "include-dirs"),
+        _shared("lzo"),  # includedirs include and include/lzo: test_package includes "lzo1f.h"
+    ),
+    Case(
+        "libarchive",
+        "libarchive",
+        ("libarchive",),
+        ("C", "find-mode-both", "requires", "replace-requires"),
+        (
+            "*:shared=True",
+            "libarchive/*:with_acl=False",  # no libacl headers on this machine
+            "libarchive/*:with_iconv=False",  # no libiconv recipe here
+            "libarchive/*:with_bzip2=True",
+            "libarchive/*:with_lz4=True",
+            "libarchive/*:with_lzo=True",
+            "libarchive/*:with_zstd=True",
+        ),
+        # LibArchive::LibArchive (config and Find module) on zlib, bzip2, lz4, lzo and zstd:
+        # an SDK on five corpus SDKs; the recipe pins zstd/1.5.5, Debian ships 1.5.4
+        replace_requires=("zstd/1.5.5: zstd/1.5.4",),
+    ),
+    Case(
+        "abseil",
+        "abseil",
+        ("absl_strings", "absl_flat_hash_map", "absl_flat_hash_set", "absl_int128", "absl_time"),
+        ("C++", "components", "build-modules"),
+        _shared("abseil"),
+        # dozens of components (absl::strings, absl::time, ...) read from a JSON file the
+        # recipe writes, with requires between them; test_package also links absl::absl
+        run_args=("-s",),
+        cmake_defs=("CXX20_SUPPORTED=True",),
     ),
 )
 

@@ -470,7 +470,8 @@ class _CaseRun:
         # cmake_find_mode module/both: the wheel's Find module goes first, as CMakeDeps' does
         # (conan_toolchain.cmake puts it on CMAKE_MODULE_PATH).
         prefix_args: list[str] = []
-        if "--cmake-module-path" in self._query(fh, site, module, "--help"):
+        helps = self._query(fh, site, module, "--help")
+        if "--cmake-module-path" in helps:
             modules = self._query(fh, site, module, "--cmake-module-path")
             if modules:
                 prefix_args = [f"-DCMAKE_MODULE_PATH={modules}"]
@@ -498,7 +499,16 @@ class _CaseRun:
             what="cmake configure",
         )
         self._sh(fh, ["cmake", "--build", str(build), "-j2"], what="cmake build")
-        return self._run_programs(fh, build, site)
+        # The programs run as test_package's conanfile runs them (env="conanrun"): with the
+        # package's runenv_info (openssl's OPENSSL_MODULES), which the wheel's helper prints.
+        run_env = self._run_env(fh, site, module, helps)
+        return self._run_programs(fh, build, site, dict(self.corpus.env, **run_env))
+
+    def _run_env(self, fh: TextIO, site: Path, module: str, helps: str) -> dict[str, str]:
+        if "--run-env" not in helps:
+            return {}
+        out = self._query(fh, site, module, "--run-env")
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
     def _pkg_config(self, fh: TextIO) -> str:
         site, module = self._site(fh)
@@ -561,7 +571,12 @@ class _CaseRun:
         # .pc files carry no runpath (PkgConfigDeps' do not either): the programs run the way
         # Conan runs them, with the package's library dirs on LD_LIBRARY_PATH.
         libdirs = sorted({str(p.parent) for p in site.rglob("*.so*") if p.is_file()})
-        run_env = dict(self.corpus.env, LD_LIBRARY_PATH=os.pathsep.join(libdirs))
+        helps = self._query(fh, site, module, "--help")
+        run_env = dict(
+            self.corpus.env,
+            **self._run_env(fh, site, module, helps),
+            LD_LIBRARY_PATH=os.pathsep.join(libdirs),
+        )
         return self._run_programs(fh, build, site, run_env)
 
     def _parity(self, fh: TextIO) -> str:

@@ -472,3 +472,28 @@ def test_a_component_alias_must_name_a_component_and_a_free_name(entry: str, mes
     assert component_aliases(["Enc=vorbisenc", "Enc=vorbisenc"], comps, "x") == (
         ("Enc", "vorbisenc"),
     )
+
+
+def test_a_left_out_packages_include_dirs_are_not_counted_in_pkg_config_cflags(
+    tmp_path: Path,
+) -> None:
+    """PkgConfigDeps' .pc of a shared library Requires its private dependency's .pc (libarchive
+    -> lzo2), so `pkg-config --cflags` gives that package's include dirs (lzo's include/lzo)
+    though CMakeDeps gives none (the headers trait) and neither does the wheel. Parity leaves
+    out what lies under a left-out package's folder; the package's own dirs still count."""
+    from etpkg._internal.parity import observe
+
+    own, dep, pcs = tmp_path / "own", tmp_path / "dep", tmp_path / "pc"
+    for d in (own / "include", dep / "include" / "sub", pcs):
+        d.mkdir(parents=True)
+    (pcs / "dep.pc").write_text(
+        f"Name: dep\nDescription: d\nVersion: 1\nCflags: -I{dep}/include -I{dep}/include/sub\n"
+    )
+    (pcs / "own.pc").write_text(
+        f"Name: own\nDescription: o\nVersion: 1\nRequires: dep\nCflags: -I{own}/include\n"
+    )
+    roots = observe.Roots((own, dep))
+    every = observe.run_pkg_config(pcs, "own", roots, dict(os.environ))
+    assert every.cflags == {"-Iinclude", "-Iinclude/sub"}
+    kept = observe.run_pkg_config(pcs, "own", roots, dict(os.environ), drop_under=(dep,))
+    assert kept.cflags == {"-Iinclude"}

@@ -409,3 +409,45 @@ def test_version_file_semantics(tmp_path: Path) -> None:
     assert not compatible("0.3.2") and not compatible("0.4") and not compatible("1.0")
     assert not compatible("0.1...<0.3.1")  # excludes the installed version
     assert not compatible("0.4...<0.5") and not compatible("0.3...<2.0")  # leaves the major
+
+
+def test_build_modules_read_cmakedeps_data_variables(tmp_path: Path) -> None:
+    """A build module may read CMakeDeps' data variables (openssl's sets OPENSSL_CRYPTO_LIBRARY
+    from openssl_OpenSSL_Crypto_LIBS_RELEASE): <package>_<component's target, '::' as '_'>_
+    LIBS/SYSTEM_LIBS/DEPENDENCIES/FRAMEWORKS_RELEASE, and the package's <package>_LIBS_RELEASE,
+    defined (empty ones too) when it runs, with CMakeDeps' values: -l names, not files."""
+    comps = (
+        Component("crypto", "Toy::Crypto", ("tcrypto",), system_libs=("dl", "pthread")),
+        Component("ssl", "Toy::SSL", ("tssl",), requires=("crypto",), system_libs=("dl",)),
+    )
+    s = sdk(components=comps, cmake_file_name="Toy", build_modules=("lib/cmake/toy-vars.cmake",))
+    root = tmp_path / "site"
+    for rel, data in render_cmake_package(s).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    (root / "toy" / "lib" / "cmake" / "toy-vars.cmake").write_text(
+        "foreach(v toy_Toy_Crypto_LIBS toy_Toy_Crypto_SYSTEM_LIBS toy_Toy_Crypto_DEPENDENCIES\n"
+        "        toy_Toy_Crypto_FRAMEWORKS toy_Toy_SSL_LIBS toy_Toy_SSL_DEPENDENCIES toy_LIBS\n"
+        "        toy_SYSTEM_LIBS)\n"
+        "  if(NOT DEFINED ${v}_RELEASE)\n"
+        '    message(FATAL_ERROR "${v}_RELEASE not defined")\n'
+        "  endif()\n"
+        '  message(STATUS "${v}=[${${v}_RELEASE}]")\n'
+        "endforeach()\n"
+    )
+    project = tmp_path / "consumer"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.15)\nproject(c NONE)\n"
+        f'find_package(Toy REQUIRED CONFIG PATHS "{root}/toy" NO_DEFAULT_PATH)\n'
+    )
+    proc = subprocess.run(
+        ["cmake", "-S", str(project), "-B", str(tmp_path / "b")], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "toy_Toy_Crypto_LIBS=[tcrypto]" in out
+    assert "toy_Toy_Crypto_SYSTEM_LIBS=[dl;pthread]" in out
+    assert "toy_Toy_Crypto_DEPENDENCIES=[]" in out and "toy_Toy_Crypto_FRAMEWORKS=[]" in out
+    assert "toy_Toy_SSL_LIBS=[tssl]" in out and "toy_Toy_SSL_DEPENDENCIES=[Toy::Crypto]" in out
+    assert "toy_LIBS=[tssl;tcrypto]" in out and "toy_SYSTEM_LIBS=[dl;pthread]" in out

@@ -27,7 +27,7 @@ from etpkg._internal.conan import read_package
 from etpkg._internal.facts import Library, PackageFiles, SourceFile, Tree
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.generate import generated_files
-from etpkg._internal.plan.layout import Plan, plan_wheel
+from etpkg._internal.plan.layout import Plan, library_patches, plan_wheel
 from etpkg._internal.plan.view import wheel_sdk
 from etpkg._internal.tags import (
     WheelName,
@@ -35,7 +35,14 @@ from etpkg._internal.tags import (
     manylinux_platform,
     unrepaired_platform,
 )
-from etpkg._internal.verify.tools import exported_functions
+from etpkg._internal.verify.consumers import DATA_SYMBOL, ENTRY_OK, entry_source, expect_loaded
+from etpkg._internal.verify.runner import CheckFailed
+from etpkg._internal.verify.tools import (
+    exported_functions,
+    exported_objects,
+    exported_weak_functions,
+    exports_nothing,
+)
 from etpkg_fixtures import ensure_toysdk
 from packaging.metadata import Metadata
 
@@ -510,3 +517,82 @@ def test_verify_only_selects_checks_by_key_and_refuses_an_empty_plan() -> None:
     assert ran == []
     suite.run_all(quick=True, only=check_selection(["headers,versions"]))
     assert ran == ["versions", "headers"]  # in the suite's order, not the selection's
+
+
+def test_a_library_copied_under_another_name_answers_to_its_soname(tmp_path: Path) -> None:
+    """libunwind's package() replaces the link libunwind-generic.so with a copy of
+    libunwind-x86_64.so.8 (SONAME libunwind-x86_64.so.8), which libunwind-setjmp.so needs:
+    the copy's SONAME is one of its names, so the wheel renames that DT_NEEDED entry to it
+    instead of leaving auditwheel to graft the system's libunwind-x86_64.so.8."""
+    lib = tmp_path / "p" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "impl.c").write_text("int impl(void) { return 1; }\n")
+    (tmp_path / "user.c").write_text("int impl(void);\nint user(void) { return impl(); }\n")
+    impl = lib / "libimpl-x86_64.so.8"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libimpl-x86_64.so.8", "-o", impl,
+         tmp_path / "impl.c"], check=True,
+    )  # fmt: skip
+    shutil.copyfile(impl, lib / "libimpl-generic.so")  # a copy, not a link
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libuser.so.0", "-o", lib / "libuser.so",
+         tmp_path / "user.c", f"-L{lib}", "-l:libimpl-x86_64.so.8"], check=True,
+    )  # fmt: skip
+    impl.unlink()  # the package ships the copy only, as a component's library
+    comps = (
+        Component("generic", "u::generic", ("impl-generic",), languages=("C",)),
+        Component("user", "u::user", ("user",), requires=("generic",), languages=("C",)),
+    )
+    sdk = Sdk("u", "1.0", tmp_path / "p", comps, "u", "u")
+    libraries = list(find_libraries(sdk, X86_64)[0])
+    generic = next(x for x in libraries if x.name == "impl-generic")
+    assert "libimpl-x86_64.so.8" in generic.aliases
+    patches = {p.path: p for p in library_patches("u", libraries)}
+    assert patches["u/lib/libuser.so"].replace_needed == (
+        ("libimpl-x86_64.so.8", "libimpl-generic.so"),
+    )
+
+
+@pytest.mark.parametrize("lang", ["c", "cpp"])
+def test_a_library_of_data_alone_is_referenced_by_a_data_object(tmp_path: Path, lang: str) -> None:
+    """abseil's libabsl_random_internal_platform.so exports its constant tables and no
+    function: verify's apps reference one of its data objects (a C++ one by its mangled name)
+    instead of failing with 'exports no function to reference', and the library loads."""
+    (tmp_path / "data.cpp").write_text(
+        "namespace tables { extern const unsigned char kKeys[4]; "
+        "const unsigned char kKeys[4] = {1, 2, 3, 4}; }\n"
+    )
+    lib = tmp_path / "libdata.so"
+    subprocess.run(["c++", "-shared", "-fPIC", "-o", lib, tmp_path / "data.cpp"], check=True)
+    assert exported_functions(lib) == []
+    (symbol,) = exported_objects(lib)
+    assert symbol == "_ZN6tables5kKeysE"
+    main = tmp_path / f"main.{lang}"
+    main.write_text(entry_source([DATA_SYMBOL + symbol]))
+    app = tmp_path / "app"
+    subprocess.run(
+        ["cc" if lang == "c" else "c++", main, "-o", app, f"-L{tmp_path}", "-Wl,--as-needed",
+         "-ldata", f"-Wl,-rpath,{tmp_path}"], check=True,
+    )  # fmt: skip
+    out = subprocess.run([app], capture_output=True, text=True, check=True).stdout
+    assert f"loaded {lib}" in out
+
+
+def test_weak_functions_alone_are_referenced_and_an_empty_library_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    """abseil's libabsl_random_internal_pool_urbg.so exports only weak functions (template
+    instantiations): they are what its app references. libabsl_bad_any_cast_impl.so exports
+    nothing at all in C++17: nothing to reference, and --as-needed rightly leaves it unloaded,
+    so it is not expected loaded."""
+    (tmp_path / "weak.c").write_text("__attribute__((weak)) int weak_one(void) { return 1; }\n")
+    (tmp_path / "empty.c").write_text("static int unused(void) { return 0; }\n")
+    weak, empty = tmp_path / "libweak.so", tmp_path / "libempty.so"
+    for lib, src in ((weak, "weak.c"), (empty, "empty.c")):
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", lib, tmp_path / src], check=True)
+    assert exported_functions(weak) == [] and exported_weak_functions(weak) == ["weak_one"]
+    assert not exports_nothing(weak) and exports_nothing(empty)
+    output = f"loaded /lib/x86_64-linux-gnu/libc.so.6\n{ENTRY_OK}\n"
+    expect_loaded(output, {"libempty.so"}, [tmp_path])
+    with pytest.raises(CheckFailed, match=r"libweak\.so"):
+        expect_loaded(output, {"libweak.so"}, [tmp_path])

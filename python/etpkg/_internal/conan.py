@@ -584,7 +584,49 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
         component_aliases=component_aliases(
             _str_list(info, properties.COMPONENT_ALIASES), comps, properties.COMPONENT_ALIASES.name
         ),
+        run_env=run_env(getattr(conanfile, "runenv_info", None), package_folder),
     )
+
+
+def run_env(
+    env: Any, package_folder: Path
+) -> tuple[tuple[str, str, tuple[str, ...], bool, str], ...]:
+    """The package's runenv_info as (variable, define/prepend/append, values, is_path,
+    separator): a path inside the package folder package-relative; a variable naming a path
+    outside it is left out, with a note (the wheel cannot carry it)."""
+    values = getattr(env, "_values", None) or {}
+    out: list[tuple[str, str, tuple[str, ...], bool, str]] = []
+    for name, value in values.items():
+        items = list(getattr(value, "_values", []))
+        path = bool(getattr(value, "_path", False))
+        sep = str(getattr(value, "_sep", " "))
+        holder = [i for i, v in enumerate(items) if not isinstance(v, str)]
+        if holder:  # the variable's previous value: what is before it is prepended
+            parts = [("prepend", items[: holder[0]]), ("append", items[holder[0] + 1 :])]
+        else:
+            parts = [("define", items)]
+        for op, vals in parts:
+            strings = [str(v) for v in vals if isinstance(v, str)]
+            if not strings and op != "define":
+                continue
+            if path:
+                rel = []
+                for v in strings:
+                    try:
+                        rel.append(Path(v).resolve().relative_to(package_folder.resolve()))
+                    except ValueError:
+                        rel = []
+                        log.warning(
+                            "note: runenv_info %s=%s is outside the package: not in the wheel",
+                            name,
+                            v,
+                        )
+                        break
+                if not rel:
+                    continue
+                strings = [r.as_posix() for r in rel]
+            out.append((str(name), op, tuple(strings), path, sep))
+    return tuple(out)
 
 
 _COMPONENT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")

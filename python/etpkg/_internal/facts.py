@@ -47,6 +47,17 @@ class Executable:
 
 
 @dataclass(frozen=True)
+class LoadableModule:
+    """A shared object in a subdirectory of the package's lib dirs that no component names: a
+    plugin the package's libraries load at run time (openssl's lib/ossl-modules/legacy.so,
+    lib/engines-3/*.so), shipped at its package-relative path."""
+
+    path: str  # package-relative, e.g. "lib/ossl-modules/legacy.so"
+    source: SourceFile
+    needed: tuple[str, ...] = ()  # its DT_NEEDED entries as built
+
+
+@dataclass(frozen=True)
 class DependencyFiles:
     """What of one required package reaches the SDK's consumers, found on disk."""
 
@@ -82,3 +93,4 @@ class PackageFiles:
     # SONAME of the shared library each system library name (-l<name>) links on this
     # machine; None when it is no ELF file (a linker script, e.g. libm.so) or not found.
     system_sonames: tuple[tuple[str, str | None], ...] = ()
+    loadable_modules: tuple[LoadableModule, ...] = ()

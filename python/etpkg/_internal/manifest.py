@@ -65,6 +65,11 @@ def to_json(sdk: Sdk) -> str:
         data["build_modules"] = list(sdk.build_modules)
     if sdk.build_dirs:
         data["build_dirs"] = list(sdk.build_dirs)
+    if sdk.run_env:  # absent when none, as in wheels made before it was recorded
+        data["run_env"] = [
+            {"name": n, "op": op, "values": list(v), "path": path, "separator": sep}
+            for n, op, v, path, sep in sdk.run_env
+        ]
     carried = {b.name: b.cmake_file_name for b in sdk.bundled}
     required = [
         {"name": d.name, "system": d.system, "cmake_file_name": carried.get(d.name, "")}
@@ -204,6 +209,7 @@ def from_json(text: str, where: str) -> Sdk:
             data.get("cmake_variable_prefixes", []), f"{what}: cmake_variable_prefixes"
         ),
         wheel_requires=_wheel_requires(data.get("wheel_requires", []), what),
+        run_env=_run_env(data.get("run_env", []), what),
     )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
@@ -269,3 +275,23 @@ def _policy(value: Any, what: str) -> str:
     if value not in POLICIES:
         raise WheelError(f"{what}: cmake_config_version_compat {value!r} is not one of {POLICIES}")
     return str(value)
+
+
+def _run_env(data: object, what: str) -> tuple[tuple[str, str, tuple[str, ...], bool, str], ...]:
+    if not isinstance(data, list):
+        raise WheelError(f"{what}: run_env is not a list")
+    out = []
+    for item in data:
+        if not isinstance(item, dict) or item.get("op") not in ("define", "prepend", "append"):
+            raise WheelError(f"{what}: run_env entry {item!r} is not valid")
+        values = _strings(item.get("values", []), f"{what}: run_env values")
+        out.append(
+            (
+                str(item.get("name", "")),
+                str(item["op"]),
+                values,
+                bool(item.get("path")),
+                str(item.get("separator", " ")),
+            )
+        )
+    return tuple(out)

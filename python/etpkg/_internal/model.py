@@ -241,6 +241,10 @@ class Sdk:
     # (etpkg_component_aliases, wheelify --component-alias): an upstream config's own names
     # (Vorbis' Enc for vorbisenc) that no Conan property can declare. (name, component).
     component_aliases: tuple[tuple[str, str], ...] = ()
+    # The package's runenv_info (what Conan's VirtualRunEnv gives a consumer's programs:
+    # openssl's OPENSSL_MODULES), each (variable, "define", "prepend" or "append", values,
+    # is_path, separator); a path value is package-relative.
+    run_env: tuple[tuple[str, str, tuple[str, ...], bool, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:

@@ -24,8 +24,9 @@ def exclude_files(
     files: PackageFiles, folder: Path, bin_dirs: Sequence[str], globs: Sequence[str]
 ) -> tuple[PackageFiles, list[str]]:
     """files without the package-folder files matching a glob (fnmatch: `*` crosses `/`), and
-    the package-relative paths left out. Headers, resources, build-module directories and
-    bin-dir files can be left out; a glob that leaves nothing out is an error (a typo would
+    the package-relative paths left out. Headers, resources, build-module directories,
+    bin-dir files and loadable modules (plugins in lib subdirectories) can be left out; a
+    glob that leaves nothing out is an error (a typo would
     otherwise ship the file it meant)."""
     if not globs:
         return files, []
@@ -54,11 +55,13 @@ def exclude_files(
         executables=tuple(e for e in files.executables if not out(exe_rel(e.name))),
         res_trees=tuple((rel, keep(t)) for rel, t in files.res_trees),
         build_module_trees=tuple((rel, keep(t)) for rel, t in files.build_module_trees),
+        loadable_modules=tuple(m for m in files.loadable_modules if not out(m.path)),
     )
     unused = [g for g in globs if g not in used]
     if unused:
         raise LayoutError(
-            f"--exclude {unused[0]}: matches no header, resource, build-module or bin-dir file "
+            f"--exclude {unused[0]}: matches no header, resource, build-module, bin-dir or "
+            "loadable-module file "
             "of the package folder (paths are relative to it, e.g. bin/NAME-config)"
         )
     return result, sorted(set(excluded))

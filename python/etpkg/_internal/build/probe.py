@@ -27,6 +27,7 @@ from etpkg._internal.facts import (
     DependencyFiles,
     Executable,
     Library,
+    LoadableModule,
     PackageFiles,
     SourceFile,
     Tree,
@@ -95,6 +96,12 @@ def _find_library(sdk: Sdk, comp: Component, name: str, arch: Arch, kind: str) -
                 if other.is_symlink() and other.resolve() == real:
                     aliases.add(other.name)
             info = check_shared_library(real, arch)
+            # Its DT_SONAME is what anything linked against it names in DT_NEEDED, also when
+            # the file is a copy under another name (libunwind's package() replaces the link
+            # libunwind-generic.so with a copy of libunwind-x86_64.so.8, whose SONAME
+            # libunwind-setjmp.so needs): without it, auditwheel grafts the system's library.
+            if info.soname:
+                aliases.add(info.soname)
             return Library(comp.name, name, source_file(real), frozenset(aliases), info.needed)
     where = ", ".join(str(d) for d in dirs) or "(no lib dirs)"
     other_file = {SHARED: static_file, STATIC: shared_file}.get(kind)
@@ -138,6 +145,32 @@ def find_executables(sdk: Sdk, arch: Arch | None) -> tuple[Executable, ...]:
             if previous is not None and previous.source.path != real:
                 raise LayoutError(f"two executables named {path.name} ({previous.source.path})")
             found[path.name] = Executable(path.name, source_file(real), elf, needed)
+    return tuple(found.values())
+
+
+def find_loadable_modules(
+    sdk: Sdk, arch: Arch | None, libraries: tuple[Library, ...]
+) -> tuple[LoadableModule, ...]:
+    """The ELF shared objects in subdirectories of the components' lib dirs that are no
+    component's library: plugins the libraries load at run time (openssl's providers and
+    engines), which a Conan consumer reaches in the package folder."""
+    named = {lib.source.path for lib in libraries}
+    lib_dirs = dict.fromkeys(sdk.package_folder / d for c in sdk.components for d in c.lib_dirs)
+    found: dict[str, LoadableModule] = {}
+    for d in lib_dirs:
+        if not d.is_dir():
+            continue
+        for path in sorted(d.rglob("*")):
+            if path.parent == d or path.is_symlink() or not path.is_file():
+                continue
+            if path.resolve() in named or not is_elf(path) or arch is None:
+                continue
+            info = read_elf(path)
+            if info.elf_type != "ET_DYN":
+                continue
+            check_shared_library(path, arch)
+            rel = path.relative_to(sdk.package_folder).as_posix()
+            found.setdefault(rel, LoadableModule(rel, source_file(path), info.needed))
     return tuple(found.values())
 
 
@@ -304,6 +337,7 @@ def probe_package(sdk: Sdk, arch: Arch | None) -> PackageFiles:
         dependencies=deps,
         linkage=linkage,
         system_sonames=tuple((name, system_soname(name)) for name in system_names),
+        loadable_modules=find_loadable_modules(sdk, arch, libraries),
     )
 
 

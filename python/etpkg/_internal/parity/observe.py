@@ -305,9 +305,17 @@ def pkg_config_names(pc_dir: Path) -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in pc_dir.glob("*.pc")))
 
 
-def run_pkg_config(pc_dir: Path, name: str, roots: Roots, env: dict[str, str]) -> PcView:
+def run_pkg_config(
+    pc_dir: Path,
+    name: str,
+    roots: Roots,
+    env: dict[str, str],
+    drop_under: tuple[Path, ...] = (),
+) -> PcView:
     """What `pkg-config --cflags/--libs/--print-requires/--modversion name` answers with only
-    pc_dir searched."""
+    pc_dir searched; an include dir under one of `drop_under` (a package left out of the
+    comparison) is not counted."""
+    dropped = tuple(d.resolve() for d in drop_under)
     pc_env = {**env, "PKG_CONFIG_LIBDIR": str(pc_dir), "PKG_CONFIG_PATH": ""}
     pc_env.pop("PKG_CONFIG_SYSROOT_DIR", None)
 
@@ -318,7 +326,10 @@ def run_pkg_config(pc_dir: Path, name: str, roots: Roots, env: dict[str, str]) -
     cflags: set[str] = set()
     for flag in ask("--cflags"):
         if flag.startswith("-I"):
-            cflags.add("-I" + roots.relative(os.path.normpath(flag[2:])))
+            path = Path(os.path.normpath(flag[2:]))
+            if path.is_absolute() and any(path.resolve().is_relative_to(d) for d in dropped):
+                continue
+            cflags.add("-I" + roots.relative(str(path)))
         else:
             cflags.add(flag)
     libs: set[str] = set()

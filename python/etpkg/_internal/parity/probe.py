@@ -182,7 +182,16 @@ def parity(
             if name not in wheel_pcs:
                 diffs.append(f"pkg-config {name}: the wheel has no {name}.pc")
                 continue
-            theirs = observe.run_pkg_config(ref_side.folder, name, conan_roots, env)
+            # PkgConfigDeps requires a left-out package's .pc (a shared library's private
+            # dependency), so its include dirs reach `--cflags`; CMakeDeps gives none (the
+            # headers trait), nor does the wheel.
+            theirs = observe.run_pkg_config(
+                ref_side.folder,
+                name,
+                conan_roots,
+                env,
+                drop_under=tuple(p.package_folder for p in left_out if p.package_folder),
+            )
             theirs = dataclasses.replace(
                 theirs,
                 libs=theirs.libs - foreign_links - trait_excluded,

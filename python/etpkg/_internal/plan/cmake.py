@@ -110,6 +110,12 @@ class _ComponentView:
     variable_items: tuple[str, ...]  # <NAME>_LIBRARIES items, each a quoted argument
     runtime_files: tuple[str, ...]  # what an installed app needs beside it
     runpath: bool  # links shared libraries: give consumers the $ORIGIN runpath
+    # CMakeDeps' data variables of the component, <package>_<target, '::' as '_'>_<X>_RELEASE,
+    # which build modules read (openssl's: <pkg>_OpenSSL_Crypto_LIBS_RELEASE): -l names,
+    # and the targets it requires.
+    data_prefix: str
+    libs: tuple[str, ...]
+    dependencies: tuple[str, ...]
 
 
 def _retained_items(comp: Component) -> tuple[str, ...]:
@@ -185,7 +191,18 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
         ),
         runtime_files=(*runtime, *shared_deps),
         runpath=kind == "SHARED" or bool(shared_deps),
+        data_prefix=data_prefix(sdk.name, comp.target),
+        libs=tuple(_item(lib, f"{where}: library") for lib in comp.libs),
+        dependencies=tuple(
+            [sdk.component(r).target for r in comp.requires] + _wheel_targets(sdk, comp)
+        ),
     )
+
+
+def data_prefix(package: str, target: str) -> str:
+    """CMakeDeps' prefix of a component's data variables: the package name, '_', the
+    component's target with '::' as '_' (openssl, OpenSSL::Crypto: openssl_OpenSSL_Crypto)."""
+    return f"{package}_{target.replace('::', '_')}"
 
 
 def _wheel_targets(sdk: Sdk, comp: Component) -> list[str]:
@@ -336,6 +353,13 @@ def _context(
         "has_headers": any(v.has_headers for v in views),
         "include_dirs": list(dict.fromkeys(d for v in views for d in v.include_dirs)),
         "build_modules": [posixpath.relpath(rel, base) for rel in sdk.build_modules],
+        # CMakeDeps' data variables (<package>_LIBS_RELEASE, <package>_<comp>_LIBS_RELEASE, ...)
+        # are what build modules read; the wheel is one configuration, Release as Conan's
+        # default build type.
+        "data_name": sdk.name,
+        "data_config": "RELEASE",
+        "data_libs": list(dict.fromkeys(lib for v in reversed(views) for lib in v.libs)),
+        "data_system_libs": list(dict.fromkeys(s for v in reversed(views) for s in v.system_libs)),
         "build_dirs": [posixpath.relpath(rel, base) for rel in sdk.build_dirs],
         "manifest": manifest.to_json(sdk) if with_manifest and not is_module else "",
         "install_file": install_file_name(sdk.cmake_file_name),

@@ -138,6 +138,21 @@ def plan_wheel(
                 )
             )
 
+    # Plugins the libraries load (lib/ossl-modules/legacy.so): at their package-relative
+    # path, their DT_NEEDED on the package's libraries renamed as the wheel names them, and a
+    # runpath to <pkg>/lib (and to the lib dirs of SDK wheels depended on) from where they lie.
+    for module in files.loadable_modules:
+        path = f"{pkg}/{module.path}"
+        plan.add(path, module.source, str(module.source.path))
+        up = "../" * module.path.count("/")  # from its dir to <pkg>
+        runpath = [
+            f"$ORIGIN/{up}lib",
+            *(s.replace("$ORIGIN/../", f"$ORIGIN/{up}", 1) for s in siblings),
+        ]
+        plan.patches.append(
+            LibraryPatch(path, None, _replacements(module.needed, renames), ":".join(runpath))
+        )
+
     for inc in files.include_trees:
         for rel, source in inc.files:
             plan.add(f"{pkg}/include/{rel}", source, str(inc.root))

@@ -16,10 +16,16 @@ from etpkg._internal.model import Sdk
 from etpkg._internal.naming import library_file
 from etpkg._internal.plan.cmake import install_function_name
 from etpkg._internal.verify.runner import CheckFailed
-from etpkg._internal.verify.tools import defined_functions, exported_functions
+from etpkg._internal.verify.tools import (
+    defined_functions,
+    exported_functions,
+    exports_nothing,
+)
 
 # What every entry app prints last, and before it one "loaded <path>" line per loaded object.
 ENTRY_OK = "etpkg-entry-ok"
+# A symbol symbols_for() picked that names a data object, not a function: see entry_source.
+DATA_SYMBOL = "data:"
 # A library exporting main() is the program's main (gtest_main): see entry_source.
 PROGRAM_MAIN = "main"
 SHADOW_MARKER = "ETPKG-SHADOW-LOADED"
@@ -71,13 +77,15 @@ def languages(sdk: Sdk) -> str:
 def entry_source(
     symbols: Sequence[str], *, defines: Sequence[str] = (), cxx_standard: bool = False
 ) -> str:
-    """main() in C and C++: references one exported function per listed symbol, prints each
+    """main() in C and C++: references one exported function per listed symbol (a data object
+    for one named DATA_SYMBOL + name), prints each
     define's expansion ("define NAME=value"), __cplusplus, and every loaded object. When a
     listed symbol is main itself (a library that is the program's main, as gtest_main), the
     app defines no main: the same body runs as a constructor, before the library's main."""
     return render(
         "entry.cpp.j2",
-        symbols=[s for s in symbols if s != PROGRAM_MAIN],
+        symbols=[s for s in symbols if s != PROGRAM_MAIN and not s.startswith(DATA_SYMBOL)],
+        objects=[s[len(DATA_SYMBOL) :] for s in symbols if s.startswith(DATA_SYMBOL)],
         library_main=PROGRAM_MAIN in symbols,
         defines=list(defines),
         cxx_standard=cxx_standard,
@@ -153,6 +161,8 @@ def _covered(name: str, loaded: set[str], dirs: Sequence[Path]) -> bool:
     found = [d / name for d in dirs if (d / name).is_file()]
     if not found:
         return False
+    if exports_nothing(found[0]):
+        return True  # nothing an app could reference: --as-needed rightly drops it
     own = set(exported_functions(found[0]))
     others: set[str] = set()
     for other in loaded:

