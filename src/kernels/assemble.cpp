@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "light.h"
 #include "util.h"
@@ -25,6 +26,62 @@ void copy_into(const Tensor& src, char* dst_base, Span<const int64_t> dst_stride
     }
     for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], p[1] + i * st[1], es);
   });
+}
+
+// Whether `t` is rows of runs along `d`: d innermost (stride 1) and the other dimensions dense
+// in `order` (outermost first), in units of t's own size along d. Then row r (the other
+// dimensions' index in that order) is t.size(d) elements at r * t.size(d). Dimensions of size 1
+// may have any stride.
+bool rows_of_runs(const Tensor& t, int d, const int* order, int n) {
+  if (t.size(d) != 1 && t.stride(d) != 1) return false;
+  int64_t expect = t.size(d);
+  for (int k = n - 1; k >= 0; --k) {
+    const int dim = order[k];
+    if (t.size(dim) != 1 && t.stride(dim) != expect) return false;
+    expect *= t.size(dim);
+  }
+  return true;
+}
+
+// cat along `d` where the output and every input are rows of runs along d in the same order
+// (channels-last tensors joined along channels: SqueezeNet's fire modules, DenseNet's blocks):
+// one loop over the rows copies each input's run into place, split across threads by rows,
+// where copying input after input walks the output once per input, a parallel loop each.
+bool cat_rows(const Tensor& out, Span<Value* const> list, int d) {
+  const int nd = out.dim();
+  int order[kMaxDims];
+  int n = 0;
+  for (int k = 0; k < nd; ++k) {
+    if (k != d) order[n++] = k;
+  }
+  // The output's order of the other dimensions, outermost (largest stride) first.
+  for (int i = 1; i < n; ++i) {
+    for (int j = i; j > 0 && out.stride(order[j]) > out.stride(order[j - 1]); --j) std::swap(order[j], order[j - 1]);
+  }
+  if (!rows_of_runs(out, d, order, n)) return false;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Tensor& t = list[i]->to_tensor();
+    if (t.numel() != 0 && !rows_of_runs(t, d, order, n)) return false;
+  }
+  const size_t es = out.element_size();
+  const int64_t width = out.size(d);
+  const int64_t rows = width == 0 ? 0 : out.numel() / width;
+  char* base = static_cast<char*>(out.data());
+  parallel_chunks(rows, width, [&](int64_t r0, int64_t r1) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Tensor& t = list[i]->to_tensor();
+      if (t.numel() == 0) continue;
+      const int64_t run = t.size(d);
+      const auto* src = static_cast<const char*>(t.data());
+      for (int64_t r = r0; r < r1; ++r) {
+        std::memcpy(base + static_cast<size_t>(r * width + offset) * es, src + static_cast<size_t>(r * run) * es,
+                    static_cast<size_t>(run) * es);
+      }
+      offset += run;
+    }
+  });
+  return true;
 }
 
 }  // namespace
@@ -145,6 +202,7 @@ void op_cat(KernelContext& ctx, Span<Value*> args) {
   }
   Tensor* out = strided_output_arg(ctx, op, args, 2, first->dtype(), shape.span());
   if (out == nullptr) return;
+  if (cat_rows(*out, list, d)) return;
   const size_t es = out->element_size();
   char* base = static_cast<char*>(out->data());
   int64_t offset = 0;

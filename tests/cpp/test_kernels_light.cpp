@@ -1182,6 +1182,82 @@ void test_attention_mask_pattern() {
 // Channels-last (NHWC) operands, as the exporter lays out a CNN's activations: elementwise ops
 // with a broadcast [N, C, 1, 1] gate, a channel concatenation and the spatial mean write and read
 // them as one contiguous run (loops follow memory order), with the same results as NCHW.
+// cat where the output and the inputs are rows of runs along the joined dimension (channels-last
+// tensors joined along channels, row-major ones along their last dimension) takes one loop over
+// the rows: three channels-last inputs of 5, 19 and 8 channels; a big one split across a
+// stand-in pool of 3 threads running its chunks last first; a channels-last output with one
+// NCHW input (not rows of runs: the general copy); row-major matrices along dim 1 with ATen's
+// skipped 1-D empty tensor among them. Every element where its input says.
+void test_cat_rows_of_runs() {
+  auto nhwc = [](int64_t h, int64_t w, int64_t cc) { return Sizes{h * w * cc, 1, w * cc, cc}; };
+  auto at = [](const Buf& b, const Sizes& i) { return get(b.t(), broadcast_offset(b.t(), i)); };
+  Value one = vint(1);
+  auto check_cat = [&](const std::string& label, std::vector<Buf*> ins, int64_t n, int64_t h, int64_t w,
+                       bool nhwc_out) {
+    int64_t total = 0;
+    for (Buf* b : ins) total += b->t().size(1);
+    Buf out = nhwc_out ? make_strided(ScalarType::Float, {n, total, h, w}, nhwc(h, w, total))
+                       : make(ScalarType::Float, {n, total, h, w});
+    std::vector<Value*> items;
+    for (Buf* b : ins) items.push_back(&b->value);
+    Value list = Value::tensor_list(Span<Value* const>(items.data(), items.size()));
+    CHECK_OK(check::call(ctx, "aten::cat", {&list, &one, &out.value}));
+    expect_all(label.c_str(), out.t(), [&](const Sizes& i) {
+      Sizes j = i;
+      for (Buf* b : ins) {
+        if (j[1] < b->t().size(1)) return at(*b, j);
+        j[1] -= b->t().size(1);
+      }
+      return 0.0;
+    }, 0, 0);
+  };
+  {
+    const int64_t n = 2, h = 3, w = 4;
+    Buf a = make_strided(ScalarType::Float, {n, 5, h, w}, nhwc(h, w, 5));
+    Buf b = make_strided(ScalarType::Float, {n, 19, h, w}, nhwc(h, w, 19));
+    Buf c = make_strided(ScalarType::Float, {n, 8, h, w}, nhwc(h, w, 8));
+    for (Buf* x : {&a, &b, &c}) fill_random(*x);
+    check_cat("nhwc cat of three", {&a, &b, &c}, n, h, w, true);
+    Buf d = make(ScalarType::Float, {n, 19, h, w});  // NCHW among channels-last ones
+    fill_random(d);
+    check_cat("nhwc cat with an nchw input", {&a, &d, &c}, n, h, w, true);
+  }
+  {
+    const int64_t h = 30, w = 30;
+    Buf a = make_strided(ScalarType::Float, {1, 64, h, w}, nhwc(h, w, 64));
+    Buf b = make_strided(ScalarType::Float, {1, 64, h, w}, nhwc(h, w, 64));
+    fill_random(a);
+    fill_random(b);
+    static int64_t chunks = 0, loops = 0;
+    const etrt::ParallelBackend reverse = {
+        [](int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+          std::vector<std::pair<int64_t, int64_t>> parts;
+          for (int64_t x = begin; x < end; x += grain) parts.emplace_back(x, std::min(end, x + grain));
+          chunks += static_cast<int64_t>(parts.size());
+          ++loops;
+          for (auto it = parts.rbegin(); it != parts.rend(); ++it) fn(it->first, it->second);
+        },
+        [] { return 3; }, nullptr};
+    etrt::set_parallel_backend(&reverse);
+    check_cat("nhwc cat split by rows", {&a, &b}, 1, h, w, true);
+    etrt::set_parallel_backend(nullptr);
+    CHECK(chunks >= 2);  // split
+    CHECK_EQ(loops, 1);  // one loop over the rows, not one per input
+  }
+  {
+    Buf a = make(ScalarType::Float, {6, 3}), b = make(ScalarType::Float, {6, 5}), empty = make(ScalarType::Float, {0});
+    fill_random(a);
+    fill_random(b);
+    Buf out = make(ScalarType::Float, {6, 8});
+    Value* items[3] = {&a.value, &empty.value, &b.value};
+    Value list = Value::tensor_list(Span<Value* const>(items, 3));
+    CHECK_OK(check::call(ctx, "aten::cat", {&list, &one, &out.value}));
+    expect_all("row-major cat along the last dimension", out.t(), [&](const Sizes& i) {
+      return i[1] < 3 ? at(a, i) : at(b, {i[0], i[1] - 3});
+    }, 0, 0);
+  }
+}
+
 void test_channels_last_operands() {
   const int64_t n = 2, c = 19, h = 5, w = 7;
   auto nhwc = [](int64_t cc) { return Sizes{h * w * cc, 1, w * cc, cc}; };
@@ -1384,6 +1460,7 @@ int main() {
   test_item_writes_a_scalar_never_over_a_tensor();
   test_attention_mask_pattern();
   test_channels_last_operands();
+  test_cat_rows_of_runs();
   test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }
