@@ -78,10 +78,10 @@ constexpr int64_t kBlockBytes = 256 * 1024;
 constexpr int64_t kBlockChannels = 32;  // or the instruction set's tile width where wider
 // Blocks are copied into a contiguous panel (below) when this many pixel tiles or more read them.
 constexpr int64_t kPackMinTiles = 16;
+constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
 // A depthwise layer split by channels takes slices of a multiple of this many (whole vectors at
 // every instruction set, so each slice runs the kernels the whole layer runs).
 constexpr int64_t kDepthwiseSliceChannels = 64;
-constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span this much or more
 // Winograd pays once the weights, transformed each call, serve enough 4x4 output tiles: 32 or
 // more, or 16 when the transformed weights ([36][cin][cout], 4x the 3x3 ones) stay within about
 // 9 MiB. Written just before the products read them, they are still in cache; bigger ones make
@@ -113,6 +113,22 @@ constexpr int64_t kWinogradSliceChannels = 16;
 constexpr int64_t kWinogradSliceMinBytes = 1 << 20;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
+
+// Output channels [begin, begin + width) of `c`: their weights, bias, residual and output (a
+// depthwise layer's input channels too, which are its output channels).
+NhwcConv channel_slice(const NhwcConv& c, int64_t begin, int64_t width) {
+  NhwcConv s = c;
+  s.cout = width;
+  s.weight = c.weight + begin;
+  if (s.bias != nullptr) s.bias += begin;
+  if (s.residual != nullptr) s.residual += begin;
+  s.out = c.out + begin;
+  if (c.depthwise) {
+    s.cin = width;
+    s.in = c.in + begin;
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -186,16 +202,7 @@ bool winograd_slices(KernelContext& ctx, const NhwcConv& c, int64_t slices, int6
   const int64_t tile_units = (tiles + rows - 1) / rows;
   auto first_tile = [&](int64_t g) { return std::min(tiles, tile_units * g / groups * rows); };
   const int64_t block = winograd_block(first_tile(1), rows, c.cin, widest);
-  auto slice = [&](int64_t s) {
-    const int64_t oc_begin = first_channel(s);
-    NhwcConv cb = c;  // the slice: its channels of the weights, bias, residual and output
-    cb.cout = first_channel(s + 1) - oc_begin;
-    cb.weight = c.weight + oc_begin;
-    cb.bias = c.bias != nullptr ? c.bias + oc_begin : nullptr;
-    cb.residual = c.residual != nullptr ? c.residual + oc_begin : nullptr;
-    cb.out = c.out + oc_begin;
-    return cb;
-  };
+  auto slice = [&](int64_t s) { return channel_slice(c, first_channel(s), first_channel(s + 1) - first_channel(s)); };
   // Slice s's transformed weights ([36][cin][width], 64-byte aligned) at 36 * cin * its first
   // channel, kept or in the scratch. Kept ones are filled before the scratch is asked for, so a
   // failed call leaves none marked ready half written.
@@ -390,14 +397,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     parallel_for(0, rows * slices, 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         const int64_t r = i / slices, c0 = i % slices * slice;
-        NhwcConv s = c;
-        s.cin = s.cout = std::min(slice, c.cout - c0);
-        s.in += c0;
-        s.weight += c0;
-        if (s.bias != nullptr) s.bias += c0;
-        if (s.residual != nullptr) s.residual += c0;
-        s.out += c0;
-        impl.depthwise(s, r, r + 1);
+        impl.depthwise(channel_slice(c, c0, std::min(slice, c.cout - c0)), r, r + 1);
       }
     });
     return true;
