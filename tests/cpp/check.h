@@ -9,11 +9,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "etrt/runtime/cpu_isa.h"
 #include "etrt/runtime/error.h"
 #include "etrt/runtime/kernel.h"
+#include "etrt/runtime/parallel.h"
 #include "etrt/runtime/span.h"
 #include "etrt/runtime/value.h"
 
@@ -150,6 +152,35 @@ class KeepIsaCap {
  private:
   etrt::CpuIsa saved_;
 };
+
+// A stand-in thread pool: parallel_num_threads() says N, and each loop's chunks (grain-sized)
+// run one by one on the calling thread, last first, so the kernels' splits and per-part scratch
+// are exercised without threads. chunks_run() and loops_run() count what it was handed.
+inline int64_t& chunks_run() {
+  static int64_t n = 0;
+  return n;
+}
+inline int64_t& loops_run() {
+  static int64_t n = 0;
+  return n;
+}
+inline void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
+  if (grain < 1) grain = 1;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  for (int64_t b = begin; b < end; b += grain) chunks.emplace_back(b, std::min(end, b + grain));
+  chunks_run() += static_cast<int64_t>(chunks.size());
+  ++loops_run();
+  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) fn(it->first, it->second);
+}
+template <int N>
+int threads() {
+  return N;
+}
+template <int N>
+const etrt::ParallelBackend* pool() {
+  static const etrt::ParallelBackend backend{reverse_chunks, threads<N>, nullptr};
+  return &backend;
+}
 
 }  // namespace check
 

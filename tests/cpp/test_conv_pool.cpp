@@ -553,12 +553,6 @@ void test_kept_weight_panels_equal_per_call_packing() {
   }
 }
 
-// Pool stand-ins for test_kept_winograd_weights_equal_per_call: chunks run in reverse on the
-// calling thread, parallel_num_threads() says 1 or 2.
-void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn);
-int one_thread() { return 1; }
-int two_threads() { return 2; }
-
 // A constant weight's Winograd transform is computed into the instruction's cache at the first
 // call, read from there by the next, and computed again when the instruction set or the slicing
 // (the thread count, for weights winograd_slices splits) changes: every call equals the same
@@ -576,18 +570,18 @@ void test_kept_winograd_weights_equal_per_call() {
     ConstantWeightConv conv(sh.cin, sh.cout, sh.hw, 3, 1, 1);
     Buf<float> want = conv.out(), got = conv.out();
     auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
-    const etrt::ParallelBackend one = {reverse_chunks, one_thread, nullptr};
-    const etrt::ParallelBackend two = {reverse_chunks, two_threads, nullptr};
+    const etrt::ParallelBackend* one = check::pool<1>();
+    const etrt::ParallelBackend* two = check::pool<2>();
     check::CachingContext kept;  // one instruction across every level and thread count
     int levels = 0;
     std::string previous;  // the level and slicing of the last call
     // Every level at one thread, then the highest at two threads and at one again (a smaller
     // test under the sanitizers' build).
     int phase = 0;
-    for (const etrt::ParallelBackend* backend : {&one, &two, &one}) {
+    for (const etrt::ParallelBackend* backend : {one, two, one}) {
       etrt::set_parallel_backend(backend);
-      const std::string threads = backend == &one ? "1" : "2";
-      const std::string slicing = sh.sliced && backend == &two ? " sliced" : "";
+      const std::string threads = backend == one ? "1" : "2";
+      const std::string slicing = sh.sliced && backend == two ? " sliced" : "";
       const bool all_levels = phase++ == 0;
       for (const char* name : {"avx512", "avx2", "sse2", "avx512"}) {
         if (!etrt::kernels::sgemm_force_isa(name)) continue;
@@ -942,31 +936,17 @@ void test_max_pool_rejects_bad_arguments() {
               etrt::ErrorCode::InvalidArgument);
 }
 
-// A stand-in thread pool: reports 3 threads and runs the chunks one by one, last first.
-int64_t g_chunks_run = 0;
-
-void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
-  if (grain < 1) grain = 1;
-  g_chunks_run += (end - begin + grain - 1) / grain;
-  std::vector<std::pair<int64_t, int64_t>> chunks;
-  for (int64_t b = begin; b < end; b += grain) chunks.emplace_back(b, b + grain < end ? b + grain : end);
-  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) fn(it->first, it->second);
-}
-int three_threads() { return 3; }
-
 // A layer over few pixel tiles splits its output channels by the thread count, so its kept
 // panels' block width changes with it: 96 -> 200 at 11x11 (16-31 tiles) at 16, 8 and 16 threads
 // again, then one, through one instruction's cache; every call equals the one-thread result
 // computed per call, bit for bit, at every cap (a stale layout from another split would not).
-int eight_threads() { return 8; }
-int sixteen_threads() { return 16; }
 void test_kept_panels_follow_the_split() {
   const check::KeepIsaCap keep;
   ConstantWeightConv conv(96, 200, 11, 1, 1, 0);
   Buf<float> one = conv.out(), got = conv.out();
   auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
-  const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
-  const etrt::ParallelBackend eight = {reverse_chunks, eight_threads, nullptr};
+  const etrt::ParallelBackend* sixteen = check::pool<16>();
+  const etrt::ParallelBackend* eight = check::pool<8>();
   for (const char* name : {"avx512", "avx2", "sse2"}) {
     if (!etrt::kernels::sgemm_force_isa(name)) continue;
     check::TestContext serial;
@@ -974,7 +954,7 @@ void test_kept_panels_follow_the_split() {
     check::CachingContext kept;
     int step = 0;
     const etrt::ParallelBackend* none = nullptr;
-    for (const etrt::ParallelBackend* backend : {&sixteen, &eight, &sixteen, none}) {
+    for (const etrt::ParallelBackend* backend : {sixteen, eight, sixteen, none}) {
       etrt::set_parallel_backend(backend);
       std::fill(got.data.begin(), got.data.end(), 0.0f);
       run(kept, got);
@@ -997,12 +977,12 @@ void test_winograd_slices_times_tile_runs() {
     ConstantWeightConv conv(cin, 64, 13, 3, 1, 1);
     Buf<float> one = conv.out(), got = conv.out();
     auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
-    const etrt::ParallelBackend sixteen = {reverse_chunks, sixteen_threads, nullptr};
+    const etrt::ParallelBackend* sixteen = check::pool<16>();
     for (const char* name : {"avx512", "avx2", "sse2"}) {
       if (!etrt::kernels::sgemm_force_isa(name)) continue;
       check::TestContext serial;
       run(serial, one);
-      etrt::set_parallel_backend(&sixteen);
+      etrt::set_parallel_backend(sixteen);
       check::TestContext per_call;
       check::CachingContext kept;
       std::fill(got.data.begin(), got.data.end(), 0.0f);
@@ -1010,13 +990,13 @@ void test_winograd_slices_times_tile_runs() {
       check::record(got.data == one.data, __FILE__, __LINE__,
                     std::to_string(cin) + " -> 64 per call, 16 threads, " + name);
       for (int call = 0; call < 2; ++call) {
-        const int64_t before = g_chunks_run;
+        const int64_t before = check::chunks_run();
         std::fill(got.data.begin(), got.data.end(), 0.0f);
         run(kept, got);
         check::record(got.data == one.data, __FILE__, __LINE__,
                       std::to_string(cin) + " -> 64 kept, 16 threads, " + name + " call " + std::to_string(call));
         // The products alone (the weights kept): 4 slices x 2 or more runs of tiles, not 2 blocks.
-        if (call == 1) CHECK(g_chunks_run - before >= 8);
+        if (call == 1) CHECK(check::chunks_run() - before >= 8);
       }
       CHECK_EQ(kept.reuses, 1);
       etrt::set_parallel_backend(nullptr);
@@ -1026,8 +1006,8 @@ void test_winograd_slices_times_tile_runs() {
 
 
 void test_split_work_matches_reference() {
-  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
-  etrt::set_parallel_backend(&backend);
+  const etrt::ParallelBackend* backend = check::pool<3>();
+  etrt::set_parallel_backend(backend);
   // Images split across parts, and a single image whose GEMM splits inside.
   run_conv_case({5, 4, 8, 1, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split images");
   run_conv_case({1, 16, 64, 1, 20, 20, 3, 3, 1, 1, 1, 1, 1, 1, true, false, false, false}, "split gemm");
@@ -1055,9 +1035,9 @@ void test_split_work_matches_reference() {
   ConvCase dw_slices{1, 200, 200, 200, 7, 7, 5, 5, 1, 1, 2, 2, 1, 1, true, false, true, false, true, true};
   dw_slices = nhwc(dw_slices);
   dw_slices.fused = true;
-  const int64_t before = g_chunks_run;
+  const int64_t before = check::chunks_run();
   run_conv_case(dw_slices, "split depthwise channel slices");
-  CHECK(g_chunks_run - before >= 14);  // 7 rows x 2 slices, not 7 rows
+  CHECK(check::chunks_run() - before >= 14);  // 7 rows x 2 slices, not 7 rows
   ConvCase dw_silu{2, 200, 200, 200, 9, 9, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true};
   dw_silu = nhwc(dw_silu);
   dw_silu.fused = true;
@@ -1068,10 +1048,10 @@ void test_split_work_matches_reference() {
   ConvCase few_tiles{1, 96, 200, 1, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true};
   few_tiles = nhwc(few_tiles);
   few_tiles.fused = true;
-  const int64_t before_tiles = g_chunks_run;
+  const int64_t before_tiles = check::chunks_run();
   run_conv_case(few_tiles, "split pointwise 7x7 by output channels");
-  if (etrt::kernels::sgemm_isa() == std::string("avx512")) CHECK(g_chunks_run - before_tiles >= 12);
-  CHECK(g_chunks_run >= 6);  // the work really was split
+  if (etrt::kernels::sgemm_isa() == std::string("avx512")) CHECK(check::chunks_run() - before_tiles >= 12);
+  CHECK(check::chunks_run() >= 6);  // the work really was split
   etrt::set_parallel_backend(nullptr);
 }
 

@@ -344,21 +344,9 @@ void test_matmul_rejects_bad_arguments() {
   CHECK_OK(check::call(ctx, "aten::mm", {&big_a.v, &big_b.v, &big_out.v}));
 }
 
-// A stand-in thread pool: reports 3 threads and runs the chunks one by one, last first, so the
-// kernels' splitting and per-part scratch are exercised without real threads.
-int64_t g_chunks_run = 0;
-void reverse_chunks(int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
-  if (grain < 1) grain = 1;
-  g_chunks_run += (end - begin + grain - 1) / grain;
-  std::vector<std::pair<int64_t, int64_t>> chunks;
-  for (int64_t b = begin; b < end; b += grain) chunks.emplace_back(b, b + grain < end ? b + grain : end);
-  for (auto it = chunks.rbegin(); it != chunks.rend(); ++it) fn(it->first, it->second);
-}
-int three_threads() { return 3; }
-
 void test_split_work_matches_reference() {
-  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
-  etrt::set_parallel_backend(&backend);
+  const etrt::ParallelBackend* backend = check::pool<3>();
+  etrt::set_parallel_backend(backend);
   CHECK_EQ(etrt::parallel_num_threads(), 3);
   check::TestContext ctx;
   // Split by columns (packed and dot paths), by rows, and bmm split by batch or inside each product.
@@ -394,7 +382,7 @@ void test_split_work_matches_reference() {
     check::record(worst <= tolerance(k), __FILE__, __LINE__,
                   "split bmm batch=" + std::to_string(batch) + " err " + std::to_string(worst));
   }
-  CHECK(g_chunks_run >= 6);  // the work really was split
+  CHECK(check::chunks_run() >= 6);  // the work really was split
   etrt::set_parallel_backend(nullptr);
   CHECK_EQ(etrt::parallel_num_threads(), 1);
 }
@@ -407,11 +395,11 @@ void test_split_work_sums_like_one_thread() {
   Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
   check::TestContext ctx;
   CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
-  const etrt::ParallelBackend backend = {reverse_chunks, three_threads, nullptr};
-  etrt::set_parallel_backend(&backend);
-  const int64_t before = g_chunks_run;
+  const etrt::ParallelBackend* backend = check::pool<3>();
+  etrt::set_parallel_backend(backend);
+  const int64_t before = check::chunks_run();
   CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
-  CHECK(g_chunks_run - before >= 12);  // 3 threads, 4 parts each
+  CHECK(check::chunks_run() - before >= 12);  // 3 threads, 4 parts each
   etrt::set_parallel_backend(nullptr);
   check::record(one.data == split.data, __FILE__, __LINE__, "split mm differs from the one-thread mm");
 }
@@ -419,17 +407,16 @@ void test_split_work_sums_like_one_thread() {
 // At 16 threads a classifier's product (one row, 1000 columns: fewer than 64 columns a thread
 // and fewer than 8 rows) is still split by columns, in fewer parts than threads, not left
 // whole; the same bits as one thread.
-int sixteen_threads() { return 16; }
 void test_few_columns_a_thread_still_split() {
   const int64_t m = 1, n = 1000, k = 576;
   Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
   check::TestContext ctx;
   CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
-  const etrt::ParallelBackend backend = {reverse_chunks, sixteen_threads, nullptr};
-  etrt::set_parallel_backend(&backend);
-  const int64_t before = g_chunks_run;
+  const etrt::ParallelBackend* backend = check::pool<16>();
+  etrt::set_parallel_backend(backend);
+  const int64_t before = check::chunks_run();
   CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
-  CHECK(g_chunks_run - before >= 15);  // 15 or 16 parts of 64 columns
+  CHECK(check::chunks_run() - before >= 15);  // 15 or 16 parts of 64 columns
   etrt::set_parallel_backend(nullptr);
   check::record(one.data == split.data, __FILE__, __LINE__, "a 16-thread split of 1 x 1000 differs from one thread");
 }
@@ -448,21 +435,21 @@ void test_columns_and_rows_at_once() {
     Buf a({sh.m, sh.k}), b({sh.k, sh.n}), one({sh.m, sh.n}), split({sh.m, sh.n});
     b.t.set_read_only(true);  // a weight: kept panels on the packed path
     b.v = Value(b.t);
-    const etrt::ParallelBackend backend = {reverse_chunks, sixteen_threads, nullptr};
+    const etrt::ParallelBackend* backend = check::pool<16>();
     for (const char* isa : {"avx512", "avx2", "sse2"}) {
       if (!etrt::kernels::sgemm_force_isa(isa)) continue;
       const std::string label = std::to_string(sh.m) + " x " + std::to_string(sh.n) + ", " + isa;
       check::TestContext ctx;
       CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
-      etrt::set_parallel_backend(&backend);
+      etrt::set_parallel_backend(backend);
       check::CachingContext kept;
       for (int call = 0; call < 2; ++call) {
-        const int64_t before = g_chunks_run;
+        const int64_t before = check::chunks_run();
         std::fill(split.data.begin(), split.data.end(), 0.0f);
         CHECK_OK(check::call(kept, "aten::mm", {&a.v, &b.v, &split.v}));
         check::record(one.data == split.data, __FILE__, __LINE__, "16 threads differ from one thread, " + label);
-        check::record(g_chunks_run - before >= sh.parts, __FILE__, __LINE__,
-                      label + ": " + std::to_string(g_chunks_run - before) + " chunks");
+        check::record(check::chunks_run() - before >= sh.parts, __FILE__, __LINE__,
+                      label + ": " + std::to_string(check::chunks_run() - before) + " chunks");
       }
       etrt::set_parallel_backend(nullptr);
     }
@@ -495,8 +482,8 @@ void test_kept_weight_panels_equal_per_call_packing() {
     ctx.reset();
     CHECK(etrt::kernels::sgemm(ctx, p));
   };
-  const etrt::ParallelBackend split = {reverse_chunks, three_threads, nullptr};
-  for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), &split}) {
+  const etrt::ParallelBackend* split = check::pool<3>();
+  for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), split}) {
     etrt::set_parallel_backend(backend);
     check::kept_equals_per_call(backend != nullptr ? "split" : "whole", etrt::kernels::sgemm_force_isa, want, got,
                                 run);

@@ -1228,21 +1228,12 @@ void test_cat_rows_of_runs() {
     Buf b = make_strided(ScalarType::Float, {1, 64, h, w}, nhwc(h, w, 64));
     fill_random(a);
     fill_random(b);
-    static int64_t chunks = 0, loops = 0;
-    const etrt::ParallelBackend reverse = {
-        [](int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
-          std::vector<std::pair<int64_t, int64_t>> parts;
-          for (int64_t x = begin; x < end; x += grain) parts.emplace_back(x, std::min(end, x + grain));
-          chunks += static_cast<int64_t>(parts.size());
-          ++loops;
-          for (auto it = parts.rbegin(); it != parts.rend(); ++it) fn(it->first, it->second);
-        },
-        [] { return 3; }, nullptr};
-    etrt::set_parallel_backend(&reverse);
+    const int64_t chunks = check::chunks_run(), loops = check::loops_run();
+    etrt::set_parallel_backend(check::pool<3>());
     check_cat("nhwc cat split by rows", {&a, &b}, 1, h, w, true);
     etrt::set_parallel_backend(nullptr);
-    CHECK(chunks >= 2);  // split
-    CHECK_EQ(loops, 1);  // one loop over the rows, not one per input
+    CHECK(check::chunks_run() - chunks >= 2);  // split
+    CHECK_EQ(check::loops_run() - loops, 1);   // one loop over the rows, not one per input
   }
   {
     Buf a = make(ScalarType::Float, {6, 3}), b = make(ScalarType::Float, {6, 5}), empty = make(ScalarType::Float, {0});
@@ -1314,19 +1305,11 @@ void test_channels_last_operands() {
   fill_random(big);
   Buf serial = make(ScalarType::Float, {1, bc, 1, 1}), split = make(ScalarType::Float, {1, bc, 1, 1});
   CHECK_OK(check::call(ctx, "aten::mean.dim", {&big.value, &hw.value, &keep, &none, &serial.value}));
-  static int64_t chunks = 0;
-  const etrt::ParallelBackend reverse = {
-      [](int64_t begin, int64_t end, int64_t grain, etrt::RangeFn fn) {
-        std::vector<std::pair<int64_t, int64_t>> parts;
-        for (int64_t b = begin; b < end; b += grain) parts.emplace_back(b, std::min(end, b + grain));
-        chunks += static_cast<int64_t>(parts.size());
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) fn(it->first, it->second);
-      },
-      [] { return 3; }, nullptr};
-  etrt::set_parallel_backend(&reverse);
+  const int64_t chunks = check::chunks_run();
+  etrt::set_parallel_backend(check::pool<3>());
   CHECK_OK(check::call(ctx, "aten::mean.dim", {&big.value, &hw.value, &keep, &none, &split.value}));
   etrt::set_parallel_backend(nullptr);
-  CHECK(chunks >= 2);  // it really was split
+  CHECK(check::chunks_run() - chunks >= 2);  // it really was split
   CHECK(std::memcmp(serial.t().data(), split.t().data(), static_cast<size_t>(bc) * sizeof(float)) == 0);
   expect_all("nhwc mean split", split.t(), [&](const Sizes& i) {
     double s = 0.0;
