@@ -33,6 +33,7 @@ from etpkg._internal.model import (
     Component,
     Dependency,
     DependencyComponent,
+    RunEnvEntry,
     Sdk,
     default_import_name,
     shadowed,
@@ -588,14 +589,11 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
     )
 
 
-def run_env(
-    env: Any, package_folder: Path
-) -> tuple[tuple[str, str, tuple[str, ...], bool, str], ...]:
-    """The package's runenv_info as (variable, define/prepend/append, values, is_path,
-    separator): a path inside the package folder package-relative; a variable naming a path
-    outside it is left out, with a note (the wheel cannot carry it)."""
+def run_env(env: Any, package_folder: Path) -> tuple[RunEnvEntry, ...]:
+    """The package's runenv_info: a path inside the package folder package-relative; a
+    variable naming a path outside it is left out, with a note (the wheel cannot carry it)."""
     values = getattr(env, "_values", None) or {}
-    out: list[tuple[str, str, tuple[str, ...], bool, str]] = []
+    out: list[RunEnvEntry] = []
     for name, value in values.items():
         items = list(getattr(value, "_values", []))
         path = bool(getattr(value, "_path", False))
@@ -610,23 +608,31 @@ def run_env(
             if not strings and op != "define":
                 continue
             if path:
-                rel = []
-                for v in strings:
-                    try:
-                        rel.append(Path(v).resolve().relative_to(package_folder.resolve()))
-                    except ValueError:
-                        rel = []
-                        log.warning(
-                            "note: runenv_info %s=%s is outside the package: not in the wheel",
-                            name,
-                            v,
-                        )
-                        break
-                if not rel:
+                relative, outside = _package_relative(strings, package_folder)
+                if outside is not None:
+                    log.warning(
+                        "note: runenv_info %s=%s is outside the package: not in the wheel",
+                        name,
+                        outside,
+                    )
+                if not relative:
                     continue
-                strings = [r.as_posix() for r in rel]
-            out.append((str(name), op, tuple(strings), path, sep))
+                strings = relative
+            out.append(RunEnvEntry(str(name), op, tuple(strings), path, sep))
     return tuple(out)
+
+
+def _package_relative(paths: list[str], package_folder: Path) -> tuple[list[str], str | None]:
+    """Each path relative to the package folder; none and the first path outside it when one
+    lies outside."""
+    root = package_folder.resolve()
+    out: list[str] = []
+    for p in paths:
+        try:
+            out.append(Path(p).resolve().relative_to(root).as_posix())
+        except ValueError:
+            return [], p
+    return out, None
 
 
 _COMPONENT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
@@ -635,7 +641,7 @@ _COMPONENT_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
 def component_aliases(
     entries: Sequence[str], comps: Sequence[Component], source: str
 ) -> tuple[tuple[str, str], ...]:
-    """"<name>=<component>" entries as (name, component) pairs: the component one the package
+    """ "<name>=<component>" entries as (name, component) pairs: the component one the package
     has, the name one find_package can be given and not already another component's name."""
     names = {c.name for c in comps}
     taken = {n: c.name for c in comps for n in (c.name, c.target, c.target.rpartition("::")[2])}

@@ -22,6 +22,7 @@ from etpkg._internal.model import (
     STATIC,
     Component,
     Dependency,
+    RunEnvEntry,
     Sdk,
     WheelRequirement,
 )
@@ -67,8 +68,14 @@ def to_json(sdk: Sdk) -> str:
         data["build_dirs"] = list(sdk.build_dirs)
     if sdk.run_env:  # absent when none, as in wheels made before it was recorded
         data["run_env"] = [
-            {"name": n, "op": op, "values": list(v), "path": path, "separator": sep}
-            for n, op, v, path, sep in sdk.run_env
+            {
+                "name": e.name,
+                "op": e.op,
+                "values": list(e.values),
+                "path": e.path,
+                "separator": e.separator,
+            }
+            for e in sdk.run_env
         ]
     carried = {b.name: b.cmake_file_name for b in sdk.bundled}
     required = [
@@ -277,7 +284,7 @@ def _policy(value: Any, what: str) -> str:
     return str(value)
 
 
-def _run_env(data: object, what: str) -> tuple[tuple[str, str, tuple[str, ...], bool, str], ...]:
+def _run_env(data: object, what: str) -> tuple[RunEnvEntry, ...]:
     if not isinstance(data, list):
         raise WheelError(f"{what}: run_env is not a list")
     out = []
@@ -286,7 +293,7 @@ def _run_env(data: object, what: str) -> tuple[tuple[str, str, tuple[str, ...], 
             raise WheelError(f"{what}: run_env entry {item!r} is not valid")
         values = _strings(item.get("values", []), f"{what}: run_env values")
         out.append(
-            (
+            RunEnvEntry(
                 str(item.get("name", "")),
                 str(item["op"]),
                 values,

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -177,6 +178,17 @@ class WheelRequirement:
         return dict(self.pkg_config_names).get(component, self.pkg_config_name)
 
 
+class RunEnvEntry(NamedTuple):
+    """One variable of a package's runenv_info: defined, or prepended / appended to the value
+    it has; a path value is package-relative and joined with os.pathsep."""
+
+    name: str
+    op: str  # "define", "prepend" or "append"
+    values: tuple[str, ...]
+    path: bool
+    separator: str
+
+
 @dataclass(frozen=True)
 class Sdk:
     """A whole SDK: what one Conan package describes in package_info()."""
@@ -242,9 +254,8 @@ class Sdk:
     # (Vorbis' Enc for vorbisenc) that no Conan property can declare. (name, component).
     component_aliases: tuple[tuple[str, str], ...] = ()
     # The package's runenv_info (what Conan's VirtualRunEnv gives a consumer's programs:
-    # openssl's OPENSSL_MODULES), each (variable, "define", "prepend" or "append", values,
-    # is_path, separator); a path value is package-relative.
-    run_env: tuple[tuple[str, str, tuple[str, ...], bool, str], ...] = ()
+    # openssl's OPENSSL_MODULES).
+    run_env: tuple[RunEnvEntry, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:

@@ -46,7 +46,7 @@ def render_helper(sdk: Sdk) -> bytes:
         "has_headers": any(c.include_dirs for c in sdk.components),
         "include_dirs": tuple(dict.fromkeys(d for c in sdk.components for d in c.include_dirs)),
         "res_dirs": sdk.res_dirs,
-        "run_env": sdk.run_env,
+        "run_env": tuple(tuple(e) for e in sdk.run_env),  # plain tuples in the generated module
         "depends": tuple(r.import_name for r in sdk.wheel_requires),
         "has_bin": bool(sdk.executables),
         "has_module": sdk.cmake_find_mode in ("module", "both"),
