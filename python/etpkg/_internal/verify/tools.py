@@ -127,23 +127,14 @@ def find_patchelf() -> Path:
 def exported_weak_functions(lib: Path) -> list[str]:
     """A shared library's default-visibility weak functions: for one that exports no other
     (abseil's libabsl_random_internal_pool_urbg.so: template instantiations only)."""
-    if lib.name.endswith(".a"):
-        return []
-    with lib.open("rb") as f:
-        return sorted(_functions(ELFFile(f), ".dynsym", bind="STB_WEAK"))
+    return [] if lib.name.endswith(".a") else _exported(lib, "STT_FUNC", "STB_WEAK")
 
 
 def exported_objects(lib: Path) -> list[str]:
     """Defined global data objects a consumer can reference, chosen as exported_functions
     chooses functions: for a library that exports data alone (abseil's
     libabsl_random_internal_platform.so: its constant tables)."""
-    if lib.name.endswith(".a"):
-        names: list[str] = []
-        for _, body in archive_members(lib):
-            names += _functions(ELFFile(io.BytesIO(body)), ".symtab", "STT_OBJECT")
-        return sorted(set(names))
-    with lib.open("rb") as f:
-        return sorted(_functions(ELFFile(f), ".dynsym", "STT_OBJECT"))
+    return _exported(lib, "STT_OBJECT")
 
 
 def exports_nothing(lib: Path) -> bool:
@@ -212,10 +203,16 @@ def defined_functions(path: Path) -> set[str]:
 def exported_functions(lib: Path) -> list[str]:
     """Defined global functions a consumer links to: a shared library's default-visibility
     dynamic symbols, or those of an archive's objects (their symbol tables, hidden included)."""
+    return _exported(lib, "STT_FUNC")
+
+
+def _exported(lib: Path, kind: str, bind: str = "STB_GLOBAL") -> list[str]:
+    """Symbols of `kind` and `bind` a consumer links to (see _functions), sorted: a shared
+    library's dynamic ones, or those of each of an archive's objects."""
     if lib.name.endswith(".a"):
         names: list[str] = []
         for _, body in archive_members(lib):
-            names += _functions(ELFFile(io.BytesIO(body)), ".symtab")
+            names += _functions(ELFFile(io.BytesIO(body)), ".symtab", kind, bind)
         return sorted(set(names))
     with lib.open("rb") as f:
-        return sorted(_functions(ELFFile(f), ".dynsym"))
+        return sorted(_functions(ELFFile(f), ".dynsym", kind, bind))
