@@ -66,9 +66,9 @@ def run(
             start_new_session=True,  # its own group: the build it drives can be stopped with it
         )
     except BaseException:
-        _spawning = False
         if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)  # interrupts still held (_spawning)
+        _spawning = False
         if _pending:
             _pending = False
             raise KeyboardInterrupt from None
@@ -76,7 +76,22 @@ def run(
     try:
         return _wait(proc, cmd, timeout)
     finally:
+        _remove_holding_interrupts(scratch)
+
+
+def _remove_holding_interrupts(scratch: str) -> None:
+    """Removes a tool's directory with an interrupt held until it is gone: one raised inside
+    rmtree's walk of open directories left it half removed and ended etpkg with OSError (Bad
+    file descriptor) instead of the interrupt's status."""
+    global _spawning, _pending
+    _spawning = True
+    try:
         shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        _spawning = False
+    if _pending:
+        _pending = False
+        raise KeyboardInterrupt
 
 
 def _wait(
