@@ -22,9 +22,13 @@ benchmarks/executorch-requirements.txt): export writes `{model}.et.pte` through
 `to_edge_transform_and_lower` with `XnnpackPartitioner` (ExecuTorch's own flow for CPU), the
 sweep runs it through `executorch.runtime` with ExecuTorch's thread pool reset to n threads, and
 the table adds its column and best etrt / ExecuTorch. A model ExecuTorch cannot export is said so
-and left out of that column. `--xnnpack-cap avx2_cap.so` preloads tools/xnnpack/avx2_cap.c's
-shim into the etrt and ExecuTorch workers, so both XNNPACKs pick their AVX2 kernels as
-ETRT_MAX_ISA=avx2 does etrt's (ONNX Runtime and eager have no such knob).
+and left out of that column.
+
+`--cpuid-cap cpuid_cap.so` (tools/cpuid_cap/cpuid_cap.c, built) loads a shim into every worker
+that answers CPUID without AVX-512 and AVX-VNNI, and sets glibc's hwcaps tunable to match: eager
+PyTorch, ONNX Runtime's MLAS, both XNNPACKs and etrt all take the kernels they take on an AVX2
+machine, where `--isa avx2` alone caps etrt's kernels only. The header names what eager and etrt
+detected.
 
 Each (system, thread count) runs in its own worker process: eager with torch.set_num_threads(n),
 ONNX Runtime with intra-op threads n, inter-op 1 and all graph optimizations, etrt with
@@ -353,6 +357,10 @@ def worker_main(system: str, d: Path, threads: int) -> int:
         import etrt.runtime
 
         hello["isa"] = str(etrt.runtime.isa_info())
+    elif system == "eager":
+        import torch
+
+        hello["isa"] = f"ATen's CPU capability {torch.backends.cpu.get_cpu_capability()}"
     print(json.dumps(hello), flush=True)
     for line in sys.stdin:
         name, runs, warmup = line.split()
@@ -388,14 +396,32 @@ class Worker:
         self.proc.wait(timeout=60)
 
 
+# glibc picks its string functions before the CPUID shim loads; this takes its AVX-512 ones away.
+GLIBC_AVX2_HWCAPS = "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD"
+
+
+def capped_env(env: dict[str, str], cpuid_cap: Path) -> dict[str, str]:
+    """`env` for a process that must see an AVX2 CPU through tools/cpuid_cap's shim."""
+
+    def joined(name: str, first: str, sep: str) -> str:
+        return sep.join(filter(None, (first, env.get(name))))
+
+    return dict(
+        env,
+        LD_AUDIT=joined("LD_AUDIT", str(cpuid_cap), ":"),
+        LD_PRELOAD=joined("LD_PRELOAD", str(cpuid_cap), " "),
+        GLIBC_TUNABLES=joined("GLIBC_TUNABLES", GLIBC_AVX2_HWCAPS, ":"),
+    )
+
+
 def start_worker(
-    system: str, d: Path, threads: int, isa: str | None, xnnpack_cap: Path | None = None
+    system: str, d: Path, threads: int, isa: str | None, cpuid_cap: Path | None = None
 ) -> Worker:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), ETRT_NUM_THREADS=str(threads))
     if isa is not None:
         env["ETRT_MAX_ISA"] = isa
-    if xnnpack_cap is not None and system in ("etrt", EXECUTORCH):
-        env["LD_PRELOAD"] = " ".join(filter(None, (str(xnnpack_cap), env.get("LD_PRELOAD"))))
+    if cpuid_cap is not None:
+        env = capped_env(env, cpuid_cap)
     proc = subprocess.Popen(
         [sys.executable, __file__, "--worker", system, "--threads", str(threads), "--dir", str(d)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
@@ -430,16 +456,17 @@ def sweep(
     rounds: int,
     isa: str | None,
     executorch: bool = False,
-    xnnpack_cap: Path | None = None,
+    cpuid_cap: Path | None = None,
 ) -> list[Cell]:
     cells = []
     for n in threads:
         workers = {
-            system: start_worker(system, d, n, isa, xnnpack_cap)
+            system: start_worker(system, d, n, isa, cpuid_cap)
             for system in ("eager", "ort", "etrt", *((EXECUTORCH,) if executorch else ()))
         }
         if n == threads[0]:
             print(f"etrt: {workers['etrt'].hello['isa']}", flush=True)
+            print(f"eager: {workers['eager'].hello['isa']}", flush=True)
         try:
             for name in names:
                 systems: tuple[str, ...] = DECODE_SYSTEMS if name in DECODERS else SYSTEMS
@@ -540,9 +567,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--executorch", action="store_true", help="also ExecuTorch + XNNPACK (export and run)"
     )
     parser.add_argument(
-        "--xnnpack-cap", type=Path, metavar="SO",
-        help="tools/xnnpack/avx2_cap.c built as a shared library: preloaded into the etrt and "
-        "ExecuTorch workers so their XNNPACKs take AVX2 kernels (use with --isa avx2)",
+        "--cpuid-cap", type=Path, metavar="SO",
+        help="tools/cpuid_cap/cpuid_cap.c built as a shared library: loaded into every worker, "
+        "so that every system takes its AVX2 kernels",
     )  # fmt: skip
     parser.add_argument(
         "--worker", choices=("eager", "ort", "etrt", EXECUTORCH), help=argparse.SUPPRESS
@@ -565,11 +592,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.export_only:
             return 0
         _check_exported(args.dir, args.models)
-        if args.xnnpack_cap is not None and not args.xnnpack_cap.is_file():
-            raise BenchError(f"--xnnpack-cap {args.xnnpack_cap}: no such file")
+        if args.cpuid_cap is not None and not args.cpuid_cap.is_file():
+            raise BenchError(f"--cpuid-cap {args.cpuid_cap}: no such file")
         cells = sweep(
             args.dir, args.models, threads, args.runs, args.rounds, args.isa,
-            args.executorch, args.xnnpack_cap and args.xnnpack_cap.resolve(),
+            args.executorch, args.cpuid_cap and args.cpuid_cap.resolve(),
         )  # fmt: skip
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -578,7 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(format_table(cells))
     if args.json is not None:
         figures = {
-            "cpus": cpus, "isa": args.isa, "xnnpack_cap": args.xnnpack_cap is not None,
+            "cpus": cpus, "isa": args.isa, "cpuid_cap": args.cpuid_cap is not None,
             "cells": [asdict(c) for c in cells],
         }  # fmt: skip
         _atomic(args.json, lambda p: p.write_text(json.dumps(figures, indent=1)))

@@ -99,13 +99,13 @@ def test_executorch_column_and_ratio_when_it_ran(bench: ModuleType) -> None:
     assert rows[3] == blank
 
 
-def test_a_missing_xnnpack_cap_library_is_one_line(
+def test_a_missing_cpuid_cap_library_is_one_line(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name in ("resnet18.pt2", "resnet18.etrt", "resnet18.xnn.etrt", "resnet18.onnx",
                  "resnet18.inputs.npz"):  # fmt: skip
         (tmp_path / name).write_bytes(b"")
     argv = ["--run-only", "--dir", str(tmp_path), "--models", "resnet18"]
-    assert bench.main([*argv, "--xnnpack-cap", str(tmp_path / "cap.so")]) == 1
+    assert bench.main([*argv, "--cpuid-cap", str(tmp_path / "cap.so")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: --xnnpack-cap {tmp_path / 'cap.so'}: no such file"]
+    assert err == [f"error: --cpuid-cap {tmp_path / 'cap.so'}: no such file"]
