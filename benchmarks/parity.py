@@ -15,6 +15,8 @@ disturbs least.
 under two pool policies: `--lib run=build/runtime --lib sleep=build/runtime --env
 sleep:ETRT_POOL_WAIT=sleep`). Several --threads run side by side too (each count its own
 workers), and then each system's parallel efficiency t1 / (n tn) follows the figures.
+--cpuid-cap SO (tools/cpuid_cap/cpuid_cap.c, built) shows every worker an AVX2 CPU, so ONNX
+Runtime's MLAS takes its AVX2 kernels beside etrt's `--isa avx2` ones.
 """
 
 from __future__ import annotations
@@ -33,12 +35,16 @@ sys.path[:0] = [str(ROOT / "benchmarks")]
 import threads  # noqa: E402
 
 
-def start(system: str, d: Path, n: int, env: dict[str, str]) -> threads.Worker:
+def start(
+    system: str, d: Path, n: int, env: dict[str, str], cpuid_cap: Path | None = None
+) -> threads.Worker:
     argv = ["--worker", system, "--threads", str(n), "--dir", str(d)]
+    full = dict(os.environ, OMP_NUM_THREADS=str(n), ETRT_NUM_THREADS=str(n), **env)
+    if cpuid_cap is not None:
+        full = threads.capped_env(full, cpuid_cap.resolve())
     proc = subprocess.Popen(
         [sys.executable, threads.__file__, *argv],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env=dict(os.environ, OMP_NUM_THREADS=str(n), ETRT_NUM_THREADS=str(n), **env),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=full,
     )  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -76,7 +82,13 @@ def main(argv: list[str] | None = None) -> int:
         help="thread: the calling thread's CPU time (one thread only)",
     )  # fmt: skip
     parser.add_argument("--dir", type=Path, default=ROOT / "build" / "threads")
+    parser.add_argument(
+        "--cpuid-cap", type=Path, metavar="SO",
+        help="tools/cpuid_cap/cpuid_cap.c built: every worker, ONNX Runtime's too, sees AVX2",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.cpuid_cap is not None and not args.cpuid_cap.is_file():
+        raise SystemExit(f"parity.py: --cpuid-cap {args.cpuid_cap}: no such file")
     if args.clock == "thread" and args.threads != [1]:
         raise SystemExit("parity.py: --clock thread times the calling thread: --threads 1 only")
     extra_env = parse_env(args.env)
@@ -84,14 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     several = len(args.threads) > 1
     workers: dict[tuple[str, int], threads.Worker] = {}
     for n in args.threads:
-        workers[("ort", n)] = start("ort", args.dir, n, {})
+        workers[("ort", n)] = start("ort", args.dir, n, {}, args.cpuid_cap)
         for spec in args.lib:
             name, _, where = spec.partition("=")
             lib, _, programs = where.partition(":")
             for isa in args.isa:
                 env = {"ETRT_LIBRARY_DIR": str(Path(lib).resolve()), "ETRT_MAX_ISA": isa}
                 env.update(extra_env.get(name, {}))
-                workers[(f"{name}/{isa}", n)] = start("etrt", Path(programs or args.dir), n, env)
+                workers[(f"{name}/{isa}", n)] = start(
+                    "etrt", Path(programs or args.dir), n, env, args.cpuid_cap
+                )
     load = os.getloadavg()[0]
     print(f"{' '.join(map(str, args.threads))} thread(s), load {load:.1f} at start", flush=True)
     for model in args.models:

@@ -491,6 +491,39 @@ void test_kept_weight_panels_equal_per_call_packing() {
   etrt::set_parallel_backend(nullptr);
 }
 
+// A constant weight whose rows lie 4 KiB apart (1024 or 2048 outputs) is read from its kept
+// panels from 8 rows of A on at every cap (2 below AVX-512): read in place, its rows share a
+// few cache sets (up to 2.2x the time). A weight of 1040 outputs keeps the direct path at AVX2.
+// Either way the bits of the same product with B not a weight (read in place, or packed per
+// call past the direct path's bounds).
+void test_weights_with_4kib_rows_take_kept_panels() {
+  const check::KeepIsaCap keep;
+  const int64_t k = 256;
+  for (int64_t n : {int64_t{1024}, int64_t{2048}, int64_t{1040}}) {
+    for (int64_t m : {int64_t{2}, int64_t{8}, int64_t{32}, int64_t{128}}) {
+      Buf a({m, k}), b({k, n}), plain({m, n}), weight({m, n});
+      for (const char* isa : {"avx512", "avx2", "sse2"}) {
+        if (!etrt::kernels::sgemm_force_isa(isa)) continue;
+        const std::string label = std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) + ", " + isa;
+        b.t.set_read_only(false);
+        b.v = Value(b.t);
+        check::TestContext ctx;
+        CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &plain.v}));
+        b.t.set_read_only(true);
+        b.v = Value(b.t);
+        check::CachingContext kept;
+        CHECK_OK(check::call(kept, "aten::mm", {&a.v, &b.v, &weight.v}));
+        check::record(plain.data == weight.data, __FILE__, __LINE__, label + ": the weight's product differs");
+        const bool avx512 = std::string(isa) == "avx512";
+        const bool aliased = n % 1024 == 0;
+        const bool want_kept = m * k > 128 * 1024 || (aliased && m >= (avx512 ? 8 : 2)) || (avx512 && m >= 8 && m <= 32);
+        check::record((kept.asked > 0) == want_kept, __FILE__, __LINE__,
+                      label + (want_kept ? ": panels not kept" : ": panels kept"));
+      }
+    }
+  }
+}
+
 // Deep products (a classifier over 16384 features, a decoder's 11008-wide down projection) sum
 // their K products in blocks: one chain of 20000 rounded about 13x more than blocks do (the
 // error grows with the square root of the chain). Both the GEMV rows and the direct tiles, at
@@ -548,6 +581,7 @@ int main() {
   test_split_work_sums_like_one_thread();
   test_deep_products_round_like_short_ones();
   test_kept_weight_panels_equal_per_call_packing();
+  test_weights_with_4kib_rows_take_kept_panels();
   test_few_columns_a_thread_still_split();
   test_columns_and_rows_at_once();
   return check::finish();
