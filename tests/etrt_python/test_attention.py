@@ -122,6 +122,51 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
         Attention(transposed=True),
         qkv((2, 16, 3, 5), (2, 16, 3, 5), (2, 16, 3, 7)),
     ),
+    # 64 or more queries and keys with heads of 32 or more take two SGEMM products around a row
+    # softmax: query blocks with a tail, grouped heads, broadcast batches, padding masks that
+    # shorten the products (a batch with no key: zeros). Blocks whose rows see different keys
+    # (a causal or scattered mask given as a tensor) go back to the lanes kernel, and so does
+    # is_causal.
+    "gemm_blocks": lambda: (Attention(), qkv((2, 3, 70, 64), (2, 3, 90, 64), (2, 3, 90, 48))),
+    "gemm_gqa": lambda: (
+        Attention(enable_gqa=True),
+        qkv((2, 8, 64, 32), (2, 2, 70, 32), (2, 2, 70, 32)),
+    ),
+    "gemm_broadcast_batch": lambda: (
+        Attention(),
+        qkv((3, 2, 65, 32), (1, 2, 67, 32), (1, 2, 67, 40)),
+    ),
+    "gemm_bool_padding_fully_masked": lambda: (
+        Attention(),
+        (*qkv((3, 2, 66, 32), (3, 2, 64, 32), (3, 2, 64, 32)), padding_mask(3, 64, [64, 0, 5])),
+    ),
+    "gemm_float_padding": lambda: (
+        Attention(scale=0.2),
+        (
+            *qkv((2, 2, 70, 32), (2, 2, 96, 32), (2, 2, 96, 32)),
+            torch.where(
+                torch.arange(96) < torch.tensor([[90], [17]]), torch.randn(2, 96), -torch.inf
+            )[:, None, None, :],
+        ),
+    ),
+    "gemm_float_mask_scattered": lambda: (
+        Attention(),
+        (
+            *qkv((2, 2, 72, 32), (2, 2, 80, 32), (2, 2, 80, 32)),
+            torch.where(torch.rand(2, 1, 72, 80) > 0.2, torch.randn(2, 1, 72, 80), -torch.inf),
+        ),
+    ),
+    "gemm_bool_causal_mask": lambda: (
+        Attention(),
+        (
+            *qkv((1, 2, 80, 64), (1, 2, 80, 64), (1, 2, 80, 64)),
+            torch.ones(80, 80, dtype=torch.bool).tril()[None, None],
+        ),
+    ),
+    "gemm_size_causal": lambda: (
+        Attention(is_causal=True),
+        qkv((1, 2, 100, 32), (1, 2, 120, 32), (1, 2, 120, 32)),
+    ),
 }
 
 # Decoding: a few queries per head take the kernel's decode path (queries one at a time, vectors
@@ -159,7 +204,11 @@ DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]
     ),
 }
 CASES.update(DECODE_CASES)
-FULLY_MASKED = ("bool_mask_fully_masked", "decode_bool_padding_fully_masked")
+FULLY_MASKED = (
+    "bool_mask_fully_masked",
+    "decode_bool_padding_fully_masked",
+    "gemm_bool_padding_fully_masked",
+)
 
 
 def strided_columns(case: str, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
