@@ -543,8 +543,9 @@ void test_kept_weight_panels_equal_per_call_packing() {
     int64_t cin, cout, hw, k, stride;
   };
   // 1x1 512 -> 400 at 14x14 (a narrower last block), 3x3/2 128 -> 160 at 23x23: over 512 KiB
-  // of weights and 16+ pixel tiles at every instruction set.
-  for (const Shape& sh : {Shape{512, 400, 14, 1, 1}, Shape{128, 160, 23, 3, 2}}) {
+  // of weights and 16+ pixel tiles at every instruction set. 1x1 64 -> 1024 at 14x14: 256 KiB,
+  // but rows 4 KiB apart, which take blocks of 256 channels (or the tile width's multiple below).
+  for (const Shape& sh : {Shape{512, 400, 14, 1, 1}, Shape{128, 160, 23, 3, 2}, Shape{64, 1024, 14, 1, 1}}) {
     ConstantWeightConv conv(sh.cin, sh.cout, sh.hw, sh.k, sh.stride, sh.k / 2);
     Buf<float> want = conv.out(), got = conv.out();
     auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
