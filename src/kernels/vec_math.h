@@ -268,11 +268,14 @@ inline float pow_f32(float x, float p) {
 }
 
 // GELU with the tanh approximation, as ATen computes it.
+// 0.5 x (1 + tanh(u)) as x / (1 + exp(-2u)): one exp and one division, and no cancellation
+// where tanh(u) nears -1. gelu(-inf) is NaN, as torch's 0.5 * -inf * 0.
 inline float gelu_tanh_f32(float x) {
   const float beta = 0.7978845608028654f;  // sqrt(2 / pi)
   const float kappa = 0.044715f;
   float inner = beta * (x + kappa * x * x * x);
-  return 0.5f * x * (1.0f + tanh_f32(inner));
+  const float r = x / (1.0f + exp_f32(-2.0f * inner));
+  return x == -__builtin_inff() ? __builtin_nanf("") : r;
 }
 
 template <int W>
