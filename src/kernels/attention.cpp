@@ -305,11 +305,52 @@ ETRT_VEC_INLINE void load_lanes(typename Lanes<W>::F* v, const float* p) {
   std::memcpy(v, p, sizeof *v);
 }
 
+// Query i's row of scores sc[0, s_end) (room up to a whole vector past it): the mask added,
+// then exp(x - max) in place, the lanes past s_end weighing 0. Returns 1 / sum, or 0 when every
+// key is masked (the row is then left as it is: the caller writes zeros, as ATen's
+// _safe_softmax gives).
+template <int W>
+ETRT_VEC_INLINE float masked_exp_row(const Geometry& g, const Item& it, int64_t i, float* sc, int64_t s_end) {
+  using F = typename Lanes<W>::F;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  if (g.has_mask) {
+    if (g.mask_bool) {
+      const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + i * g.m_row;
+      for (j = 0; j < s_end; ++j) sc[j] = mb[j * g.m_col] != 0 ? sc[j] : ninf;
+    } else {
+      const float* mf = static_cast<const float*>(it.mask) + i * g.m_row;
+      for (j = 0; j < s_end; ++j) sc[j] += mf[j * g.m_col];
+    }
+  }
+  // Lanes past the last key hold -inf: they weigh 0 below.
+  const int64_t padded = (s_end + W - 1) / W * W;
+  for (j = s_end; j < padded; ++j) sc[j] = ninf;
+  F vm = F{} + ninf;
+  for (j = 0; j < padded; j += W) {
+    F s;
+    load_lanes<W>(&s, sc + j);
+    vm = s > vm ? s : vm;
+  }
+  float m = ninf;
+  for (int l = 0; l < W; ++l) m = vm[l] > m ? vm[l] : m;
+  if (!(m > ninf)) return 0.0f;
+  F vs = {};
+  for (j = 0; j < padded; j += W) {
+    F s;
+    load_lanes<W>(&s, sc + j);
+    s -= m;
+    exp_lanes<W>(s);
+    std::memcpy(sc + j, &s, sizeof s);
+    vs += s;
+  }
+  return 1.0f / lane_sum<W>(vs);
+}
+
 // One query row: scores (sc, S rounded up to W floats) and the output row.
 template <int W>
 ETRT_VEC_INLINE void decode_row(const Geometry& g, const Item& it, int64_t i, float* sc) {
   using F = typename Lanes<W>::F;
-  const float ninf = -std::numeric_limits<float>::infinity();
   const float* qr = it.q + i * g.q_row;
   float* orow = it.out + i * g.o_row;
   // Top-left causal alignment, as ATen: query i sees keys 0..i.
@@ -359,40 +400,11 @@ ETRT_VEC_INLINE void decode_row(const Geometry& g, const Item& it, int64_t i, fl
     for (int64_t e = ev; e < g.E; ++e) t += qr[e] * kr[e];
     sc[j] = t * g.scale;
   }
-  if (g.has_mask) {
-    if (g.mask_bool) {
-      const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + i * g.m_row;
-      for (j = 0; j < s_end; ++j) sc[j] = mb[j * g.m_col] != 0 ? sc[j] : ninf;
-    } else {
-      const float* mf = static_cast<const float*>(it.mask) + i * g.m_row;
-      for (j = 0; j < s_end; ++j) sc[j] += mf[j * g.m_col];
-    }
-  }
-  // Lanes past the last key hold -inf: they weigh 0 below.
-  const int64_t padded = (s_end + W - 1) / W * W;
-  for (j = s_end; j < padded; ++j) sc[j] = ninf;
-  F vm = F{} + ninf;
-  for (j = 0; j < padded; j += W) {
-    F s;
-    load_lanes<W>(&s, sc + j);
-    vm = s > vm ? s : vm;
-  }
-  float m = ninf;
-  for (int l = 0; l < W; ++l) m = vm[l] > m ? vm[l] : m;
-  if (!(m > ninf)) {  // every key masked: zeros, as ATen's _safe_softmax
+  const float inv = masked_exp_row<W>(g, it, i, sc, s_end);
+  if (inv == 0.0f) {  // every key masked
     for (int64_t c = 0; c < g.Ev; ++c) orow[c] = 0.0f;
     return;
   }
-  F vs = {};
-  for (j = 0; j < padded; j += W) {
-    F s;
-    load_lanes<W>(&s, sc + j);
-    s -= m;
-    exp_lanes<W>(s);
-    std::memcpy(sc + j, &s, sizeof s);
-    vs += s;
-  }
-  const float inv = 1.0f / lane_sum<W>(vs);
   // p.V: four vectors of value columns stay in registers across every key.
   constexpr int kC = 4;
   int64_t c0 = 0;
@@ -548,67 +560,15 @@ size_t gemm_scratch_floats(const Geometry& g, int64_t qb) {
   return std::max(static_cast<size_t>(qb * score_stride(g) + (qb + 15) / 16 * 16) + products, lanes_kernel);
 }
 
-// Row softmax over `keys` scores, left unnormalised (exp(x - max)); returns 1 / sum, 0 for a
-// row whose every key is masked (its scores become 0: ATen's _safe_softmax gives zeros).
-template <int W>
-ETRT_VEC_INLINE float softmax_row(float* row, int64_t keys) {
-  using F = typename Lanes<W>::F;
-  const float ninf = -std::numeric_limits<float>::infinity();
-  const int64_t full = keys / W * W;
-  float mx = ninf;
-  {
-    F m = F{} + ninf;
-    for (int64_t j = 0; j < full; j += W) {
-      F x;
-      std::memcpy(&x, row + j, sizeof x);
-      m = x > m ? x : m;
-    }
-    for (int l = 0; l < W; ++l) mx = m[l] > mx ? m[l] : mx;
-    for (int64_t j = full; j < keys; ++j) mx = row[j] > mx ? row[j] : mx;
-  }
-  if (mx == ninf) {
-    std::memset(row, 0, static_cast<size_t>(keys) * sizeof(float));
-    return 0.0f;
-  }
-  F sum = {};
-  for (int64_t j = 0; j < full; j += W) {
-    F x;
-    std::memcpy(&x, row + j, sizeof x);
-    x = x - mx;
-    exp_lanes<W>(x);
-    sum += x;
-    std::memcpy(row + j, &x, sizeof x);
-  }
-  float total = 0.0f;
-  for (int l = 0; l < W; ++l) total += sum[l];
-  for (int64_t j = full; j < keys; ++j) {
-    row[j] = exp_f32(row[j] - mx);
-    total += row[j];
-  }
-  return 1.0f / total;
-}
-
-// The mask and causal cut added to a block's scores, then the softmax of each row.
+// Each row of a block's scores masked and exponentiated (masked_exp_row), its 1 / sum in inv; a
+// row whose every key is masked weighs nothing.
 template <int W>
 ETRT_VEC_INLINE void mask_and_softmax(const Geometry& g, const Item& it, float* scores, int64_t nq, int64_t keys,
                                       float* inv) {
-  const float ninf = -std::numeric_limits<float>::infinity();
-  const int64_t ld = score_stride(g);
   for (int64_t l = 0; l < nq; ++l) {
-    float* row = scores + l * ld;
-    const int64_t i = it.i0 + l;
-    if (g.causal) {
-      for (int64_t j = i + 1; j < keys; ++j) row[j] = ninf;
-    } else if (g.has_mask && g.mask_bool) {
-      const uint8_t* mb = static_cast<const uint8_t*>(it.mask) + i * g.m_row;
-      for (int64_t j = 0; j < keys; ++j) {
-        if (mb[j * g.m_col] == 0) row[j] = ninf;
-      }
-    } else if (g.has_mask) {
-      const float* mf = static_cast<const float*>(it.mask) + i * g.m_row;
-      for (int64_t j = 0; j < keys; ++j) row[j] += mf[j * g.m_col];
-    }
-    inv[l] = softmax_row<W>(row, keys);
+    float* row = scores + l * score_stride(g);
+    inv[l] = masked_exp_row<W>(g, it, it.i0 + l, row, keys);
+    if (inv[l] == 0.0f) std::memset(row, 0, static_cast<size_t>(keys) * sizeof(float));
   }
 }
 
