@@ -185,6 +185,16 @@ def run_on_tty(
     return proc.wait(timeout=60), out, seen.decode(errors="replace")
 
 
+def wheel_of_recipe(root: Path, files: dict[str, str], ref: str, *create_args: str) -> Path:
+    """The wheel `etpkg wheelify` makes of an inline recipe: `files` written to root/recipe,
+    `conan create` there (with create_args), the wheel in root/dist."""
+    write_tree(root / "recipe", files)
+    conan("create", str(root / "recipe"), *create_args)
+    proc = run_etpkg("wheelify", ref, "--output-dir", root / "dist")
+    assert proc.returncode == 0, proc.stderr
+    return Path(proc.stdout.strip())
+
+
 def wheelify(name: str, dist: Path) -> Path:
     """The fixture's wheel, made by `etpkg wheelify` into dist."""
     fixture = ensure(name)

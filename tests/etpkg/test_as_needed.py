@@ -17,12 +17,10 @@ define none (they used to declare `void main(void)` to reference it and failed t
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from etpkg import testing
 from etpkg._internal.verify.suite import Suite
-from etpkg_fixtures import REPO_ROOT, conan, run_etpkg, write_tree
+from etpkg_fixtures import REPO_ROOT, wheel_of_recipe
 
 pytestmark = pytest.mark.slow
 
@@ -112,11 +110,8 @@ RECIPE = {
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Suite:
     root = tmp_path_factory.mktemp("dupsym")
-    write_tree(root / "recipe", RECIPE)
-    conan("create", str(root / "recipe"), "-c", "tools.build:jobs=1")
-    proc = run_etpkg("wheelify", REF, "--output-dir", root / "dist")
-    assert proc.returncode == 0, proc.stderr
-    ws = testing.prepare(Path(proc.stdout.strip()), root / "work", CMAKE_CACHE)
+    wheel = wheel_of_recipe(root, RECIPE, REF, "-c", "tools.build:jobs=1")
+    ws = testing.prepare(wheel, root / "work", CMAKE_CACHE)
     return Suite(ws, versions=(testing.MODERN[0],), generators=(testing.MODERN[1],))
 
 

@@ -20,7 +20,7 @@ import pytest
 from etpkg import testing
 from etpkg._internal.verify.suite import Suite
 from etpkg._internal.verify.workspace import prepare
-from etpkg_fixtures import REPO_ROOT, conan, rewrite_wheel, run_etpkg, write_tree
+from etpkg_fixtures import REPO_ROOT, conan, rewrite_wheel, wheel_of_recipe, write_tree
 
 pytestmark = pytest.mark.slow
 
@@ -106,13 +106,7 @@ APP = {
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    recipe = tmp_path_factory.mktemp("recipe-bmodkit")
-    write_tree(recipe, RECIPE)
-    conan("create", str(recipe))
-    dist = tmp_path_factory.mktemp("dist-bmodkit")
-    proc = run_etpkg("wheelify", REF, "--output-dir", dist)
-    assert proc.returncode == 0, proc.stderr
-    return Path(proc.stdout.strip())
+    return wheel_of_recipe(tmp_path_factory.mktemp("bmodkit"), RECIPE, REF)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from etpkg._internal.build.elf import read_elf
-from etpkg_fixtures import checked_run, conan, run_etpkg, write_tree
+from etpkg_fixtures import checked_run, wheel_of_recipe
 
 pytestmark = pytest.mark.slow
 
@@ -99,16 +99,11 @@ int main(void) { printf("answer=%d\\n", plugkit_run()); return 0; }
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    recipe = tmp_path_factory.mktemp("recipe-plugkit")
-    write_tree(recipe, RECIPE)
-    conan("create", str(recipe))
-    dist = tmp_path_factory.mktemp("dist-plugkit")
-    proc = run_etpkg("wheelify", REF, "--output-dir", dist)
-    assert proc.returncode == 0, proc.stderr
+    wheel = wheel_of_recipe(tmp_path_factory.mktemp("plugkit"), RECIPE, REF)
     target = tmp_path_factory.mktemp("site-plugkit")
     checked_run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
-         target, proc.stdout.strip()]
+         target, wheel]
     )  # fmt: skip
     return target
 
