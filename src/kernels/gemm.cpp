@@ -33,12 +33,13 @@ struct Isa {
   size_t (*whole_a_floats)(const GemmParams&);
   void (*pack_whole_a)(const GemmParams&, float*, int64_t part, int64_t parts);
   int64_t (*panel_rows)();
+  bool (*kept_in_place)(const GemmParams&);  // the kept panels' path reads A where it is
 };
 
 #define ETRT_GEMM_ISA(name, ns)                                                                           \
   {                                                                                                      \
     name, ns::scratch_floats, ns::run, ns::packs_b, ns::kept_b_floats, ns::pack_kept_b, ns::whole_a_floats, \
-        ns::pack_whole_a, ns::panel_rows                                                                 \
+        ns::pack_whole_a, ns::panel_rows, ns::kept_in_place                                              \
   }
 
 #if ETRT_ISA_X86
@@ -217,7 +218,7 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
     scratch = static_cast<float*>(ctx.allocate_temp(per_slot * static_cast<size_t>(slots) * sizeof(float), 64));
     if (scratch == nullptr) return false;
   }
-  if (split_n && packed) {
+  if (split_n && packed && !impl.kept_in_place(p)) {
     // Every column part reads all of A: pack it once for all of them (ViT-B/16's fc2 at two
     // threads packed its 197 x 3072 A eight times a call; 2% of its run). Without room for
     // it, each part packs its own as before: the same bits.

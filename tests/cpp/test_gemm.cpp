@@ -422,16 +422,16 @@ void test_few_columns_a_thread_still_split() {
 }
 
 // At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
-// runs of whole packed panels of the A packed once (48 parts). BERT's 128 x 384 ones (the direct
+// runs of whole panels of A (48 parts; A packed once for all of them where the path packs it). BERT's 128 x 384 ones (the direct
 // path, B read in place) made 16 row parts of 8 rows, each reading all of B: now 6 column parts
 // times 4 runs of rows. At every cap the same bits as one thread, with the weight kept and per
 // call.
 void test_columns_and_rows_at_once() {
   const check::KeepIsaCap keep;
   struct Shape {
-    int64_t m, n, k, parts;  // at least (the packed path adds A's packing; rows follow the panel height)
+    int64_t m, n, k, parts;  // at least (packing A adds its own; rows follow the panel height)
   };
-  for (const Shape& sh : {Shape{197, 768, 700, 12 * 4 + 64}, Shape{128, 384, 384, 6 * 4}}) {
+  for (const Shape& sh : {Shape{197, 768, 700, 12 * 4}, Shape{128, 384, 384, 6 * 4}}) {
     Buf a({sh.m, sh.k}), b({sh.k, sh.n}), one({sh.m, sh.n}), split({sh.m, sh.n});
     b.t.set_read_only(true);  // a weight: kept panels on the packed path
     b.v = Value(b.t);
@@ -460,19 +460,21 @@ void test_columns_and_rows_at_once() {
 // direct path's bounds) is packed whole into the instruction's cache at the first call, read
 // from there by the next, and packed again when the instruction set changes (its panel width
 // does): every call equals the product packed per call (a context that keeps nothing), bit for
-// bit, in one piece and split into column parts (three threads).
+// bit, in one piece and split into column parts (three threads), with A's rows contiguous and
+// with A transposed (AVX2 reads A in place beside kept panels).
 void test_kept_weight_panels_equal_per_call_packing() {
   const check::KeepIsaCap keep;
   const int64_t m = 200, k = 700, n = 300;
   Buf a({m, k}), b({k, n}), want({m, n}), got({m, n});
+  bool a_transposed = false;
   auto run = [&](check::TestContext& ctx, Buf& out) {
     GemmParams p;  // what aten::addmm and aten::mm pass for a constant weight
     p.m = m;
     p.n = n;
     p.k = k;
     p.a = a.data.data();
-    p.a_rs = k;
-    p.a_cs = 1;
+    p.a_rs = a_transposed ? 1 : k;
+    p.a_cs = a_transposed ? m : 1;
     p.b = b.data.data();
     p.b_rs = n;
     p.b_cs = 1;
@@ -483,10 +485,13 @@ void test_kept_weight_panels_equal_per_call_packing() {
     CHECK(etrt::kernels::sgemm(ctx, p));
   };
   const etrt::ParallelBackend* split = check::pool<3>();
-  for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), split}) {
-    etrt::set_parallel_backend(backend);
-    check::kept_equals_per_call(backend != nullptr ? "split" : "whole", etrt::kernels::sgemm_force_isa, want, got,
-                                run);
+  for (const bool transposed : {false, true}) {
+    a_transposed = transposed;
+    for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), split}) {
+      etrt::set_parallel_backend(backend);
+      const std::string label = std::string(backend != nullptr ? "split" : "whole") + (transposed ? ", A^T" : "");
+      check::kept_equals_per_call(label, etrt::kernels::sgemm_force_isa, want, got, run);
+    }
   }
   etrt::set_parallel_backend(nullptr);
 }
