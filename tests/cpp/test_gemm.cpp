@@ -422,9 +422,9 @@ void test_few_columns_a_thread_still_split() {
 }
 
 // At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
-// runs of whole panels of A (48 parts; A packed once for all of them where the path packs it). BERT's 128 x 384 ones (the direct
-// path, B read in place) made 16 row parts of 8 rows, each reading all of B: now 6 column parts
-// times 4 runs of rows. At every cap the same bits as one thread, with the weight kept and per
+// runs of whole panels of A (48 parts; A packed once for all of them where the path packs it).
+// BERT's 128 x 384 ones (the direct path, B read in place) made 16 row parts of 8 rows, each
+// reading all of B: now 6 column parts times 4 runs of rows. At every cap the same bits as one thread, with the weight kept and per
 // call.
 void test_columns_and_rows_at_once() {
   const check::KeepIsaCap keep;
@@ -461,7 +461,7 @@ void test_columns_and_rows_at_once() {
 // from there by the next, and packed again when the instruction set changes (its panel width
 // does): every call equals the product packed per call (a context that keeps nothing), bit for
 // bit, in one piece and split into column parts (three threads), with A's rows contiguous and
-// with A transposed (AVX2 reads A in place beside kept panels).
+// with A transposed (AVX2 and AVX-512 read A in place beside kept panels).
 void test_kept_weight_panels_equal_per_call_packing() {
   const check::KeepIsaCap keep;
   const int64_t m = 200, k = 700, n = 300;
