@@ -54,6 +54,19 @@ def padding_mask(b: int, s: int, valid: list[int]) -> torch.Tensor:
     return (torch.arange(s)[None, :] < torch.tensor(valid)[:, None]).reshape(b, 1, 1, s)
 
 
+def scattered_mask(b: int, q: int, s: int, hidden: float) -> torch.Tensor:
+    """[B, 1, L, S] float: random values, -inf at about `hidden` of the places (drawn per query)."""
+    return torch.where(torch.rand(b, 1, q, s) > hidden, torch.randn(b, 1, q, s), -torch.inf)
+
+
+def float_padding_mask(
+    s: int, valid: list[int], values: torch.Tensor | None = None
+) -> torch.Tensor:
+    """[B, 1, 1, S] float: `values` (zeros when None) where j < valid[i], -inf after."""
+    shown = torch.arange(s) < torch.tensor(valid)[:, None]
+    return torch.where(shown, 0.0 if values is None else values, -torch.inf)[:, None, None, :]
+
+
 CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     # One block of 16 queries x 16 keys, head size 16: the transformer's shape.
     "square16": lambda: (Attention(), qkv((2, 4, 16, 16), (2, 4, 16, 16), (2, 4, 16, 16))),
@@ -83,10 +96,7 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     ),
     "float_mask": lambda: (
         Attention(),
-        (
-            *qkv((2, 2, 18, 16), (2, 2, 21, 16), (2, 2, 21, 16)),
-            torch.where(torch.rand(2, 1, 18, 21) > 0.2, torch.randn(2, 1, 18, 21), -torch.inf),
-        ),
+        (*qkv((2, 2, 18, 16), (2, 2, 21, 16), (2, 2, 21, 16)), scattered_mask(2, 18, 21, 0.2)),
     ),
     # A causal mask given as a tensor (as transformers builds it): blocks of keys it hides from
     # every query are skipped, blocks it shows to all need no mask, the diagonal ones do.
@@ -100,12 +110,7 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
     # A float padding mask broadcast over the queries, hiding the last block of keys.
     "float_padding_mask": lambda: (
         Attention(),
-        (
-            *qkv((2, 2, 20, 16), (2, 2, 48, 16), (2, 2, 48, 16)),
-            torch.where(torch.arange(48) < torch.tensor([[40], [16]]), 0.0, -torch.inf)[
-                :, None, None, :
-            ],
-        ),
+        (*qkv((2, 2, 20, 16), (2, 2, 48, 16), (2, 2, 48, 16)), float_padding_mask(48, [40, 16])),
     ),
     "gqa": lambda: (
         Attention(enable_gqa=True),
@@ -144,17 +149,12 @@ CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
         Attention(scale=0.2),
         (
             *qkv((2, 2, 70, 32), (2, 2, 96, 32), (2, 2, 96, 32)),
-            torch.where(
-                torch.arange(96) < torch.tensor([[90], [17]]), torch.randn(2, 96), -torch.inf
-            )[:, None, None, :],
+            float_padding_mask(96, [90, 17], torch.randn(2, 96)),
         ),
     ),
     "gemm_float_mask_scattered": lambda: (
         Attention(),
-        (
-            *qkv((2, 2, 72, 32), (2, 2, 80, 32), (2, 2, 80, 32)),
-            torch.where(torch.rand(2, 1, 72, 80) > 0.2, torch.randn(2, 1, 72, 80), -torch.inf),
-        ),
+        (*qkv((2, 2, 72, 32), (2, 2, 80, 32), (2, 2, 80, 32)), scattered_mask(2, 72, 80, 0.2)),
     ),
     "gemm_bool_causal_mask": lambda: (
         Attention(),
@@ -192,10 +192,7 @@ DECODE_CASES: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]
     ),
     "decode_float_mask": lambda: (
         Attention(),
-        (
-            *qkv((2, 2, 2, 36), (2, 2, 50, 36), (2, 2, 50, 8), seed=4),
-            torch.where(torch.rand(2, 1, 2, 50) > 0.3, torch.randn(2, 1, 2, 50), -torch.inf),
-        ),
+        (*qkv((2, 2, 2, 36), (2, 2, 50, 36), (2, 2, 50, 8), seed=4), scattered_mask(2, 2, 50, 0.3)),
     ),
     # Llama's decode step: 4 query heads per key head, an explicit scale.
     "decode_gqa_scale": lambda: (
