@@ -82,8 +82,7 @@ constexpr int64_t kPackMinWeightBytes = 4 << 20;  // ... or the weights span thi
 // Weight rows a multiple of 4 KiB apart (1024, 2048 output channels) fall into a few cache sets,
 // and a whole weight read in place by every pixel tile keeps evicting itself: a 1x1 layer of
 // 64 -> 1024 channels at 14x14 took 1.2x, 128 -> 1024 1.25x the time of blocks of 256 channels
-// kept packed (AVX2; 1.07x at AVX-512), as the SGEMM's constant weights (gemm_isa.inc).
-constexpr int64_t kAliasingRowBytes = 4096;
+// kept packed (AVX2; 1.07x at AVX-512), as the SGEMM's constant weights (kAliasingRowBytes).
 constexpr int64_t kAliasingBlockChannels = 256;
 // A depthwise layer split by channels takes slices of a multiple of this many (whole vectors at
 // every instruction set, so each slice runs the kernels the whole layer runs).

@@ -13,6 +13,11 @@
 namespace etrt {
 namespace kernels {
 
+// Rows of a weight this many bytes apart (or a multiple) fall into a few cache sets and evict
+// each other when read in place down a column block: the SGEMM and the channels-last
+// convolution read such weights from packed, contiguous blocks instead.
+constexpr int64_t kAliasingRowBytes = 4096;
+
 struct GemmParams {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;  // element (i, p) at a[i * a_rs + p * a_cs]
