@@ -259,9 +259,19 @@ def python_runtime() -> Tools:
     return tools
 
 
+# What the gate's ThreadSanitizer tests build (the Python binding's libraries and the C++
+# stress, soak and C ABI programs), pre-built so that no test compiles them on its own time.
+TSAN_TARGETS = [
+    "etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack",
+    "concurrency_stress", "etrt_soak", "c_api_free_race",
+]  # fmt: skip
+
+
 def _prebuild(which: list[str]) -> None:
     if "release" in which:
         build_tools("runtime", ["all"])
+    if "tsan" in which:
+        tsan_build(TSAN_TARGETS)
     if "asan" in which:
         asan_build(["all"])
         subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
@@ -271,7 +281,8 @@ if __name__ == "__main__":
     # ci/test.sh runs this in the background (niced), the tests then find each build done (or
     # wait for it, never race it): `asan` (the ASan+UBSan build and the fuzzers' seeds, exports
     # of real models) from the start, beside the package's build; `release` once the package is
-    # built (its objects are compiler-cache hits of the package's). No argument: both.
-    which = sys.argv[1:] or ["release", "asan"]
+    # built (its objects are compiler-cache hits of the package's), then `tsan`. No argument:
+    # all three.
+    which = sys.argv[1:] or ["release", "tsan", "asan"]
     with prebuild.Group():  # its compilers in it: a test waiting for it raises them all
         _prebuild(which)
