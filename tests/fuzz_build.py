@@ -71,6 +71,7 @@ def assert_clean(proc: subprocess.CompletedProcess[str]) -> None:
 def build_fuzzers() -> Fuzzers:
     build_dir = REPO_ROOT / "build" / "fuzz"
     prebuild.wait_until_free(build_dir)
+    prebuild.wait_until_free(build_dir, ".seeds-lock")  # the seeds have a lock of their own
     proc = subprocess.run(
         ["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh"), str(build_dir)],
         capture_output=True,

@@ -31,11 +31,11 @@ def wait_for(lock: IO[str]) -> None:
     fcntl.flock(lock, fcntl.LOCK_EX)
 
 
-def wait_until_free(build_dir: Path) -> None:
+def wait_until_free(build_dir: Path, name: str = ".lock") -> None:
     """For a build a script locks itself (tools/fuzz/build.sh): waits, as wait_for does, until
-    nothing holds build_dir/.lock, then lets it go for the script to take."""
+    nothing holds build_dir/NAME, then lets it go for the script to take."""
     build_dir.mkdir(parents=True, exist_ok=True)
-    with (build_dir / ".lock").open("w") as lock:
+    with (build_dir / name).open("w") as lock:
         wait_for(lock)
 
 

@@ -44,6 +44,11 @@ if [ $# -gt 0 ]; then
 fi
 ninja -C "$BUILD" -j2 etrt_fuzz_program etrt_fuzz_data_map etrt_fuzz_xnnpack
 
+# The seeds need none of the build: let go of it (the sanitizer tests use it meanwhile) and
+# take a lock of their own.
+exec 9>&-
+exec 8>"$BUILD/.seeds-lock"
+flock 8
 SEEDS="$BUILD/seeds"
 stale=0
 for source in "$ROOT/tools/fuzz/make_seeds.py" "$ROOT/tests/models.py" "$ROOT"/schema/*.fbs "$ROOT/src/kernels/register.cpp"; do
