@@ -20,6 +20,9 @@ import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# The libraries the Python binding loads (runtime, kernels, thread pool, XNNPACK delegate).
+LIBRARIES = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
+
 SANITIZER_ENV = {
     # Huge (malformed) allocations must come back as null, not abort the process.
     "ASAN_OPTIONS": "allocator_may_return_null=1:detect_leaks=1:abort_on_error=0:exitcode=66",
@@ -253,38 +256,34 @@ def python_runtime() -> Tools:
     """The in-tree release build's libraries (runtime, kernels, thread pool, XNNPACK delegate)
     for the ctypes binding of this process, and its etrt_runner. Call it before anything loads
     the runtime: the binding loads from ETRT_LIBRARY_DIR once per process."""
-    libraries = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
-    tools = build_tools("runtime", [*libraries, "etrt_runner"])
+    tools = build_tools("runtime", [*LIBRARIES, "etrt_runner"])
     os.environ["ETRT_LIBRARY_DIR"] = str(tools.build_dir)
     return tools
 
 
 # What the gate's ThreadSanitizer tests build (the Python binding's libraries and the C++
 # stress, soak and C ABI programs), pre-built so that no test compiles them on its own time.
-TSAN_TARGETS = [
-    "etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack",
-    "concurrency_stress", "etrt_soak", "c_api_free_race",
-]  # fmt: skip
+TSAN_TARGETS = [*LIBRARIES, "concurrency_stress", "etrt_soak", "c_api_free_race"]
 
 
 def _prebuild(which: list[str]) -> None:
     if "release" in which:
         build_tools("runtime", ["all"])
+    if "asan" in which:
+        asan_build(["all"])
+        subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
     if "tsan" in which:
         # Needed later in the run than the ASan build (started beside it), so below it.
         os.nice(5)
         tsan_build(TSAN_TARGETS)
-    if "asan" in which:
-        asan_build(["all"])
-        subprocess.run(["bash", str(REPO_ROOT / "tools" / "fuzz" / "build.sh")], check=True)
 
 
 if __name__ == "__main__":
     # ci/test.sh runs this in the background (niced), the tests then find each build done (or
     # wait for it, never race it): `asan` (the ASan+UBSan build and the fuzzers' seeds, exports
     # of real models) from the start, beside the package's build; `release` once the package is
-    # built (its objects are compiler-cache hits of the package's), then `tsan`. No argument:
-    # all three.
-    which = sys.argv[1:] or ["release", "tsan", "asan"]
+    # built (its objects are compiler-cache hits of the package's), then `tsan`, niced further.
+    # No argument: all three.
+    which = sys.argv[1:] or ["release", "asan", "tsan"]
     with prebuild.Group():  # its compilers in it: a test waiting for it raises them all
         _prebuild(which)

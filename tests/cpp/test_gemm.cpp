@@ -424,8 +424,8 @@ void test_few_columns_a_thread_still_split() {
 // At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
 // runs of whole panels of A (48 parts; A packed once for all of them where the path packs it).
 // BERT's 128 x 384 ones (the direct path, B read in place) made 16 row parts of 8 rows, each
-// reading all of B: now 6 column parts times 4 runs of rows. At every cap the same bits as one thread, with the weight kept and per
-// call.
+// reading all of B: now 6 column parts times 4 runs of rows. At every cap the same bits as one
+// thread, with the weight kept and per call.
 void test_columns_and_rows_at_once() {
   const check::KeepIsaCap keep;
   struct Shape {

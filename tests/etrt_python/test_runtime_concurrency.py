@@ -16,9 +16,7 @@ from pathlib import Path
 import etrt
 import pytest
 from models import make
-from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
-
-LIBRARIES = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
+from runtime_build import LIBRARIES, REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
 
 # argv: program, threads, iterations. Prints one "key value" line per figure, then "ok".
 STRESS = textwrap.dedent(

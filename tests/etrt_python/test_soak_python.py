@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from runtime_build import REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
+from runtime_build import LIBRARIES, REPO_ROOT, TSAN_OPTIONS, build_tools, libtsan, tsan_build
 
-LIBRARIES = ["etrt", "etrt_kernels_optimized", "etrt_threadpool", "etrt_backend_xnnpack"]
 THREADS, MODULES = 6, 3
 
 
