@@ -405,8 +405,8 @@ void test_split_work_sums_like_one_thread() {
 }
 
 // At 16 threads a classifier's product (one row, 1000 columns: fewer than 64 columns a thread
-// and fewer than 8 rows) is still split by columns, in fewer parts than threads, not left
-// whole; the same bits as one thread.
+// and fewer than 8 rows) is not left whole: its 3 blocks of B's rows times 6 column parts; the
+// same bits as one thread.
 void test_few_columns_a_thread_still_split() {
   const int64_t m = 1, n = 1000, k = 576;
   Buf a({m, k}), b({k, n}), one({m, n}), split({m, n});
@@ -416,9 +416,50 @@ void test_few_columns_a_thread_still_split() {
   etrt::set_parallel_backend(backend);
   const int64_t before = check::chunks_run();
   CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
-  CHECK(check::chunks_run() - before >= 15);  // 15 or 16 parts of 64 columns
+  CHECK(check::chunks_run() - before >= 16);  // 3 row blocks x 6 parts of 192 columns
   etrt::set_parallel_backend(nullptr);
   check::record(one.data == split.data, __FILE__, __LINE__, "a 16-thread split of 1 x 1000 differs from one thread");
+}
+
+// A GEMV (one row of A, B read in place) at several threads is split by blocks of B's rows,
+// each block's sums added up afterwards in the blocks' order with alpha and beta as the kernels
+// apply them: at every cap the bits of one thread, through addmm with a bias (beta 0.5, alpha
+// -2) and without, a last block shorter than the others, and columns enough to add in parts.
+void test_gemv_split_by_row_blocks_sums_like_one_thread() {
+  const check::KeepIsaCap keep;
+  struct Shape {
+    int64_t n, k, threads, parts;
+  };
+  for (const Shape& sh : {Shape{1000, 1024, 2, 4}, Shape{1024, 576, 2, 3}, Shape{4100, 300, 3, 4},
+                          Shape{768, 768, 16, 18}}) {
+    Buf a({1, sh.k}), b({sh.k, sh.n}), bias({sh.n}), one({1, sh.n}), split({1, sh.n});
+    b.t.set_read_only(true);
+    b.v = Value(b.t);
+    const etrt::ParallelBackend* backend = sh.threads == 2 ? check::pool<2>() : sh.threads == 3 ? check::pool<3>()
+                                                                                                  : check::pool<16>();
+    for (const char* isa : {"avx512", "avx2", "sse2"}) {
+      if (!etrt::kernels::sgemm_force_isa(isa)) continue;
+      for (const bool with_bias : {false, true}) {
+        const std::string label = std::to_string(sh.k) + " x " + std::to_string(sh.n) + " at " +
+                                  std::to_string(sh.threads) + " threads, " + isa + (with_bias ? ", addmm" : ", mm");
+        Value beta(0.5), alpha(-2.0);
+        auto product = [&](Buf& out) {
+          check::TestContext ctx;
+          return with_bias ? check::call(ctx, "aten::addmm", {&bias.v, &a.v, &b.v, &beta, &alpha, &out.v})
+                           : check::call(ctx, "aten::mm", {&a.v, &b.v, &out.v});
+        };
+        CHECK_OK(product(one));
+        etrt::set_parallel_backend(backend);
+        const int64_t before = check::chunks_run();
+        std::fill(split.data.begin(), split.data.end(), 0.0f);
+        CHECK_OK(product(split));
+        const int64_t chunks = check::chunks_run() - before;
+        etrt::set_parallel_backend(nullptr);
+        check::record(one.data == split.data, __FILE__, __LINE__, "split GEMV differs from one thread, " + label);
+        check::record(chunks >= sh.parts, __FILE__, __LINE__, label + ": " + std::to_string(chunks) + " chunks");
+      }
+    }
+  }
 }
 
 // At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
@@ -588,6 +629,7 @@ int main() {
   test_kept_weight_panels_equal_per_call_packing();
   test_weights_with_4kib_rows_take_kept_panels();
   test_few_columns_a_thread_still_split();
+  test_gemv_split_by_row_blocks_sums_like_one_thread();
   test_columns_and_rows_at_once();
   return check::finish();
 }
