@@ -2,6 +2,7 @@
 faster with threads.
 
     python benchmarks/op_scaling.py [PROGRAM.etrt ...] [--threads 1 2] [--runs 20] [--top 15]
+        [--by-instruction]
 
 Default programs: the plain forward ones benchmarks/threads.py --export-only wrote (build/threads/),
 run on the inputs saved beside them. Each thread count profiles in its own process
@@ -11,6 +12,10 @@ the run's speed-up and the serial fraction Amdahl's law reads from it, then the 
 by time at the most threads with their own speed-up; "flat" marks those under 1.2x, the time
 that behaves as serial. The last row is the time between operators (dispatch, the runtime's own
 work). On a machine other jobs load, the n-thread figures measure contention too.
+
+--by-instruction adds a table of single instructions (index, operator, output shape) ranked by
+the time each loses at n threads against a perfect split (t_n - t_1 / n): which layer of a
+model, not which kind of operator, keeps the threads waiting.
 """
 
 from __future__ import annotations
@@ -41,17 +46,32 @@ class OpTimes:
     us: dict[int, float]  # threads -> median us per run
 
 
-def profile_worker(program: Path, inputs: Sequence[Path], runs: int) -> int:
+def profile_worker(program: Path, inputs: Sequence[Path], runs: int, shapes: bool) -> int:
     from etrt import profile
 
     with tempfile.TemporaryDirectory() as tmp:
-        result = profile.run_profile(program, "forward", inputs, runs, Path(tmp) / "p.etdump")
+        result = profile.run_profile(
+            program, "forward", inputs, runs, Path(tmp) / "p.etdump", record_shapes=shapes
+        )
     rows = [
         {"name": s.name, "kind": s.kind.name.lower() if s.kind is not None else "",
          "calls": s.calls, "us": s.median_ns / 1e3}
         for s in result.stats
     ]  # fmt: skip
-    print(json.dumps({"run_us": result.median_run_ns / 1e3, "ops": rows}))
+    # Per instruction: its median over the runs (an instruction runs once a run).
+    per: dict[int, tuple[str, str, list[float]]] = {}
+    for run in result.dump.runs:
+        for e in run.events:
+            shape = str(list(e.output_shapes[0])) if e.output_shapes else ""
+            per.setdefault(e.instruction, (e.name, shape, []))[2].append(
+                (e.end_ns - e.start_ns) / 1e3
+            )
+    instructions = [
+        {"index": i, "name": name, "shape": shape, "us": float(np.median(times))}
+        for i, (name, shape, times) in sorted(per.items())
+    ]
+    print(json.dumps({"run_us": result.median_run_ns / 1e3, "ops": rows,
+                      "instructions": instructions}))  # fmt: skip
     return 0
 
 
@@ -69,9 +89,13 @@ def _inputs_for(program: Path, tmp: Path) -> list[Path]:
     return paths
 
 
-def profile_at(program: Path, inputs: Sequence[Path], threads: int, runs: int) -> dict[str, object]:
+def profile_at(
+    program: Path, inputs: Sequence[Path], threads: int, runs: int, shapes: bool = False
+) -> dict[str, object]:
     env = dict(os.environ, ETRT_NUM_THREADS=str(threads))
     cmd = [sys.executable, __file__, "--worker", str(program), "--runs", str(runs)]
+    if shapes:
+        cmd.append("--by-instruction")
     proc = subprocess.run(
         [*cmd, *(a for p in inputs for a in ("--input", str(p)))],
         env=env, capture_output=True, text=True, check=False,
@@ -127,17 +151,48 @@ def report(
     return "\n".join(lines)
 
 
+def instruction_report(
+    threads: Sequence[int], results: dict[int, dict[str, object]], top: int
+) -> str:
+    """The instructions that lose the most time at the higher count against a perfect split."""
+    lo, hi = threads[0], threads[-1]
+    at_lo = {r["index"]: r for r in results[lo]["instructions"]}  # type: ignore[attr-defined]
+    rows = []
+    for r in results[hi]["instructions"]:  # type: ignore[attr-defined]
+        a = at_lo.get(r["index"])
+        if a is not None:
+            rows.append((r["us"] - a["us"] * lo / hi, r, a["us"]))
+    rows.sort(key=lambda row: -row[0])
+    lost = sum(row[0] for row in rows)
+    lines = [
+        f"time lost at {hi} threads against a perfect split of each instruction: "
+        f"{lost / 1e3:.2f} ms",
+        f"| instruction | operator | output | {lo} thr us | {hi} thr us | speed-up | lost us |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for gone, r, a in rows[:top]:
+        up = a / r["us"] if r["us"] > 0 else float("inf")
+        lines.append(f"| {r['index']} | {r['name']} | {r['shape']} | {a:.1f} | {r['us']:.1f} | "
+                     f"{up:.2f} | {gone:.1f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("programs", nargs="*", type=Path)
     parser.add_argument("--threads", type=int, nargs=2, default=[1, 2], metavar=("LOW", "HIGH"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument(
+        "--by-instruction",
+        action="store_true",
+        help="also rank single instructions (with their output shapes) by the time they lose",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--input", type=Path, action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker is not None:
-        return profile_worker(args.worker, args.input, args.runs)
+        return profile_worker(args.worker, args.input, args.runs, args.by_instruction)
     if args.runs < 1 or min(args.threads) < 1 or args.threads[0] >= args.threads[1]:
         parser.error("--runs must be at least 1 and --threads LOW HIGH with 1 <= LOW < HIGH")
     # Not the decoders: their runs are a generation of one-token calls, not one forward.
@@ -152,8 +207,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for program in programs:
             inputs = _inputs_for(program, Path(tmp))
-            results = {n: profile_at(program, inputs, n, args.runs) for n in args.threads}
+            results = {
+                n: profile_at(program, inputs, n, args.runs, args.by_instruction)
+                for n in args.threads
+            }
             print(report(program, args.threads, results, args.top), flush=True)
+            if args.by_instruction:
+                print(flush=True)
+                print(instruction_report(args.threads, results, args.top), flush=True)
             print(flush=True)
     return 0
 
