@@ -127,7 +127,8 @@ constexpr int64_t kGemvSumRows = isa_generic::kSumBlock;
 // the hardware prefetchers do not follow: a classifier's 1024 x 1000 weight from memory took
 // 0.86x its one-thread time at two threads (Zen 1; 1.16x speed-up), where whole rows stream.
 // Each part writes its blocks' sums; they are then added in the blocks' order, with alpha and
-// beta applied as the kernels apply them: the one-thread bits.
+// beta applied as the kernels apply them: the one-thread bits. False, with nothing computed,
+// where the sums find no room in the method's budget: the column split needs none.
 bool gemv_by_row_blocks(KernelContext& ctx, const GemmParams& p, const Isa& impl, int threads) {
   const int64_t blocks = (p.k + kGemvSumRows - 1) / kGemvSumRows;
   int64_t col_parts = (threads + blocks - 1) / blocks;
@@ -197,8 +198,9 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   const int threads = parallel_num_threads();
   const double macs = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
   if (threads > 1 && macs >= kParallelMinMacs && p.m == 1 && p.b_cs == 1 && !packed &&
-      p.k > kGemvSumRows && p.n >= kGemvMinColumns && impl.scratch_floats(p) == 0) {
-    return gemv_by_row_blocks(ctx, p, impl, threads);
+      p.k > kGemvSumRows && p.n >= kGemvMinColumns && impl.scratch_floats(p) == 0 &&
+      gemv_by_row_blocks(ctx, p, impl, threads)) {
+    return true;
   }
   int parts = 1;
   bool split_n = true;

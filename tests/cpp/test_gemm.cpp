@@ -460,6 +460,17 @@ void test_gemv_split_by_row_blocks_sums_like_one_thread() {
       }
     }
   }
+  // No room for the blocks' sums (a method's budget spent): split by columns as before, which
+  // needs no scratch, rather than failing; the same bits.
+  Buf a({1, 1024}), b({1024, 1000}), one({1, 1000}), split({1, 1000});
+  check::TestContext ctx;
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &one.v}));
+  etrt::set_parallel_backend(check::pool<2>());
+  ctx.set_fail_alloc(true);
+  CHECK_OK(check::call(ctx, "aten::mm", {&a.v, &b.v, &split.v}));
+  ctx.set_fail_alloc(false);
+  etrt::set_parallel_backend(nullptr);
+  check::record(one.data == split.data, __FILE__, __LINE__, "the GEMV without scratch differs from one thread");
 }
 
 // At 16 threads ViT-B/16's 197 x 768 products make 12 column parts: rows are split too, into 4
