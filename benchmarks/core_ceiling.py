@@ -50,7 +50,8 @@ static double fma_loop(long n) {
       "vxorps %%ymm0,%%ymm0,%%ymm0\n vxorps %%ymm1,%%ymm1,%%ymm1\n vxorps %%ymm2,%%ymm2,%%ymm2\n"
       "vxorps %%ymm3,%%ymm3,%%ymm3\n vxorps %%ymm4,%%ymm4,%%ymm4\n vxorps %%ymm5,%%ymm5,%%ymm5\n"
       "vxorps %%ymm6,%%ymm6,%%ymm6\n vxorps %%ymm7,%%ymm7,%%ymm7\n vxorps %%ymm8,%%ymm8,%%ymm8\n"
-      "vxorps %%ymm9,%%ymm9,%%ymm9\n vxorps %%ymm14,%%ymm14,%%ymm14\n vxorps %%ymm15,%%ymm15,%%ymm15\n"
+      "vxorps %%ymm9,%%ymm9,%%ymm9\n vxorps %%ymm14,%%ymm14,%%ymm14\n"
+      "vxorps %%ymm15,%%ymm15,%%ymm15\n"
       "1:\n"
       "vfmadd231ps %%ymm14,%%ymm15,%%ymm0\n vfmadd231ps %%ymm14,%%ymm15,%%ymm1\n"
       "vfmadd231ps %%ymm14,%%ymm15,%%ymm2\n vfmadd231ps %%ymm14,%%ymm15,%%ymm3\n"
@@ -63,7 +64,8 @@ static double fma_loop(long n) {
   return 0.0;
 #else
   typedef float v8 __attribute__((vector_size(32)));
-  v8 a[10] = {{0}}, b = {1, 1, 1, 1, 1, 1, 1, 1}, c = {1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f};
+  v8 a[10] = {{0}}, b = {1, 1, 1, 1, 1, 1, 1, 1};
+  v8 c = {1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f, 1e-9f};
   for (long i = 0; i < n; ++i)
     for (int k = 0; k < 10; ++k) a[k] = a[k] * b + c;
   double s = 0;
@@ -75,7 +77,9 @@ static double fma_loop(long n) {
 static double stream_loop(const double* p, size_t n, long passes) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   for (long r = 0; r < passes; ++r)
-    for (size_t i = 0; i < n; i += 4) { s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3]; }
+    for (size_t i = 0; i < n; i += 4) {
+      s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3];
+    }
   return s0 + s1 + s2 + s3;
 }
 
@@ -183,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             alone = 0.0
             for n in counts:
                 # The slowest thread ends the parallel region: its time is the run's.
-                worst = min(max(_run(exe, kind, iters, nbytes, cpus[:n])) for _ in range(args.rounds))
+                worst = min(
+                    max(_run(exe, kind, iters, nbytes, cpus[:n])) for _ in range(args.rounds)
+                )
                 alone = alone or worst  # counts[0] is 1
                 speedup = n * alone / worst
-                print(
-                    f"| {name} | {n} | {alone / worst:.2f} | {speedup:.2f} | {speedup / n:.2f} |"
-                )
+                print(f"| {name} | {n} | {alone / worst:.2f} | {speedup:.2f} | {speedup / n:.2f} |")
     return 0
 
 
