@@ -967,6 +967,42 @@ void test_kept_panels_follow_the_split() {
   }
 }
 
+// A big weight over few tiles at two threads (MobileNetV3-small's 576 -> 96 projection at 7x7:
+// 9 tiles, 221 KiB) is split into one block of output channels a thread, each reading half the
+// weight for every tile, where four threads split it as above with a wider block: through one
+// instruction's cache at 2, 4, 2 threads and one, every call equals one thread's result computed
+// per call, bit for bit, at every cap (the two layouts' panels do not share a key).
+void test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads() {
+  const check::KeepIsaCap keep;
+  ConstantWeightConv conv(576, 96, 7, 1, 1, 0);
+  Buf<float> one = conv.out(), got = conv.out();
+  const etrt::ParallelBackend* two = check::pool<2>();
+  const etrt::ParallelBackend* four = check::pool<4>();
+  for (const char* name : {"avx512", "avx2", "sse2"}) {
+    if (!etrt::kernels::sgemm_force_isa(name)) continue;
+    check::TestContext serial;
+    conv.run(serial, one);
+    check::CachingContext kept;
+    int step = 0;
+    const etrt::ParallelBackend* none = nullptr;
+    for (const etrt::ParallelBackend* backend : {two, four, two, none}) {
+      etrt::set_parallel_backend(backend);
+      const int64_t before = check::chunks_run();
+      std::fill(got.data.begin(), got.data.end(), 0.0f);
+      conv.run(kept, got);
+      const int64_t chunks = check::chunks_run() - before;
+      check::record(got.data == one.data, __FILE__, __LINE__,
+                    std::string("few tiles, big weight, ") + name + " step " + std::to_string(step));
+      if (backend == two) {
+        check::record(chunks == 2, __FILE__, __LINE__,
+                      std::string(name) + ": " + std::to_string(chunks) + " parts at two threads, not 2");
+      }
+      ++step;
+    }
+    etrt::set_parallel_backend(nullptr);
+  }
+}
+
 // Winograd over more threads than 16-channel slices of the output (64 channels: 4 slices) and
 // too few blocks of tiles to go round (16 tiles): slices times runs of tiles, at 16 threads,
 // for weights that are sliced at two threads too (128 -> 64: 1.2 MiB transformed) and for
@@ -1106,5 +1142,6 @@ int main() {
   test_split_work_matches_reference();
   test_winograd_slices_times_tile_runs();
   test_kept_panels_follow_the_split();
+  test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads();
   return check::finish();
 }
