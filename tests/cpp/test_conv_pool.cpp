@@ -969,37 +969,44 @@ void test_kept_panels_follow_the_split() {
 
 // A big weight over few tiles at two threads (MobileNetV3-small's 576 -> 96 projection at 7x7:
 // 9 tiles, 221 KiB) is split into one block of output channels a thread, each reading half the
-// weight for every tile, where four threads split it as above with a wider block: through one
-// instruction's cache at 2, 4, 2 threads and one, every call equals one thread's result computed
-// per call, bit for bit, at every cap (the two layouts' panels do not share a key).
+// weight for every tile, where four threads split it as above with a wider block; 40 channels
+// (160 KiB), which whole tile widths cannot share out evenly, stay split by tiles (8 parts).
+// Through one instruction's cache at 2, 4, 2 threads and one, every call equals one thread's
+// result computed per call, bit for bit, at every cap (the two layouts' panels do not share a
+// key).
 void test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads() {
   const check::KeepIsaCap keep;
-  ConstantWeightConv conv(576, 96, 7, 1, 1, 0);
-  Buf<float> one = conv.out(), got = conv.out();
-  const etrt::ParallelBackend* two = check::pool<2>();
-  const etrt::ParallelBackend* four = check::pool<4>();
-  for (const char* name : {"avx512", "avx2", "sse2"}) {
-    if (!etrt::kernels::sgemm_force_isa(name)) continue;
-    check::TestContext serial;
-    conv.run(serial, one);
-    check::CachingContext kept;
-    int step = 0;
-    const etrt::ParallelBackend* none = nullptr;
-    for (const etrt::ParallelBackend* backend : {two, four, two, none}) {
-      etrt::set_parallel_backend(backend);
-      const int64_t before = check::chunks_run();
-      std::fill(got.data.begin(), got.data.end(), 0.0f);
-      conv.run(kept, got);
-      const int64_t chunks = check::chunks_run() - before;
-      check::record(got.data == one.data, __FILE__, __LINE__,
-                    std::string("few tiles, big weight, ") + name + " step " + std::to_string(step));
-      if (backend == two) {
-        check::record(chunks == 2, __FILE__, __LINE__,
-                      std::string(name) + ": " + std::to_string(chunks) + " parts at two threads, not 2");
+  struct Layer {
+    int64_t cin, cout, parts_at_two;
+  };
+  for (const Layer& layer : {Layer{576, 96, 2}, Layer{1024, 40, 8}}) {
+    ConstantWeightConv conv(layer.cin, layer.cout, 7, 1, 1, 0);
+    Buf<float> one = conv.out(), got = conv.out();
+    const etrt::ParallelBackend* two = check::pool<2>();
+    const etrt::ParallelBackend* four = check::pool<4>();
+    for (const char* name : {"avx512", "avx2", "sse2"}) {
+      if (!etrt::kernels::sgemm_force_isa(name)) continue;
+      const std::string label = std::to_string(layer.cin) + " -> " + std::to_string(layer.cout) + ", " + name;
+      check::TestContext serial;
+      conv.run(serial, one);
+      check::CachingContext kept;
+      int step = 0;
+      const etrt::ParallelBackend* none = nullptr;
+      for (const etrt::ParallelBackend* backend : {two, four, two, none}) {
+        etrt::set_parallel_backend(backend);
+        const int64_t before = check::chunks_run();
+        std::fill(got.data.begin(), got.data.end(), 0.0f);
+        conv.run(kept, got);
+        const int64_t chunks = check::chunks_run() - before;
+        check::record(got.data == one.data, __FILE__, __LINE__, label + " step " + std::to_string(step));
+        if (backend == two) {
+          check::record(chunks == layer.parts_at_two, __FILE__, __LINE__,
+                        label + ": " + std::to_string(chunks) + " parts at two threads");
+        }
+        ++step;
       }
-      ++step;
+      etrt::set_parallel_backend(nullptr);
     }
-    etrt::set_parallel_backend(nullptr);
   }
 }
 
