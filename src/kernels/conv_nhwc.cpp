@@ -119,6 +119,12 @@ constexpr int64_t kWinogradSliceChannels = 16;
 // sliced against 1.17 ms by tiles for two 64-channel 56x56 layers), unless their tiles make
 // fewer blocks than threads.
 constexpr int64_t kWinogradSliceMinBytes = 1 << 20;
+// Half that where every slice keeps 64 channels or more: there the products stay wide and the
+// inputs' transform, repeated per slice, is small beside them (SqueezeNet's 32 -> 128 fire layers
+// at 27x27, 576 KiB, more than the slower class's 512 KiB L2: 1.06-1.21x at two threads by
+// tiles, 1.31-1.48x sliced).
+constexpr int64_t kWinogradWideSliceMinBytes = 512 << 10;
+constexpr int64_t kWinogradWideSliceChannels = 64;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
 
@@ -304,7 +310,10 @@ bool nhwc_winograd(KernelContext& ctx, const NhwcConv& c) {
   const int64_t blocks = (tiles + block - 1) / block;
   const int64_t channel_slices = c.cout / kWinogradSliceChannels;
   if (threads > 1 && channel_slices >= 2) {
-    if (u_bytes >= kWinogradSliceMinBytes && channel_slices >= threads) return winograd_slices(ctx, c, threads, 1);
+    const bool wide = u_bytes >= kWinogradWideSliceMinBytes && c.cout >= threads * kWinogradWideSliceChannels;
+    if ((u_bytes >= kWinogradSliceMinBytes || wide) && channel_slices >= threads) {
+      return winograd_slices(ctx, c, threads, 1);
+    }
     // Too few blocks of tiles to go round (ResNet18's 128-channel 28x28 layers at 16 threads:
     // 7 blocks), whatever the weights' size: slices times runs of tiles, each slice's inputs
     // transformed once per run.

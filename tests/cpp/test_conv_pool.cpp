@@ -563,11 +563,14 @@ void test_kept_winograd_weights_equal_per_call() {
   const check::KeepIsaCap keep;
   struct Shape {
     int64_t cin, cout, hw;
-    bool sliced;  // 36 x cin x cout floats >= 1 MiB: split by output channels at two threads
+    bool sliced;  // split by output channels at two threads
   };
   // 16 x 13x13 pixels (16 tiles of 4x4): 16 -> 24 (36 KiB transformed: one slice at any thread
-  // count, a channel tail) and 64 -> 120 (1.05 MiB: slices of 48 and 72 channels at two threads).
-  for (const Shape& sh : {Shape{16, 24, 13, false}, Shape{64, 120, 13, true}}) {
+  // count, a channel tail), 64 -> 120 (1.05 MiB: slices of 48 and 72 channels at two threads),
+  // 32 -> 128 (576 KiB, two slices of 64 channels: sliced) and 64 -> 64 (576 KiB, slices of 32
+  // would be narrow: by tiles).
+  for (const Shape& sh : {Shape{16, 24, 13, false}, Shape{64, 120, 13, true}, Shape{32, 128, 13, true},
+                          Shape{64, 64, 13, false}}) {
     ConstantWeightConv conv(sh.cin, sh.cout, sh.hw, 3, 1, 1);
     Buf<float> want = conv.out(), got = conv.out();
     auto run = [&](check::TestContext& ctx, Buf<float>& out) { conv.run(ctx, out); };
