@@ -462,12 +462,28 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
       by_weight = true;
     }
   }
+  bool even = false;
+  if (parallel && block < c.cout && tiles < kPackMinTiles) {
+    // Blocked weights over few tiles take whole blocks a part (below), so blocks that do not
+    // share out evenly leave threads idle (EfficientNet-B0's 192 -> 1152 at 7x7 at two threads:
+    // blocks of 320, 320, 320 and 192 channels, 640 against 512 a thread): as many blocks again,
+    // a multiple of the threads, of whole tile widths, where that evens them out.
+    const int64_t tc = impl.tile_channels();
+    const int64_t count = ((c.cout + block - 1) / block + threads - 1) / threads * threads;
+    const int64_t width = ((c.cout + count - 1) / count + tc - 1) / tc * tc;
+    const int64_t last = c.cout - (c.cout - 1) / width * width;
+    if (count <= 255 && (c.cout + width - 1) / width == count && 4 * last >= 3 * width) {
+      split = count;
+      block = width;
+      even = true;
+    }
+  }
   const int64_t blocks = (c.cout + block - 1) / block;
   const int64_t items = blocks * tiles;  // block-major: a worker's range stays in few blocks
   // With blocks enough to share out, parts are whole blocks: a part that began or ended inside a
   // block packed that block's panel again (ResNet18's 3x3 layers from 28x28 on: 6-11 blocks of
   // 48 channels in 8 parts, so 12-16 panel copies at two threads against 6-11 at one).
-  const bool whole_blocks = parallel && (by_weight || blocks >= 2 * static_cast<int64_t>(threads));
+  const bool whole_blocks = parallel && (by_weight || even || blocks >= 2 * static_cast<int64_t>(threads));
   const int64_t parts = !parallel ? 1 : std::min(whole_blocks ? blocks : items, threads * kPartsPerThread);
   const int64_t slots = std::min<int64_t>(parts, threads);
   const int64_t unit = whole_blocks ? tiles : 1;  // items per unit of the split

@@ -973,16 +973,17 @@ void test_kept_panels_follow_the_split() {
 // A big weight over few tiles at two threads (MobileNetV3-small's 576 -> 96 projection at 7x7:
 // 9 tiles, 221 KiB) is split into one block of output channels a thread, each reading half the
 // weight for every tile, where four threads split it as above with a wider block; 40 channels
-// (160 KiB), which whole tile widths cannot share out evenly, stay split by tiles (8 parts).
-// Through one instruction's cache at 2, 4, 2 threads and one, every call equals one thread's
-// result computed per call, bit for bit, at every cap (the two layouts' panels do not share a
-// key).
+// (160 KiB), which whole tile widths cannot share out evenly, stay split by tiles (8 parts). A
+// blocked weight (128 -> 1152: 576 KiB, three blocks of its own) takes four even blocks, one
+// whole block a part. Through one instruction's cache at 2, 4, 2 threads and one, every call
+// equals one thread's result computed per call, bit for bit, at every cap (the layouts' panels
+// do not share a key).
 void test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads() {
   const check::KeepIsaCap keep;
   struct Layer {
     int64_t cin, cout, parts_at_two;
   };
-  for (const Layer& layer : {Layer{576, 96, 2}, Layer{1024, 40, 8}}) {
+  for (const Layer& layer : {Layer{576, 96, 2}, Layer{1024, 40, 8}, Layer{128, 1152, 4}}) {
     ConstantWeightConv conv(layer.cin, layer.cout, 7, 1, 1, 0);
     Buf<float> one = conv.out(), got = conv.out();
     const etrt::ParallelBackend* two = check::pool<2>();
