@@ -1317,6 +1317,16 @@ void test_channels_last_operands() {
       for (int64_t b = 0; b < bh; ++b) s += at(big, {i[0], i[1], a, b});
     return s / static_cast<double>(bh * bh);
   }, 1e-6, 1e-6);
+  // A channels-last map copied to NCHW (clone): blocks of 16 channels split between threads (40
+  // channels: a last block of 8), on the stand-in pool running its chunks last first, every value
+  // in place.
+  Buf dense = make(ScalarType::Float, {1, bc, bh, bh});
+  const int64_t copy_chunks = check::chunks_run();
+  etrt::set_parallel_backend(check::pool<3>());
+  CHECK_OK(check::call(ctx, "aten::clone", {&big.value, &none, &dense.value}));
+  etrt::set_parallel_backend(nullptr);
+  CHECK(check::chunks_run() - copy_chunks >= 2);
+  expect_all("nhwc clone split", dense.t(), [&](const Sizes& i) { return at(big, i); }, 0, 0);
   // The squeeze-excitation gate's mul over NHWC pixels splits by image rows, as the depthwise
   // convolution that wrote its input does: the loop the pool gets is the 30 rows, grain 1.
   Buf scaled = make_strided(ScalarType::Float, {1, bc, bh, bh}, Sizes{bh * bh * bc, 1, bh * bc, bc});
