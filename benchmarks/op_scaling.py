@@ -58,18 +58,21 @@ def profile_worker(program: Path, inputs: Sequence[Path], runs: int, shapes: boo
          "calls": s.calls, "us": s.median_ns / 1e3}
         for s in result.stats
     ]  # fmt: skip
-    # Per instruction: its median over the runs (an instruction runs once a run).
-    per: dict[int, tuple[str, str, list[float]]] = {}
-    for run in result.dump.runs:
-        for e in run.events:
-            shape = str(list(e.output_shapes[0])) if e.output_shapes else ""
-            per.setdefault(e.instruction, (e.name, shape, []))[2].append(
-                (e.end_ns - e.start_ns) / 1e3
-            )
-    instructions = [
-        {"index": i, "name": name, "shape": shape, "us": float(np.median(times))}
-        for i, (name, shape, times) in sorted(per.items())
-    ]
+    # Per instruction (asked for with --by-instruction): its time a run, summed over its calls
+    # in that run (an instruction inside a loop runs several times), then the median over runs.
+    instructions = []
+    if shapes:
+        runs = result.dump.runs
+        per: dict[int, tuple[str, str, list[float]]] = {}
+        for k, run in enumerate(runs):
+            for e in run.events:
+                shape = str(list(e.output_shapes[0])) if e.output_shapes else ""
+                sums = per.setdefault(e.instruction, (e.name, shape, [0.0] * len(runs)))[2]
+                sums[k] += (e.end_ns - e.start_ns) / 1e3
+        instructions = [
+            {"index": i, "name": name, "shape": shape, "us": float(np.median(sums))}
+            for i, (name, shape, sums) in sorted(per.items())
+        ]
     print(json.dumps({"run_us": result.median_run_ns / 1e3, "ops": rows,
                       "instructions": instructions}))  # fmt: skip
     return 0
