@@ -35,12 +35,13 @@ struct Isa {
   void (*pack_whole_a)(const GemmParams&, float*, int64_t part, int64_t parts);
   int64_t (*panel_rows)();
   bool (*kept_in_place)(const GemmParams&);  // the kept panels' path reads A where it is
+  bool (*direct_gemv)(const GemmParams&);    // the one-row direct kernel takes the product
 };
 
 #define ETRT_GEMM_ISA(name, ns)                                                                           \
   {                                                                                                      \
     name, ns::scratch_floats, ns::run, ns::packs_b, ns::kept_b_floats, ns::pack_kept_b, ns::whole_a_floats, \
-        ns::pack_whole_a, ns::panel_rows, ns::kept_in_place                                              \
+        ns::pack_whole_a, ns::panel_rows, ns::kept_in_place, ns::direct_gemv                             \
   }
 
 #if ETRT_ISA_X86
@@ -197,9 +198,8 @@ bool sgemm(KernelContext& ctx, const GemmParams& params) {
   if (p.keep_b && packed) p.kept_b = kept_b(ctx, p, impl);
   const int threads = parallel_num_threads();
   const double macs = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  if (threads > 1 && macs >= kParallelMinMacs && p.m == 1 && p.b_cs == 1 && !packed &&
-      p.k > kGemvSumRows && p.n >= kGemvMinColumns && impl.scratch_floats(p) == 0 &&
-      gemv_by_row_blocks(ctx, p, impl, threads)) {
+  if (threads > 1 && macs >= kParallelMinMacs && p.k > kGemvSumRows && p.n >= kGemvMinColumns &&
+      impl.direct_gemv(p) && gemv_by_row_blocks(ctx, p, impl, threads)) {
     return true;
   }
   int parts = 1;
