@@ -975,16 +975,19 @@ void test_kept_panels_follow_the_split() {
 // weight for every tile, where four threads split it as above with a wider block; 40 channels
 // (160 KiB), which whole tile widths cannot share out evenly, stay split by tiles (8 parts). A
 // blocked weight (128 -> 1152: 576 KiB, three blocks of its own) takes four even blocks, one
-// whole block a part. Through one instruction's cache at 2, 4, 2 threads and one, every call
+// whole block a part. A squeeze-and-excitation product at one pixel (576 -> 144: 83 K
+// multiply-adds, below the multiply-add bound, but 324 KiB of weight to read) is split into
+// three blocks of channels, where it ran on one thread. Through one instruction's cache at 2, 4, 2 threads and one, every call
 // equals one thread's result computed per call, bit for bit, at every cap (the layouts' panels
 // do not share a key).
 void test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads() {
   const check::KeepIsaCap keep;
   struct Layer {
-    int64_t cin, cout, parts_at_two;
+    int64_t cin, cout, hw, parts_at_two;
   };
-  for (const Layer& layer : {Layer{576, 96, 2}, Layer{1024, 40, 8}, Layer{128, 1152, 4}}) {
-    ConstantWeightConv conv(layer.cin, layer.cout, 7, 1, 1, 0);
+  for (const Layer& layer :
+       {Layer{576, 96, 7, 2}, Layer{1024, 40, 7, 8}, Layer{128, 1152, 7, 4}, Layer{576, 144, 1, 3}}) {
+    ConstantWeightConv conv(layer.cin, layer.cout, layer.hw, 1, 1, 0);
     Buf<float> one = conv.out(), got = conv.out();
     const etrt::ParallelBackend* two = check::pool<2>();
     const etrt::ParallelBackend* four = check::pool<4>();
