@@ -362,6 +362,12 @@ class _Lowerer:
             return
         if not isinstance(target, torch._ops.OpOverload):
             raise ExportError(f"node {node.name} calls {target!r}, which is not an ATen operator")
+        if target is torch.ops.aten.clone.default and self._identity_clone(node):
+            # Its users read the source: nothing writes either after (a functional graph).
+            src = node.args[0]
+            assert isinstance(src, Node)
+            self.node_value[node.name] = self.node_value[src.name]
+            return
         name = op_name(target)
         if not target._schema.returns:
             raise ExportError(f"node {node.name}: {name} returns nothing; etrt cannot run it")
@@ -493,6 +499,31 @@ class _Lowerer:
         if isinstance(value, (bool, int, float)):
             return self.add(_scalar_value(value))
         raise ExportError(f"node {node.name}: operand {value!r} is not a scalar")
+
+    def _identity_clone(self, node: Node) -> bool:
+        """Whether the clone `node` copies an intermediate into the same layout (dropout in
+        evaluation exports as one: ViT-B/16 has 49), so its users may read the source itself.
+        Not a clone of an input, constant or buffer (a snapshot of state that may be written
+        later, or memory the caller owns), nor one the outputs or a buffer update read."""
+        src = node.args[0] if node.args else None
+        if not isinstance(src, Node) or src.name not in self.node_value or len(node.args) > 1:
+            return False
+        if set(node.kwargs) - {"memory_format"} or node.kwargs.get("memory_format") not in (
+            None, torch.preserve_format, torch.contiguous_format,
+        ):  # fmt: skip
+            return False
+        if any(u.op == "output" for u in node.users) or node.name in self.mutations:
+            return False
+        a, b = src.meta.get("val"), node.meta.get("val")
+        if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+            return False
+        dims = (*a.shape, *a.stride(), *b.shape, *b.stride())
+        if not all(isinstance(d, int) for d in dims):
+            return False
+        if a.dtype != b.dtype or tuple(a.shape) != tuple(b.shape) or a.stride() != b.stride():
+            return False
+        root = self.values[storage_root_of(self.values, self.node_value[src.name])]
+        return isinstance(root, TensorValue) and root.storage == StorageKind.PLANNED
 
     def _in_place_state(self, node: Node, name: str, args: list[int]) -> int | None:
         """The State value `node` may write its result into: when it computes a buffer's new

@@ -267,6 +267,34 @@ def test_decomposed_activations_become_one_call(runner: ToolRunner, tmp_path: Pa
     assert ops["aten::hardtanh"] + ops["aten::clamp"] >= 1
 
 
+class _Clones(nn.Module):
+    """Dropout in evaluation (a clone of an intermediate, read by the next layer), a transposing
+    copy, a clone of the input and a clone returned as it is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = self.drop(torch.relu(self.lin(x)))
+        t = h.t().clone(memory_format=torch.contiguous_format)
+        return h * 2.0, t, x.clone(), self.drop(h + 1.0)
+
+
+def test_identity_clones_are_not_copied(runner: ToolRunner, tmp_path: Path) -> None:
+    # Only the dropout between two layers goes: its reader takes the source (same layout, an
+    # intermediate nothing writes). The transpose, the input's snapshot and the returned clone
+    # stay copies.
+    run = runner.run_exported(tmp_path, _Clones().eval(), (torch.randn(4, 8),))
+    for got, want in zip(run.got, run.expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # the linear's sum order
+    assert len(calls(run, "aten::clone")) == 3
+    mul = calls(run, "aten::mul.Tensor")[0]
+    relu = calls(run, "aten::relu")[0]
+    assert mul.args[0] == relu.args[-1]
+
+
 def test_unread_pooling_indices_are_not_computed(runner: ToolRunner, tmp_path: Path) -> None:
     class Pools(nn.Module):
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
