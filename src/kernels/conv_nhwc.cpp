@@ -378,6 +378,18 @@ bool nhwc_stem_fits(const NhwcConv& c) {
          (c.sw == 1 || c.sw == 2) && c.dh == 1 && c.dw == 1 && c.w_first == 0 && c.w_ld == c.cout;
 }
 
+namespace {
+
+// The block width, whole tile widths of tc channels, that cuts `cout` channels into exactly
+// `count` blocks with the last at least 3/4 of the others; 0 where no width does.
+int64_t even_block_width(int64_t cout, int64_t count, int64_t tc) {
+  const int64_t width = ((cout + count - 1) / count + tc - 1) / tc * tc;
+  const int64_t last = cout - (cout - 1) / width * width;
+  return (cout + width - 1) / width == count && 4 * last >= 3 * width ? width : 0;
+}
+
+}  // namespace
+
 bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
   if (nhwc_winograd_fits(c)) return nhwc_winograd(ctx, c);
   const ConvIsa& impl = conv_isa();
@@ -457,12 +469,9 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     // Tiles enough for the threads but few (a 1x1 layer at 7x7 at two threads), over a weight
     // of L2's order: split by tiles, every thread read all of it for its few tiles. One block of
     // channels a thread reads it once (MobileNetV3-small's 576 -> 96: 1.24x -> 1.37-1.5x at two).
-    const int64_t tc = impl.tile_channels();
-    const int64_t width = ((c.cout + threads - 1) / threads + tc - 1) / tc * tc;
     // Only where whole tile widths share the channels out about evenly (40 channels in 16-wide
-    // tiles would give one thread four fifths): the last block at least 3/4 of the others.
-    const int64_t last = c.cout - (c.cout - 1) / width * width;
-    if ((c.cout + width - 1) / width == threads && 4 * last >= 3 * width) {
+    // tiles would give one thread four fifths).
+    if (const int64_t width = even_block_width(c.cout, threads, impl.tile_channels())) {
       split = threads;
       block = width;
       by_weight = true;
@@ -474,11 +483,9 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
     // share out evenly leave threads idle (EfficientNet-B0's 192 -> 1152 at 7x7 at two threads:
     // blocks of 320, 320, 320 and 192 channels, 640 against 512 a thread): as many blocks again,
     // a multiple of the threads, of whole tile widths, where that evens them out.
-    const int64_t tc = impl.tile_channels();
     const int64_t count = ((c.cout + block - 1) / block + threads - 1) / threads * threads;
-    const int64_t width = ((c.cout + count - 1) / count + tc - 1) / tc * tc;
-    const int64_t last = c.cout - (c.cout - 1) / width * width;
-    if (count <= 255 && (c.cout + width - 1) / width == count && 4 * last >= 3 * width) {
+    const int64_t width = count <= 255 ? even_block_width(c.cout, count, impl.tile_channels()) : 0;
+    if (width > 0) {
       split = count;
       block = width;
       even = true;
