@@ -977,9 +977,9 @@ void test_kept_panels_follow_the_split() {
 // blocked weight (128 -> 1152: 576 KiB, three blocks of its own) takes four even blocks, one
 // whole block a part. A squeeze-and-excitation product at one pixel (576 -> 144: 83 K
 // multiply-adds, below the multiply-add bound, but 324 KiB of weight to read) is split into
-// three blocks of channels, where it ran on one thread. Through one instruction's cache at 2, 4, 2 threads and one, every call
-// equals one thread's result computed per call, bit for bit, at every cap (the layouts' panels
-// do not share a key).
+// three blocks of channels, where it ran on one thread. Through one instruction's cache at 2, 4,
+// 2 threads and one, every call equals one thread's result computed per call, bit for bit, at
+// every cap (the layouts' panels do not share a key).
 void test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads() {
   const check::KeepIsaCap keep;
   struct Layer {
