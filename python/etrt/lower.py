@@ -512,7 +512,7 @@ class _Lowerer:
             None, torch.preserve_format, torch.contiguous_format,
         ):  # fmt: skip
             return False
-        if any(u.op == "output" for u in node.users) or node.name in self.mutations:
+        if any(u.op == "output" for u in node.users):  # buffer updates are outputs too
             return False
         a, b = src.meta.get("val"), node.meta.get("val")
         if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
