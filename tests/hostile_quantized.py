@@ -198,6 +198,25 @@ def _weight_only(scales: int = 16, group_size: int = 32) -> bytes:
     return _call("etrt_quant::weight_only_linear", args)
 
 
+def _dynamic_int4(group_size: int = 32, rows: int = 2, tile: int = 8) -> bytes:
+    """etrt_quant::dynamic_int4_linear: int8 x [2, 32] with `rows` scales and zero points, int4
+    weights of 8 channels in one group, weight sums | out float32 [2, 8]."""
+    args = (
+        _x((2, 32)),
+        _i8((rows, 1), 1, rp.FLOAT),
+        _i8((rows, 1), 2),
+        _i8((8, 16), 3, U8),
+        _i8((8, 1), 4, rp.FLOAT),
+        rp.NullValue(),
+        _i8((8,), 5, rp.FLOAT),
+        rp.NullValue(),
+        rp.IntValue(group_size),
+        rp.IntValue(tile),
+        _i8((2, 8), 6, rp.FLOAT),
+    )
+    return _call("etrt_quant::dynamic_int4_linear", args)
+
+
 def _int8_mm(k: int = 8, sums: int = 4) -> bytes:
     """x [2, k] int8 times weight [4, k] int8, weight_sums int32 [sums] | out int32 [2, 4]."""
     weight = rp.TensorValue((4, k), rp.PLANNED, dtype=I8, mem_offset=0)
@@ -235,6 +254,7 @@ def valid_cases() -> dict[str, bytes]:
         "cat": _cat(NCHW),
         "int8_mm": _int8_mm(),
         "weight_only": _weight_only(),
+        "dynamic_int4": _dynamic_int4(),
     }
 
 
@@ -287,6 +307,9 @@ def program_cases() -> dict[str, bytes]:
         "int8_mm_weight_sums_length": _int8_mm(sums=3),
         "weight_only_zero_group_size": _weight_only(group_size=0),
         "weight_only_scales_length": _weight_only(scales=15),
+        "dynamic_int4_group_size": _dynamic_int4(group_size=12),
+        "dynamic_int4_input_scales_length": _dynamic_int4(rows=3),
+        "dynamic_int4_other_tile": _dynamic_int4(tile=16),
     }
 
 
@@ -354,4 +377,10 @@ EXPECTED_PROGRAM = {
     " 32 columns into groups of an even size",
     "weight_only_scales_length": "etrt_quant::weight_only_linear: scales must be float32,"
     " bfloat16 or float16 with 16 values (16 channels x 1 groups)",
+    "dynamic_int4_group_size": "etrt_quant::dynamic_int4_linear: group_size 12 does not divide 32"
+    " columns into groups of a multiple of 8",
+    "dynamic_int4_input_scales_length": "etrt_quant::dynamic_int4_linear: input_scales must be"
+    " float32 with one value per input row (2)",
+    "dynamic_int4_other_tile": "etrt_quant::dynamic_int4_linear: weights tiled by 16 channels;"
+    " this etrt reads tiles of 8: export the program again",
 }

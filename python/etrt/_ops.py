@@ -285,6 +285,7 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "etrt_quant::weight_only_linear",
         "etrt_quant::weight_only_embedding",
         "etrt_quant::int8_mm",
+        "etrt_quant::dynamic_int4_linear",
     }
 )
 
@@ -322,7 +323,13 @@ HALF_NATIVE_OPS: frozenset[str] = (
     | frozenset({"aten::_to_copy", "aten::randperm"})
     | RANDOM_FILL_OPS  # drawn in the output's own precision (rand stays below 1)
     # their scales may be torchao's bfloat16 / float16, widened exactly inside the kernel
-    | frozenset({"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"})
+    | frozenset(
+        {
+            "etrt_quant::weight_only_linear",
+            "etrt_quant::weight_only_embedding",
+            "etrt_quant::dynamic_int4_linear",
+        }
+    )
 )
 
 # Core ATen ops etrt refuses at export, with the reason the error gives.
@@ -469,6 +476,7 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "etrt_quant::weight_only_linear": ("float32",),
     "etrt_quant::weight_only_embedding": ("int8", "uint8"),
     "etrt_quant::int8_mm": ("int8",),
+    "etrt_quant::dynamic_int4_linear": ("int8",),
 }
 
 

@@ -216,9 +216,10 @@ def export_program(
     weight_only = fold_weight_only(core)
     if weight_only.int4 or weight_only.int8 or weight_only.embeddings or weight_only.int8_mm:
         log.info(
-            "weight-only kernels: %d int4 linears, %d int8 linears, %d embeddings; "
-            "%d int8 products of dynamic activations",
-            weight_only.int4, weight_only.int8, weight_only.embeddings, weight_only.int8_mm,
+            "weight-only kernels: %d int4 linears (%d of them on int8 activations), %d int8 "
+            "linears, %d embeddings; %d int8 products of dynamic activations",
+            weight_only.int4, weight_only.dynamic_int4, weight_only.int8, weight_only.embeddings,
+            weight_only.int8_mm,
         )  # fmt: skip
     step("lowering to etrt")
     lowered = lower(

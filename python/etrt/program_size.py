@@ -28,6 +28,12 @@ _ROLES: dict[str, dict[int, str]] = {
         2: "zero points",
     },
     "etrt_quant::int8_mm": {1: "int8 linear weights", 2: "int8 weight sums"},
+    "etrt_quant::dynamic_int4_linear": {
+        3: "{bits} linear weights",
+        4: "scales",
+        5: "zero points",
+        6: "weight sums",
+    },
     "aten::embedding": {0: "{dtype} embedding tables"},
     "aten::mm": {1: "{dtype} linear weights"},
     "aten::addmm": {2: "{dtype} linear weights"},

@@ -31,6 +31,11 @@ _LIB.define(
 )
 _LIB.define("int8_mm(Tensor input, Tensor weight, Tensor weight_sums) -> Tensor")
 _LIB.define(
+    "dynamic_int4_linear(Tensor input, Tensor input_scales, Tensor? input_zero_points, "
+    "Tensor weight, Tensor scales, Tensor? zero_points, Tensor weight_sums, Tensor? bias, "
+    "int group_size, int tile) -> Tensor"
+)
+_LIB.define(
     "weight_only_embedding(Tensor weight, Tensor scales, Tensor? zero_points, Tensor indices, "
     "int bits, int group_size) -> Tensor"
 )
@@ -57,21 +62,25 @@ def unpack_int4(packed: torch.Tensor, group_size: int) -> torch.Tensor:
 TILE = 16  # output channels per block of the int4 linear layout (the kernel's kTile)
 
 
-def _tile_channels(t: torch.Tensor) -> torch.Tensor:
-    """[N, C] -> [N, C] in blocks of TILE channels, each block stored column-major ([C][w],
-    w = TILE or what the last block holds)."""
+# Output channels per block of the dynamic int4 layout: one int32 lane each in an AVX2 vector.
+DOT_TILE = 8
+
+
+def _tile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
+    """[N, C] -> [N, C] in blocks of `tile` channels, each block stored column-major ([C][w],
+    w = tile or what the last block holds)."""
     n, c = t.shape
-    blocks = [t[b : b + TILE].t().reshape(-1) for b in range(0, n, TILE)]
+    blocks = [t[b : b + tile].t().reshape(-1) for b in range(0, n, tile)]
     return torch.cat(blocks).view(n, c) if blocks else t.contiguous()
 
 
-def _untile_channels(t: torch.Tensor) -> torch.Tensor:
+def _untile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
     """_tile_channels' inverse."""
     n, c = t.shape
     flat = t.reshape(-1)
     rows = [
         flat[b * c : (b + w) * c].view(c, w).t()
-        for b, w in ((b, min(TILE, n - b)) for b in range(0, n, TILE))
+        for b, w in ((b, min(tile, n - b)) for b in range(0, n, tile))
     ]
     return torch.cat(rows).contiguous() if rows else t.contiguous()
 
@@ -90,6 +99,33 @@ def untile_int4(tiled: torch.Tensor) -> torch.Tensor:
     """tile_int4's inverse: int8 [N, K]."""
     b = _untile_channels(tiled)
     n, half_k = b.shape
+    u = torch.stack([b & 15, b >> 4], dim=2).reshape(n, 2 * half_k)
+    return (u.to(torch.int16) - 8).to(torch.int8)
+
+
+def tile_int4_dot(q: torch.Tensor) -> torch.Tensor:
+    """int8 [N, K] holding -8..7, K a multiple of 8 -> uint8 [N, K / 2], the dynamic int4
+    kernel's layout: blocks of DOT_TILE channels; inside a block, per 8 columns, 4 bytes per
+    channel, byte i holding columns i (+ 8, low nibble) and 4 + i (+ 8, high nibble). A masked
+    vector of low (high) nibbles is then four columns of each channel in its own int32 lane,
+    as `vpmaddubsw` + `vpmaddwd` (or `vpdpbusd`) sum them against a broadcast of four int8
+    activations."""
+    n, k = q.shape
+    u = (q.to(torch.int16) + 8).to(torch.uint8).view(n, k // 8, 2, 4)
+    b = u[:, :, 0, :] | (u[:, :, 1, :] << 4)  # [N, K / 8, 4]
+    blocks = [b[c : c + DOT_TILE].transpose(0, 1).reshape(-1) for c in range(0, n, DOT_TILE)]
+    return torch.cat(blocks).view(n, k // 2) if blocks else b.view(n, k // 2)
+
+
+def untile_int4_dot(tiled: torch.Tensor) -> torch.Tensor:
+    """tile_int4_dot's inverse: int8 [N, K]."""
+    n, half_k = tiled.shape
+    steps, flat = half_k // 4, tiled.reshape(-1)
+    rows = []
+    for c in range(0, n, DOT_TILE):
+        w = min(DOT_TILE, n - c)
+        rows.append(flat[c * half_k : (c + w) * half_k].view(steps, w, 4).transpose(0, 1))
+    b = torch.cat(rows) if rows else tiled.view(n, steps, 4)
     u = torch.stack([b & 15, b >> 4], dim=2).reshape(n, 2 * half_k)
     return (u.to(torch.int16) - 8).to(torch.int8)
 
@@ -135,6 +171,33 @@ def _weight_only_linear_reference(
     return torch.nn.functional.linear(input, w, bias)
 
 
+def _dynamic_int4_linear_reference(
+    input: torch.Tensor,
+    input_scales: torch.Tensor,
+    input_zero_points: torch.Tensor | None,
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    zero_points: torch.Tensor | None,
+    weight_sums: torch.Tensor,
+    bias: torch.Tensor | None,
+    group_size: int,
+    tile: int,
+) -> torch.Tensor:
+    assert tile == DOT_TILE, f"weights tiled by {tile} channels, this etrt's layout is {DOT_TILE}"
+    n = weight.shape[0]
+    q = untile_int4_dot(weight)
+    scales = _untile_channels(scales.view(n, -1), DOT_TILE)
+    if zero_points is not None:
+        zero_points = _untile_channels(zero_points.view(n, -1), DOT_TILE)
+    w = dequantize_weight(pack_int4(q, group_size), scales, zero_points, 4, group_size)
+    rows = input.shape[:-1]
+    x = input.to(torch.float32)
+    if input_zero_points is not None:
+        x = x - input_zero_points.reshape(*rows, 1).to(torch.float32)
+    x = x * input_scales.reshape(*rows, 1)
+    return torch.nn.functional.linear(x, w, bias)
+
+
 def _weight_only_embedding_reference(
     weight: torch.Tensor,
     scales: torch.Tensor,
@@ -157,11 +220,13 @@ def _int8_mm_reference(
 
 _LIB.impl("int8_mm", _int8_mm_reference, "CompositeExplicitAutograd")
 _LIB.impl("weight_only_linear", _weight_only_linear_reference, "CompositeExplicitAutograd")
+_LIB.impl("dynamic_int4_linear", _dynamic_int4_linear_reference, "CompositeExplicitAutograd")
 _LIB.impl("weight_only_embedding", _weight_only_embedding_reference, "CompositeExplicitAutograd")
 
 WEIGHT_ONLY_LINEAR = torch.ops.etrt_quant.weight_only_linear.default
 WEIGHT_ONLY_EMBEDDING = torch.ops.etrt_quant.weight_only_embedding.default
 INT8_MM = torch.ops.etrt_quant.int8_mm.default
+DYNAMIC_INT4_LINEAR = torch.ops.etrt_quant.dynamic_int4_linear.default
 _ATEN = torch.ops.aten
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 # Scales are stored in torchao's own dtype: a 16-bit scale widens to float32 exactly, so the
@@ -236,6 +301,7 @@ class WeightOnlyReport:
     int8: int
     embeddings: int = 0
     int8_mm: int = 0
+    dynamic_int4: int = 0  # of the int4 linears, those on int8 activations
 
 
 def _is(node: Any, target: Any) -> bool:
@@ -259,6 +325,7 @@ class _Folder:
         self.counts = {4: 0, 8: 0}
         self.embeddings = 0
         self.int8_mms = 0
+        self.dynamic_int4 = 0
 
     def constant(self, node: Node) -> torch.Tensor | None:
         if node.op != "placeholder":
@@ -314,9 +381,79 @@ class _Folder:
         return node
 
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
+        dynamic = self.dynamic_input(x) if packed.bits == 4 and packed.group_size % 8 == 0 else None
+        if dynamic is not None:
+            self.replace_dynamic(old, dynamic, packed, bias)
+            return
         w, s, z = self.add_packed(packed.tiled())
         self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size, TILE))
         self.counts[packed.bits] += 1
+
+    def dynamic_input(self, x: Any) -> tuple[Node, Node, Node | None] | None:
+        """(int8 values, scales, zero points or None) when `x` is an activation quantized per
+        row and dequantized again, (float(A) - float(Z)) * S (torchao's 8da4w); the values
+        viewed as `x` when the views between change its leading dimensions."""
+        node = x
+        while _is(node, _ATEN.view.default) or _is(node, _ATEN._unsafe_view.default):
+            node = node.args[0]
+        if not _is(node, _ATEN.mul.Tensor) or node.kwargs:
+            return None
+        centred, scales = node.args[:2]
+        zeros: Node | None = None
+        if _is(centred, _ATEN.sub.Tensor) and not centred.kwargs:  # no alpha
+            zeros = _argument(centred.args[1], _ATEN._to_copy.default, dtype=torch.float32)
+            if zeros is None:
+                return None
+            centred = centred.args[0]
+        values = _argument(centred, _ATEN._to_copy.default, dtype=torch.float32)
+        if values is None or not isinstance(scales, Node):
+            return None
+
+        def shape(n: Any, dtype: torch.dtype) -> list[str] | None:
+            val = n.meta.get("val") if isinstance(n, Node) else None
+            if not isinstance(val, torch.Tensor) or val.dtype != dtype:
+                return None
+            return [str(d) for d in val.shape]
+
+        a, xs = shape(values, torch.int8), shape(x, torch.float32)
+        if a is None or xs is None or len(a) < 2 or a[-1] != xs[-1]:
+            return None
+        per_row = [*a[:-1], "1"]
+        if shape(scales, torch.float32) != per_row:
+            return None
+        if zeros is not None and shape(zeros, torch.int8) != per_row:
+            return None
+        if a != xs:  # the same rows (x views the product of A's), under other dimensions
+            if not _is(x, _ATEN.view.default):
+                return None
+            with self.graph.inserting_after(x):
+                viewed = self.graph.call_function(_ATEN.view.default, (values, x.args[1]))
+            viewed.meta["val"] = x.meta["val"].to(torch.int8)
+            values = viewed
+        return values, scales, zeros
+
+    def replace_dynamic(
+        self, old: Node, found: tuple[Node, Node, Node | None], packed: PackedWeight, bias: Any
+    ) -> None:
+        """A linear of int8 activations times int4 weights: integer group sums, scaled after."""
+        q = unpack_int4(packed.weight, packed.group_size)
+        dense = dequantize_weight(
+            packed.weight, packed.scales, packed.zero_points, 4, packed.group_size
+        )
+        w = self.add_constant("weight", tile_int4_dot(q))
+        s = self.add_constant("scales", _tile_channels(packed.scales, DOT_TILE))
+        z = None
+        if packed.zero_points is not None:
+            z = self.add_constant("zeros", _tile_channels(packed.zero_points, DOT_TILE))
+        # The activations' zero point times each channel's weight sum: float64 sums of the
+        # float32 weights torchao computes, rounded once.
+        sums = self.add_constant("weight_sums", dense.to(torch.float64).sum(1).to(torch.float32))
+        self.added += 1
+        values, scales, zeros = found
+        args = (values, scales, zeros, w, s, z, sums, bias, packed.group_size, DOT_TILE)
+        self.swap(old, DYNAMIC_INT4_LINEAR, args)
+        self.counts[4] += 1
+        self.dynamic_int4 += 1
 
     def add_packed(self, packed: PackedWeight) -> tuple[Node, Node, Node | None]:
         w = self.add_constant("weight", packed.weight)
@@ -519,7 +656,9 @@ class _Folder:
         if self.added:
             self.graph.eliminate_dead_code()
             self.ep.graph_module.recompile()
-        return WeightOnlyReport(self.counts[4], self.counts[8], self.embeddings, self.int8_mms)
+        return WeightOnlyReport(
+            self.counts[4], self.counts[8], self.embeddings, self.int8_mms, self.dynamic_int4
+        )
 
 
 def fold_weight_only(ep: ExportedProgram) -> WeightOnlyReport:
@@ -544,6 +683,8 @@ __all__ = [
     "pack",
     "pack_int4",
     "tile_int4",
+    "tile_int4_dot",
     "unpack_int4",
     "untile_int4",
+    "untile_int4_dot",
 ]

@@ -65,6 +65,8 @@ bool int8_portable_only();
 // weight_only.cpp: float activations times int8 / int4 weights (torchao's weight-only schemes)
 void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
 void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);
+// int8 activations (torchao 8da4w, quantized per row at run time) x group-wise int4 weights
+void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args);
 // weight_only_int8.cpp: int8 x int8 -> int32 (torchao's dynamic int8 activations)
 void op_int8_mm(KernelContext& ctx, Span<Value*> args);
 

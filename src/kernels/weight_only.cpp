@@ -33,14 +33,32 @@ struct WeightOnlyArgs {
   int bits = 8;
 };
 
+// etrt_quant::dynamic_int4_linear's operands (weight_only_isa.inc, dq_rows).
+struct DotArgs {
+  const int8_t* x = nullptr;        // [rows][k] int8 activations
+  const float* xscale = nullptr;    // [rows]
+  const int8_t* xzero = nullptr;    // [rows] or null
+  const uint8_t* weight = nullptr;  // [n][k / 2], tile_int4_dot's layout
+  const void* scales = nullptr;     // [n][groups] in blocks of 8 channels, of scale_kind
+  int scale_kind = 0;
+  const int8_t* zeros = nullptr;    // as the scales, or null
+  const float* wsum = nullptr;      // [n]: each channel's sum of dequantized weights
+  const float* bias = nullptr;      // [n] or null
+  const int32_t* xsum = nullptr;    // [rows][groups]: each group's sum of x
+  float* out = nullptr;             // [rows][n]
+  int64_t rows = 0, k = 0, n = 0, groups = 1, group_size = 0;
+};
+
 // Scale i as float32, exactly (torchao's bfloat16 / float16 scales widen without rounding).
-inline float scale_at(const WeightOnlyArgs& a, int64_t i) {
-  switch (a.scale_kind) {
-    case 1: return bfloat16_to_float(static_cast<const uint16_t*>(a.scales)[i]);
-    case 2: return half_to_float(static_cast<const uint16_t*>(a.scales)[i]);
-    default: return static_cast<const float*>(a.scales)[i];
+inline float scale_value(const void* scales, int kind, int64_t i) {
+  switch (kind) {
+    case 1: return bfloat16_to_float(static_cast<const uint16_t*>(scales)[i]);
+    case 2: return half_to_float(static_cast<const uint16_t*>(scales)[i]);
+    default: return static_cast<const float*>(scales)[i];
   }
 }
+
+inline float scale_at(const WeightOnlyArgs& a, int64_t i) { return scale_value(a.scales, a.scale_kind, i); }
 
 // 0 float32, 1 bfloat16, 2 float16; -1 for any other dtype.
 int scale_kind_of(ScalarType t) {
@@ -72,7 +90,20 @@ void run_rows(const WeightOnlyArgs& a, int64_t n0, int64_t n1) {
 #endif
 }
 
+void run_dot_rows(const DotArgs& a, int64_t n0, int64_t n1) {
+#if ETRT_ISA_X86
+  switch (isa_level()) {
+    case 2: return isa_avx512::dq_rows(a, n0, n1);
+    case 1: return isa_avx2::dq_rows(a, n0, n1);
+    default: return isa_sse2::dq_rows(a, n0, n1);
+  }
+#else
+  isa_generic::dq_rows(a, n0, n1);
+#endif
+}
+
 constexpr int64_t kTileChannels = 16;  // the layout's block of output channels (kTile)
+constexpr int64_t kDotTileChannels = 8;  // dynamic_int4_linear's (kDotTile)
 
 }  // namespace
 
@@ -181,6 +212,122 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   const int64_t blocks = (n + kTileChannels - 1) / kTileChannels;
   parallel_chunks(blocks, a.rows * k * kTileChannels, [&](int64_t b0, int64_t b1) {
     run_rows(a, b0 * kTileChannels, std::min(n, b1 * kTileChannels));
+  });
+}
+
+// input int8 [..., K], input_scales float32 (one per row), input_zero_points int8 (one per row)?,
+// weight uint8 [N, K / 2] (tile_int4_dot), scales [N, G] (float32, bfloat16 or float16) and
+// zero_points int8 [N, G]? in blocks of 8 channels, weight_sums float32 [N], bias float32 [N]?,
+// group_size (a multiple of 8), tile | out [..., N] float32: the linear of torchao's 8da4w,
+// ((x - xz) * xs) times the dequantized weight, with integer sums inside each group.
+void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::dynamic_int4_linear";
+  if (!check_nargs(ctx, op, args, 11)) return;
+  int64_t group_size = 0, tile = 0;
+  if (!int_arg(ctx, op, args, 8, "group_size", &group_size) || !int_arg(ctx, op, args, 9, "tile", &tile)) return;
+  if (tile != kDotTileChannels) {
+    return fail(ctx, op, "weights tiled by " + std::to_string(tile) + " channels; this etrt reads tiles of " +
+                             std::to_string(kDotTileChannels) + ": export the program again");
+  }
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* xs = tensor_arg(ctx, op, args, 1, "input_scales");
+  Tensor *xz = nullptr, *zeros = nullptr, *bias = nullptr;
+  Tensor* w = tensor_arg(ctx, op, args, 3, "weight");
+  Tensor* scales = tensor_arg(ctx, op, args, 4, "scales");
+  Tensor* wsum = tensor_arg(ctx, op, args, 6, "weight_sums");
+  if (x == nullptr || xs == nullptr || w == nullptr || scales == nullptr || wsum == nullptr ||
+      !optional_tensor_arg(ctx, op, args, 2, "input_zero_points", &xz) ||
+      !optional_tensor_arg(ctx, op, args, 5, "zero_points", &zeros) ||
+      !optional_tensor_arg(ctx, op, args, 7, "bias", &bias)) {
+    return;
+  }
+  for (const Tensor* t : {x, xs, xz, w, scales, zeros, wsum, bias}) {
+    if (t != nullptr && (!check_has_data(ctx, op, *t, "argument") || !t->is_contiguous())) {
+      return fail(ctx, op, "arguments must be contiguous tensors with data");
+    }
+  }
+  if (x->dtype() != ScalarType::Char || x->dim() < 1) {
+    return fail(ctx, op, std::string("input must be int8 with at least one dimension, got ") + to_string(x->dtype()) +
+                             " " + shape_string(x->sizes()));
+  }
+  if (w->dim() != 2 || w->dtype() != ScalarType::Byte) {
+    return fail(ctx, op, std::string("weight must be a 2-D uint8 tensor (two int4 per byte), got ") +
+                             to_string(w->dtype()) + " " + shape_string(w->sizes()));
+  }
+  const int64_t n = w->size(0), k = w->size(1) * 2;
+  if (x->size(-1) != k) {
+    return fail(ctx, op, "input " + shape_string(x->sizes()) + " does not match " + std::to_string(k) +
+                             " weight columns");
+  }
+  if (group_size <= 0 || group_size % 8 != 0 || k % group_size != 0) {
+    return fail(ctx, op, "group_size " + std::to_string(group_size) + " does not divide " + std::to_string(k) +
+                             " columns into groups of a multiple of 8");
+  }
+  // Each group's integer sum must stay exact as a float32 (below 2^24, 256 * 136 * 128 at most per column).
+  if (group_size > 256) return fail(ctx, op, "group_size " + std::to_string(group_size) + " is above 256");
+  const int64_t groups = k / group_size, rows = x->numel() / std::max<int64_t>(k, 1);
+  if (xs->dtype() != ScalarType::Float || xs->numel() != rows) {
+    return fail(ctx, op, "input_scales must be float32 with one value per input row (" + std::to_string(rows) + ")");
+  }
+  if (xz != nullptr && (xz->dtype() != ScalarType::Char || xz->numel() != rows)) {
+    return fail(ctx, op, "input_zero_points must be int8 with one value per input row (" + std::to_string(rows) + ")");
+  }
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
+    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
+                             std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
+  }
+  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
+    return fail(ctx, op, "zero_points must be int8 with one value per channel and group");
+  }
+  if (wsum->dtype() != ScalarType::Float || wsum->numel() != n) {
+    return fail(ctx, op, "weight_sums must be float32 with " + std::to_string(n) + " values");
+  }
+  if (bias != nullptr && (bias->dtype() != ScalarType::Float || bias->numel() != n)) {
+    return fail(ctx, op, "bias must be float32 with " + std::to_string(n) + " values");
+  }
+  int64_t out_sizes[kMaxDims];
+  for (int d = 0; d < x->dim(); ++d) out_sizes[d] = x->size(d);
+  out_sizes[x->dim() - 1] = n;
+  Tensor* out =
+      output_arg(ctx, op, args, 10, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
+  if (out == nullptr) return;
+  DotArgs a;
+  a.rows = rows;
+  a.k = k;
+  a.n = n;
+  a.groups = groups;
+  a.group_size = group_size;
+  a.x = x->data_as<int8_t>();
+  a.xscale = xs->data_as<float>();
+  a.xzero = xz != nullptr ? xz->data_as<int8_t>() : nullptr;
+  a.weight = static_cast<const uint8_t*>(w->data());
+  a.scales = scales->data();
+  a.scale_kind = scale_kind_of(scales->dtype());
+  a.zeros = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
+  a.wsum = wsum->data_as<float>();
+  a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
+  a.out = out->data_as<float>();
+  if (rows == 0 || n == 0) return;
+  auto* xsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * groups, 1)) * sizeof(int32_t)));
+  if (xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const int8_t* xg = a.x + m * k + g * group_size;
+      int32_t s = 0;
+      for (int64_t j = 0; j < group_size; ++j) s += xg[j];
+      xsum[m * groups + g] = s;
+    }
+  }
+  a.xsum = xsum;
+  if (k == 0) {
+    for (int64_t m = 0; m < rows; ++m) {
+      for (int64_t c = 0; c < n; ++c) a.out[m * n + c] = a.bias != nullptr ? a.bias[c] : 0.0f;
+    }
+    return;
+  }
+  const int64_t blocks = (n + kDotTileChannels - 1) / kDotTileChannels;
+  parallel_chunks(blocks, rows * k * kDotTileChannels, [&](int64_t b0, int64_t b1) {
+    run_dot_rows(a, b0 * kDotTileChannels, std::min(n, b1 * kDotTileChannels));
   });
 }
 

@@ -24,7 +24,19 @@ import pytest
 import torch
 from etrt.errors import ExportError
 from etrt.runtime import ISA_NAMES
-from etrt.weight_only import TILE, pack, pack_int4, tile_int4, unpack_int4, untile_int4
+from etrt.weight_only import (
+    DOT_TILE,
+    TILE,
+    _tile_channels,
+    dequantize_weight,
+    pack,
+    pack_int4,
+    tile_int4,
+    tile_int4_dot,
+    unpack_int4,
+    untile_int4,
+    untile_int4_dot,
+)
 from torch import nn
 
 PROMPT = [3, 14, 15, 92, 65]
@@ -69,7 +81,7 @@ def _torchao_config(name: str) -> Any:
 CASES = {
     "int4-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
     "int8-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
-    "int8-dynamic-int4-weight": {"etrt_quant::weight_only_linear", "aten::round"},
+    "int8-dynamic-int4-weight": {"etrt_quant::dynamic_int4_linear", "aten::round"},
     "int8-dynamic": {"etrt_quant::int8_mm", "etrt_quant::weight_only_embedding"},
     "Int8WeightOnlyConfig": {"etrt_quant::weight_only_linear"},
     "IntxWeightOnlyConfig-int4-asymmetric-64": {"etrt_quant::weight_only_linear"},
@@ -302,6 +314,130 @@ def test_int4_tiling_puts_sixteen_channels_of_a_column_pair_side_by_side() -> No
 
     assert int(flat[16 * 1 + 5]) == byte(5, 1)  # block 0: 16 bytes per column pair
     assert int(flat[16 * 3 + 4 * 2 + 3]) == byte(19, 2)  # the last block: 4 channels wide
+
+
+def test_dynamic_int4_tiling_puts_four_columns_of_a_channel_in_one_lane() -> None:
+    q = torch.randint(-8, 8, (13, 24), dtype=torch.int8)
+    tiled = tile_int4_dot(q)
+    assert tiled.shape == (13, 12) and tiled.dtype == torch.uint8
+    assert torch.equal(untile_int4_dot(tiled), q)
+    flat = tiled.reshape(-1)
+
+    def byte(c: int, col: int) -> int:  # col in the low four of its 8 columns
+        return (int(q[c, col]) + 8) | ((int(q[c, col + 4]) + 8) << 4)
+
+    # block 0: per 8 columns, 8 channels x 4 bytes
+    assert int(flat[32 * 1 + 4 * 6 + 2]) == byte(6, 8 + 2)
+    # the last block, 5 channels wide, starts after 8 channels' 12 bytes
+    assert int(flat[8 * 12 + 20 * 2 + 4 * 3 + 1]) == byte(11, 16 + 1)
+
+
+class _OneDynamic(nn.Module):
+    """etrt_quant::dynamic_int4_linear called directly: int8 activations with a scale and a zero
+    point per row, int4 weights with zero points, scales in `scale_dtype`."""
+
+    def __init__(self, n: int, k: int, group_size: int, scale_dtype: torch.dtype) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(n * 1000 + k)
+        groups = k // group_size
+        q = torch.randint(-8, 8, (n, k), dtype=torch.int8, generator=g)
+        q[0] = 7  # the int16 sums' extremes: 15 x -128 over every column
+        q[1] = -8
+        scales = (torch.rand(n, groups, generator=g) / 16 + 1e-3).to(scale_dtype)
+        zeros = torch.randint(-3, 4, (n, groups), dtype=torch.int8, generator=g)
+        self.dense = dequantize_weight(pack_int4(q, group_size), scales, zeros, 4, group_size)
+        self.register_buffer("w", tile_int4_dot(q))
+        self.register_buffer("s", _tile_channels(scales, DOT_TILE))
+        self.register_buffer("z", _tile_channels(zeros, DOT_TILE))
+        self.register_buffer("sums", self.dense.to(torch.float64).sum(1).to(torch.float32))
+        self.register_buffer("b", torch.randn(n, generator=g))
+        self.group_size = group_size
+
+    def forward(self, xq: torch.Tensor, xs: torch.Tensor, xz: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = torch.ops.etrt_quant.dynamic_int4_linear(
+            xq, xs, xz, self.w, self.s, self.z, self.sums, self.b, self.group_size, DOT_TILE
+        )
+        return out
+
+    def reference(self, xq: torch.Tensor, xs: torch.Tensor, xz: torch.Tensor) -> np.ndarray:
+        """(x - xz) * xs times torchao's dequantized weight, in float64."""
+        x = (xq.to(torch.float64) - xz.to(torch.float64)) * xs.to(torch.float64)
+        out = x @ self.dense.to(torch.float64).t() + self.b.to(torch.float64)
+        return out.numpy()
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "group_size", "scale_dtype"),
+    [
+        (37, 64, 32, torch.float32),
+        (29, 512, 256, torch.bfloat16),
+        (16, 128, 64, torch.float16),
+        (5, 48, 8, torch.float32),
+    ],
+)
+def test_dynamic_int4_kernel_matches_float64_at_every_instruction_set(
+    n: int, k: int, group_size: int, scale_dtype: torch.dtype, inprocess_runtime: Path,
+    tmp_path: Path,
+) -> None:
+    """Rows 1 and 2 (pairs of 8-channel blocks), 3, 4 and 7 (tiles of three and what is left);
+    37 and 29 channels end in a narrow block of 5, after an even and an odd count of whole
+    ones; groups of 256 sum eight 32-column int16 runs, groups of 8 one step. Rows at -128 and
+    127 against weights at 7 and -8 reach the int16 sums' bounds."""
+    module = _OneDynamic(n, k, group_size, scale_dtype).eval()
+    g = torch.Generator().manual_seed(k)
+    xq = torch.randint(-128, 128, (7, k), dtype=torch.int8, generator=g)
+    xq[0], xq[1] = -128, 127
+    xs = torch.rand(7, 1, generator=g) / 10 + 1e-3
+    xz = torch.randint(-128, 128, (7, 1), dtype=torch.int8, generator=g)
+    rows = torch.export.Dim("rows", min=1, max=7)
+    program = etrt.export(
+        module, (xq, xs, xz), dynamic_shapes=({0: rows}, {0: rows}, {0: rows})
+    )
+    path = program.save(tmp_path / "linear.etrt")
+    try:
+        for isa in ISA_NAMES:
+            etrt.set_max_isa(isa)
+            method = etrt.load(path).method("forward")
+            for count in (1, 2, 3, 4, 7):
+                args = (xq[:count], xs[:count], xz[:count])
+                want = module.reference(*args)
+                bound = 1e-5 * float(np.abs(want).max())
+                np.testing.assert_allclose(module(*args).numpy(), want, rtol=0, atol=bound)
+                got = np.asarray(method(*(a.numpy() for a in args))[0])
+                np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"{isa} {count}")
+    finally:
+        etrt.set_max_isa("avx512")
+
+
+def test_8da4w_linears_run_on_int8_activations(inprocess_runtime: Path, tmp_path: Path) -> None:
+    """torchao's 8da4w quantizes each row of activations to int8 and dequantizes it before the
+    linear: the exporter hands the int8 rows, their scales and zero points to
+    dynamic_int4_linear, whose outputs are torchao's to float rounding."""
+    _quiet()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(96, 64), nn.ReLU(), nn.Linear(64, 37)).eval()
+    quantized = etrt.quantize(model, None, scheme="int8-dynamic-int4-weight", group_size=32)
+    # [batch, rows, features]: torchao quantizes [2, rows, 96] and the linear reads it as
+    # [2 * rows, 96], so the int8 values are viewed as the linear's input
+    x = torch.randn(2, 7, 96)
+    rows = torch.export.Dim("rows", min=1, max=7)
+    program = etrt.export(quantized, (x,), dynamic_shapes=({1: rows},))
+    ops = set(program.operator_names)
+    assert "etrt_quant::dynamic_int4_linear" in ops
+    assert not ops & {"etrt_quant::weight_only_linear", "aten::mm", "aten::addmm"}, sorted(ops)
+    path = program.save(tmp_path / "mlp.etrt")
+    try:
+        for isa in ISA_NAMES:
+            etrt.set_max_isa(isa)
+            method = etrt.load(path).method("forward")
+            for count in (1, 7):
+                with torch.no_grad():
+                    want = quantized(x[:, :count]).numpy()
+                got = np.asarray(method(x[:, :count].numpy())[0])
+                bound = 1e-5 * float(np.abs(want).max())
+                np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=isa)
+    finally:
+        etrt.set_max_isa("avx512")
 
 
 class _EmbedLinear(nn.Module):

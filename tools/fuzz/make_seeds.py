@@ -245,7 +245,8 @@ class Int8SqueezeExcite(nn.Module):
 
 class WeightOnly(nn.Module):
     """An embedding and two linears: torchao's weight-only int4 (groups of 32), int8 and
-    dynamic int8 schemes make etrt_quant::weight_only_embedding, weight_only_linear, int8_mm."""
+    dynamic int8 schemes make etrt_quant::weight_only_embedding, weight_only_linear, int8_mm
+    (8da4w's dynamic_int4_linear: a linear of its own below)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -277,6 +278,12 @@ def _int8_seeds(out: Path) -> None:
     mm = etrt.quantize(nn.Sequential(nn.Linear(16, 8)).eval(), None, scheme="int8-dynamic")
     data = etrt.export(mm, (torch.randn(2, 16),)).to_bytes()
     (out / "program" / "int8-dynamic.etrt").write_bytes(data)
+    # 8da4w: int8 activations into dynamic_int4_linear
+    da4 = etrt.quantize(
+        nn.Sequential(nn.Linear(32, 8)).eval(), None, scheme="int8-dynamic-int4-weight"
+    )
+    data = etrt.export(da4, (torch.randn(2, 32),)).to_bytes()
+    (out / "program" / "int8-dynamic-int4-weight.etrt").write_bytes(data)
 
 
 def main(out: Path) -> None:
