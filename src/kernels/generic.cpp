@@ -694,7 +694,7 @@ void reduce_with_dims(KernelContext& ctx, Span<Value*> args, const char* op, Red
   reduce_any(ctx, args, op, r, dims, keepdim, out_i);
 }
 
-void op_amin(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::amin", Red::Min, 1, 2, 3); }
+void amin_any(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::amin", Red::Min, 1, 2, 3); }
 void amax_any(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::amax", Red::Max, 1, 2, 3); }
 void op_any(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::any", Red::Any, -1, -1, 1); }
 void op_any_dims(KernelContext& ctx, Span<Value*> args) { reduce_with_dims(ctx, args, "aten::any.dims", Red::Any, 1, 2, 3); }

@@ -170,8 +170,9 @@ void op_min_dim(KernelContext& ctx, Span<Value*> args);
 void op_cumsum(KernelContext& ctx, Span<Value*> args);
 void op_sort(KernelContext& ctx, Span<Value*> args);
 void op_topk(KernelContext& ctx, Span<Value*> args);
-// Non-Float inputs of the float kernels amax, argmax, sum and sum.dim_IntList.
+// Non-Float inputs of the float kernels amax, amin, argmax, sum and sum.dim_IntList.
 void amax_any(KernelContext& ctx, Span<Value*> args);
+void amin_any(KernelContext& ctx, Span<Value*> args);
 void argmax_any(KernelContext& ctx, Span<Value*> args);
 void sum_any(KernelContext& ctx, Span<Value*> args, const char* op, bool with_dims);
 // Integer matrices for mm (kind 0), bmm (1) and addmm (2).

@@ -115,30 +115,37 @@ ETRT_VEC_INLINE float sum16(const typename Lanes<W>::F* acc) {
 }
 
 // max over a contiguous run, NaN winning (ATen's amax); `start` is the running maximum.
-template <int W>
-ETRT_VEC_INLINE float max_run_lanes(const float* x, int64_t n, float start) {
+// The largest (MAX) or smallest value of x[0, n) and start; NaN when any is NaN.
+template <int W, bool MAX>
+ETRT_VEC_INLINE float extreme_run_lanes(const float* x, int64_t n, float start) {
   using F = typename Lanes<W>::F;
-  F m = F{} + -std::numeric_limits<float>::infinity();
+  constexpr float kNone = MAX ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  F m = F{} + kNone;
   F nan = {};
   int64_t i = 0;
   for (; i + W <= n; i += W) {
     F v;
     std::memcpy(&v, x + i, sizeof v);
     nan = v != v ? F{} + 1.0f : nan;
-    m = v > m ? v : m;
+    m = (MAX ? v > m : v < m) ? v : m;
   }
-  float r = -std::numeric_limits<float>::infinity();
+  float r = kNone;
   bool any_nan = start != start;
   for (int j = 0; j < W; ++j) {
-    r = m[j] > r ? m[j] : r;
+    r = (MAX ? m[j] > r : m[j] < r) ? m[j] : r;
     any_nan = any_nan || nan[j] > 0.0f;
   }
-  r = start > r ? start : r;
+  r = (MAX ? start > r : start < r) ? start : r;
   for (; i < n; ++i) {
     any_nan = any_nan || x[i] != x[i];
-    r = x[i] > r ? x[i] : r;
+    r = (MAX ? x[i] > r : x[i] < r) ? x[i] : r;
   }
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
+template <int W>
+ETRT_VEC_INLINE float max_run_lanes(const float* x, int64_t n, float start) {
+  return extreme_run_lanes<W, true>(x, n, start);
 }
 
 // Softmax of `rows` contiguous rows of length n, W lanes at a time: each clone below passes its
@@ -263,6 +270,19 @@ float max_run(const float* x, int64_t n, float start) {
     default: return max_run_lanes<4>(x, n, start);
   }
 }
+__attribute__((target("avx512f"))) static float min_run_avx512(const float* x, int64_t n, float start) {
+  return extreme_run_lanes<16, false>(x, n, start);
+}
+__attribute__((target("avx2"))) static float min_run_avx2(const float* x, int64_t n, float start) {
+  return extreme_run_lanes<8, false>(x, n, start);
+}
+float min_run(const float* x, int64_t n, float start) {
+  switch (isa_level()) {
+    case 2: return min_run_avx512(x, n, start);
+    case 1: return min_run_avx2(x, n, start);
+    default: return extreme_run_lanes<4, false>(x, n, start);
+  }
+}
 __attribute__((target("avx512f"))) static void log_softmax_row_avx512(float* o, const float* x, int64_t n) {
   log_softmax_row_lanes<16>(o, x, n);
 }
@@ -278,6 +298,7 @@ void log_softmax_row(float* o, const float* x, int64_t n) {
 }
 #else
 float max_run(const float* x, int64_t n, float start) { return max_run_lanes<4>(x, n, start); }
+float min_run(const float* x, int64_t n, float start) { return extreme_run_lanes<4, false>(x, n, start); }
 void log_softmax_row(float* o, const float* x, int64_t n) { log_softmax_row_lanes<4>(o, x, n); }
 #endif
 
@@ -785,10 +806,13 @@ void op_mean_dim(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args,
 void op_sum(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::sum", false, -1, -1, 1, 2); }
 void op_mean(KernelContext& ctx, Span<Value*> args) { sum_or_mean(ctx, args, "aten::mean", true, -1, -1, 1, 2); }
 
-void op_amax(KernelContext& ctx, Span<Value*> args) {
-  const char* op = "aten::amax";
+// aten::amax / aten::amin of float32: contiguous runs take the vector clones.
+static void amax_amin(KernelContext& ctx, Span<Value*> args, bool max) {
+  const char* op = max ? "aten::amax" : "aten::amin";
   if (!check_nargs(ctx, op, args, 4)) return;
-  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) return amax_any(ctx, args);
+  if (args[0]->is_tensor() && args[0]->to_tensor().dtype() != ScalarType::Float) {
+    return max ? amax_any(ctx, args) : amin_any(ctx, args);
+  }
   Tensor* self = float_tensor_arg(ctx, op, args, 0, "self");
   Span<const int64_t> dims;
   bool keepdim = false;
@@ -799,28 +823,33 @@ void op_amax(KernelContext& ctx, Span<Value*> args) {
   int64_t count = 1;
   if (!reduction_shapes(ctx, op, *self, dims, keepdim, &keep, &oshape, &count)) return;
   if (count == 0 && self->numel() == 0 && oshape.numel() > 0) {
-    fail(ctx, op, "cannot take the maximum over an empty dimension");
+    fail(ctx, op, max ? "cannot take the maximum over an empty dimension" : "cannot take the minimum over an empty dimension");
     return;
   }
   Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, oshape.span());
   if (out == nullptr) return;
   float* o = out->data_as<float>();
-  for (int64_t i = 0; i < out->numel(); ++i) o[i] = -std::numeric_limits<float>::infinity();
-  Tensor maxes(o, ScalarType::Float, keep.span());
-  const Tensor* ops[2] = {&maxes, self};
+  const float none = max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < out->numel(); ++i) o[i] = none;
+  Tensor acc(o, ScalarType::Float, keep.span());
+  const Tensor* ops[2] = {&acc, self};
   run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
     if (st[0] == 0 && st[1] == 4) {
       float* a = reinterpret_cast<float*>(p[0]);
-      *a = max_run(reinterpret_cast<const float*>(p[1]), n, *a);
+      const auto* x = reinterpret_cast<const float*>(p[1]);
+      *a = max ? max_run(x, n, *a) : min_run(x, n, *a);
       return;
     }
     for (int64_t i = 0; i < n; ++i) {
       float* a = reinterpret_cast<float*>(p[0] + i * st[0]);
       const float x = *reinterpret_cast<const float*>(p[1] + i * st[1]);
-      if (x > *a || std::isnan(x)) *a = std::isnan(*a) ? *a : x;  // a NaN stays
+      if ((max ? x > *a : x < *a) || std::isnan(x)) *a = std::isnan(*a) ? *a : x;  // a NaN stays
     }
   }, /*parallel=*/false);
 }
+
+void op_amax(KernelContext& ctx, Span<Value*> args) { amax_amin(ctx, args, true); }
+void op_amin(KernelContext& ctx, Span<Value*> args) { amax_amin(ctx, args, false); }
 
 void op_argmax(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::argmax";

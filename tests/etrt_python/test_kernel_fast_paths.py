@@ -192,21 +192,25 @@ def test_byte_bitwise_ops_match_eager(
 
 
 @pytest.mark.parametrize("dim", [-1, 0, 1])
-def test_sum_mean_amax_match_eager(inprocess_runtime: Path, tmp_path: Path, dim: int) -> None:
+def test_sum_mean_amax_amin_match_eager(
+    inprocess_runtime: Path, tmp_path: Path, dim: int
+) -> None:
     gen = torch.Generator().manual_seed(4)
     x = torch.randn(6, 7, 1031, generator=gen) * 100
     for fn in (
         lambda t: t.sum(dim),
         lambda t: t.mean(dim, keepdim=True),
         lambda t: t.amax(dim),
+        lambda t: t.amin(dim, keepdim=True),
         lambda t: t.transpose(1, 2).sum(-1),
     ):
         np.testing.assert_allclose(_run(tmp_path, fn, x), fn(x).numpy(), rtol=1e-5, atol=1e-3)
     with_nan = x.clone()
     with_nan[2, 3, 1000] = float("nan")
     with_nan[4, 1, 5] = float("inf")
-    got = _run(tmp_path, lambda t: t.amax(-1), with_nan)
-    np.testing.assert_array_equal(got, with_nan.amax(-1).numpy())
+    with_nan[5, 2, 9] = -float("inf")
+    for fn in (lambda t: t.amax(-1), lambda t: t.amin(-1)):
+        np.testing.assert_array_equal(_run(tmp_path, fn, with_nan), fn(with_nan).numpy())
 
 
 def test_log_softmax_rows_match_eager(inprocess_runtime: Path, tmp_path: Path) -> None:
