@@ -12,6 +12,7 @@ from torch.export import ExportedProgram
 
 from .channels_last import plan_channels_last
 from .data_map import to_bytes
+from .dedupe import merge_identical_calls
 from .errors import ExportError
 from .fold import fold_batch_norm
 from .fuse import fuse_kernel_calls
@@ -221,6 +222,9 @@ def export_program(
             weight_only.int4, weight_only.dynamic_int4, weight_only.int8, weight_only.embeddings,
             weight_only.int8_mm,
         )  # fmt: skip
+    merged = merge_identical_calls(core)
+    if merged:
+        log.info("identical calls computed once: %d dropped", merged)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
