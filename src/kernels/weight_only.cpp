@@ -102,6 +102,50 @@ void run_dot_rows(const DotArgs& a, int64_t n0, int64_t n1) {
 #endif
 }
 
+// The scales and zero points of n channels in `groups` groups and the bias: each fails naming itself.
+bool check_channel_params(KernelContext& ctx, const char* op, const Tensor* scales, const Tensor* zeros,
+                          const Tensor* bias, int64_t n, int64_t groups) {
+  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
+    fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
+                      std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
+    return false;
+  }
+  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
+    fail(ctx, op, "zero_points must be int8 with one value per channel and group");
+    return false;
+  }
+  if (bias != nullptr && (bias->dtype() != ScalarType::Float || bias->numel() != n)) {
+    fail(ctx, op, "bias must be float32 with " + std::to_string(n) + " values");
+    return false;
+  }
+  return true;
+}
+
+// Each group's sum of x [rows][k], in S (int32 for int8 values: exact), in the call's scratch.
+template <typename S, typename T>
+const S* group_sums(KernelContext& ctx, const T* x, int64_t rows, int64_t k, int64_t group_size) {
+  const int64_t groups = k / group_size;
+  auto* sums = static_cast<S*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * groups, 1)) * sizeof(S)));
+  if (sums == nullptr) return nullptr;
+  for (int64_t m = 0; m < rows; ++m) {
+    for (int64_t g = 0; g < groups; ++g) {
+      const T* xg = x + m * k + g * group_size;
+      S s = 0;
+      for (int64_t j = 0; j < group_size; ++j) s += xg[j];
+      sums[m * groups + g] = s;
+    }
+  }
+  return sums;
+}
+
+// The float32 output [..., n] of a linear of input x [..., k].
+Tensor* linear_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t index, const Tensor& x, int64_t n) {
+  int64_t sizes[kMaxDims];
+  for (int d = 0; d < x.dim(); ++d) sizes[d] = x.size(d);
+  sizes[x.dim() - 1] = n;
+  return output_arg(ctx, op, args, index, ScalarType::Float, Span<const int64_t>(sizes, static_cast<size_t>(x.dim())));
+}
+
 constexpr int64_t kTileChannels = 16;  // the layout's block of output channels (kTile)
 constexpr int64_t kDotTileChannels = 8;  // dynamic_int4_linear's (kDotTile)
 
@@ -157,21 +201,8 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
                              " columns into groups" + (bits == 4 ? " of an even size" : ""));
   }
   const int64_t groups = k / group_size;
-  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
-    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
-                             std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
-  }
-  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
-    return fail(ctx, op, "zero_points must be int8 with one value per channel and group");
-  }
-  if (bias != nullptr && (bias->dtype() != ScalarType::Float || bias->numel() != n)) {
-    return fail(ctx, op, "bias must be float32 with " + std::to_string(n) + " values");
-  }
-  int64_t out_sizes[kMaxDims];
-  for (int d = 0; d < x->dim(); ++d) out_sizes[d] = x->size(d);
-  out_sizes[x->dim() - 1] = n;
-  Tensor* out =
-      output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
+  if (!check_channel_params(ctx, op, scales, zeros, bias, n, groups)) return;
+  Tensor* out = linear_output(ctx, op, args, 8, *x, n);
   if (out == nullptr) return;
   WeightOnlyArgs a;
   a.rows = 1;
@@ -188,17 +219,8 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args) {
   a.zeros = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
   a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
   a.out = out->data_as<float>();
-  auto* xsum = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(a.rows * groups, 1)) * sizeof(float)));
-  if (xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
-  for (int64_t m = 0; m < a.rows; ++m) {
-    for (int64_t g = 0; g < groups; ++g) {
-      const float* xg = a.x + m * k + g * group_size;
-      float s = 0;
-      for (int64_t j = 0; j < group_size; ++j) s += xg[j];
-      xsum[m * groups + g] = s;
-    }
-  }
-  a.xsum = xsum;
+  a.xsum = group_sums<float>(ctx, a.x, a.rows, k, group_size);
+  if (a.xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
   if (a.rows == 0 || n == 0) return;
   if (k == 0) {
     for (int64_t m = 0; m < a.rows; ++m) {
@@ -272,24 +294,11 @@ void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args) {
   if (xz != nullptr && (xz->dtype() != ScalarType::Char || xz->numel() != rows)) {
     return fail(ctx, op, "input_zero_points must be int8 with one value per input row (" + std::to_string(rows) + ")");
   }
-  if (scale_kind_of(scales->dtype()) < 0 || scales->numel() != n * groups) {
-    return fail(ctx, op, "scales must be float32, bfloat16 or float16 with " + std::to_string(n * groups) + " values (" +
-                             std::to_string(n) + " channels x " + std::to_string(groups) + " groups)");
-  }
-  if (zeros != nullptr && (zeros->dtype() != ScalarType::Char || zeros->numel() != n * groups)) {
-    return fail(ctx, op, "zero_points must be int8 with one value per channel and group");
-  }
+  if (!check_channel_params(ctx, op, scales, zeros, bias, n, groups)) return;
   if (wsum->dtype() != ScalarType::Float || wsum->numel() != n) {
     return fail(ctx, op, "weight_sums must be float32 with " + std::to_string(n) + " values");
   }
-  if (bias != nullptr && (bias->dtype() != ScalarType::Float || bias->numel() != n)) {
-    return fail(ctx, op, "bias must be float32 with " + std::to_string(n) + " values");
-  }
-  int64_t out_sizes[kMaxDims];
-  for (int d = 0; d < x->dim(); ++d) out_sizes[d] = x->size(d);
-  out_sizes[x->dim() - 1] = n;
-  Tensor* out =
-      output_arg(ctx, op, args, 10, ScalarType::Float, Span<const int64_t>(out_sizes, static_cast<size_t>(x->dim())));
+  Tensor* out = linear_output(ctx, op, args, 10, *x, n);
   if (out == nullptr) return;
   DotArgs a;
   a.rows = rows;
@@ -308,17 +317,8 @@ void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args) {
   a.bias = bias != nullptr ? bias->data_as<float>() : nullptr;
   a.out = out->data_as<float>();
   if (rows == 0 || n == 0) return;
-  auto* xsum = static_cast<int32_t*>(ctx.allocate_temp(static_cast<size_t>(std::max<int64_t>(rows * groups, 1)) * sizeof(int32_t)));
-  if (xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
-  for (int64_t m = 0; m < rows; ++m) {
-    for (int64_t g = 0; g < groups; ++g) {
-      const int8_t* xg = a.x + m * k + g * group_size;
-      int32_t s = 0;
-      for (int64_t j = 0; j < group_size; ++j) s += xg[j];
-      xsum[m * groups + g] = s;
-    }
-  }
-  a.xsum = xsum;
+  a.xsum = group_sums<int32_t>(ctx, a.x, rows, k, group_size);
+  if (a.xsum == nullptr) return fail(ctx, op, "out of memory for the input's group sums");
   if (k == 0) {
     for (int64_t m = 0; m < rows; ++m) {
       for (int64_t c = 0; c < n; ++c) a.out[m * n + c] = a.bias != nullptr ? a.bias[c] : 0.0f;
