@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -122,7 +123,11 @@ def _write_value(builder: Any, value: Value) -> int:
         kind, body = fb.ValueUnion.Int, fb.IntEnd(builder)
     elif isinstance(value, DoubleValue):
         fb.DoubleStart(builder)
+        # FlatBuffers leaves out a field equal to its default, and -0.0 == 0.0: write it anyway
+        negative_zero = value.val == 0.0 and math.copysign(1.0, value.val) < 0
+        builder.ForceDefaults(negative_zero)
         fb.DoubleAddVal(builder, value.val)
+        builder.ForceDefaults(False)
         kind, body = fb.ValueUnion.Double, fb.DoubleEnd(builder)
     elif isinstance(value, StringValue):
         s = builder.CreateString(value.val)

@@ -34,9 +34,14 @@ def test_identical_calls_run_once_random_and_signed_zero_ones_do_not(
     assert ops["aten::abs"] == 1 and ops["aten::add.Tensor"] == 1, ops
     # a * b, x * 0.0 and x * -0.0: scalars are compared by their bits
     assert ops["aten::rand_like"] == 2 and ops["aten::mul.Tensor"] == 3, ops
-    product, noise = etrt.load(program.save(tmp_path / "twice.etrt")).forward(x.numpy())[:2]
+    product, noise, plus, minus = etrt.load(program.save(tmp_path / "twice.etrt")).forward(
+        x.numpy()
+    )
     np.testing.assert_allclose(np.asarray(product), ((x.abs() + 1) ** 2).numpy(), rtol=1e-6)
     assert np.abs(np.asarray(noise)).max() > 0
+    # and -0.0 reaches the kernel (FlatBuffers would leave it out as the default, 0.0)
+    np.testing.assert_array_equal(np.signbit(plus), np.signbit(x * 0.0))
+    np.testing.assert_array_equal(np.signbit(minus), np.signbit(x * -0.0))
 
 
 class _Attention(nn.Module):
