@@ -4,7 +4,9 @@ the same value, so the second is dropped and its readers take the first's.
 torchao's dynamic-activation schemes quantize a linear's input inside each linear: a
 transformer's q, k and v projections (and the MLP's gate and up) quantize one activation
 three (two) times, some twenty kernels each. Random ops (their values differ per call) and ops
-that write their arguments are never merged.
+that write their arguments are never merged. The exporter runs it on programs with such
+dynamic quantization only: a merged intermediate gains readers, and the plan's activation
+fusions (fuse.py) fire only where no other call reads one.
 """
 
 from __future__ import annotations

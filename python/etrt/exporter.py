@@ -222,7 +222,10 @@ def export_program(
             weight_only.int4, weight_only.dynamic_int4, weight_only.int8, weight_only.embeddings,
             weight_only.int8_mm,
         )  # fmt: skip
-    merged = merge_identical_calls(core)
+    # Only where activations are quantized at run time (torchao's dynamic schemes repeat a shared
+    # input's quantization per linear): elsewhere a shared intermediate would stop the plan's
+    # activation fusions (fuse.py), which need intermediates no other call reads.
+    merged = merge_identical_calls(core) if weight_only.dynamic_int4 or weight_only.int8_mm else 0
     if merged:
         log.info("identical calls computed once: %d dropped", merged)
     step("lowering to etrt")
