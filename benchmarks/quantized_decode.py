@@ -52,21 +52,42 @@ def llama(layers: int) -> torch.nn.Module:
     return decoders.StaticCacheLM(decoders._lively(tf.LlamaForCausalLM(config).eval()))
 
 
-def generate(step: decoders.Step) -> tuple[float, float, list[int], float, float]:
-    """(prefill s, decode s, tokens, prefill CPU s, decode CPU s) of one greedy generation.
-    CPU time counts this process only: on a machine shared with other jobs it is the steadier
-    figure (one thread each, so it is also the time the engine kept a core busy)."""
+Generation = tuple[float, float, list[int], float, float, list[np.ndarray]]
+
+
+def generate(step: decoders.Step) -> Generation:
+    """(prefill s, decode s, tokens, prefill CPU s, decode CPU s, each token's logits) of one
+    greedy generation. CPU time counts this process only: on a machine shared with other jobs
+    it is the steadier figure (one thread each, so it is also the time the engine kept a core
+    busy)."""
     start, cpu0 = time.perf_counter(), time.process_time()
     logits = step(np.array([PROMPT], np.int64), np.arange(len(PROMPT), dtype=np.int64))
     prefilled, cpu1 = time.perf_counter(), time.process_time()
     tokens: list[int] = []
+    chosen_from: list[np.ndarray] = []
     for i in range(NEW):
+        chosen_from.append(np.asarray(logits[0, -1]))
         tokens.append(int(np.argmax(logits[0, -1])))
         if i + 1 < NEW:
             position = np.array([len(PROMPT) + i], np.int64)
             logits = step(np.array([[tokens[-1]]], np.int64), position)
     end, cpu2 = time.perf_counter(), time.process_time()
-    return prefilled - start, end - prefilled, tokens, cpu1 - cpu0, cpu2 - cpu1
+    return prefilled - start, end - prefilled, tokens, cpu1 - cpu0, cpu2 - cpu1, chosen_from
+
+
+def first_difference(tokens: list[int], reference: list[int], logits: list[np.ndarray]) -> str:
+    """Where greedy tokens first differ from the reference's, how close the reference's own
+    choice was there: the same history up to that token, so the reference's logits rank both."""
+    for i, (got, want) in enumerate(zip(tokens, reference, strict=True)):
+        if got != want:
+            ref = logits[i]
+            rank = int((ref > ref[got]).sum()) + 1
+            gap = float(ref[want] - ref[got])
+            spread = float(np.ptp(ref))
+            return (f"first difference at token {i + 1} of {len(tokens)}: the reference ranks "
+                    f"etrt's token {rank}, {gap:.3g} below its own ({gap / spread:.1e} of the "
+                    "logits' range)")  # fmt: skip
+    return "all equal"
 
 
 def measure(step: decoders.Step, rounds: int, reset: Any = None) -> dict[str, Any]:
@@ -82,6 +103,7 @@ def measure(step: decoders.Step, rounds: int, reset: Any = None) -> dict[str, An
         "prefill_tok_cpu_s": len(PROMPT) / min(r[3] for r in best),
         "decode_tok_cpu_s": (NEW - 1) / min(r[4] for r in best),
         "tokens": best[0][2],
+        "logits": best[0][5],
     }
 
 
@@ -144,7 +166,13 @@ def main() -> int:
         f"decode x eager {q} (wall)": etrt_q["decode_tok_s"] / eager_q["decode_tok_s"],
         "size / float32": etrt_q["bytes"] / etrt_f["bytes"],
         "greedy tokens equal eager's": etrt_q["tokens"] == eager_q["tokens"],
+        "greedy tokens against eager's": first_difference(
+            etrt_q["tokens"], eager_q["tokens"], eager_q["logits"]
+        ),
     }
+    for r in results.values():
+        if isinstance(r, dict):
+            r.pop("logits", None)
     results["summary"] = summary
     header = ("prefill", 9), ("decode", 9), ("prefill CPU", 13), ("decode CPU", 12), ("MB", 8)
     print(f"{'tokens/s':<22}" + "".join(f"{name:>{width}}" for name, width in header))
