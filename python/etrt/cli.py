@@ -107,8 +107,9 @@ def _build_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "--scale-dtype",
         choices=("float32", "bfloat16", "float16"),
-        help="the weight-only schemes' scales: torchao rounds them to this dtype and etrt "
-        "stores them so (default float32; 16 bits make an int4 program about 1/7 of float32)",
+        help="the weights' scales of the weight-only schemes and 8da4w: torchao rounds them to "
+        "this dtype and etrt stores them so (default float32; 16 bits make an int4 program "
+        "about 1/7 of float32)",
     )
     exp.add_argument(
         "--external-constants",
@@ -216,8 +217,9 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         )
     if args.group_size is not None and not args.quantize:
         parser.error("--group-size applies with --quantize int4-weight / int8-dynamic-int4-weight")
-    if args.scale_dtype is not None and args.quantize not in ("int8-weight", "int4-weight"):
-        parser.error("--scale-dtype applies with --quantize int8-weight / int4-weight")
+    scaled = ("int8-weight", "int4-weight", "int8-dynamic-int4-weight")
+    if args.scale_dtype is not None and args.quantize not in scaled:
+        parser.error(f"--scale-dtype applies with --quantize {' / '.join(scaled)}")
     out_dir = Path(args.output).parent
     if not out_dir.is_dir():
         raise EtrtError(f"cannot write {args.output}: directory {out_dir} does not exist")

@@ -66,7 +66,7 @@ TILE = 16  # output channels per block of the int4 linear layout (the kernel's k
 DOT_TILE = 8
 
 
-def _tile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
+def tile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
     """[N, C] -> [N, C] in blocks of `tile` channels, each block stored column-major ([C][w],
     w = tile or what the last block holds)."""
     n, c = t.shape
@@ -74,8 +74,8 @@ def _tile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
     return torch.cat(blocks).view(n, c) if blocks else t.contiguous()
 
 
-def _untile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
-    """_tile_channels' inverse."""
+def untile_channels(t: torch.Tensor, tile: int = TILE) -> torch.Tensor:
+    """tile_channels' inverse."""
     n, c = t.shape
     flat = t.reshape(-1)
     rows = [
@@ -92,12 +92,12 @@ def tile_int4(q: torch.Tensor) -> torch.Tensor:
     one output channel per lane."""
     n, k = q.shape
     u = (q.to(torch.int16) + 8).to(torch.uint8).view(n, k // 2, 2)
-    return _tile_channels(u[:, :, 0] | (u[:, :, 1] << 4))
+    return tile_channels(u[:, :, 0] | (u[:, :, 1] << 4))
 
 
 def untile_int4(tiled: torch.Tensor) -> torch.Tensor:
     """tile_int4's inverse: int8 [N, K]."""
-    b = _untile_channels(tiled)
+    b = untile_channels(tiled)
     n, half_k = b.shape
     u = torch.stack([b & 15, b >> 4], dim=2).reshape(n, 2 * half_k)
     return (u.to(torch.int16) - 8).to(torch.int8)
@@ -163,10 +163,10 @@ def _weight_only_linear_reference(
     if bits == 4:
         weight = pack_int4(untile_int4(weight), group_size)
     else:
-        weight = _untile_channels(weight)
-    scales = _untile_channels(scales.view(n, -1))
+        weight = untile_channels(weight)
+    scales = untile_channels(scales.view(n, -1))
     if zero_points is not None:
-        zero_points = _untile_channels(zero_points.view(n, -1))
+        zero_points = untile_channels(zero_points.view(n, -1))
     w = dequantize_weight(weight, scales, zero_points, bits, group_size)
     return torch.nn.functional.linear(input, w, bias)
 
@@ -186,9 +186,9 @@ def _dynamic_int4_linear_reference(
     assert tile == DOT_TILE, f"weights tiled by {tile} channels, this etrt's layout is {DOT_TILE}"
     n = weight.shape[0]
     q = untile_int4_dot(weight)
-    scales = _untile_channels(scales.view(n, -1), DOT_TILE)
+    scales = untile_channels(scales.view(n, -1), DOT_TILE)
     if zero_points is not None:
-        zero_points = _untile_channels(zero_points.view(n, -1), DOT_TILE)
+        zero_points = untile_channels(zero_points.view(n, -1), DOT_TILE)
     w = dequantize_weight(pack_int4(q, group_size), scales, zero_points, 4, group_size)
     rows = input.shape[:-1]
     x = input.to(torch.float32)
@@ -247,14 +247,12 @@ class PackedWeight:
     def tiled(self) -> PackedWeight:
         """The linear kernel's layout: weights, scales and zero points in blocks of TILE output
         channels (int4: tile_int4; int8: each block column by column)."""
-        zeros = None if self.zero_points is None else _tile_channels(self.zero_points)
+        zeros = None if self.zero_points is None else tile_channels(self.zero_points)
         if self.bits == 4:
             weight = tile_int4(unpack_int4(self.weight, self.group_size))
         else:
-            weight = _tile_channels(self.weight)
-        return PackedWeight(
-            weight, _tile_channels(self.scales), zeros, self.bits, self.group_size
-        )
+            weight = tile_channels(self.weight)
+        return PackedWeight(weight, tile_channels(self.scales), zeros, self.bits, self.group_size)
 
     @property
     def nbytes(self) -> int:
@@ -314,6 +312,11 @@ def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
         return None
     first = node.args[0]
     return first if isinstance(first, Node) else None
+
+
+def _dims(node: Node) -> list[str]:
+    """A node's shape, symbolic dimensions by name (comparing them adds no guard)."""
+    return [str(d) for d in node.meta["val"].shape]
 
 
 class _Folder:
@@ -383,7 +386,7 @@ class _Folder:
     def replace(self, old: Node, x: Any, packed: PackedWeight, bias: Any) -> None:
         dynamic = self.dynamic_input(x) if packed.bits == 4 and packed.group_size % 8 == 0 else None
         if dynamic is not None:
-            self.replace_dynamic(old, dynamic, packed, bias)
+            self.replace_dynamic(old, x, dynamic, packed, bias)
             return
         w, s, z = self.add_packed(packed.tiled())
         self.swap(old, WEIGHT_ONLY_LINEAR, (x, w, s, z, bias, packed.bits, packed.group_size, TILE))
@@ -391,8 +394,8 @@ class _Folder:
 
     def dynamic_input(self, x: Any) -> tuple[Node, Node, Node | None] | None:
         """(int8 values, scales, zero points or None) when `x` is an activation quantized per
-        row and dequantized again, (float(A) - float(Z)) * S (torchao's 8da4w); the values
-        viewed as `x` when the views between change its leading dimensions."""
+        row and dequantized again, (float(A) - float(Z)) * S (torchao's 8da4w). The values may
+        have other leading dimensions than `x` (a view between): replace_dynamic views them."""
         node = x
         while _is(node, _ATEN.view.default) or _is(node, _ATEN._unsafe_view.default):
             node = node.args[0]
@@ -423,33 +426,37 @@ class _Folder:
             return None
         if zeros is not None and shape(zeros, torch.int8) != per_row:
             return None
-        if a != xs:  # the same rows (x views the product of A's), under other dimensions
-            if not _is(x, _ATEN.view.default):
-                return None
-            with self.graph.inserting_after(x):
-                viewed = self.graph.call_function(_ATEN.view.default, (values, x.args[1]))
-            viewed.meta["val"] = x.meta["val"].to(torch.int8)
-            values = viewed
+        if a != xs and not _is(x, _ATEN.view.default):
+            return None  # only a view of the same rows under other dimensions
         return values, scales, zeros
 
     def replace_dynamic(
-        self, old: Node, found: tuple[Node, Node, Node | None], packed: PackedWeight, bias: Any
+        self,
+        old: Node,
+        x: Node,
+        found: tuple[Node, Node, Node | None],
+        packed: PackedWeight,
+        bias: Any,
     ) -> None:
         """A linear of int8 activations times int4 weights: integer group sums, scaled after."""
         q = unpack_int4(packed.weight, packed.group_size)
-        dense = dequantize_weight(
-            packed.weight, packed.scales, packed.zero_points, 4, packed.group_size
-        )
+        # torchao's float weight from the values unpacked once (bits 8: taken as they are)
+        dense = dequantize_weight(q, packed.scales, packed.zero_points, 8, packed.group_size)
         w = self.add_constant("weight", tile_int4_dot(q))
-        s = self.add_constant("scales", _tile_channels(packed.scales, DOT_TILE))
+        s = self.add_constant("scales", tile_channels(packed.scales, DOT_TILE))
         z = None
         if packed.zero_points is not None:
-            z = self.add_constant("zeros", _tile_channels(packed.zero_points, DOT_TILE))
+            z = self.add_constant("zeros", tile_channels(packed.zero_points, DOT_TILE))
         # The activations' zero point times each channel's weight sum: float64 sums of the
         # float32 weights torchao computes, rounded once.
         sums = self.add_constant("weight_sums", dense.to(torch.float64).sum(1).to(torch.float32))
         self.added += 1
         values, scales, zeros = found
+        if _dims(values) != _dims(x):  # x views A's rows under other dimensions: view A alike
+            with self.graph.inserting_after(x):
+                viewed = self.graph.call_function(_ATEN.view.default, (values, x.args[1]))
+            viewed.meta["val"] = x.meta["val"].to(torch.int8)
+            values = viewed
         args = (values, scales, zeros, w, s, z, sums, bias, packed.group_size, DOT_TILE)
         self.swap(old, DYNAMIC_INT4_LINEAR, args)
         self.counts[4] += 1
@@ -682,9 +689,11 @@ __all__ = [
     "fold_weight_only",
     "pack",
     "pack_int4",
+    "tile_channels",
     "tile_int4",
     "tile_int4_dot",
     "unpack_int4",
+    "untile_channels",
     "untile_int4",
     "untile_int4_dot",
 ]

@@ -48,7 +48,8 @@ SCALE_DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
 }
-_WEIGHT_ONLY = ("int8-weight", "int4-weight")
+# Schemes whose weight scales torchao can round to 16 bits: the weight-only ones and 8da4w.
+_SCALED = ("int8-weight", "int4-weight", "int8-dynamic-int4-weight")
 
 
 def _config(scheme: str, group_size: int, scale_dtype: torch.dtype | None = None) -> Any:
@@ -74,7 +75,7 @@ def _config(scheme: str, group_size: int, scale_dtype: torch.dtype | None = None
     if scheme == "int8-dynamic":
         return Int8DynamicActivationInt8WeightConfig()
     return Int8DynamicActivationIntxWeightConfig(
-        weight_dtype=_INT4, weight_granularity=PerGroup(group_size)
+        weight_dtype=_INT4, weight_granularity=PerGroup(group_size), weight_scale_dtype=scale_dtype
     )
 
 
@@ -100,18 +101,19 @@ def quantize_weights(
     scale_dtype: str | None = None,
 ) -> torch.nn.Module:
     """A copy of `model` whose nn.Linear (and nn.Embedding) layers carry torchao's quantized
-    weights; `scale_dtype` ("bfloat16" or "float16", weight-only schemes) rounds the scales to
-    16 bits, as torchao's IntxWeightOnlyConfig(scale_dtype=...) does."""
+    weights; `scale_dtype` ("bfloat16" or "float16": the weight-only schemes and 8da4w) rounds
+    the weights' scales to 16 bits, as torchao's IntxWeightOnlyConfig(scale_dtype=...) and
+    Int8DynamicActivationIntxWeightConfig(weight_scale_dtype=...) do."""
     dtype = None
     if scale_dtype is not None:
         if scale_dtype not in SCALE_DTYPES:
             raise WeightSchemeError(
                 f"scale_dtype {scale_dtype!r} is not one of {', '.join(SCALE_DTYPES)}"
             )
-        if scheme not in _WEIGHT_ONLY:
+        if scheme not in _SCALED:
             raise WeightSchemeError(
-                f"scale_dtype applies to the weight-only schemes ({', '.join(_WEIGHT_ONLY)}), "
-                f"not {scheme!r}"
+                f"scale_dtype applies to the schemes with int weights in groups or channels "
+                f"({', '.join(_SCALED)}), not {scheme!r}"
             )
         dtype = SCALE_DTYPES[scale_dtype]
     grouped = scheme not in ("int8-weight", "int8-dynamic")

@@ -27,10 +27,10 @@ from etrt.runtime import ISA_NAMES
 from etrt.weight_only import (
     DOT_TILE,
     TILE,
-    _tile_channels,
     dequantize_weight,
     pack,
     pack_int4,
+    tile_channels,
     tile_int4,
     tile_int4_dot,
     unpack_int4,
@@ -347,8 +347,8 @@ class _OneDynamic(nn.Module):
         zeros = torch.randint(-3, 4, (n, groups), dtype=torch.int8, generator=g)
         self.dense = dequantize_weight(pack_int4(q, group_size), scales, zeros, 4, group_size)
         self.register_buffer("w", tile_int4_dot(q))
-        self.register_buffer("s", _tile_channels(scales, DOT_TILE))
-        self.register_buffer("z", _tile_channels(zeros, DOT_TILE))
+        self.register_buffer("s", tile_channels(scales, DOT_TILE))
+        self.register_buffer("z", tile_channels(zeros, DOT_TILE))
         self.register_buffer("sums", self.dense.to(torch.float64).sum(1).to(torch.float32))
         self.register_buffer("b", torch.randn(n, generator=g))
         self.group_size = group_size
@@ -377,7 +377,11 @@ class _OneDynamic(nn.Module):
     ],
 )
 def test_dynamic_int4_kernel_matches_float64_at_every_instruction_set(
-    n: int, k: int, group_size: int, scale_dtype: torch.dtype, inprocess_runtime: Path,
+    n: int,
+    k: int,
+    group_size: int,
+    scale_dtype: torch.dtype,
+    inprocess_runtime: Path,
     tmp_path: Path,
 ) -> None:
     """Rows 1 and 2 (pairs of 8-channel blocks), 3, 4, 7 and 9 (tiles of three or four rows and
@@ -393,9 +397,7 @@ def test_dynamic_int4_kernel_matches_float64_at_every_instruction_set(
     xs = torch.rand(9, 1, generator=g) / 10 + 1e-3
     xz = torch.randint(-128, 128, (9, 1), dtype=torch.int8, generator=g)
     rows = torch.export.Dim("rows", min=1, max=9)
-    program = etrt.export(
-        module, (xq, xs, xz), dynamic_shapes=({0: rows}, {0: rows}, {0: rows})
-    )
+    program = etrt.export(module, (xq, xs, xz), dynamic_shapes=({0: rows}, {0: rows}, {0: rows}))
     path = program.save(tmp_path / "linear.etrt")
     first: dict[int, np.ndarray] = {}
     try:
@@ -457,23 +459,29 @@ class _EmbedLinear(nn.Module):
         return out
 
 
+@pytest.mark.parametrize(
+    ("scheme", "linear"),
+    [
+        ("int4-weight", "etrt_quant::weight_only_linear"),
+        ("int8-dynamic-int4-weight", "etrt_quant::dynamic_int4_linear"),
+    ],
+)
 @pytest.mark.parametrize("scale_dtype", ["bfloat16", "float16"])
 def test_sixteen_bit_scales_are_stored_as_torchao_rounds_them(
-    scale_dtype: str, inprocess_runtime: Path, tmp_path: Path
+    scale_dtype: str, scheme: str, linear: str, inprocess_runtime: Path, tmp_path: Path
 ) -> None:
-    """torchao's scale_dtype: the program keeps the 16-bit scales (half the bytes) and the
-    kernels widen them exactly, at every instruction set (vector and scalar widening)."""
+    """torchao's scale_dtype (8da4w: weight_scale_dtype): the program keeps the 16-bit scales
+    (half the bytes) and the kernels widen them exactly, at every instruction set (vector and
+    scalar widening; VNNI's own where the CPU has it)."""
     _quiet()
     from etrt.program_size import size_breakdown
 
     torch.manual_seed(0)
     model = _EmbedLinear().eval()
-    quantized = etrt.quantize(model, None, scheme="int4-weight", scale_dtype=scale_dtype)
+    quantized = etrt.quantize(model, None, scheme=scheme, scale_dtype=scale_dtype)
     idx = torch.randint(0, 50, (3, 5))
     program = etrt.export(quantized, (idx,))
-    assert {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"} <= set(
-        program.operator_names
-    )
+    assert {linear, "etrt_quant::weight_only_embedding"} <= set(program.operator_names)
     kinds = dict(size_breakdown(program.info).parts)
     assert kinds[f"scales ({scale_dtype})"] == (85 + 50) * 2 * 2, kinds  # 2 groups of 32
     assert "scales (float32)" not in kinds
@@ -488,7 +496,7 @@ def test_sixteen_bit_scales_are_stored_as_torchao_rounds_them(
             np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=isa)
     finally:
         etrt.set_max_isa("avx512")
-    with pytest.raises(ExportError, match="scale_dtype applies to the weight-only schemes"):
+    with pytest.raises(ExportError, match="scale_dtype applies to the schemes with int weights"):
         etrt.quantize(model, None, scheme="int8-dynamic", scale_dtype=scale_dtype)
 
 
