@@ -217,6 +217,19 @@ def _dynamic_int4(group_size: int = 32, rows: int = 2, tile: int = 8) -> bytes:
     return _call("etrt_quant::dynamic_int4_linear", args)
 
 
+def _quantize_rows(
+    k: int = 8, eps: float = 1.1754943508222875e-38, lo: int = -128, hi: int = 127
+) -> bytes:
+    """etrt_quant::quantize_rows: float32 x [2, k] | int8 values [2, k], float32 scales [2],
+    int8 zero points [2]."""
+    args = (_x((2, k), rp.FLOAT), rp.DoubleValue(eps), rp.IntValue(lo), rp.IntValue(hi),
+            _i8((2, k), 1), _i8((2,), 2, rp.FLOAT), _i8((2,), 3))  # fmt: skip
+    n = len(args)
+    call = rp.KernelCall(0, tuple(range(n)))
+    plan = rp.Plan("forward", args, (0,), (4, 5, 6), ("etrt_quant::quantize_rows",), (call,), 4096)
+    return rp.build(rp.ProgramSpec(plans=(plan,), segments=(rp.constant_segment(),)))
+
+
 def _int8_mm(k: int = 8, sums: int = 4) -> bytes:
     """x [2, k] int8 times weight [4, k] int8, weight_sums int32 [sums] | out int32 [2, 4]."""
     weight = rp.TensorValue((4, k), rp.PLANNED, dtype=I8, mem_offset=0)
@@ -255,6 +268,7 @@ def valid_cases() -> dict[str, bytes]:
         "int8_mm": _int8_mm(),
         "weight_only": _weight_only(),
         "dynamic_int4": _dynamic_int4(),
+        "quantize_rows": _quantize_rows(),
     }
 
 
@@ -310,6 +324,9 @@ def program_cases() -> dict[str, bytes]:
         "dynamic_int4_group_size": _dynamic_int4(group_size=12),
         "dynamic_int4_input_scales_length": _dynamic_int4(rows=3),
         "dynamic_int4_other_tile": _dynamic_int4(tile=16),
+        "quantize_rows_range": _quantize_rows(lo=0, hi=128),
+        "quantize_rows_nan_eps": _quantize_rows(eps=NAN),
+        "quantize_rows_empty_rows": _quantize_rows(k=0),
     }
 
 
@@ -383,4 +400,10 @@ EXPECTED_PROGRAM = {
     " float32 with one value per input row (2)",
     "dynamic_int4_other_tile": "etrt_quant::dynamic_int4_linear: weights tiled by 16 channels;"
     " this etrt reads tiles of 8: export the program again",
+    "quantize_rows_range": "etrt_quant::quantize_rows: quant_min 0 and quant_max 128 must be an"
+    " int8 range, quant_min below quant_max",
+    "quantize_rows_nan_eps": "etrt_quant::quantize_rows: eps must be a number at or above 0,"
+    " got nan",
+    "quantize_rows_empty_rows": "etrt_quant::quantize_rows: input must have rows of at least one"
+    " value, got [2, 0]",
 }

@@ -286,6 +286,7 @@ QUANTIZED_OPS: frozenset[str] = frozenset(
         "etrt_quant::weight_only_embedding",
         "etrt_quant::int8_mm",
         "etrt_quant::dynamic_int4_linear",
+        "etrt_quant::quantize_rows",
     }
 )
 
@@ -477,6 +478,7 @@ _QUANTIZED_DTYPES: dict[str, tuple[str, ...]] = {
     "etrt_quant::weight_only_embedding": ("int8", "uint8"),
     "etrt_quant::int8_mm": ("int8",),
     "etrt_quant::dynamic_int4_linear": ("int8",),
+    "etrt_quant::quantize_rows": ("float32",),
 }
 
 

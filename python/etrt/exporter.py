@@ -23,6 +23,7 @@ from .lower import lower
 from .memory_plan import plan_memory
 from .program import Program
 from .quantized import fold_quantized
+from .row_quant import fuse_row_quantization
 from .serialize import serialize
 from .upcast import upcast_half_precision
 from .weight_only import fold_weight_only
@@ -228,6 +229,9 @@ def export_program(
     merged = merge_identical_calls(core) if weight_only.dynamic_int4 or weight_only.int8_mm else 0
     if merged:
         log.info("identical calls computed once: %d dropped", merged)
+    rows = fuse_row_quantization(core)
+    if rows:
+        log.info("activations quantized per row: %d chains of ATen calls made one call each", rows)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

@@ -67,6 +67,7 @@ void op_weight_only_linear(KernelContext& ctx, Span<Value*> args);
 void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args);
 // int8 activations (torchao 8da4w, quantized per row at run time) x group-wise int4 weights
 void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args);
+void op_quantize_rows(KernelContext& ctx, Span<Value*> args);
 // weight_only_int8.cpp: int8 x int8 -> int32 (torchao's dynamic int8 activations)
 void op_int8_mm(KernelContext& ctx, Span<Value*> args);
 

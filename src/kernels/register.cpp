@@ -41,6 +41,7 @@ const Kernel kKernels[] = {
     {"etrt_quant::weight_only_linear", op_weight_only_linear},
     {"etrt_quant::weight_only_embedding", op_weight_only_embedding},
     {"etrt_quant::dynamic_int4_linear", op_dynamic_int4_linear},
+    {"etrt_quant::quantize_rows", op_quantize_rows},
     {"etrt_quant::int8_mm", op_int8_mm},
     // elementwise
     {"aten::relu", op_relu},

@@ -4,7 +4,11 @@
 // weight is dequantized as torchao does, (q - zero) * scale, with the scale taken out of the
 // group's sum: the result differs from torchao's only by float rounding (docs/quantization.md).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <string>
 
 #if defined(__x86_64__)
@@ -447,6 +451,113 @@ void op_dynamic_int4_linear(KernelContext& ctx, Span<Value*> args) {
   const int64_t blocks = (n + kDotTileChannels - 1) / kDotTileChannels;
   parallel_chunks(blocks, rows * k * kDotTileChannels, [&](int64_t b0, int64_t b1) {
     run_dot_rows(a, b0 * kDotTileChannels, std::min(n, b1 * kDotTileChannels));
+  });
+}
+
+namespace {
+
+// One row of torchao's per-row asymmetric activation quantization, its float32 steps as the
+// exported graph computes them: min and max widened to 0, scale = (max - min) / (qmax - qmin)
+// clamped to eps, zero = qmin - round(min / scale) clamped, values round(x * (1 / scale)) + zero
+// clamped; NaN converts to 0 (as _to_copy does).
+ETRT_ISA_BODY void quantize_row_body(const float* x, int64_t k, float eps, float qmin, float qmax, int8_t* q,
+                                     float* scale, int8_t* zero) {
+  // Min and max in 16 lanes (GCC's vectors: one register with AVX-512, four with SSE2), NaN
+  // tracked apart: amin / amax give NaN for a row holding one.
+  typedef float F16 __attribute__((vector_size(64)));
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  float lo = x[0], hi = x[0];
+  bool nan = false;
+  int64_t i = 0;
+  if (k >= 16) {
+    F16 vlo, vhi;
+    std::memcpy(&vlo, x, sizeof vlo);
+    vhi = vlo;
+    I16 vnan = vlo != vlo;
+    for (i = 16; i + 16 <= k; i += 16) {
+      F16 v;
+      std::memcpy(&v, x + i, sizeof v);
+      vlo = v < vlo ? v : vlo;
+      vhi = v > vhi ? v : vhi;
+      vnan |= v != v;
+    }
+    for (int l = 0; l < 16; ++l) {
+      lo = vlo[l] < lo ? vlo[l] : lo;
+      hi = vhi[l] > hi ? vhi[l] : hi;
+      nan |= vnan[l] != 0;
+    }
+  }
+  for (; i < k; ++i) {
+    const float v = x[i];
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+    nan |= v != v;
+  }
+  if (nan) lo = hi = std::numeric_limits<float>::quiet_NaN();
+  lo = lo > 0.0f ? 0.0f : lo;  // minimum(amin, 0) and maximum(amax, 0): NaN stays
+  hi = hi < 0.0f ? 0.0f : hi;
+  float s = (hi - lo) / (qmax - qmin);
+  s = s < eps ? eps : s;
+  auto to_int8 = [qmin, qmax](float v) -> int8_t {
+    v = v < qmin ? qmin : v;
+    v = v > qmax ? qmax : v;
+    return v == v ? static_cast<int8_t>(static_cast<int32_t>(v)) : 0;
+  };
+  const int8_t z = to_int8(qmin - std::nearbyint(lo / s));
+  const float inv = 1.0f / s, zf = static_cast<float>(z);
+  for (int64_t i = 0; i < k; ++i) q[i] = to_int8(std::nearbyint(x[i] * inv) + zf);
+  *scale = s;
+  *zero = z;
+}
+ETRT_ISA_DISPATCH(void, quantize_row,
+                  (const float* x, int64_t k, float eps, float qmin, float qmax, int8_t* q, float* scale,
+                   int8_t* zero),
+                  (x, k, eps, qmin, qmax, q, scale, zero))
+
+}  // namespace
+
+// input float32 [..., K], eps, quant_min, quant_max | values int8 [..., K], scales float32 [...],
+// zero_points int8 [...]: torchao's per-row asymmetric quantization of activations (8da4w), which
+// the exporter folds from its ATen calls (row_quant.py).
+void op_quantize_rows(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "etrt_quant::quantize_rows";
+  if (!check_nargs(ctx, op, args, 7)) return;
+  Tensor* x = tensor_arg(ctx, op, args, 0, "input");
+  double eps = 0.0;
+  int64_t qmin = 0, qmax = 0;
+  if (x == nullptr || !scalar_arg(ctx, op, args, 1, "eps", &eps) || !int_arg(ctx, op, args, 2, "quant_min", &qmin) ||
+      !int_arg(ctx, op, args, 3, "quant_max", &qmax)) {
+    return;
+  }
+  if (!check_dtype(ctx, op, *x, "input", ScalarType::Float)) return;
+  if (x->dim() < 1 || x->size(-1) == 0) {
+    return fail(ctx, op, "input must have rows of at least one value, got " + shape_string(x->sizes()));
+  }
+  if (qmin < -128 || qmax > 127 || qmin >= qmax) {
+    return fail(ctx, op, "quant_min " + std::to_string(qmin) + " and quant_max " + std::to_string(qmax) +
+                             " must be an int8 range, quant_min below quant_max");
+  }
+  if (!(eps >= 0.0)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", eps);
+    return fail(ctx, op, std::string("eps must be a number at or above 0, got ") + text);
+  }
+  if (!check_has_data(ctx, op, *x, "input")) return;
+  Shape rows_shape = shape_of(*x);
+  rows_shape.dim -= 1;
+  Tensor* q = output_arg(ctx, op, args, 4, ScalarType::Char, x->sizes(), "values");
+  Tensor* scales = q ? output_arg(ctx, op, args, 5, ScalarType::Float, rows_shape.span(), "scales") : nullptr;
+  Tensor* zeros = scales ? output_arg(ctx, op, args, 6, ScalarType::Char, rows_shape.span(), "zero_points") : nullptr;
+  if (zeros == nullptr) return;
+  const float* xd = contiguous_f32(ctx, op, *x);
+  if (xd == nullptr) return;
+  const int64_t k = x->size(-1), rows = x->numel() / k;
+  int8_t* qd = q->data_as<int8_t>();
+  float* sd = scales->data_as<float>();
+  int8_t* zd = zeros->data_as<int8_t>();
+  const float fe = static_cast<float>(eps), lo = static_cast<float>(qmin), hi = static_cast<float>(qmax);
+  parallel_chunks(rows, k, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) quantize_row(xd + r * k, k, fe, lo, hi, qd + r * k, sd + r, zd + r);
   });
 }
 
