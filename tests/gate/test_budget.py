@@ -116,7 +116,7 @@ def test_a_machine_slower_at_the_end_than_at_the_start_is_scaled_for_the_slower(
     budget = gate_budget.Budget.load(ROOT / "ci" / "budget.toml")
     budget.cpus = gate_budget.GATE_CPUS
     budget.calibration_s = budget.reference_calibration_s * 0.86
-    budget.spent["total"] = 1056.0  # the Zen 5 run that slowed down after its calibration
+    budget.spent["total"] = budget.allowed("total") + 30  # slowed after its calibration
     assert [line.split(":")[0] for line in budget.over()] == ["total"]
     budget.recalibrate(budget.reference_calibration_s * 1.2)
     assert budget.over() == []
