@@ -81,7 +81,7 @@ def _torchao_config(name: str) -> Any:
 CASES = {
     "int4-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
     "int8-weight": {"etrt_quant::weight_only_linear", "etrt_quant::weight_only_embedding"},
-    "int8-dynamic-int4-weight": {"etrt_quant::dynamic_int4_linear", "aten::round"},
+    "int8-dynamic-int4-weight": {"etrt_quant::dynamic_int4_linear", "etrt_quant::quantize_rows"},
     "int8-dynamic": {"etrt_quant::int8_mm", "etrt_quant::weight_only_embedding"},
     "Int8WeightOnlyConfig": {"etrt_quant::weight_only_linear"},
     "IntxWeightOnlyConfig-int4-asymmetric-64": {"etrt_quant::weight_only_linear"},
