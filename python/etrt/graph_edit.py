@@ -10,6 +10,24 @@ from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
 from torch.fx import Graph, Node
 
 
+def is_call(node: Any, target: Any) -> bool:
+    """Whether `node` is a call of `target`."""
+    return isinstance(node, Node) and node.op == "call_function" and node.target == target
+
+
+def through_views(node: Any) -> Any:
+    """What `node` views, through any chain of view / _unsafe_view calls."""
+    aten = torch.ops.aten
+    while is_call(node, aten.view.default) or is_call(node, aten._unsafe_view.default):
+        node = node.args[0]
+    return node
+
+
+def shape_names(node: Node) -> list[str]:
+    """A node's shape, symbolic dimensions by name (comparing them adds no guard)."""
+    return [str(d) for d in node.meta["val"].shape]
+
+
 def replace_node(graph: Graph, old: Node, target: Any, args: tuple[Any, ...]) -> Node:
     """A call of `target` on `args` in `old`'s place: its value, trace and users taken over."""
     with graph.inserting_before(old):

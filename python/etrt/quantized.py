@@ -29,7 +29,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-from .graph_edit import add_constant, replace_node
+from .graph_edit import add_constant, is_call, replace_node
 from .quantized_ops import (
     AVG_POOL2D,
     LOOKUP,
@@ -208,8 +208,7 @@ def _pair(value: Any) -> list[int]:
     return [int(value[0]), int(value[-1])]
 
 
-def _is(node: Any, target: Any) -> bool:
-    return isinstance(node, Node) and node.op == "call_function" and node.target == target
+_is = is_call
 
 
 @dataclass(frozen=True)
@@ -353,9 +352,7 @@ class _Folder:
             else:
                 linears += self.fold_linear(q, src, out)
         clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if _is(q, QUANTIZE))
-        between = {
-            k: 0 for k in ("lookup", "mul", "mean", "max_pool", "avg_pool", "cat", "view")
-        }
+        between = {k: 0 for k in ("lookup", "mul", "mean", "max_pool", "avg_pool", "cat", "view")}
         for q in list(self.graph.nodes):
             kind = self.fold_between(q) if _is(q, QUANTIZE) else None
             if kind is not None:
@@ -520,9 +517,9 @@ class _Folder:
         if act is None or not isinstance(val, torch.Tensor) or val.dim() != 4:
             return None
         given = list(pool.args[1:])  # kernel, then stride, padding, ceil_mode, ...
-        kernel, stride, padding, ceil, include_pad, divisor = given + [[], 0, False, True, None][
-            len(given) - 1 :
-        ]
+        kernel, stride, padding, ceil, include_pad, divisor = (
+            given + [[], 0, False, True, None][len(given) - 1 :]
+        )
         k = _pair(kernel)
         self.replace(q, AVG_POOL2D, (
             act.node, act.scale, act.zero_point, out.scale, out.zero_point, out.low, out.high, k,

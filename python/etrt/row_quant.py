@@ -20,6 +20,8 @@ import torch
 from torch.export import ExportedProgram
 from torch.fx import Node
 
+from .graph_edit import is_call, shape_names, through_views
+
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define(
     "quantize_rows(Tensor input, float eps, int quant_min, int quant_max) "
@@ -45,14 +47,7 @@ QUANTIZE_ROWS = torch.ops.etrt_quant.quantize_rows.default
 _ATEN = torch.ops.aten
 
 
-def _is(node: Any, target: Any) -> bool:
-    return isinstance(node, Node) and node.op == "call_function" and node.target == target
-
-
-def _through_views(node: Any) -> Any:
-    while _is(node, _ATEN.view.default) or _is(node, _ATEN._unsafe_view.default):
-        node = node.args[0]
-    return node
+_is = is_call
 
 
 def _number(value: Any) -> float | None:
@@ -121,7 +116,7 @@ def _row_extreme(node: Any, wide: Any, reduce: Any, x: Node | None) -> Node | No
 
 def _match(values: Node) -> _Chain | None:
     """The chain whose int8 values node `values` is, when every step is torchao's."""
-    clamped = _clamp(_through_views(_to_int8(values)))
+    clamped = _clamp(through_views(_to_int8(values)))
     if clamped is None:
         return None
     added, qmin_f, qmax_f = clamped
@@ -143,7 +138,7 @@ def _match(values: Node) -> _Chain | None:
         inverse = one[0]
     if not _is(inverse, _ATEN.reciprocal.default):
         return None
-    scales = _through_views(inverse.args[0])
+    scales = through_views(inverse.args[0])
     scale_clamp = _clamp(scales)
     if scale_clamp is None or scale_clamp[2] is not None:
         return None
@@ -161,7 +156,7 @@ def _match(values: Node) -> _Chain | None:
         return None
     if _row_extreme(lo, _ATEN.minimum.default, _ATEN.amin.default, x) is None:
         return None
-    zeros = _through_views(zero_view)
+    zeros = through_views(zero_view)
     zero_clamp = _clamp(_to_int8(zeros))
     if zero_clamp is None or zero_clamp[1:] != (qmin_f, qmax_f):
         return None
@@ -173,6 +168,8 @@ def _match(values: Node) -> _Chain | None:
     val = x.meta.get("val")
     if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.dim() < 1:
         return None
+    if shape_names(values) != shape_names(x) and not _is(values.args[0], _ATEN.view.default):
+        return None  # other dimensions than x's only through a view, which the fold repeats
     nodes = _calls_between(x, [values, scales, zeros])
     return _Chain(x, eps, qmin, qmax, values, scales, zeros, nodes)
 
@@ -196,10 +193,6 @@ def _calls_between(x: Node, outputs: list[Node]) -> list[Node]:
         return reaches[node]
 
     return [node for node in seen if from_x(node)]
-
-
-def _dims(node: Node) -> list[str]:
-    return [str(d) for d in node.meta["val"].shape]
 
 
 def fuse_row_quantization(ep: ExportedProgram) -> int:
@@ -228,10 +221,8 @@ def fuse_row_quantization(ep: ExportedProgram) -> int:
         for part, val in zip(parts, vals, strict=True):
             part.meta["val"] = val
         values: Node = parts[0]
-        if _dims(chain.values) != _dims(chain.x):  # torchao viewed them: view alike
-            viewed = chain.values.args[0]
-            assert isinstance(viewed, Node)  # a view: the dimensions differ from x's
-            shape = viewed.args[1]
+        if shape_names(chain.values) != shape_names(chain.x):  # torchao viewed them: view alike
+            shape = chain.values.args[0].args[1]  # type: ignore[union-attr]
             with graph.inserting_before(chain.values):
                 values = graph.call_function(_ATEN.view.default, (parts[0], shape))
             values.meta["val"] = chain.values.meta["val"]

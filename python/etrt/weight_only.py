@@ -22,7 +22,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-from .graph_edit import add_constant, replace_node
+from .graph_edit import add_constant, is_call, replace_node, shape_names, through_views
 
 _LIB: Any = torch.library.Library("etrt_quant", "FRAGMENT")  # type: ignore[no-untyped-call]
 _LIB.define(
@@ -302,8 +302,7 @@ class WeightOnlyReport:
     dynamic_int4: int = 0  # of the int4 linears, those on int8 activations
 
 
-def _is(node: Any, target: Any) -> bool:
-    return isinstance(node, Node) and node.op == "call_function" and node.target == target
+_is = is_call
 
 
 def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
@@ -312,11 +311,6 @@ def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
         return None
     first = node.args[0]
     return first if isinstance(first, Node) else None
-
-
-def _dims(node: Node) -> list[str]:
-    """A node's shape, symbolic dimensions by name (comparing them adds no guard)."""
-    return [str(d) for d in node.meta["val"].shape]
 
 
 class _Folder:
@@ -396,9 +390,7 @@ class _Folder:
         """(int8 values, scales, zero points or None) when `x` is an activation quantized per
         row and dequantized again, (float(A) - float(Z)) * S (torchao's 8da4w). The values may
         have other leading dimensions than `x` (a view between): replace_dynamic views them."""
-        node = x
-        while _is(node, _ATEN.view.default) or _is(node, _ATEN._unsafe_view.default):
-            node = node.args[0]
+        node = through_views(x)
         if not _is(node, _ATEN.mul.Tensor) or node.kwargs:
             return None
         centred, scales = node.args[:2]
@@ -452,7 +444,8 @@ class _Folder:
         sums = self.add_constant("weight_sums", dense.to(torch.float64).sum(1).to(torch.float32))
         self.added += 1
         values, scales, zeros = found
-        if _dims(values) != _dims(x):  # x views A's rows under other dimensions: view A alike
+        # x views A's rows under other dimensions: view A alike
+        if shape_names(values) != shape_names(x):
             with self.graph.inserting_after(x):
                 viewed = self.graph.call_function(_ATEN.view.default, (values, x.args[1]))
             viewed.meta["val"] = x.meta["val"].to(torch.int8)

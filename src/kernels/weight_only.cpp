@@ -99,14 +99,6 @@ constexpr int64_t kDotTileChannels = 8;  // dynamic_int4_linear's (kDotTile)
 #if ETRT_ISA_X86 && defined(__GNUC__)
 #define ETRT_DQ_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")))
 
-// 8 scales of a block's group from index i, widened exactly.
-ETRT_DQ_VNNI inline __m256 dq_vnni_scales(const DotArgs& a, int64_t i) {
-  if (a.scale_kind == 0) return _mm256_loadu_ps(static_cast<const float*>(a.scales) + i);
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(a.scales) + i));
-  if (a.scale_kind == 1) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  return _mm256_cvtph_ps(h);
-}
-
 // dq_tile (weight_only_isa.inc) with vpdpbusd: a 64-byte load is two 8-column steps of a block,
 // 8 channels x 4 columns per half in both nibbles, the nibbles unsigned against the int8
 // activations; a group's sum stays int32 (|sum| <= 256 * 15 * 128), so no int16 runs. The same
@@ -165,7 +157,7 @@ ETRT_DQ_VNNI void dq_vnni_tile(const DotArgs& a, int64_t m0, int64_t c0) {
     for (int b = 0; b < NB; ++b) {
       const int64_t i = sb[b] + g * kDotTileChannels;
       _mm_prefetch(static_cast<const char*>(a.scales) + (i + NB * kDotTileChannels * a.groups) * scale_bytes, _MM_HINT_T0);
-      const __m256 s = dq_vnni_scales(a, i);
+      const __m256 s = isa_avx512::dq_scales(a, i);
       __m256 off = _mm256_set1_ps(8.0f);
       if (a.zeros != nullptr) {
         _mm_prefetch(reinterpret_cast<const char*>(a.zeros + i + NB * kDotTileChannels * a.groups), _MM_HINT_T0);
