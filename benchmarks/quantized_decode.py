@@ -7,8 +7,9 @@ The model is a Llama-shaped decoder from a transformers LlamaConfig (8 layers, h
 tests/decoders.py does, exported once in float32 and once after etrt.quantize(scheme=SCHEME)
 (torchao's IntxWeightOnlyConfig on every linear and the embedding). Each engine generates
 NEW greedy tokens after a PROMPT-token prompt (prefill: the prompt's one call; decode: one call
-per token), one thread, the best of --rounds generations after a warm-up one (eager torchao,
-which dequantizes every weight on every call, runs one). Printed: prefill and decode tokens/s
+per token), one thread, the best of --rounds generations after a warm-up one; the two etrt
+programs generate in turns (eager torchao, which dequantizes every weight on every call, runs
+one). Printed: prefill and decode tokens/s
 by the wall clock and by this process's CPU time (steadier on a shared machine),
 the decode ratios the issue sets (int4 >= 3x etrt float32 and >= eager with the same scheme),
 whether etrt's int4 tokens equal eager torchao's, and each program's size, by kind of tensor.
@@ -90,13 +91,8 @@ def first_difference(tokens: list[int], reference: list[int], logits: list[np.nd
     return "all equal"
 
 
-def measure(step: decoders.Step, rounds: int, reset: Any = None) -> dict[str, Any]:
-    runs = []
-    for _ in range(rounds + 1):  # the first is a warm-up
-        if reset is not None:
-            reset()
-        runs.append(generate(step))
-    best = runs[1:] or runs
+def summarize(runs: list[Generation]) -> dict[str, Any]:
+    best = runs[1:] or runs  # the first is a warm-up
     return {
         "prefill_tok_s": len(PROMPT) / min(r[0] for r in best),
         "decode_tok_s": (NEW - 1) / min(r[1] for r in best),
@@ -105,6 +101,22 @@ def measure(step: decoders.Step, rounds: int, reset: Any = None) -> dict[str, An
         "tokens": best[0][2],
         "logits": best[0][5],
     }
+
+
+def measure(step: decoders.Step, rounds: int) -> dict[str, Any]:
+    return summarize([generate(step) for _ in range(rounds + 1)])
+
+
+def measure_in_turns(engines: dict[str, tuple[decoders.Step, Any]], rounds: int) -> dict[str, dict]:
+    """One generation of each engine in turn, rounds + 1 times: a machine whose speed drifts
+    (a shared VM: memory bandwidth moved 1.6x between minutes here) slows every engine alike,
+    so the ratios hold where results measured minutes apart do not."""
+    runs: dict[str, list[Generation]] = {name: [] for name in engines}
+    for _ in range(rounds + 1):
+        for name, (step, reset) in engines.items():
+            reset()
+            runs[name].append(generate(step))
+    return {name: summarize(r) for name, r in runs.items()}
 
 
 def etrt_engine(program: Any, path: Path) -> tuple[decoders.Step, Any]:
@@ -141,23 +153,27 @@ def main() -> int:
     quantized = etrt.quantize(
         model, None, scheme=args.scheme, group_size=group, scale_dtype=args.scale_dtype
     )
+    names = ("float32", args.scheme)
+    modules = {"float32": model, args.scheme: quantized}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, module in (("float32", model), (args.scheme, quantized)):
+        engines = {}
+        for name in names:
             start = time.perf_counter()
-            program = decoders.export(copy.deepcopy(module), "llama")
+            program = decoders.export(copy.deepcopy(modules[name]), "llama")
             print(f"exported {name}: {len(program) / 1e6:.1f} MB in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)  # fmt: skip
             breakdown = size_breakdown(program.info)
             print("\n".join(breakdown.lines()), flush=True)
-            step, reset = etrt_engine(program, Path(tmp) / f"{name}.etrt")
-            results[f"etrt {name}"] = {
-                "bytes": len(program), "bytes_by_kind": dict(breakdown.parts),
-                **measure(step, args.rounds, reset),
-            }  # fmt: skip
-            del program, step, reset
-            eager_rounds = args.rounds if name == "float32" else 0
-            eager = decoders.eager_step(copy.deepcopy(module))
-            results[f"eager {name}"] = measure(eager, eager_rounds)
+            sizes = {"bytes": len(program), "bytes_by_kind": dict(breakdown.parts)}
+            results[f"etrt {name}"] = sizes
+            engines[name] = etrt_engine(program, Path(tmp) / f"{name}.etrt")
+            del program
+        for name, measured in measure_in_turns(engines, args.rounds).items():
+            results[f"etrt {name}"].update(measured)
+        del engines
+    for name in names:  # eager torchao dequantizes every weight on every call: one run
+        eager = decoders.eager_step(copy.deepcopy(modules[name]))
+        results[f"eager {name}"] = measure(eager, args.rounds if name == "float32" else 0)
     q = args.scheme
     etrt_q, etrt_f, eager_q = results[f"etrt {q}"], results["etrt float32"], results[f"eager {q}"]
     summary = {
