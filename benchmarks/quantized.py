@@ -5,11 +5,11 @@ thread, batch 1, random weights with live activations (tests/vision.py; `bert` i
 transformers' BertModel at hidden 256, 4 layers, 128 tokens: tests/transformer_models.py's
 "bench" size), and the program sizes.
 
-    ETRT_NUM_THREADS=1 python benchmarks/quantized.py [--models resnet18 mobilenet_v2 bert]
-                                                      [--runs N] [--rounds N]
+    python benchmarks/quantized.py [--models resnet18 mobilenet_v2 bert] [--runs N] [--rounds N]
 
 etrt runs in this process through the Python binding (the installed wheel, or
-ETRT_LIBRARY_DIR). The contenders are measured in turn `--rounds` times and each figure is the
+ETRT_LIBRARY_DIR), on one thread as ONNX Runtime and torch do here unless ETRT_NUM_THREADS says
+otherwise. The contenders are measured in turn `--rounds` times and each figure is the
 median of its rounds' medians, so all see the same load: compare figures within one run. CPU
 time is printed beside wall time: on a shared machine it is the steadier of the two.
 ETRT_INT8_ISA=portable times the portable int8 kernels instead of AVX-512 VNNI; ETRT_MAX_ISA=avx2
@@ -41,6 +41,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+os.environ.setdefault("ETRT_NUM_THREADS", "1")  # the targets' one thread, as ONNX Runtime's
 
 import etrt  # noqa: E402
 import transformer_models  # noqa: E402
@@ -132,8 +133,8 @@ def main() -> int:
     parser.add_argument("--xnnpack", action="store_true", help="also int8 delegated to XNNPACK")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    if os.environ.get("ETRT_NUM_THREADS") != "1":
-        print("note: set ETRT_NUM_THREADS=1 for the one-thread figures the targets speak of")
+    if os.environ["ETRT_NUM_THREADS"] != "1":
+        print(f"note: etrt on {os.environ['ETRT_NUM_THREADS']} threads, ONNX Runtime on one")
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
