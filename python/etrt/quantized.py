@@ -208,8 +208,6 @@ def _pair(value: Any) -> list[int]:
     return [int(value[0]), int(value[-1])]
 
 
-_is = is_call
-
 
 @dataclass(frozen=True)
 class _Clamp:
@@ -233,11 +231,11 @@ def _clamp(node: Any) -> _Clamp | None:
     if not isinstance(node, Node) or len(node.users) != 1 or node.kwargs:
         return None
     args = list(node.args)
-    if _is(node, _ATEN.relu.default):
+    if is_call(node, _ATEN.relu.default):
         return _Clamp(0.0, None)
-    if _is(node, _ATEN.hardtanh.default):
+    if is_call(node, _ATEN.hardtanh.default):
         defaults: list[Any] = [-1.0, 1.0]  # hardtanh's min_val, max_val
-    elif _is(node, _ATEN.clamp.default):
+    elif is_call(node, _ATEN.clamp.default):
         defaults = [None, None]
     else:
         return None
@@ -257,7 +255,7 @@ def _quantize_scalar(value: float, scale: float, zero_point: int, low: int, high
 
 
 def _int8_activation(node: Any) -> _Activation | None:
-    if not _is(node, DEQUANTIZE) or len(node.args) < 6 or node.args[5] != torch.int8:
+    if not is_call(node, DEQUANTIZE) or len(node.args) < 6 or node.args[5] != torch.int8:
         return None
     if node.kwargs.get("out_dtype") not in (None, torch.float32):
         return None
@@ -288,7 +286,7 @@ class _Folder:
 
     def weight(self, node: Any) -> _Weight | None:
         """A per-channel (axis 0) symmetric int8 dequantize of a constant."""
-        if not _is(node, DEQUANTIZE_CHANNEL) or len(node.args) < 7:
+        if not is_call(node, DEQUANTIZE_CHANNEL) or len(node.args) < 7:
             return None
         if node.args[3] != 0 or node.args[6] != torch.int8:
             return None
@@ -335,7 +333,7 @@ class _Folder:
     def fold(self) -> FoldReport:
         convs = linears = adds = 0
         for q in list(self.graph.nodes):
-            if not _is(q, QUANTIZE):
+            if not is_call(q, QUANTIZE):
                 continue
             src, clamp = q.args[0], _clamp(q.args[0])
             if clamp is not None:
@@ -345,16 +343,16 @@ class _Folder:
             out = self.output(q, clamp)
             if out is None:
                 continue
-            if _is(src, _ATEN.convolution.default):
+            if is_call(src, _ATEN.convolution.default):
                 convs += self.fold_conv(q, src, out)
-            elif _is(src, _ATEN.add.Tensor):
+            elif is_call(src, _ATEN.add.Tensor):
                 adds += self.fold_add(q, src, out)
             else:
                 linears += self.fold_linear(q, src, out)
-        clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if _is(q, QUANTIZE))
+        clamps = sum(self.fold_clamp(q) for q in list(self.graph.nodes) if is_call(q, QUANTIZE))
         between = {k: 0 for k in ("lookup", "mul", "mean", "max_pool", "avg_pool", "cat", "view")}
         for q in list(self.graph.nodes):
-            kind = self.fold_between(q) if _is(q, QUANTIZE) else None
+            kind = self.fold_between(q) if is_call(q, QUANTIZE) else None
             if kind is not None:
                 between[kind] += 1
         report = FoldReport(convs, linears, clamps, adds, **between)
@@ -379,19 +377,19 @@ class _Folder:
             kind = "max_pool" if self.pools(src) else "cat"
             self.replace_uses(q, self.select_int8(src, out, q))
             return kind
-        if _is(src, _ATEN.mean.dim) and not src.kwargs:
+        if is_call(src, _ATEN.mean.dim) and not src.kwargs:
             return self.fold_mean(q, src, out)
-        if _is(src, _ATEN.avg_pool2d.default) and not src.kwargs:
+        if is_call(src, _ATEN.avg_pool2d.default) and not src.kwargs:
             return self.fold_avg_pool(q, src, out)
-        if _is(src, _ATEN.mul.Tensor) and not src.kwargs:
+        if is_call(src, _ATEN.mul.Tensor) and not src.kwargs:
             if self.fold_mul(q, src, out):
                 return "mul"
-        elif _is(src, _ATEN.view.default) or _is(src, _ATEN.clone.default):
+        elif is_call(src, _ATEN.view.default) or is_call(src, _ATEN.clone.default):
             act = _int8_activation(args[0])
             if act is None or not self.unchanged(act, out):
                 # a clone requantizing (dropout observed apart): a table
-                return self.fold_lookup(q, out) if _is(src, _ATEN.clone.default) else None
-            if _is(src, _ATEN.clone.default):  # eval-mode dropout: the values themselves
+                return self.fold_lookup(q, out) if is_call(src, _ATEN.clone.default) else None
+            if is_call(src, _ATEN.clone.default):  # eval-mode dropout: the values themselves
                 q.replace_all_uses_with(act.node)
                 self.graph.erase_node(q)
             else:
@@ -430,10 +428,10 @@ class _Folder:
     def max_pool(node: Any) -> Node | None:
         """The max_pool2d_with_indices whose values `node` is (getitem 0), when nothing else
         reads it."""
-        if not _is(node, getitem) or node.args[1] != 0:
+        if not is_call(node, getitem) or node.args[1] != 0:
             return None
         pool = node.args[0]
-        if not _is(pool, _ATEN.max_pool2d_with_indices.default) or len(pool.users) != 1:
+        if not is_call(pool, _ATEN.max_pool2d_with_indices.default) or len(pool.users) != 1:
             return None
         return None if pool.kwargs else pool
 
@@ -451,14 +449,14 @@ class _Folder:
         if pool is not None:
             val = pool.args[0].meta.get("val") if isinstance(pool.args[0], Node) else None
             return isinstance(val, torch.Tensor) and val.dim() == 4 and self.selects(pool.args[0])
-        if _is(node, _ATEN.cat.default) and not node.kwargs and isinstance(node.args[0], list):
+        if is_call(node, _ATEN.cat.default) and not node.kwargs and isinstance(node.args[0], list):
             return all(self.selects(t) for t in node.args[0])
         return False
 
     def pools(self, node: Any) -> bool:
         if self.max_pool(node) is not None:
             return True
-        return _is(node, _ATEN.cat.default) and any(self.pools(t) for t in node.args[0])
+        return is_call(node, _ATEN.cat.default) and any(self.pools(t) for t in node.args[0])
 
     def select_int8(self, node: Node, out: _Output, before: Node) -> Node:
         """`node` (selects(node)) computed on int8 values in `out`'s parameters."""
@@ -623,7 +621,8 @@ class _Folder:
             return 0
         assert isinstance(dq, Node)
         src = act.node
-        if (_is(src, CONV2D) or _is(src, LINEAR)) and len(src.users) == 1 and len(dq.users) == 1:
+        fusable = is_call(src, CONV2D) or is_call(src, LINEAR)
+        if fusable and len(src.users) == 1 and len(dq.users) == 1:
             args: list[Any] = list(src.args)
             args[8], args[9] = max(out.low, args[8]), min(out.high, args[9])
             src.args = tuple(args)
@@ -677,21 +676,21 @@ class _Folder:
         b: Any
         x: Any
         wt: Any
-        if _is(src, _ATEN.view.default) and isinstance(src.args[0], Node):
+        if is_call(src, _ATEN.view.default) and isinstance(src.args[0], Node):
             mm = src.args[0]
             if len(mm.users) != 1:
                 return 0
-        if _is(mm, _ATEN.addmm.default):
+        if is_call(mm, _ATEN.addmm.default):
             b, x, wt = mm.args[:3]
             if mm.kwargs or len(mm.args) > 3:  # beta / alpha
                 return 0
-        elif _is(mm, _ATEN.mm.default):
+        elif is_call(mm, _ATEN.mm.default):
             b, (x, wt) = None, mm.args[:2]
         else:
             return 0
-        if _is(x, _ATEN.view.default) and mm is not src:
+        if is_call(x, _ATEN.view.default) and mm is not src:
             x = x.args[0]
-        if not _is(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:
+        if not is_call(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:
             return 0
         act, weight = _int8_activation(x), self.weight(wt.args[0])
         ok, bias = self.bias(b)
@@ -711,7 +710,7 @@ class _Folder:
 
 def fold_quantized(ep: ExportedProgram) -> FoldReport:
     """Rewrites `ep`'s graph in place; a program without q/dq ops is left as it was."""
-    if not any(_is(n, QUANTIZE) for n in ep.graph.nodes):
+    if not any(is_call(n, QUANTIZE) for n in ep.graph.nodes):
         return FoldReport(0, 0)
     return _Folder(ep).fold()
 

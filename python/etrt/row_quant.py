@@ -47,8 +47,6 @@ QUANTIZE_ROWS = torch.ops.etrt_quant.quantize_rows.default
 _ATEN = torch.ops.aten
 
 
-_is = is_call
-
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -58,7 +56,7 @@ def _number(value: Any) -> float | None:
 
 def _to_int8(node: Any) -> Node | None:
     """The argument of `node` when it is a plain conversion to int8."""
-    if _is(node, _ATEN._to_copy.default) and node.kwargs == {"dtype": torch.int8}:
+    if is_call(node, _ATEN._to_copy.default) and node.kwargs == {"dtype": torch.int8}:
         arg: Node = node.args[0]
         return arg
     return None
@@ -66,7 +64,7 @@ def _to_int8(node: Any) -> Node | None:
 
 def _clamp(node: Any) -> tuple[Node, float | None, float | None] | None:
     """(input, min, max) of clamp(input, min, max) with numbers or None as bounds."""
-    if not _is(node, _ATEN.clamp.default) or node.kwargs:
+    if not is_call(node, _ATEN.clamp.default) or node.kwargs:
         return None
     bounds = [*node.args[1:], None, None][:2]
     lo, hi = (None if b is None else _number(b) for b in bounds)
@@ -76,7 +74,7 @@ def _clamp(node: Any) -> tuple[Node, float | None, float | None] | None:
 
 
 def _binary(node: Any, target: Any) -> tuple[Any, Any] | None:
-    if not _is(node, target) or node.kwargs or len(node.args) != 2:
+    if not is_call(node, target) or node.kwargs or len(node.args) != 2:
         return None
     return node.args[0], node.args[1]
 
@@ -91,6 +89,7 @@ class _Chain:
     scales: Node
     zeros: Node
     nodes: list[Node]  # every call of the chain
+    view_shape: Any  # the shape torchao viewed the values to, or None where it kept x's
 
 
 def _row_extreme(node: Any, wide: Any, reduce: Any, x: Node | None) -> Node | None:
@@ -99,11 +98,11 @@ def _row_extreme(node: Any, wide: Any, reduce: Any, x: Node | None) -> Node | No
     if pair is None:
         return None
     red, zero = pair
-    if not _is(zero, _ATEN.full_like.default) or zero.args[0] is not red or zero.args[1] != 0:
+    if not is_call(zero, _ATEN.full_like.default) or zero.args[0] is not red or zero.args[1] != 0:
         return None
     if zero.kwargs.get("dtype") not in (None, torch.float32):
         return None
-    if not _is(red, reduce) or red.kwargs or len(red.args) not in (2, 3):
+    if not is_call(red, reduce) or red.kwargs or len(red.args) not in (2, 3):
         return None
     src, dims = red.args[0], red.args[1]
     if not isinstance(src, Node) or (len(red.args) == 3 and red.args[2]):
@@ -126,7 +125,7 @@ def _match(values: Node) -> _Chain | None:
     if (qmin, qmax) != (qmin_f, qmax_f) or not -128 <= qmin < qmax <= 127:
         return None
     pair = _binary(added, _ATEN.add.Tensor)
-    if pair is None or not _is(pair[0], _ATEN.round.default) or len(pair[0].args) != 1:
+    if pair is None or not is_call(pair[0], _ATEN.round.default) or len(pair[0].args) != 1:
         return None
     rounded, zero_view = pair
     product = _binary(rounded.args[0], _ATEN.mul.Tensor)
@@ -136,7 +135,7 @@ def _match(values: Node) -> _Chain | None:
     one = _binary(inverse, _ATEN.mul.Tensor)
     if one is not None and _number(one[1]) == 1.0:
         inverse = one[0]
-    if not _is(inverse, _ATEN.reciprocal.default):
+    if not is_call(inverse, _ATEN.reciprocal.default):
         return None
     scales = through_views(inverse.args[0])
     scale_clamp = _clamp(scales)
@@ -161,17 +160,23 @@ def _match(values: Node) -> _Chain | None:
     if zero_clamp is None or zero_clamp[1:] != (qmin_f, qmax_f):
         return None
     shifted = _binary(zero_clamp[0], _ATEN.sub.Tensor)
-    if shifted is None or _number(shifted[0]) != qmin_f or not _is(shifted[1], _ATEN.round.default):
+    if shifted is None or _number(shifted[0]) != qmin_f:
+        return None
+    if not is_call(shifted[1], _ATEN.round.default):
         return None
     if _binary(shifted[1].args[0], _ATEN.div.Tensor) != (lo, scales):
         return None
     val = x.meta.get("val")
     if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.dim() < 1:
         return None
-    if shape_names(values) != shape_names(x) and not _is(values.args[0], _ATEN.view.default):
-        return None  # other dimensions than x's only through a view, which the fold repeats
+    view_shape = None
+    if shape_names(values) != shape_names(x):
+        view = values.args[0]
+        if not isinstance(view, Node) or not is_call(view, _ATEN.view.default):
+            return None  # other dimensions than x's only through a view, which the fold repeats
+        view_shape = view.args[1]
     nodes = _calls_between(x, [values, scales, zeros])
-    return _Chain(x, eps, qmin, qmax, values, scales, zeros, nodes)
+    return _Chain(x, eps, qmin, qmax, values, scales, zeros, nodes, view_shape)
 
 
 def _calls_between(x: Node, outputs: list[Node]) -> list[Node]:
@@ -221,10 +226,9 @@ def fuse_row_quantization(ep: ExportedProgram) -> int:
         for part, val in zip(parts, vals, strict=True):
             part.meta["val"] = val
         values: Node = parts[0]
-        if shape_names(chain.values) != shape_names(chain.x):  # torchao viewed them: view alike
-            shape = chain.values.args[0].args[1]  # type: ignore[union-attr]
+        if chain.view_shape is not None:  # torchao viewed them: view alike
             with graph.inserting_before(chain.values):
-                values = graph.call_function(_ATEN.view.default, (parts[0], shape))
+                values = graph.call_function(_ATEN.view.default, (parts[0], chain.view_shape))
             values.meta["val"] = chain.values.meta["val"]
         chain.values.replace_all_uses_with(values)
         chain.scales.replace_all_uses_with(parts[1])

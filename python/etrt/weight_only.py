@@ -302,12 +302,10 @@ class WeightOnlyReport:
     dynamic_int4: int = 0  # of the int4 linears, those on int8 activations
 
 
-_is = is_call
-
 
 def _argument(node: Any, target: Any, **kwargs: Any) -> Node | None:
     """The first argument of `node` when it calls `target` with exactly these kwargs' values."""
-    if not _is(node, target) or any(node.kwargs.get(k) != v for k, v in kwargs.items()):
+    if not is_call(node, target) or any(node.kwargs.get(k) != v for k, v in kwargs.items()):
         return None
     first = node.args[0]
     return first if isinstance(first, Node) else None
@@ -391,11 +389,11 @@ class _Folder:
         row and dequantized again, (float(A) - float(Z)) * S (torchao's 8da4w). The values may
         have other leading dimensions than `x` (a view between): replace_dynamic views them."""
         node = through_views(x)
-        if not _is(node, _ATEN.mul.Tensor) or node.kwargs:
+        if not is_call(node, _ATEN.mul.Tensor) or node.kwargs:
             return None
         centred, scales = node.args[:2]
         zeros: Node | None = None
-        if _is(centred, _ATEN.sub.Tensor) and not centred.kwargs:  # no alpha
+        if is_call(centred, _ATEN.sub.Tensor) and not centred.kwargs:  # no alpha
             zeros = _argument(centred.args[1], _ATEN._to_copy.default, dtype=torch.float32)
             if zeros is None:
                 return None
@@ -418,7 +416,7 @@ class _Folder:
             return None
         if zeros is not None and shape(zeros, torch.int8) != per_row:
             return None
-        if a != xs and not _is(x, _ATEN.view.default):
+        if a != xs and not is_call(x, _ATEN.view.default):
             return None  # only a view of the same rows under other dimensions
         return values, scales, zeros
 
@@ -524,13 +522,13 @@ class _Folder:
 
     def fold_linear(self, mm: Node) -> None:
         """mm(x, permute(W, [1, 0])) / addmm(bias, x, permute(W, [1, 0])), W dequantized."""
-        if _is(mm, _ATEN.addmm.default):
+        if is_call(mm, _ATEN.addmm.default):
             if mm.kwargs or len(mm.args) != 3:  # beta / alpha
                 return
             bias, x, wt = mm.args
         else:
             bias, (x, wt) = None, mm.args[:2]
-        if not _is(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:  # type: ignore[union-attr, arg-type]
+        if not is_call(wt, _ATEN.permute.default) or list(wt.args[1]) != [1, 0]:  # type: ignore[union-attr, arg-type]
             return
         val = mm.meta.get("val")
         if not isinstance(val, torch.Tensor) or val.dtype != torch.float32:
@@ -551,7 +549,7 @@ class _Folder:
     def fold_scaled_mm(self, mul: Node) -> None:
         """torchao's Int8Tensor: mul(mm(x, float(permute(q, [1, 0]))), scale)."""
         mm, scale = mul.args[:2]
-        if not _is(mm, _ATEN.mm.default) or not isinstance(scale, Node):
+        if not is_call(mm, _ATEN.mm.default) or not isinstance(scale, Node):
             return
         assert isinstance(mm, Node)
         if len(mm.users) != 1:
@@ -611,7 +609,7 @@ class _Folder:
             return
         # uint8(int32(xq) + 128)
         shifted = _argument(a, _ATEN._to_copy.default, dtype=torch.uint8)
-        if shifted is None or not _is(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:
+        if shifted is None or not is_call(shifted, _ATEN.add.Tensor) or shifted.args[1] != 128:
             return
         widened: Any = shifted.args[0]
         xq = _argument(widened, _ATEN._to_copy.default, dtype=torch.int32)
@@ -619,11 +617,11 @@ class _Folder:
         if xq is None or not isinstance(xq_val, torch.Tensor) or xq_val.dtype != torch.int8:
             return
         users = list(mm.users)
-        if len(users) != 1 or not _is(users[0], _ATEN.sub.Tensor) or users[0].args[0] is not mm:
+        if len(users) != 1 or not is_call(users[0], _ATEN.sub.Tensor) or users[0].args[0] is not mm:
             return
         sub = users[0]
         corr: Any = sub.args[1]
-        if not _is(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:
+        if not is_call(corr, _ATEN.mul.Tensor) or corr.args[1] != 128:
             return
         total = self.constant_subgraph(corr.args[0]) if isinstance(corr.args[0], Node) else None
         if total is None:
@@ -651,7 +649,7 @@ class _Folder:
         ]
         for target, step in steps:
             for node in list(self.graph.nodes):
-                if _is(node, target):
+                if is_call(node, target):
                     step(node)
         if self.added:
             self.graph.eliminate_dead_code()
