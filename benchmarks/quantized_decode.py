@@ -153,13 +153,12 @@ def main() -> int:
     quantized = etrt.quantize(
         model, None, scheme=args.scheme, group_size=group, scale_dtype=args.scale_dtype
     )
-    names = ("float32", args.scheme)
-    modules = {"float32": model, args.scheme: quantized}
+    modules = {"float32": model, args.scheme: quantized}  # in this order everywhere below
     with tempfile.TemporaryDirectory() as tmp:
         engines = {}
-        for name in names:
+        for name, module in modules.items():
             start = time.perf_counter()
-            program = decoders.export(copy.deepcopy(modules[name]), "llama")
+            program = decoders.export(copy.deepcopy(module), "llama")
             print(f"exported {name}: {len(program) / 1e6:.1f} MB in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)  # fmt: skip
             breakdown = size_breakdown(program.info)
@@ -171,8 +170,8 @@ def main() -> int:
         for name, measured in measure_in_turns(engines, args.rounds).items():
             results[f"etrt {name}"].update(measured)
         del engines
-    for name in names:  # eager torchao dequantizes every weight on every call: one run
-        eager = decoders.eager_step(copy.deepcopy(modules[name]))
+    for name, module in modules.items():  # eager torchao dequantizes every weight each call
+        eager = decoders.eager_step(copy.deepcopy(module))
         results[f"eager {name}"] = measure(eager, args.rounds if name == "float32" else 0)
     q = args.scheme
     etrt_q, etrt_f, eager_q = results[f"etrt {q}"], results["etrt float32"], results[f"eager {q}"]
