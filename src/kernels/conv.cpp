@@ -29,6 +29,9 @@ struct Epilogue {
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
   bool fused = false;  // applied by the NHWC kernels while storing each tile
+  // Where the output is a channel slice of a wider channels-last tensor (out_channel): that
+  // tensor's pixel stride. 0: the output is a tensor of its own.
+  int64_t out_ps = 0;
 };
 
 // Geometry of one call, 1-D convolutions mapped onto 2-D with a height of 1.
@@ -320,7 +323,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   std::memset(zeros, 0, static_cast<size_t>(s.cin + 16) * sizeof(float));
   c.zeros = zeros;
   c.out = out.data_as<float>();
-  c.out_ps = s.cout;
+  c.out_ps = ep != nullptr && ep->out_ps > 0 ? ep->out_ps : s.cout;
   if (ep != nullptr) {
     // A residual laid out like the output is read tile by tile; any other waits for the pass.
     const Tensor* r = ep->residual;
@@ -701,14 +704,16 @@ void convolution(KernelContext& ctx, Span<Value*> args, Epilogue* ep) {
   if (out == nullptr || out->numel() == 0) return;
   // Channels-last output (or one that is both layouts, with weights stored for the NHWC path).
   const bool depthwise = groups > 1 && groups == s.cin && s.cout == s.cin;
-  if (spatial == 2 && (groups == 1 || depthwise) && channels_last_dense(*out) &&
-      (!out->is_contiguous() || weight_hwio(*weight))) {
+  const bool slice = ep != nullptr && ep->out_ps > 0;
+  if (spatial == 2 && (groups == 1 || depthwise) && (slice || channels_last_dense(*out)) &&
+      (slice || !out->is_contiguous() || weight_hwio(*weight))) {
     conv_nhwc(ctx, s, *input, *weight, bias, *out, ep);
     return;
   }
-  if (!out->is_contiguous()) {
-    fail(ctx, kOp, "output must be contiguous, or channels-last for a 2-D convolution with groups 1 or one "
-                   "group per channel");
+  if (slice || !out->is_contiguous()) {
+    fail(ctx, kOp, slice ? "an output channel slice needs a 2-D convolution with groups 1 or one group per channel"
+                         : "output must be contiguous, or channels-last for a 2-D convolution with groups 1 or one "
+                           "group per channel");
     return;
   }
   // The column matrix (plus a row for a folded bias) is a tensor of its own: bounded like one.
@@ -810,14 +815,16 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 }
 
 // etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
-// groups, residual?, min?, max?, [activation?,] out): aten::convolution's arguments, then the
-// epilogue's. activation (None, "hardswish", "silu" or "sigmoid") came later: programs written before it have 13
-// arguments and still run.
+// groups, residual?, min?, max?, [activation?, [out_channel,]] out): aten::convolution's
+// arguments, then the epilogue's. activation (None, "hardswish", "silu" or "sigmoid") came later:
+// programs written before it have 13 arguments and still run. With out_channel (15 arguments),
+// `out` is a wider channels-last tensor and the call writes channels [out_channel, out_channel +
+// Cout) of it: what a channel concatenation of convolutions becomes (python/etrt/concat_in_place.py).
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
-  if (!check_nargs(ctx, op, args, args.size() == 14 ? 14 : 13)) return;
+  if (!check_nargs(ctx, op, args, args.size() >= 14 ? (args.size() == 15 ? 15 : 14) : 13)) return;
   Epilogue ep;
-  if (args.size() == 14 && !args[12]->is_none()) {
+  if (args.size() >= 14 && !args[12]->is_none()) {
     const std::string name = args[12]->is_string() ? std::string(args[12]->to_string()) : std::string();
     if (name == "hardswish") {
       ep.activation = NhwcActivation::Hardswish;
@@ -842,12 +849,45 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
     if (!scalar_arg(ctx, op, args, 11, "max", &bound)) return;
     ep.hi = static_cast<float>(bound);
   }
-  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], out_arg};
   if (residual != nullptr && (!check_dtype(ctx, op, *residual, "residual", ScalarType::Float) ||
                               !check_has_data(ctx, op, *residual, "residual"))) {
     return;
   }
   ep.residual = residual;
+  Value slice_value;
+  if (args.size() == 15) {
+    int64_t first = 0;
+    if (!int_arg(ctx, op, args, 13, "out_channel", &first)) return;
+    const Tensor* weight = tensor_arg(ctx, op, args, 1, "weight");
+    Tensor* whole = writable_output(ctx, op, args, 14, "out");
+    if (weight == nullptr || whole == nullptr) return;
+    if (whole->dtype() != ScalarType::Float || whole->is_dynamic() || !channels_last_dense(*whole)) {
+      fail(ctx, op, "with 'out_channel', 'out' must be a float channels-last 4-D tensor of fixed shape, got " +
+                        shape_string(whole->sizes()));
+      return;
+    }
+    const int64_t cout = weight->dim() > 0 ? weight->size(0) : 0;
+    if (residual != nullptr || first < 0 || cout < 1 || first > whole->size(1) - cout) {
+      fail(ctx, op, residual != nullptr ? std::string("'out_channel' does not go with a residual")
+                                        : "channels [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+                                              std::to_string(cout) + ") are not inside 'out' " +
+                                              shape_string(whole->sizes()));
+      return;
+    }
+    const int64_t sizes[4] = {whole->size(0), cout, whole->size(2), whole->size(3)};
+    const int64_t ps = whole->size(1);
+    const int64_t strides[4] = {whole->size(2) * whole->size(3) * ps, 1, whole->size(3) * ps, ps};
+    Result<Tensor> view = Tensor::make(whole->data_as<float>() + first, ScalarType::Float,
+                                       Span<const int64_t>(sizes, 4), Span<const int64_t>(strides, 4));
+    if (!view.ok()) {
+      fail(ctx, op, "the channel slice of 'out' " + shape_string(whole->sizes()) + " is not a tensor");
+      return;
+    }
+    slice_value = Value(view.get());
+    out_arg = &slice_value;
+    ep.out_ps = ps;
+  }
+  Value* conv_args[10] = {args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8], out_arg};
   convolution(ctx, Span<Value*>(conv_args, 10), &ep);
   if (ctx.failed() || ep.fused) return;
   Tensor& out = out_arg->to_tensor();

@@ -1142,6 +1142,102 @@ void test_logistic_in_place_equals_out_of_place() {
   }
 }
 
+// etrt_fused::conv2d with out_channel writes channels [first, first + Cout) of a wider
+// channels-last tensor (a concatenation written in place) and nothing else: the same bits as
+// the call into a tensor of its own, the other channels untouched, for each kind of NHWC kernel
+// (a first layer over NCHW, pointwise, Winograd, depthwise, a strided 5x5 over a strided
+// input), with a clamp or hardswish, at every cap, at one thread and at two. Slices it cannot
+// write are refused by name.
+void test_convolution_into_a_channel_slice() {
+  const check::KeepIsaCap keep;
+  struct Layer {
+    int64_t n, cin, cout, groups, hw, k, stride, pad;
+    bool nchw_input, hardswish;
+    const char* name;
+  };
+  const Layer layers[] = {
+      {1, 3, 16, 1, 19, 3, 2, 1, true, true, "first layer"},
+      {2, 24, 40, 1, 9, 1, 1, 0, false, false, "pointwise"},
+      {1, 32, 48, 1, 16, 3, 1, 1, false, false, "winograd"},
+      {1, 24, 24, 24, 11, 3, 1, 1, false, true, "depthwise"},
+      {2, 20, 12, 1, 13, 5, 2, 2, false, false, "5x5 stride 2"},
+  };
+  const int64_t pre = 5, post = 3;
+  const float sentinel = 1234.5f;
+  for (const Layer& l : layers) {
+    const int64_t o = (l.hw + 2 * l.pad - l.k) / l.stride + 1, total = pre + l.cout + post;
+    Buf<float> input({l.n, l.cin, l.hw, l.hw}, l.nchw_input ? std::vector<int64_t>{} : channels_last(l.cin, l.hw, l.hw));
+    Buf<float> weight({l.cout, l.cin / l.groups, l.k, l.k}, hwio(l.cout, l.cin / l.groups, l.k)), bias({l.cout});
+    Buf<float> plain({l.n, l.cout, o, o}, channels_last(l.cout, o, o));
+    Buf<float> whole({l.n, total, o, o}, channels_last(total, o, o));
+    std::vector<int64_t> st = {l.stride, l.stride}, pd = {l.pad, l.pad}, ones = {1, 1}, zeros = {0, 0};
+    Value vs = Value::int_list(st), vp = Value::int_list(pd), vd = Value::int_list(ones), vo = Value::int_list(zeros);
+    Value vt(false), vg(l.groups), none, first(pre);
+    Value lo = l.hardswish ? Value() : Value(-0.25), hi = l.hardswish ? Value() : Value(0.5);
+    Value act = l.hardswish ? Value::string("hardswish") : Value();
+    std::vector<Value*> args = {&input.v, &weight.v, &bias.v, &vs, &vp, &vd, &vt, &vo, &vg, &none, &lo, &hi, &act};
+    std::vector<Value*> own = args, sliced = args;
+    own.push_back(&plain.v);
+    sliced.push_back(&first);
+    sliced.push_back(&whole.v);
+    const etrt::ParallelBackend* two = check::pool<2>();
+    for (const char* isa : {"avx512", "avx2", "sse2"}) {
+      if (!etrt::kernels::sgemm_force_isa(isa)) continue;
+      for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), two}) {
+        const std::string label = std::string(l.name) + " [" + isa + (backend ? ", 2 threads]" : "]");
+        etrt::set_parallel_backend(backend);
+        check::TestContext ctx;
+        std::fill(whole.data.begin(), whole.data.end(), sentinel);
+        ctx.reset();
+        etrt::kernels::op_fused_conv2d(ctx, etrt::Span<Value*>(own.data(), own.size()));
+        CHECK_OK(ctx.error());
+        ctx.reset();
+        etrt::kernels::op_fused_conv2d(ctx, etrt::Span<Value*>(sliced.data(), sliced.size()));
+        CHECK_OK(ctx.error());
+        int64_t wrong = 0, touched = 0;
+        for (int64_t n = 0; n < l.n; ++n)
+          for (int64_t c = 0; c < total; ++c)
+            for (int64_t y = 0; y < o; ++y)
+              for (int64_t x = 0; x < o; ++x) {
+                const float got = whole.at({n, c, y, x});
+                if (c < pre || c >= pre + l.cout) {
+                  touched += std::memcmp(&got, &sentinel, sizeof got) != 0;
+                } else {
+                  const float want = plain.at({n, c - pre, y, x});
+                  wrong += std::memcmp(&got, &want, sizeof got) != 0;
+                }
+              }
+        check::record(wrong == 0, __FILE__, __LINE__, label + ": " + std::to_string(wrong) + " outputs differ");
+        check::record(touched == 0, __FILE__, __LINE__, label + ": " + std::to_string(touched) + " outside written");
+      }
+      etrt::set_parallel_backend(nullptr);
+    }
+  }
+  // Refusals: a slice past the tensor's channels, a negative start, with a residual, into a
+  // tensor that is not channels-last, and for a grouped convolution the NHWC kernels do not run.
+  check::TestContext ctx;
+  Buf<float> input({1, 8, 6, 6}, channels_last(8, 6, 6)), weight({4, 8, 3, 3}, hwio(4, 8, 3));
+  Buf<float> whole({1, 10, 6, 6}, channels_last(10, 6, 6)), nchw({1, 10, 6, 6}), residual({1, 4, 6, 6});
+  std::vector<int64_t> st = {1, 1}, pd = {1, 1}, ones = {1, 1}, zeros = {0, 0};
+  Value vs = Value::int_list(st), vp = Value::int_list(pd), vd = Value::int_list(ones), vo = Value::int_list(zeros);
+  Value vt(false), vg(int64_t{1}), none;
+  auto call = [&](Value* residual_v, int64_t at, Value* out, Value* groups, Value* w) {
+    Value first(at);
+    std::vector<Value*> a = {&input.v, w, &none, &vs, &vp, &vd, &vt, &vo, groups, residual_v, &none, &none, &none, &first, out};
+    ctx.reset();
+    etrt::kernels::op_fused_conv2d(ctx, etrt::Span<Value*>(a.data(), a.size()));
+    return ctx.failed() ? std::string(ctx.error().message()) : std::string();
+  };
+  CHECK(call(&none, 6, &whole.v, &vg, &weight.v).empty());
+  CHECK(call(&none, 7, &whole.v, &vg, &weight.v).find("are not inside 'out'") != std::string::npos);
+  CHECK(call(&none, -1, &whole.v, &vg, &weight.v).find("are not inside 'out'") != std::string::npos);
+  CHECK(call(&residual.v, 0, &whole.v, &vg, &weight.v).find("does not go with a residual") != std::string::npos);
+  CHECK(call(&none, 0, &nchw.v, &vg, &weight.v).find("channels-last") != std::string::npos);
+  Buf<float> grouped({4, 4, 3, 3});
+  Value vg2(int64_t{2});
+  CHECK(call(&none, 0, &whole.v, &vg2, &grouped.v).find("groups 1 or one group per channel") != std::string::npos);
+}
+
 int main() {
   test_logistic_in_place_equals_out_of_place();
   test_convolution_matches_reference();
@@ -1159,5 +1255,6 @@ int main() {
   test_winograd_slices_times_tile_runs();
   test_kept_panels_follow_the_split();
   test_few_tiles_over_a_big_weight_split_by_channels_at_two_threads();
+  test_convolution_into_a_channel_slice();
   return check::finish();
 }
