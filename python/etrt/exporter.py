@@ -11,6 +11,7 @@ from torch._decomp import get_decompositions
 from torch.export import ExportedProgram
 
 from .channels_last import plan_channels_last
+from .concat_in_place import write_concatenations_in_place
 from .data_map import to_bytes
 from .dedupe import merge_identical_calls
 from .errors import ExportError
@@ -251,6 +252,7 @@ def export_program(
     fuse_kernel_calls(lowered.plan)
     plan_channels_last(lowered.plan, lowered.segments)
     fuse_conv_epilogues(lowered.plan)
+    write_concatenations_in_place(lowered.plan)
     store_permuted_weights(lowered.plan, lowered.segments)
     plan_memory(lowered.plan)
     plans = [lowered.plan]
