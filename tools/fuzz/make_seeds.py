@@ -93,6 +93,20 @@ class Upsampler(nn.Module):
         return z.sum() + v.mean()
 
 
+class Fire(nn.Module):
+    """A concatenation of two convolutions written in place: etrt_fused::conv2d's out_channel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.squeeze = nn.Conv2d(4, 8, 3, padding=1)
+        self.a, self.b = nn.Conv2d(8, 4, 3, padding=1), nn.Conv2d(8, 4, 3, padding=1)
+        self.head = nn.Conv2d(8, 2, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q = torch.relu(self.squeeze(x))
+        return self.head(torch.cat([torch.relu(self.a(q)), self.b(q)], 1))
+
+
 def _dynamic_seeds(out: Path) -> None:
     seq = torch.export.Dim("seq", min=1, max=7)
     program = etrt.export(
@@ -109,6 +123,7 @@ MODELS = {
     "views": (Views, (torch.randn(4, 3),)),
     "attention": (Attention, (torch.randn(1, 4, 8),)),
     "upsampler": (Upsampler, (torch.randn(1, 2, 4, 4),)),
+    "fire": (Fire, (torch.randn(1, 4, 6, 6),)),
     # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
     "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
