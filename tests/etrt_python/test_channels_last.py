@@ -5,7 +5,6 @@ before them (fuse_conv.py). Each program runs in the in-tree etrt_runner against
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +18,7 @@ from etrt.channels_last import HWIO, NHWC
 from etrt.fuse_conv import FUSED
 from etrt.ir import KernelCall, NullValue, StorageKind, TensorValue
 from etrt.lower import dim_order_of
+from program_bits import outputs_everywhere
 from runtime_build import ExportedRun, ToolRunner
 from torch import nn
 
@@ -337,19 +337,6 @@ class ConvActivations(nn.Module):
         return act(self.project(y) + y) * 2.0
 
 
-_RUN_BOTH = """
-import sys
-import numpy as np
-import etrt.runtime
-out = sys.argv[1]
-x = np.load(out + "/x.npy")
-for name in ("fused", "unfused"):
-    with etrt.runtime.load(out + "/" + name + ".etrt") as m:
-        (got,) = m.forward(x)
-    np.save(out + "/" + name + "." + sys.argv[2] + ".npy", got)
-"""
-
-
 @pytest.mark.parametrize("name", ["hardswish", "silu", "sigmoid"])
 def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     name: str, inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -357,9 +344,6 @@ def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     """Hardswish, SiLU or sigmoid applied by the convolution to each output tile gives the bits
     the separate aten:: call gives (the same steps), on every kernel, under each instruction-set
     cap, at one thread and at two; and the program calls it no more."""
-    import subprocess
-    import sys
-
     import etrt
     import etrt.fuse_conv
 
@@ -375,23 +359,14 @@ def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     with monkeypatch.context() as m:
         m.setattr(etrt.fuse_conv, "ACTIVATIONS", {})
         etrt.export(model, (x,)).save(tmp_path / "unfused.etrt")
-    np.save(tmp_path / "x.npy", x.numpy())
     fused_ops = etrt.load_program_info(tmp_path / "fused.etrt").instruction_ops
     unfused_ops = etrt.load_program_info(tmp_path / "unfused.etrt").instruction_ops
     assert f"aten::{name}" not in fused_ops and unfused_ops.count(f"aten::{name}") == 6
     assert fused_ops.count(FUSED) == 7, fused_ops
     with torch.no_grad():
         want = model(x).numpy()
-    for cap in ("avx512", "avx2", "sse2"):
-        for threads in (1, 2):
-            tag = f"{cap}-{threads}"
-            env = dict(os.environ, ETRT_MAX_ISA=cap, ETRT_NUM_THREADS=str(threads))
-            proc = subprocess.run(
-                [sys.executable, "-c", _RUN_BOTH, str(tmp_path), tag],
-                env=env, capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            fused = np.load(tmp_path / f"fused.{tag}.npy")
-            unfused = np.load(tmp_path / f"unfused.{tag}.npy")
-            assert fused.tobytes() == unfused.tobytes(), tag
-            np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-4, err_msg=tag)
+    for tag, outs in outputs_everywhere(tmp_path, ["fused", "unfused"], x.numpy()):
+        (fused,), (unfused,) = outs["fused"], outs["unfused"]
+        assert fused.tobytes() == unfused.tobytes(), tag
+        np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-4, err_msg=tag)
+

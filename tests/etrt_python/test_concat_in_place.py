@@ -5,9 +5,6 @@ one thread and at two. Concatenations the rewrite does not cover keep their copy
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +14,7 @@ import torch.nn.functional as F
 from etrt.fuse_conv import FUSED
 from etrt.ir import KernelCall
 from etrt.program import ProgramInfo
+from program_bits import outputs_everywhere
 from torch import nn
 
 
@@ -61,19 +59,6 @@ class Branches(nn.Module):
         return self.h32(a), self.h32(b), self.h16(c), self.h48(d)
 
 
-_RUN_BOTH = """
-import sys
-import numpy as np
-import etrt.runtime
-out = sys.argv[1]
-x = np.load(out + "/x.npy")
-for name in ("in_place", "copied"):
-    with etrt.runtime.load(out + "/" + name + ".etrt") as m:
-        got = m.forward(x)
-    np.savez(out + "/" + name + "." + sys.argv[2] + ".npz", *got)
-"""
-
-
 def _slice_writes(info: ProgramInfo) -> int:
     """Calls writing a slice of a wider output (etrt_fused::conv2d with out_channel)."""
     plan = info.plan
@@ -104,21 +89,10 @@ def test_concatenated_convolutions_write_in_place_with_the_copys_bits(
     assert in_place.instruction_ops.count("aten::cat") == 4, in_place.instruction_ops
     assert _slice_writes(in_place) == 12
     assert _slice_writes(copied) == 0
-    np.save(tmp_path / "x.npy", x.numpy())
     with torch.no_grad():
         want = [t.numpy() for t in model(x)]
-    for cap in ("avx512", "avx2", "sse2"):
-        for threads in (1, 2):
-            tag = f"{cap}-{threads}"
-            env = dict(os.environ, ETRT_MAX_ISA=cap, ETRT_NUM_THREADS=str(threads))
-            proc = subprocess.run(
-                [sys.executable, "-c", _RUN_BOTH, str(tmp_path), tag],
-                env=env, capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
-            assert proc.returncode == 0, proc.stderr[-3000:]
-            got = np.load(tmp_path / f"in_place.{tag}.npz")
-            ref = np.load(tmp_path / f"copied.{tag}.npz")
-            for i, w in enumerate(want):
-                a, b = got[f"arr_{i}"], ref[f"arr_{i}"]
-                assert a.tobytes() == b.tobytes(), (tag, i)
-                np.testing.assert_allclose(a, w, rtol=1e-4, atol=1e-4, err_msg=tag)
+    for tag, outs in outputs_everywhere(tmp_path, ["in_place", "copied"], x.numpy()):
+        for i, w in enumerate(want):
+            a, b = outs["in_place"][i], outs["copied"][i]
+            assert a.tobytes() == b.tobytes(), (tag, i)
+            np.testing.assert_allclose(a, w, rtol=1e-4, atol=1e-4, err_msg=tag)
