@@ -3,13 +3,13 @@
 etrt's convolution kernels run fastest channels-last (src/kernels/conv_nhwc.h): a pixel's channels
 are one contiguous row, so a tile of output pixels is a small matrix product over the taps with
 nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
-every convolution output it can, and what elementwise ops, max pooling and channel concatenation
-compute from NHWC values alone, by giving their tensors the dim_order (0, 2, 3, 1). PT2E int8
-convolutions (etrt_quant::conv2d) and the integer additions, products, tables, max pooling, clamps
-and quantize/dequantize ops between them go NHWC the same way. Their logical
-shapes stay NCHW and every kernel reads any strides, so the program computes what it computed
-before; only the bytes move. Those convolutions' weights are stored [kh][kw][cin][cout]
-(dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
+every convolution output it can, and what elementwise ops, max and average pooling, constant
+padding and channel concatenation compute from NHWC values alone, by giving their tensors the
+dim_order (0, 2, 3, 1). PT2E int8 convolutions (etrt_quant::conv2d) and the integer additions,
+products, tables, max pooling, clamps and quantize/dequantize ops between them go NHWC the same
+way. Their logical shapes stay NCHW and every kernel reads any strides, so the program computes
+what it computed before; only the bytes move. Those convolutions' weights are stored
+[kh][kw][cin][cout] (dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
 
 Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (the delegate
 writes them straight into the tensor, and reads NHWC inputs as they are): etrt's kernels and
@@ -56,10 +56,13 @@ NHWC = (0, 2, 3, 1)
 OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
-# pooling that keeps its input's layout (the int8 ones: quantized_ops.py)
-MAX_POOLS = (
+# Ops whose output takes their input's layout: pooling (the int8 ones: quantized_ops.py) and
+# constant padding (TensorFlow's "same" padding where it is uneven: fold_pad.py takes the rest).
+KEEPS_INPUT_LAYOUT = (
+    "aten::constant_pad_nd",
     "aten::max_pool2d_with_indices",
     "aten::max_pool2d",
+    "aten::avg_pool2d",
     "etrt_quant::max_pool2d",
     "etrt_quant::avg_pool2d",
 )
@@ -110,7 +113,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             full = [t for t in full if _sizes(graph, t) == _sizes(graph, outs[0])]
             if full and all(t in nhwc for t in full) and _may_be_nhwc(graph, outs[0], True):
                 nhwc.add(outs[0])
-        elif op in MAX_POOLS:
+        elif op in KEEPS_INPUT_LAYOUT:
             if instr.inputs[0] in nhwc:
                 nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
         elif op is not None and _ops.writes_any_layout(op) and len(outs) == 1:

@@ -1,6 +1,7 @@
 // Kernels that assemble a tensor from others or from scalars: embedding (a row gather), cat,
 // arange, constant padding, repeat and advanced indexing (index.Tensor).
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -11,6 +12,23 @@
 namespace etrt {
 namespace kernels {
 namespace {
+
+// `n` elements of `es` bytes at `dst`, each a copy of `value`.
+void fill_elements(char* dst, const char* value, size_t es, int64_t n) {
+  auto fill = [&](auto word) {
+    std::memcpy(&word, value, sizeof word);
+    auto* d = reinterpret_cast<decltype(word)*>(dst);
+    for (int64_t i = 0; i < n; ++i) d[i] = word;
+  };
+  switch (es) {
+    case 1: std::memset(dst, value[0], static_cast<size_t>(n)); return;
+    case 2: fill(uint16_t{}); return;
+    case 4: fill(uint32_t{}); return;
+    case 8: fill(uint64_t{}); return;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + static_cast<size_t>(i) * es, value, es);
+  }
+}
 
 // Copies `src` (any strides) into the region of `dst_base` described by `sizes` and the
 // destination's strides (elements), element size `es`.
@@ -302,15 +320,21 @@ void op_constant_pad_nd(KernelContext& ctx, Span<Value*> args) {
     if (src_sizes[d] < 0) src_sizes[d] = 0;
     src_off += crop_lo * self->stride(d);
   }
-  Tensor* out = output_arg(ctx, op, args, 3, self->dtype(), shape.span());
+  // Contiguous, or channels-last where the exporter keeps a channels-last input's layout (the
+  // copy then moves whole pixels; into a contiguous output it went element by element).
+  Tensor* out = strided_output_arg(ctx, op, args, 3, self->dtype(), shape.span());
   if (out == nullptr) return;
+  if (!out->is_contiguous() && !channels_last_dense(*out)) {
+    fail(ctx, op, "the output must be contiguous or channels-last");
+    return;
+  }
   const size_t es = out->element_size();
-  // Fill with the value, then copy the part of the input that survives.
+  // Fill with the value (every element: the output is dense), then copy what survives.
   const int64_t n = out->numel();
   char* o = static_cast<char*>(out->data());
   char fill[8];
   store_scalar(fill, self->dtype(), value, args[2]->scalar_to_int(), !args[2]->is_double());
-  for (int64_t i = 0; i < n; ++i) std::memcpy(o + static_cast<size_t>(i) * es, fill, es);
+  fill_elements(o, fill, es, n);
   int64_t dst_off = 0;
   bool empty = false;
   for (int d = 0; d < nd; ++d) {

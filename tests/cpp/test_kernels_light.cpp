@@ -1436,6 +1436,34 @@ void test_no_kernel_writes_into_read_only_memory() {
   }
 }
 
+// constant_pad_nd into a channels-last output (the exporter keeps a channels-last input's
+// layout): the value around, the input's elements where they land, as into a contiguous one;
+// an output that is neither layout is refused.
+void test_constant_pad_channels_last() {
+  auto nhwc = [](int64_t h, int64_t w, int64_t cc) { return Sizes{h * w * cc, 1, w * cc, cc}; };
+  auto at = [](const Buf& b, const Sizes& i) { return get(b.t(), broadcast_offset(b.t(), i)); };
+  const int64_t n = 2, c = 5, h = 6, w = 7;
+  Buf x = make_strided(ScalarType::Float, {n, c, h, w}, nhwc(h, w, c));
+  fill_random(x);
+  IntList pads({0, 1, 2, -1});  // W: 0 before, 1 after; H: 2 before, 1 cropped after
+  Value value = vdouble(-1.5);
+  const int64_t oh = h + 1, ow = w + 1;
+  auto want = [&](const Sizes& i) {
+    const int64_t y = i[2] - 2, xx = i[3];
+    return y >= 0 && y < h - 1 && xx < w ? at(x, {i[0], i[1], y, xx}) : -1.5;
+  };
+  Buf nhwc_out = make_strided(ScalarType::Float, {n, c, oh, ow}, nhwc(oh, ow, c));
+  CHECK_OK(check::call(ctx, "aten::constant_pad_nd", {&x.value, &pads.value, &value, &nhwc_out.value}));
+  expect_all("constant_pad_nd into channels-last", nhwc_out.t(), want, 0, 0);
+  Buf plain = make(ScalarType::Float, {n, c, oh, ow});
+  CHECK_OK(check::call(ctx, "aten::constant_pad_nd", {&x.value, &pads.value, &value, &plain.value}));
+  expect_all("constant_pad_nd into contiguous", plain.t(), want, 0, 0);
+  Buf odd = make_strided(ScalarType::Float, {n, c, oh, ow}, {c * oh * ow * 2, oh * ow * 2, ow * 2, 2});
+  CHECK_FAILS(check::call(ctx, "aten::constant_pad_nd", {&x.value, &pads.value, &value, &odd.value}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("contiguous or channels-last") != std::string::npos);
+}
+
 int main() {
   test_registration();
   test_math_accuracy();
@@ -1454,6 +1482,7 @@ int main() {
   test_attention_mask_pattern();
   test_channels_last_operands();
   test_cat_rows_of_runs();
+  test_constant_pad_channels_last();
   test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }
