@@ -16,6 +16,7 @@ from .data_map import to_bytes
 from .dedupe import merge_identical_calls
 from .errors import ExportError
 from .fold import fold_batch_norm
+from .fold_pad import fold_zero_padding
 from .fuse import fuse_kernel_calls
 from .fuse_conv import fuse_conv_epilogues
 from .fuse_gelu import fuse_tanh_gelu
@@ -239,6 +240,7 @@ def export_program(
     )
     upcast_half_precision(lowered.plan)
     fold_batch_norm(lowered.plan, lowered.segments)
+    fold_zero_padding(lowered.plan)
     if lowered.missing_ops:
         log.warning("exporting without etrt kernels for: %s", ", ".join(lowered.missing_ops))
     if backend in ("xnnpack", "xnnpack-all"):

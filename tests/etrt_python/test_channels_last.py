@@ -428,3 +428,62 @@ def test_average_pooling_runs_channels_last_with_the_plane_kernels_bits(
             assert outs["nhwc"][i].tobytes() == outs["planes"][i].tobytes(), (tag, i)
             np.testing.assert_allclose(outs["nhwc"][i], w, rtol=1e-5, atol=1e-5, err_msg=tag)
 
+
+class SamePadding(nn.Module):
+    """TensorFlow's "same" padding as timm's ports write it (constant_pad_nd, then a convolution
+    without padding): even pads on the NCHW input, before a depthwise 3x5 and before a layer
+    with padding of its own; an uneven pad before a stride-2 layer; a pad of another value; a
+    padded tensor two convolutions read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(3, 24, 3)
+        self.dw = nn.Conv2d(24, 24, (3, 5), groups=24)
+        self.s2 = nn.Conv2d(24, 32, 3, stride=2)
+        self.p = nn.Conv2d(32, 32, 3, padding=1)
+        self.q, self.r, self.r2 = nn.Conv2d(32, 16, 3), nn.Conv2d(32, 16, 3), nn.Conv2d(32, 16, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = F.relu(self.a(F.pad(x, [1, 1, 1, 1])))
+        s = self.s2(F.pad(self.dw(F.pad(y, [2, 2, 1, 1])), [0, 1, 0, 1]))
+        t = self.p(F.pad(s, [1, 1, 1, 1]))
+        u = self.q(F.pad(s, [1, 1, 1, 1], value=0.5))
+        p = F.pad(t, [1, 1, 1, 1])
+        return u, self.r(p) + self.r2(p), t
+
+
+def test_same_padding_folds_into_the_convolution_or_stays_channels_last(
+    inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even zero padding that one convolution alone reads becomes that convolution's padding
+    (fold_pad.py); the rest is padded channels-last where its input is. Either way the outputs
+    are, bit for bit, those of the padded copies in torch's layout, at every cap and at one and
+    two threads."""
+    import etrt
+    import etrt.channels_last
+    import etrt.fold_pad
+
+    torch.manual_seed(6)
+    model = SamePadding().eval()
+    x = torch.randn(2, 3, 24, 22)
+    program = etrt.export(model, (x,))
+    program.save(tmp_path / "folded.etrt")
+    plan = program.info.plan
+    pads = [i for i in plan.instructions if plan.operators[i.op_index] == "aten::constant_pad_nd"]
+    assert len(pads) == 3  # uneven, of 0.5, read twice
+    # Each keeps its input's layout: channels-last but for the one of the returned (NCHW) t.
+    layouts = [(plan.values[i.args[0]].dim_order, plan.values[i.args[-1]].dim_order) for i in pads]
+    assert layouts == [(NHWC, NHWC), (NHWC, NHWC), ((0, 1, 2, 3), (0, 1, 2, 3))], layouts
+    with monkeypatch.context() as m:
+        m.setattr(etrt.fold_pad, "PAD", "none")
+        kept = etrt.channels_last.KEEPS_INPUT_LAYOUT
+        m.setattr(etrt.channels_last, "KEEPS_INPUT_LAYOUT", kept[1:])  # no constant_pad_nd
+        copies = etrt.export(model, (x,))
+    copies.save(tmp_path / "copies.etrt")
+    assert copies.info.instruction_ops.count("aten::constant_pad_nd") == 6
+    with torch.no_grad():
+        want = [t.numpy() for t in model(x)]
+    for tag, outs in outputs_everywhere(tmp_path, ["folded", "copies"], x.numpy()):
+        for i, w in enumerate(want):
+            assert outs["folded"][i].tobytes() == outs["copies"][i].tobytes(), (tag, i)
+            np.testing.assert_allclose(outs["folded"][i], w, rtol=1e-4, atol=1e-4, err_msg=tag)
