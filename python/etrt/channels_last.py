@@ -4,11 +4,11 @@ etrt's convolution kernels run fastest channels-last (src/kernels/conv_nhwc.h): 
 are one contiguous row, so a tile of output pixels is a small matrix product over the taps with
 nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
 every convolution output it can, and what elementwise ops, max and average pooling, constant
-padding and channel concatenation compute from NHWC values alone, by giving their tensors the
-dim_order (0, 2, 3, 1). PT2E int8 convolutions (etrt_quant::conv2d) and the integer additions,
-products, tables, max pooling, clamps and quantize/dequantize ops between them go NHWC the same
-way. Their logical shapes stay NCHW and every kernel reads any strides, so the program computes
-what it computed before; only the bytes move. Those convolutions' weights are stored
+padding, batch norm and channel concatenation compute from NHWC values alone, by giving their
+tensors the dim_order (0, 2, 3, 1). PT2E int8 convolutions (etrt_quant::conv2d) and the integer
+additions, products, tables, max pooling, clamps and quantize/dequantize ops between them go NHWC
+the same way. Their logical shapes stay NCHW and every kernel reads any strides, so the program
+computes what it computed before; only the bytes move. Those convolutions' weights are stored
 [kh][kw][cin][cout] (dim_order (2, 3, 1, 0)), the layout the NHWC kernels read in place.
 
 Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (the delegate
@@ -56,10 +56,12 @@ NHWC = (0, 2, 3, 1)
 OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
-# Ops whose output takes their input's layout: pooling (the int8 ones: quantized_ops.py) and
-# constant padding (TensorFlow's "same" padding where it is uneven: fold_pad.py takes the rest).
+# Ops whose output takes their input's layout: pooling (the int8 ones: quantized_ops.py),
+# constant padding (TensorFlow's "same" padding where it is uneven: fold_pad.py takes the rest)
+# and batch norms no convolution took (DenseNet's, after each concatenation).
 KEEPS_INPUT_LAYOUT = (
     "aten::constant_pad_nd",
+    "aten::_native_batch_norm_legit_no_training",
     "aten::max_pool2d_with_indices",
     "aten::max_pool2d",
     "aten::avg_pool2d",

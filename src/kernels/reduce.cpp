@@ -964,6 +964,24 @@ __attribute__((target("avx2,fma"))) void scale_shift_avx2(float* o, const float*
 }
 #endif
 
+// One pixel's channels: y[c] = x[c] * alpha[c] + beta[c], rounded as scale_shift rounds.
+template <bool kFused>
+inline __attribute__((always_inline)) void scale_shift_row_body(float* o, const float* x, int64_t n,
+                                                                const float* alpha, const float* beta) {
+  for (int64_t i = 0; i < n; ++i) o[i] = kFused ? std::fma(x[i], alpha[i], beta[i]) : x[i] * alpha[i] + beta[i];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f,fma"))) void scale_shift_row_avx512(float* o, const float* x, int64_t n,
+                                                                  const float* alpha, const float* beta) {
+  scale_shift_row_body<true>(o, x, n, alpha, beta);
+}
+__attribute__((target("avx2,fma"))) void scale_shift_row_avx2(float* o, const float* x, int64_t n, const float* alpha,
+                                                              const float* beta) {
+  scale_shift_row_body<true>(o, x, n, alpha, beta);
+}
+#endif
+
 bool fused_multiply_add() {
 #if defined(__x86_64__) && defined(__GNUC__)
   return isa_level() >= 1;
@@ -980,6 +998,16 @@ void scale_shift(bool fused, float* o, const float* x, int64_t n, float alpha, f
 #endif
   (void)fused;
   scale_shift_body<false>(o, x, n, alpha, beta);
+}
+
+void scale_shift_row(bool fused, float* o, const float* x, int64_t n, const float* alpha, const float* beta) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (fused) {
+    return isa_level() == 2 ? scale_shift_row_avx512(o, x, n, alpha, beta) : scale_shift_row_avx2(o, x, n, alpha, beta);
+  }
+#endif
+  (void)fused;
+  scale_shift_row_body<false>(o, x, n, alpha, beta);
 }
 
 }  // namespace
@@ -1012,7 +1040,15 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
     return;
   }
   const int64_t empty[1] = {0};
-  Tensor* out = output_arg(ctx, op, args, 7, ScalarType::Float, input->sizes(), "out");
+  // Contiguous, or channels-last over a channels-last input (DenseNet's norms after each
+  // concatenation, between channels-last convolutions).
+  Tensor* out = planned_output(ctx, op, args, 7, ScalarType::Float, input->sizes(), true, "out");
+  const bool nhwc = out != nullptr && channels_last_dense(*out) && !out->is_contiguous() &&
+                    channels_last_dense(*input);
+  if (out != nullptr && !nhwc && !out->is_contiguous()) {
+    fail(ctx, op, "the output must be contiguous, or channels-last over a channels-last input");
+    return;
+  }
   // Inference saves no statistics: both are empty.
   if (out == nullptr || output_arg(ctx, op, args, 8, ScalarType::Float, Span<const int64_t>(empty, 1), "save_mean") == nullptr ||
       output_arg(ctx, op, args, 9, ScalarType::Float, Span<const int64_t>(empty, 1), "save_invstd") == nullptr) {
@@ -1034,9 +1070,20 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
   for (int64_t c = 0; c < channels; ++c) {
     const float invstd = 1.0f / std::sqrt(at(var, c) + static_cast<float>(eps));
     const float alpha = weight ? invstd * at(weight, c) : invstd;
-    coef[2 * c] = alpha;
+    coef[c] = alpha;
     const float b = bias ? at(bias, c) : 0.0f;
-    coef[2 * c + 1] = fused ? std::fma(-at(mean, c), alpha, b) : b - at(mean, c) * alpha;
+    coef[channels + c] = fused ? std::fma(-at(mean, c), alpha, b) : b - at(mean, c) * alpha;
+  }
+  if (nhwc) {  // rows of `channels` values a pixel, the same per-element steps
+    const int64_t pixels = input->numel() / (channels > 0 ? channels : 1);
+    const float* x = input->data_as<const float>();
+    float* o = out->data_as<float>();
+    parallel_chunks(pixels, channels, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) {
+        scale_shift_row(fused, o + p * channels, x + p * channels, channels, coef, coef + channels);
+      }
+    });
+    return;
   }
   // [N, C, inner] over the input's strides; the output is contiguous.
   int64_t inner = 1;
@@ -1047,8 +1094,7 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
   const int64_t planes = input->size(0) * channels;
   parallel_chunks(planes, inner, [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
-      scale_shift(fused, o + pl * inner, x + pl * inner, inner, coef[2 * (pl % channels)],
-                  coef[2 * (pl % channels) + 1]);
+      scale_shift(fused, o + pl * inner, x + pl * inner, inner, coef[pl % channels], coef[channels + pl % channels]);
     }
   });
 }

@@ -375,51 +375,64 @@ class AveragePools(nn.Module):
     """Average pooling between channels-last convolutions, in each of ATen's window modes:
     Inception's 3x3 / 1 / 1 branch (padding counted), DenseNet's 2x2 / 2 transition, 3x3 / 2
     padding not counted with ceil mode (windows cut by the edge and one past it), and a divisor
-    override."""
+    override; and DenseNet's batch norm after a concatenation (no convolution to fold it into)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.a, self.b = nn.Conv2d(3, 24, 3, padding=1), nn.Conv2d(24, 20, 1)
+        self.c = nn.Conv2d(24, 12, 3, padding=1)
+        self.norm = nn.BatchNorm2d(32)
         self.heads = nn.ModuleList(nn.Conv2d(20, 4, 1) for _ in range(4))
+        self.dense = nn.Conv2d(32, 4, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        y = self.b(F.relu(F.avg_pool2d(self.a(x), 3, 1, 1)))
+        a = self.a(x)
+        y = self.b(F.relu(F.avg_pool2d(a, 3, 1, 1)))
         pools = (
             F.avg_pool2d(y, 2, 2),
             F.avg_pool2d(y, 3, 2, 1, ceil_mode=True, count_include_pad=False),
             F.avg_pool2d(y, 3, 2, 1, ceil_mode=True),
             F.avg_pool2d(y, (3, 2), 1, (1, 0), divisor_override=5),
         )
-        return tuple(head(p) for head, p in zip(self.heads, pools, strict=True))
+        dense = self.dense(F.relu(self.norm(torch.cat([y, self.c(a)], 1))))
+        return (*(head(p) for head, p in zip(self.heads, pools, strict=True)), dense)
 
 
-def test_average_pooling_runs_channels_last_with_the_plane_kernels_bits(
+def test_average_pooling_and_batch_norm_run_channels_last_with_the_plane_kernels_bits(
     inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Average pooling of a channels-last input writes channels-last (all channels of a pixel
-    at once) and gives, bit for bit, what the per-plane kernel gave over the same values, at
-    every cap and at one and two threads: the same sums in the same order, the same divisors."""
+    """Average pooling and batch norm of a channels-last input write channels-last (all channels
+    of a pixel at once) and give, bit for bit, what the per-plane kernels gave over the same
+    values, at every cap and at one and two threads: the same sums in the same order, the same
+    divisors, the same per-element multiply-add."""
     import etrt
     import etrt.channels_last
 
     torch.manual_seed(4)
-    model = AveragePools().eval()
+    model = AveragePools()
+    with torch.no_grad():  # statistics of its own, not the identity
+        model.norm.running_mean.uniform_(-1.0, 1.0)
+        model.norm.running_var.uniform_(0.5, 2.0)
+        model.norm.weight.uniform_(0.5, 1.5)
+        model.norm.bias.uniform_(-0.5, 0.5)
+    model.eval()
     x = torch.randn(2, 3, 23, 19)
     program = etrt.export(model, (x,))
     program.save(tmp_path / "nhwc.etrt")
     plan = program.info.plan
-    pools = [i for i in plan.instructions if plan.operators[i.op_index] == "aten::avg_pool2d"]
-    assert len(pools) == 5
-    assert all(plan.values[i.args[-1]].dim_order == NHWC for i in pools)
+    kept = ("aten::avg_pool2d", "aten::_native_batch_norm_legit_no_training")
+    pools = [i for i in plan.instructions if plan.operators[i.op_index] in kept]
+    assert len(pools) == 6
+    assert all(plan.values[i.args[7]].dim_order == NHWC for i in pools)  # both: out after 7
     with monkeypatch.context() as m:
         m.setattr(etrt.channels_last, "KEEPS_INPUT_LAYOUT", ())
         planes = etrt.export(model, (x,))
     planes.save(tmp_path / "planes.etrt")
     plan = planes.info.plan
     assert all(
-        plan.values[i.args[-1]].dim_order == (0, 1, 2, 3)
+        plan.values[i.args[7]].dim_order == (0, 1, 2, 3)
         for i in plan.instructions
-        if plan.operators[i.op_index] == "aten::avg_pool2d"
+        if plan.operators[i.op_index] in kept
     )
     with torch.no_grad():
         want = [t.numpy() for t in model(x)]
