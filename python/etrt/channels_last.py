@@ -3,8 +3,8 @@
 etrt's convolution kernels run fastest channels-last (src/kernels/conv_nhwc.h): a pixel's channels
 are one contiguous row, so a tile of output pixels is a small matrix product over the taps with
 nothing unfolded, and a depthwise tap is one vector multiply-add per pixel. This pass stores NHWC
-every convolution output it can, and what elementwise ops, max and average pooling, constant
-padding, batch norm and channel concatenation compute from NHWC values alone, by giving their
+every convolution output it can, and what elementwise ops, pooling, constant padding, batch norm,
+resampling and channel concatenation compute from NHWC values alone, by giving their
 tensors the dim_order (0, 2, 3, 1). PT2E int8 convolutions (etrt_quant::conv2d) and the integer
 additions, products, tables, max pooling, clamps and quantize/dequantize ops between them go NHWC
 the same way. Their logical shapes stay NCHW and every kernel reads any strides, so the program
@@ -57,11 +57,14 @@ OHWI = NHWC  # a weight [O, I, kh, kw] stored [O][kh][kw][I]
 HWIO = (2, 3, 1, 0)
 CONVOLUTION = "aten::convolution"
 # Ops whose output takes their input's layout: pooling (the int8 ones: quantized_ops.py),
-# constant padding (TensorFlow's "same" padding where it is uneven: fold_pad.py takes the rest)
-# and batch norms no convolution took (DenseNet's, after each concatenation).
+# constant padding (TensorFlow's "same" padding where it is uneven: fold_pad.py takes the rest),
+# batch norms no convolution took (DenseNet's, after each concatenation) and resampling
+# (HRNet's and GhostNetV2's nearest, segmentation heads' bilinear).
 KEEPS_INPUT_LAYOUT = (
     "aten::constant_pad_nd",
     "aten::_native_batch_norm_legit_no_training",
+    "aten::upsample_nearest2d.vec",
+    "aten::upsample_bilinear2d.vec",
     "aten::max_pool2d_with_indices",
     "aten::max_pool2d",
     "aten::avg_pool2d",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -572,6 +573,19 @@ bool resample_setup(KernelContext& ctx, const char* op, Span<Value*> args, const
   return true;
 }
 
+// The planned output of a resampling: contiguous, or channels-last over a channels-last 4-D input
+// (the exporter keeps such an input's layout); nullptr after failing the call.
+Tensor* resample_output(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const Planes& p, int64_t oh,
+                        int64_t ow) {
+  Tensor* out = strided_output_arg(ctx, op, args, i, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  if (out == nullptr || out->is_contiguous()) return out;
+  if (p.dims != 4 || p.sc != 1 || !channels_last_dense(*out)) {
+    fail(ctx, op, "the output must be contiguous, or channels-last over a channels-last input");
+    return nullptr;
+  }
+  return out;
+}
+
 }  // namespace
 
 void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
@@ -585,13 +599,28 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
       !resample_setup(ctx, op, args, p, 2, 3, &oh, &ow, scale)) {
     return;
   }
-  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  Tensor* out = resample_output(ctx, op, args, 3, p, oh, ow);
   if (out == nullptr || out->numel() == 0) return;
   // ATen: src = min(floor(dst * scale), in - 1), with the scale as a float.
   auto src = [](int64_t dst, double s, int64_t in) {
     const int64_t i = checked::to_int<int64_t>(std::floor(static_cast<float>(dst) * static_cast<float>(s)));
     return i < 0 ? 0 : i < in - 1 ? i : in - 1;  // a scale from the file may be anything
   };
+  if (!out->is_contiguous()) {  // channels-last: a pixel's channels copied whole
+    const float* in = self->data_as<const float>();
+    float* o = out->data_as<float>();
+    parallel_chunks(p.n * oh, ow * p.c, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t n = r / oh, y = r % oh;
+        const float* row = in + n * p.sn + src(y, scale[0], p.h) * p.sh;
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          std::memcpy(o + (r * ow + xo) * p.c, row + src(xo, scale[1], p.w) * p.sw,
+                      static_cast<size_t>(p.c) * sizeof(float));
+        }
+      }
+    });
+    return;
+  }
   for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow, [&](const float* x, float* o) {
     for (int64_t y = 0; y < oh; ++y) {
       const float* row = x + src(y, scale[0], p.h) * p.sh;
@@ -612,7 +641,7 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
       !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale)) {
     return;
   }
-  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  Tensor* out = resample_output(ctx, op, args, 4, p, oh, ow);
   if (out == nullptr || out->numel() == 0) return;
   // ATen's area_pixel_compute_scale / source_index, in float.
   float rh, rw;
@@ -632,20 +661,55 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
     *l1 = s - static_cast<float>(*i0);
     if (*l1 < 0.0f) *l1 = 0.0f;
   };
-  for_planes(p, self->data_as<const float>(), out->data_as<float>(), oh, ow, oh * ow * 4, [&](const float* x, float* o) {
+  // Each output column's two input columns (element offsets) and weights, computed once a call.
+  struct Column {
+    int64_t at0, at1;
+    float l0, l1;
+  };
+  auto* columns = static_cast<Column*>(ctx.allocate_temp(static_cast<size_t>(ow) * sizeof(Column), 64));
+  if (columns == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  for (int64_t xo = 0; xo < ow; ++xo) {
+    int64_t w0, ws;
+    float wl1;
+    source(xo, rw, p.w, &w0, &ws, &wl1);
+    columns[xo] = Column{w0 * p.sw, (w0 + ws) * p.sw, 1.0f - wl1, wl1};
+  }
+  const float* in = self->data_as<const float>();
+  float* o = out->data_as<float>();
+  if (!out->is_contiguous()) {  // channels-last: every channel of an output pixel at once, the same steps
+    parallel_chunks(p.n * oh, ow * p.c * 4, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t n = r / oh, y = r % oh;
+        int64_t h0, hs;
+        float hl1;
+        source(y, rh, p.h, &h0, &hs, &hl1);
+        const float hl0 = 1.0f - hl1;
+        const float* top = in + n * p.sn + h0 * p.sh;
+        const float* bottom = top + hs * p.sh;
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          const Column& t = columns[xo];
+          const float *a = top + t.at0, *a1 = top + t.at1, *b0 = bottom + t.at0, *b1 = bottom + t.at1;
+          float* op = o + (r * ow + xo) * p.c;
+          for (int64_t c = 0; c < p.c; ++c) op[c] = hl0 * (t.l0 * a[c] + t.l1 * a1[c]) + hl1 * (t.l0 * b0[c] + t.l1 * b1[c]);
+        }
+      }
+    });
+    return;
+  }
+  for_planes(p, in, o, oh, ow, oh * ow * 4, [&](const float* x, float* po) {
     for (int64_t y = 0; y < oh; ++y) {
       int64_t h0, hs;
       float hl1;
       source(y, rh, p.h, &h0, &hs, &hl1);
       const float hl0 = 1.0f - hl1;
+      const float* a = x + h0 * p.sh;
+      const float* b = a + hs * p.sh;
       for (int64_t xo = 0; xo < ow; ++xo) {
-        int64_t w0, ws;
-        float wl1;
-        source(xo, rw, p.w, &w0, &ws, &wl1);
-        const float wl0 = 1.0f - wl1;
-        const float* a = x + h0 * p.sh + w0 * p.sw;
-        const float* b = a + hs * p.sh;
-        o[y * ow + xo] = hl0 * (wl0 * a[0] + wl1 * a[ws * p.sw]) + hl1 * (wl0 * b[0] + wl1 * b[ws * p.sw]);
+        const Column& t = columns[xo];
+        po[y * ow + xo] = hl0 * (t.l0 * a[t.at0] + t.l1 * a[t.at1]) + hl1 * (t.l0 * b[t.at0] + t.l1 * b[t.at1]);
       }
     }
   });

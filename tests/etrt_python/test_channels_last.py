@@ -375,14 +375,16 @@ class AveragePools(nn.Module):
     """Average pooling between channels-last convolutions, in each of ATen's window modes:
     Inception's 3x3 / 1 / 1 branch (padding counted), DenseNet's 2x2 / 2 transition, 3x3 / 2
     padding not counted with ceil mode (windows cut by the edge and one past it), and a divisor
-    override; and DenseNet's batch norm after a concatenation (no convolution to fold it into)."""
+    override; DenseNet's batch norm after a concatenation (no convolution to fold it into); and
+    resampling: nearest (HRNet's), bilinear with and without aligned corners (segmentation
+    heads)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.a, self.b = nn.Conv2d(3, 24, 3, padding=1), nn.Conv2d(24, 20, 1)
         self.c = nn.Conv2d(24, 12, 3, padding=1)
         self.norm = nn.BatchNorm2d(32)
-        self.heads = nn.ModuleList(nn.Conv2d(20, 4, 1) for _ in range(4))
+        self.heads = nn.ModuleList(nn.Conv2d(20, 4, 1) for _ in range(7))
         self.dense = nn.Conv2d(32, 4, 1)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -393,18 +395,21 @@ class AveragePools(nn.Module):
             F.avg_pool2d(y, 3, 2, 1, ceil_mode=True, count_include_pad=False),
             F.avg_pool2d(y, 3, 2, 1, ceil_mode=True),
             F.avg_pool2d(y, (3, 2), 1, (1, 0), divisor_override=5),
+            F.interpolate(y, scale_factor=2.0, mode="nearest"),
+            F.interpolate(y, size=(31, 40), mode="bilinear", align_corners=False),
+            F.interpolate(y, size=(17, 29), mode="bilinear", align_corners=True),
         )
         dense = self.dense(F.relu(self.norm(torch.cat([y, self.c(a)], 1))))
         return (*(head(p) for head, p in zip(self.heads, pools, strict=True)), dense)
 
 
-def test_average_pooling_and_batch_norm_run_channels_last_with_the_plane_kernels_bits(
+def test_pooling_norm_and_resampling_run_channels_last_with_the_plane_kernels_bits(
     inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Average pooling and batch norm of a channels-last input write channels-last (all channels
-    of a pixel at once) and give, bit for bit, what the per-plane kernels gave over the same
-    values, at every cap and at one and two threads: the same sums in the same order, the same
-    divisors, the same per-element multiply-add."""
+    """Average pooling, batch norm and resampling of a channels-last input write channels-last
+    (all channels of a pixel at once) and give, bit for bit, what the per-plane kernels gave
+    over the same values, at every cap and at one and two threads: the same sums in the same
+    order, the same divisors, weights and per-element multiply-adds."""
     import etrt
     import etrt.channels_last
 
@@ -420,17 +425,25 @@ def test_average_pooling_and_batch_norm_run_channels_last_with_the_plane_kernels
     program = etrt.export(model, (x,))
     program.save(tmp_path / "nhwc.etrt")
     plan = program.info.plan
-    kept = ("aten::avg_pool2d", "aten::_native_batch_norm_legit_no_training")
-    pools = [i for i in plan.instructions if plan.operators[i.op_index] in kept]
-    assert len(pools) == 6
-    assert all(plan.values[i.args[7]].dim_order == NHWC for i in pools)  # both: out after 7
+    kept = {  # the output's argument
+        "aten::avg_pool2d": 7,
+        "aten::_native_batch_norm_legit_no_training": 7,
+        "aten::upsample_nearest2d.vec": 3,
+        "aten::upsample_bilinear2d.vec": 4,
+    }
+    outs = [
+        plan.values[i.args[kept[plan.operators[i.op_index]]]]
+        for i in plan.instructions
+        if plan.operators[i.op_index] in kept
+    ]
+    assert len(outs) == 9 and all(t.dim_order == NHWC for t in outs)
     with monkeypatch.context() as m:
         m.setattr(etrt.channels_last, "KEEPS_INPUT_LAYOUT", ())
         planes = etrt.export(model, (x,))
     planes.save(tmp_path / "planes.etrt")
     plan = planes.info.plan
     assert all(
-        plan.values[i.args[7]].dim_order == (0, 1, 2, 3)
+        plan.values[i.args[kept[plan.operators[i.op_index]]]].dim_order == (0, 1, 2, 3)
         for i in plan.instructions
         if plan.operators[i.op_index] in kept
     )
