@@ -107,6 +107,25 @@ class Fire(nn.Module):
         return self.head(torch.cat([torch.relu(self.a(q)), self.b(q)], 1))
 
 
+class Layouts(nn.Module):
+    """Ops that keep a channels-last input's layout: average pooling, uneven padding, a batch
+    norm after a concatenation, nearest and bilinear resampling."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(4, 8, 3, padding=1)
+        self.b, self.c = nn.Conv2d(8, 8, 3), nn.Conv2d(8, 8, 2)
+        self.norm = nn.BatchNorm2d(16)
+        self.head = nn.Conv2d(16, 2, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = nn.functional
+        y = f.avg_pool2d(self.a(x), 3, 1, 1)
+        y = self.norm(torch.cat([self.c(y), self.b(f.pad(y, [0, 1, 0, 1]))], 1))
+        up = f.interpolate(y, scale_factor=2.0) + f.interpolate(y, size=(10, 10), mode="bilinear")
+        return self.head(up)
+
+
 def _dynamic_seeds(out: Path) -> None:
     seq = torch.export.Dim("seq", min=1, max=7)
     program = etrt.export(
@@ -124,6 +143,7 @@ MODELS = {
     "attention": (Attention, (torch.randn(1, 4, 8),)),
     "upsampler": (Upsampler, (torch.randn(1, 2, 4, 4),)),
     "fire": (Fire, (torch.randn(1, 4, 6, 6),)),
+    "layouts": (Layouts, (torch.randn(1, 4, 6, 6),)),
     # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
     "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
