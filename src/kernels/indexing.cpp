@@ -600,7 +600,13 @@ void op_index_put(KernelContext& ctx, Span<Value*> args) {
     last = d;
     ++count;
   }
-  if (count == 0) {
+  if (count == 0) {  // every index None: values fill self, broadcast onto its whole shape
+    Shape check = shape_of(*out);
+    if (!broadcast_into(ctx, op, &check, values->sizes()) || !same_sizes(check.span(), out->sizes())) {
+      fail(ctx, op, "values of shape " + shape_string(values->sizes()) + " cannot be put into " +
+                        shape_string(out->sizes()));
+      return;
+    }
     broadcast_copy(*out, *values);
     return;
   }

@@ -1464,6 +1464,23 @@ void test_constant_pad_channels_last() {
   CHECK(ctx.error().message().find("contiguous or channels-last") != std::string::npos);
 }
 
+// index_put with every index None puts `values` over the whole of self, broadcast: values that
+// do not broadcast to self's shape are refused (they were read past their end: a fuzzer find,
+// tools/fuzz/regressions/program/found-index_put_values_not_broadcast).
+void test_index_put_without_indices_checks_the_values_shape() {
+  Buf self = make(ScalarType::Float, {5, 5}), out = make(ScalarType::Float, {5, 5});
+  Buf row = make(ScalarType::Float, {5}), bad = make(ScalarType::Float, {2});
+  fill_random(row);
+  Value none, accumulate = vbool(false);
+  Value* items[2] = {&none, &none};
+  Value indices = Value::optional_tensor_list(Span<Value* const>(items, 2));
+  CHECK_OK(check::call(ctx, "aten::index_put", {&self.value, &indices, &row.value, &accumulate, &out.value}));
+  expect_all("index_put of a broadcast row", out.t(), [&](const Sizes& i) { return get(row.t(), i[1]); }, 0, 0);
+  CHECK_FAILS(check::call(ctx, "aten::index_put", {&self.value, &indices, &bad.value, &accumulate, &out.value}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("cannot be broadcast") != std::string::npos);
+}
+
 int main() {
   test_registration();
   test_math_accuracy();
@@ -1483,6 +1500,7 @@ int main() {
   test_channels_last_operands();
   test_cat_rows_of_runs();
   test_constant_pad_channels_last();
+  test_index_put_without_indices_checks_the_values_shape();
   test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }
