@@ -944,41 +944,31 @@ bool channel_param(KernelContext& ctx, const char* op, const Tensor* t, const ch
   return true;
 }
 
-// y = x * alpha + beta over `n` values. ATen's AVX2 and AVX-512 batch-norm kernels compute it as
-// one fused multiply-add (GCC contracts their vector x * alpha + beta), its baseline kernel as a
-// multiply, then an add: each instruction set here rounds as ATen's does on the same CPU.
-template <bool kFused>
-inline __attribute__((always_inline)) void scale_shift_body(float* o, const float* x, int64_t n, float alpha,
-                                                            float beta) {
-  for (int64_t i = 0; i < n; ++i) o[i] = kFused ? std::fma(x[i], alpha, beta) : x[i] * alpha + beta;
-}
+// y = x * alpha + beta over `n` values, alpha and beta one per value (a pixel's channels) or one
+// for all (`Uniform`). ATen's AVX2 and AVX-512 batch-norm kernels compute it as one fused
+// multiply-add (GCC contracts their vector x * alpha + beta), its baseline kernel as a multiply,
+// then an add: each instruction set here rounds as ATen's does on the same CPU.
+struct Uniform {
+  float v;
+  float operator[](int64_t) const { return v; }
+};
 
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,fma"))) void scale_shift_avx512(float* o, const float* x, int64_t n, float alpha,
-                                                              float beta) {
-  scale_shift_body<true>(o, x, n, alpha, beta);
-}
-__attribute__((target("avx2,fma"))) void scale_shift_avx2(float* o, const float* x, int64_t n, float alpha,
-                                                          float beta) {
-  scale_shift_body<true>(o, x, n, alpha, beta);
-}
-#endif
-
-// One pixel's channels: y[c] = x[c] * alpha[c] + beta[c], rounded as scale_shift rounds.
-template <bool kFused>
-inline __attribute__((always_inline)) void scale_shift_row_body(float* o, const float* x, int64_t n,
-                                                                const float* alpha, const float* beta) {
+template <bool kFused, class Coef>
+inline __attribute__((always_inline)) void scale_shift_body(float* o, const float* x, int64_t n, Coef alpha,
+                                                            Coef beta) {
   for (int64_t i = 0; i < n; ++i) o[i] = kFused ? std::fma(x[i], alpha[i], beta[i]) : x[i] * alpha[i] + beta[i];
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f,fma"))) void scale_shift_row_avx512(float* o, const float* x, int64_t n,
-                                                                  const float* alpha, const float* beta) {
-  scale_shift_row_body<true>(o, x, n, alpha, beta);
+template <class Coef>
+__attribute__((target("avx512f,fma"))) void scale_shift_avx512(float* o, const float* x, int64_t n, Coef alpha,
+                                                              Coef beta) {
+  scale_shift_body<true>(o, x, n, alpha, beta);
 }
-__attribute__((target("avx2,fma"))) void scale_shift_row_avx2(float* o, const float* x, int64_t n, const float* alpha,
-                                                              const float* beta) {
-  scale_shift_row_body<true>(o, x, n, alpha, beta);
+template <class Coef>
+__attribute__((target("avx2,fma"))) void scale_shift_avx2(float* o, const float* x, int64_t n, Coef alpha,
+                                                          Coef beta) {
+  scale_shift_body<true>(o, x, n, alpha, beta);
 }
 #endif
 
@@ -990,7 +980,8 @@ bool fused_multiply_add() {
 #endif
 }
 
-void scale_shift(bool fused, float* o, const float* x, int64_t n, float alpha, float beta) {
+template <class Coef>
+void scale_shift(bool fused, float* o, const float* x, int64_t n, Coef alpha, Coef beta) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (fused) {
     return isa_level() == 2 ? scale_shift_avx512(o, x, n, alpha, beta) : scale_shift_avx2(o, x, n, alpha, beta);
@@ -998,16 +989,6 @@ void scale_shift(bool fused, float* o, const float* x, int64_t n, float alpha, f
 #endif
   (void)fused;
   scale_shift_body<false>(o, x, n, alpha, beta);
-}
-
-void scale_shift_row(bool fused, float* o, const float* x, int64_t n, const float* alpha, const float* beta) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (fused) {
-    return isa_level() == 2 ? scale_shift_row_avx512(o, x, n, alpha, beta) : scale_shift_row_avx2(o, x, n, alpha, beta);
-  }
-#endif
-  (void)fused;
-  scale_shift_row_body<false>(o, x, n, alpha, beta);
 }
 
 }  // namespace
@@ -1080,7 +1061,7 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
     float* o = out->data_as<float>();
     parallel_chunks(pixels, channels, [&](int64_t b, int64_t e) {
       for (int64_t p = b; p < e; ++p) {
-        scale_shift_row(fused, o + p * channels, x + p * channels, channels, coef, coef + channels);
+        scale_shift(fused, o + p * channels, x + p * channels, channels, coef, coef + channels);
       }
     });
     return;
@@ -1094,7 +1075,8 @@ void op_batch_norm_no_training(KernelContext& ctx, Span<Value*> args) {
   const int64_t planes = input->size(0) * channels;
   parallel_chunks(planes, inner, [&](int64_t b, int64_t e) {
     for (int64_t pl = b; pl < e; ++pl) {
-      scale_shift(fused, o + pl * inner, x + pl * inner, inner, coef[pl % channels], coef[channels + pl % channels]);
+      scale_shift(fused, o + pl * inner, x + pl * inner, inner, Uniform{coef[pl % channels]},
+                  Uniform{coef[channels + pl % channels]});
     }
   });
 }
