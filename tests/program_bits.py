@@ -48,3 +48,18 @@ def outputs_everywhere(
                 with np.load(folder / f"{name}.{tag}.npz") as saved:
                     outs[name] = [saved[f"arr_{i}"] for i in range(len(saved.files))]
             yield tag, outs
+
+
+def assert_same_bits(
+    folder: Path, names: tuple[str, str], x: np.ndarray, want: list[np.ndarray], tol: float
+) -> None:
+    """folder/A.etrt and folder/B.etrt give the same output bits under every cap and thread count,
+    and each output is within `tol` of `want` (eager's)."""
+    a, b = names
+    for tag, outs in outputs_everywhere(folder, [a, b], x):
+        assert len(outs[a]) == len(outs[b]) == len(want), tag
+        for i, w in enumerate(want):
+            assert outs[a][i].tobytes() == outs[b][i].tobytes(), (tag, i)
+            np.testing.assert_allclose(
+                outs[a][i], w, rtol=tol, atol=tol, err_msg=f"{tag}, output {i}"
+            )

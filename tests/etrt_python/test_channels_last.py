@@ -18,7 +18,7 @@ from etrt.channels_last import HWIO, NHWC
 from etrt.fuse_conv import FUSED
 from etrt.ir import KernelCall, NullValue, StorageKind, TensorValue
 from etrt.lower import dim_order_of
-from program_bits import outputs_everywhere
+from program_bits import assert_same_bits
 from runtime_build import ExportedRun, ToolRunner
 from torch import nn
 
@@ -364,11 +364,8 @@ def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     assert f"aten::{name}" not in fused_ops and unfused_ops.count(f"aten::{name}") == 6
     assert fused_ops.count(FUSED) == 7, fused_ops
     with torch.no_grad():
-        want = model(x).numpy()
-    for tag, outs in outputs_everywhere(tmp_path, ["fused", "unfused"], x.numpy()):
-        (fused,), (unfused,) = outs["fused"], outs["unfused"]
-        assert fused.tobytes() == unfused.tobytes(), tag
-        np.testing.assert_allclose(fused, want, rtol=1e-4, atol=1e-4, err_msg=tag)
+        want = [model(x).numpy()]
+    assert_same_bits(tmp_path, ("fused", "unfused"), x.numpy(), want, 1e-4)
 
 
 class AveragePools(nn.Module):
@@ -449,10 +446,7 @@ def test_pooling_norm_and_resampling_run_channels_last_with_the_plane_kernels_bi
     )
     with torch.no_grad():
         want = [t.numpy() for t in model(x)]
-    for tag, outs in outputs_everywhere(tmp_path, ["nhwc", "planes"], x.numpy()):
-        for i, w in enumerate(want):
-            assert outs["nhwc"][i].tobytes() == outs["planes"][i].tobytes(), (tag, i)
-            np.testing.assert_allclose(outs["nhwc"][i], w, rtol=1e-5, atol=1e-5, err_msg=tag)
+    assert_same_bits(tmp_path, ("nhwc", "planes"), x.numpy(), want, 1e-5)
 
 
 class SamePadding(nn.Module):
@@ -509,7 +503,4 @@ def test_same_padding_folds_into_the_convolution_or_stays_channels_last(
     assert copies.info.instruction_ops.count("aten::constant_pad_nd") == 6
     with torch.no_grad():
         want = [t.numpy() for t in model(x)]
-    for tag, outs in outputs_everywhere(tmp_path, ["folded", "copies"], x.numpy()):
-        for i, w in enumerate(want):
-            assert outs["folded"][i].tobytes() == outs["copies"][i].tobytes(), (tag, i)
-            np.testing.assert_allclose(outs["folded"][i], w, rtol=1e-4, atol=1e-4, err_msg=tag)
+    assert_same_bits(tmp_path, ("folded", "copies"), x.numpy(), want, 1e-4)
