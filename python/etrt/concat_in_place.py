@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from .channels_last import NHWC
 from .fuse_conv import CONVOLUTION, FUSED
-from .ir import ExecutionPlan, IntValue, KernelCall, NullValue, StorageKind, TensorListValue
+from .ir import (
+    BoolValue,
+    ExecutionPlan,
+    IntValue,
+    KernelCall,
+    NullValue,
+    StorageKind,
+    TensorListValue,
+)
 from .plan_graph import PlanGraph, replace_chains
 
 CAT = "aten::cat"
@@ -40,8 +48,7 @@ def write_concatenations_in_place(plan: ExecutionPlan) -> int:
         return 0
     fused = graph.operator_index(FUSED)
     rewrites = [
-        (steps, at, KernelCall(fused, call.args, 1, node=call.node))
-        for steps, at, call in rewrites
+        (steps, at, KernelCall(fused, call.args, 1, node=call.node)) for steps, at, call in rewrites
     ]
     replace_chains(plan, rewrites)
     for index in lists:
@@ -100,7 +107,7 @@ def _slice_args(
     weight = graph.float_tensor(inputs[1], 4)
     x = graph.float_tensor(inputs[0], 4)
     transposed, groups = values[inputs[6]], graph.scalar(inputs[8])
-    if weight is None or x is None or getattr(transposed, "val", True) is not False:
+    if weight is None or x is None or not isinstance(transposed, BoolValue) or transposed.val:
         return None
     cin, cout = x.sizes[1], weight.sizes[0]
     if groups != 1 and not (groups == cin == cout):
