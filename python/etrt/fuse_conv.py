@@ -1,5 +1,6 @@
 """Convolution epilogues folded at export: a channels-last convolution followed by a residual
-addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish, SiLU or sigmoid becomes one
+addition, a clamp (relu, relu6, hardtanh, clamp) and/or a hardswish, SiLU, sigmoid or leaky ReLU
+becomes one
 `etrt_fused::conv2d` call, which adds the residual, clamps and applies the activation to each
 output tile while it is still in registers (src/kernels/conv.cpp). ResNet's blocks
 (conv -> add -> relu), SqueezeNet's and MobileNet's conv -> relu and MobileNetV3's
@@ -8,22 +9,24 @@ does. Hardswish per tile is no slower than the separate op at one thread (Mobile
 3-5% faster); at two it keeps the activation on the core that wrote the tile (the separate op
 split its rows otherwise, so half its input crossed cores: docs/SCALING.md, part J). SiLU
 and sigmoid (EfficientNet-B0's squeeze-excitation gate) run aten::silu's / aten::sigmoid's own
-loop over what each kernel step (an image row, a tile of pixels) has just stored (part L).
+loop over what each kernel step (an image row, a tile of pixels) has just stored (part L), and
+leaky ReLU (CSPDarknet's, YOLO's) the same way.
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
-            -> [hardswish | silu | sigmoid]
+            -> [hardswish | silu | sigmoid | leaky_relu(slope)]
 
 The call's arguments are aten::convolution's, then the residual (or None), min and max (or
-None), then "hardswish", "silu" or "sigmoid" where the chain ends in one (left out otherwise, so
-such calls keep the 13 arguments runtimes from before it read), then the output: the chain's
+None), then "hardswish", "silu" or "sigmoid" where the chain ends in one, or leaky ReLU's negative
+slope as a number (left out otherwise, so such calls keep the 13 arguments runtimes from before
+it read), then the output: the chain's
 last value. Runs after plan_channels_last and only where the convolution's output, the residual
 and the result are the same 4-D float tensor shape laid out channels-last, or of one pixel (both
 layouts are the same bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels apply tile
 by tile; intermediate values must have no other reader. The fused call takes the place of the
 chain's last step, so a residual computed after the convolution (ResNet's downsampling branch)
 is ready when it runs. Hardswish is applied in aten::hardswish's own steps, x * clamp(x + 3, 0,
-6) / 6, and SiLU and sigmoid by their ops' loops, so the fused program gives the separate op's
-bits.
+6) / 6, leaky ReLU as x > 0 ? x : x * slope, and SiLU and sigmoid by their ops' loops, so the
+fused program gives the separate op's bits.
 """
 
 from __future__ import annotations
@@ -46,8 +49,15 @@ from .plan_graph import PlanGraph, Rewrite, replace_chains
 FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
 CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
-# Activations applied after the clamp, by the name the fused call's `activation` gives them.
-ACTIVATIONS = {"aten::hardswish": "hardswish", "aten::silu": "silu", "aten::sigmoid": "sigmoid"}
+# Activations applied after the clamp, by the name the fused call's `activation` gives them
+# (leaky ReLU's is its slope).
+ACTIVATIONS = {
+    "aten::hardswish": "hardswish",
+    "aten::silu": "silu",
+    "aten::sigmoid": "sigmoid",
+    "aten::leaky_relu": "leaky_relu",
+}
+LEAKY_RELU_DEFAULT_SLOPE = 0.01
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class _Chain:
     residual: int | None
     lo: float | None
     hi: float | None
-    activation: str | None  # "hardswish", "silu", "sigmoid" or None
+    activation: str | float | None  # "hardswish", "silu", "sigmoid", leaky ReLU's slope, None
     out: int
 
 
@@ -100,13 +110,28 @@ def _bound(plan: ExecutionPlan, bound: float | None) -> int:
     return len(plan.values) - 1
 
 
-def _activation(plan: ExecutionPlan, activation: str | None) -> tuple[int, ...]:
+def _activation(plan: ExecutionPlan, activation: str | float | None) -> tuple[int, ...]:
     """The optional `activation` argument: left out when there is none, so such calls keep the
     13 arguments that runtimes from before it read."""
     if activation is None:
         return ()
-    plan.values.append(StringValue(activation))
+    if isinstance(activation, float):
+        plan.values.append(DoubleValue(activation))
+    else:
+        plan.values.append(StringValue(activation))
     return (len(plan.values) - 1,)
+
+
+def _activation_of(graph: PlanGraph, call: KernelCall, name: str) -> str | float | None:
+    """The fused call's `activation` for this call: its name, or leaky ReLU's slope (None where
+    the slope is not a number fixed in the program)."""
+    if name != "leaky_relu":
+        return name
+    slope = graph.plan.values[call.inputs[1]] if len(call.inputs) > 1 else NullValue()
+    if isinstance(slope, NullValue):
+        return LEAKY_RELU_DEFAULT_SLOPE
+    number = graph.scalar(call.inputs[1])
+    return None if number is None else float(number)
 
 
 def _nhwc_like(graph: PlanGraph, value: int, like: TensorValue) -> bool:
@@ -158,10 +183,12 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
     activation = None
     op = graph.op(nxt[0]) if nxt is not None else None
     if nxt is not None and op in ACTIVATIONS:
-        if _nhwc_like(graph, nxt[1].outputs[0], out):
-            activation = ACTIVATIONS[op]
+        activation = _activation_of(graph, nxt[1], ACTIVATIONS[op])
+        if activation is not None and _nhwc_like(graph, nxt[1].outputs[0], out):
             value, last = nxt[1].outputs[0], nxt[0]
             steps.add(nxt[0])
+        else:
+            activation = None
     if last == step or not _inputs_unchanged(graph, conv, step, last):
         return None
     return _Chain(step, last, frozenset(steps), residual, lo, hi, activation, value)

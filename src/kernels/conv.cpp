@@ -28,6 +28,7 @@ struct Epilogue {
   const Tensor* residual = nullptr;  // the output's sizes; nullptr: none
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
+  float slope = 0.0f;  // LeakyRelu's negative slope
   bool fused = false;  // applied by the NHWC kernels while storing each tile
   // Where the output is a channel slice of a wider channels-last tensor (out_channel): that
   // tensor's pixel stride. 0: the output is a tensor of its own.
@@ -339,6 +340,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
       c.lo = ep->lo;
       c.hi = ep->hi;
       c.activation = ep->activation;
+      c.slope = ep->slope;
       ep->fused = true;
     }
   }
@@ -596,6 +598,7 @@ void apply_epilogue(const Epilogue& ep, Tensor& out) {
     if (v < ep.lo) v = ep.lo;
     if (v > ep.hi) v = ep.hi;
     if (ep.activation == NhwcActivation::Hardswish) v = hardswish(v);
+    if (ep.activation == NhwcActivation::LeakyRelu) v = v > 0.0f ? v : v * ep.slope;  // aten::leaky_relu's step
     o[at] = v;
     for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
   }
@@ -816,15 +819,21 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 
 // etrt_fused::conv2d(input, weight, bias?, stride, padding, dilation, transposed, output_padding,
 // groups, residual?, min?, max?, [activation?, [out_channel,]] out): aten::convolution's
-// arguments, then the epilogue's. activation (None, "hardswish", "silu" or "sigmoid") came later:
-// programs written before it have 13 arguments and still run. With out_channel (15 arguments),
+// arguments, then the epilogue's. activation (None, "hardswish", "silu", "sigmoid", or a number:
+// leaky ReLU with that negative slope) came later: programs written before it have 13 arguments
+// and still run. With out_channel (15 arguments),
 // `out` is a wider channels-last tensor and the call writes channels [out_channel, out_channel +
 // Cout) of it: what a channel concatenation of convolutions becomes (python/etrt/concat_in_place.py).
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
   if (!check_nargs(ctx, op, args, args.size() >= 14 ? (args.size() == 15 ? 15 : 14) : 13)) return;
   Epilogue ep;
-  if (args.size() >= 14 && !args[12]->is_none()) {
+  if (args.size() >= 14 && (args[12]->is_double() || args[12]->is_int())) {
+    double slope = 0.0;
+    if (!scalar_arg(ctx, op, args, 12, "activation", &slope)) return;
+    ep.activation = NhwcActivation::LeakyRelu;
+    ep.slope = static_cast<float>(slope);
+  } else if (args.size() >= 14 && !args[12]->is_none()) {
     const std::string name = args[12]->is_string() ? std::string(args[12]->to_string()) : std::string();
     if (name == "hardswish") {
       ep.activation = NhwcActivation::Hardswish;
@@ -833,7 +842,7 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
     } else if (name == "sigmoid") {
       ep.activation = NhwcActivation::Sigmoid;
     } else {
-      fail(ctx, op, "'activation' must be None, \"hardswish\", \"silu\" or \"sigmoid\"");
+      fail(ctx, op, "'activation' must be None, \"hardswish\", \"silu\", \"sigmoid\" or a leaky ReLU's slope");
       return;
     }
   }

@@ -28,7 +28,7 @@ namespace etrt {
 namespace kernels {
 
 // The activation an epilogue applies after its clamp (etrt_fused::conv2d's `activation`).
-enum class NhwcActivation { None, Hardswish, Silu, Sigmoid };
+enum class NhwcActivation { None, Hardswish, Silu, Sigmoid, LeakyRelu };
 
 struct NhwcConv {
   int64_t batch = 0, h = 0, w = 0, cin = 0;  // input, channels innermost
@@ -55,6 +55,7 @@ struct NhwcConv {
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
+  float slope = 0.0f;  // LeakyRelu's negative slope
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
   // A first layer over the model's NCHW input (set by the caller where nhwc_stem_fits): plane
   // (n, ch) at in_nchw + n * nchw_sn + ch * nchw_sc, rows w floats apart, in unused. The tiles

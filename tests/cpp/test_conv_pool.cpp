@@ -122,6 +122,7 @@ struct ConvCase {
   // As hardswish, with the `activation` "silu": bit for bit aten::silu's loop over that output.
   bool silu = false;
   bool sigmoid = false;  // the same with "sigmoid"
+  bool leaky = false;    // the same with 0.2 (leaky ReLU's slope): x > 0 ? x : x * 0.2f
   double tolerance = 1e-5;  // of the largest output (at least 1)
 };
 
@@ -174,7 +175,8 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
   Buf<float> residual({c.n, c.cout, oh, ow}, c.nhwc_out && !c.residual_nchw ? channels_last(c.cout, oh, ow)
                                                                               : std::vector<int64_t>{});
   Value res_v = c.one_d ? Value(without_height(residual.t)) : residual.v, lo(-0.25), hi(0.5);
-  if (c.hardswish || c.silu || c.sigmoid) lo = hi = Value();
+  const bool post = c.silu || c.sigmoid || c.leaky;  // activations compared with a pass over `plain`
+  if (c.hardswish || post) lo = hi = Value();
   if (c.fused) args.insert(args.end() - 1, {&res_v, &lo, &hi});
   const char* op = c.fused ? "etrt_fused::conv2d" : "aten::convolution";
   auto call = [&](std::vector<Value*>& a) {
@@ -188,16 +190,23 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
     }
   };
   Buf<float> plain({c.n, c.cout, oh, ow}, c.nhwc_out ? channels_last(c.cout, oh, ow) : std::vector<int64_t>{});
-  Value act = Value::string(c.silu ? "silu" : c.sigmoid ? "sigmoid" : "hardswish"), plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
+  Value act = c.leaky ? Value(0.2) : Value::string(c.silu ? "silu" : c.sigmoid ? "sigmoid" : "hardswish");
+  Value plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
   std::vector<float> plain_silu;
-  if (c.hardswish || c.silu || c.sigmoid) {
+  if (c.hardswish || post) {
     std::vector<Value*> without = args;
     without.back() = &plain_v;
     call(without);
     args.insert(args.end() - 1, &act);
     plain_silu.resize(plain.data.size());
-    (c.sigmoid ? etrt::kernels::sigmoid_contiguous : etrt::kernels::silu_contiguous)(
-        plain_silu.data(), plain.data.data(), static_cast<int64_t>(plain.data.size()));
+    if (c.leaky) {
+      for (size_t i = 0; i < plain.data.size(); ++i) {
+        plain_silu[i] = plain.data[i] > 0.0f ? plain.data[i] : plain.data[i] * 0.2f;  // aten::leaky_relu's step
+      }
+    } else if (post) {
+      (c.sigmoid ? etrt::kernels::sigmoid_contiguous : etrt::kernels::silu_contiguous)(
+          plain_silu.data(), plain.data.data(), static_cast<int64_t>(plain.data.size()));
+    }
   }
   call(args);
   double worst = 0.0, scale = 1.0;
@@ -222,9 +231,9 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
             s = s * std::fmin(std::fmax(s + 3.0, 0.0), 6.0) / 6.0;
             const float want = hardswish_steps(plain.at({n, o, y, x})), got = out.at({n, o, y, x});
             if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
-          } else if (c.silu || c.sigmoid) {
+          } else if (post) {
             s += residual.at({n, o, y, x});
-            s = (c.silu ? s : 1.0) / (1.0 + std::exp(-s));
+            s = c.leaky ? (s > 0.0 ? s : s * 0.2) : (c.silu ? s : 1.0) / (1.0 + std::exp(-s));
             const float got = out.at({n, o, y, x});
             const float want = plain_silu[static_cast<size_t>(&plain.at({n, o, y, x}) - plain.data.data())];
             if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
@@ -394,7 +403,8 @@ void test_channels_last_convolution_matches_reference() {
                   "fused depthwise 3x3 runs" + isa);
     // An activation in the tiles of each kernel, and after the pass (an NCHW residual): hardswish
     // (MobileNetV3's conv -> hardswish) in registers; SiLU and sigmoid (EfficientNet-B0's conv ->
-    // silu and squeeze-excitation gate) by their ops' loops over each stored step.
+    // silu and squeeze-excitation gate) and leaky ReLU (CSPDarknet's) by their ops' steps over
+    // each stored step.
     const std::vector<std::pair<ConvCase, std::string>> activated = {
         {{2, 40, 48, 1, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "3x3"},
         {{1, 24, 100, 1, 4, 9, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}, "pointwise spans"},
@@ -405,12 +415,13 @@ void test_channels_last_convolution_matches_reference() {
         {{2, 20, 20, 20, 5, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, false, true, false, true, true}, "depthwise 3x3 runs"},
         {{1, 40, 150, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, true, false, true, false, true, true}, "one pixel"},
     };
-    for (const std::string act : {"hardswish", "silu", "sigmoid"}) {
+    for (const std::string act : {"hardswish", "silu", "sigmoid", "leaky_relu"}) {
       auto with = [&](ConvCase c) {
         c = fused(c);
         c.hardswish = act == "hardswish";
         c.silu = act == "silu";
         c.sigmoid = act == "sigmoid";
+        c.leaky = act == "leaky_relu";
         return c;
       };
       for (const auto& [c, name] : activated) run_conv_case(with(c), act + " " + name + isa);
@@ -782,16 +793,20 @@ void test_convolution_rejects_bad_arguments() {
               etrt::ErrorCode::InvalidArgument);
   CHECK_FAILS(check::call(ctx, "aten::convolution", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg}),
               etrt::ErrorCode::InvalidArgument);
-  // etrt_fused::conv2d's activation: None, "hardswish", "silu" or "sigmoid", nothing else.
-  Value gelu = Value::string("gelu"), hswish = Value::string("hardswish");
+  // etrt_fused::conv2d's activation: None, "hardswish", "silu", "sigmoid" or a leaky ReLU's slope,
+  // nothing else.
+  Value gelu = Value::string("gelu"), hswish = Value::string("hardswish"), slope(0.1);
   CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
                        {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &hswish, &out.v}));
+  CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
+                       {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &slope, &out.v}));
   CHECK_OK(check::call(ctx, "etrt_fused::conv2d",
                        {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &none, &out.v}));
   CHECK_FAILS(check::call(ctx, "etrt_fused::conv2d",
                           {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none, &none, &none, &gelu, &out.v}),
               etrt::ErrorCode::InvalidArgument);
-  CHECK(ctx.error().message().find("'activation' must be None, \"hardswish\", \"silu\" or \"sigmoid\"") !=
+  CHECK(ctx.error().message().find(
+            "'activation' must be None, \"hardswish\", \"silu\", \"sigmoid\" or a leaky ReLU's slope") !=
         std::string::npos);
 }
 

@@ -337,18 +337,30 @@ class ConvActivations(nn.Module):
         return act(self.project(y) + y) * 2.0
 
 
-@pytest.mark.parametrize("name", ["hardswish", "silu", "sigmoid"])
+def _leaky_relu(x: torch.Tensor) -> torch.Tensor:
+    return F.leaky_relu(x, 0.1)
+
+
+ACTIVATION_FUNCTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "hardswish": F.hardswish,
+    "silu": F.silu,
+    "sigmoid": torch.sigmoid,
+    "leaky_relu": _leaky_relu,
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATION_FUNCTIONS))
 def test_activation_in_the_convolution_equals_the_separate_op_bit_for_bit(
     name: str, inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hardswish, SiLU or sigmoid applied by the convolution to each output tile gives the bits
-    the separate aten:: call gives (the same steps), on every kernel, under each instruction-set
-    cap, at one thread and at two; and the program calls it no more."""
+    """Hardswish, SiLU, sigmoid or leaky ReLU applied by the convolution to each output tile gives
+    the bits the separate aten:: call gives (the same steps), on every kernel, under each
+    instruction-set cap, at one thread and at two; and the program calls it no more."""
     import etrt
     import etrt.fuse_conv
 
     torch.manual_seed(3)
-    model = ConvActivations(getattr(torch, name) if name == "sigmoid" else getattr(F, name)).eval()
+    model = ConvActivations(ACTIVATION_FUNCTIONS[name]).eval()
     # Inputs wide enough that hardswish's both bends (-3 and 3) and its flat parts are hit; the
     # gate's mul (33 x 35 pixels of 40 channels) big enough to split by image rows at two threads.
     x = torch.randn(1, 3, 130, 140) * 4.0
