@@ -13,12 +13,17 @@ loop over what each kernel step (an image row, a tile of pixels) has just stored
 leaky ReLU (CSPDarknet's, YOLO's) the same way.
 
     conv(x) -> [add.Tensor(., r), alpha 1] -> [relu | hardtanh(lo, hi) | clamp(lo, hi)]
-            -> [hardswish | silu | sigmoid | leaky_relu(slope)]
+            -> [hardswish | silu | sigmoid | leaky_relu(slope)] -> [add.Tensor(., r), alpha 1]
+
+A residual is added before the clamp (ResNet's conv -> add -> relu) or, where none came before,
+after the activation (CSPDarknet's and YOLO's blocks, x + act(conv(...))): the call then says
+`residual_last`, and the drivers add it in the pass that applies SiLU, sigmoid and leaky ReLU.
 
 The call's arguments are aten::convolution's, then the residual (or None), min and max (or
 None), then "hardswish", "silu" or "sigmoid" where the chain ends in one, or leaky ReLU's negative
 slope as a number (left out otherwise, so such calls keep the 13 arguments runtimes from before
-it read), then the output: the chain's
+it read), with a residual after the activation also `out_channel` (None) and `residual_last`
+(true), then the output: the chain's
 last value. Runs after plan_channels_last and only where the convolution's output, the residual
 and the result are the same 4-D float tensor shape laid out channels-last, or of one pixel (both
 layouts are the same bytes: squeeze-excitation's 1x1 layers), what the NHWC kernels apply tile
@@ -49,6 +54,9 @@ from .plan_graph import PlanGraph, Rewrite, replace_chains
 FUSED = "etrt_fused::conv2d"
 CONVOLUTION = "aten::convolution"
 CLAMPS = ("aten::relu", "aten::hardtanh", "aten::clamp")
+ADD = "aten::add.Tensor"
+# Whether a residual added after the clamp and activation joins the call (`residual_last`).
+RESIDUAL_LAST = True
 # Activations applied after the clamp, by the name the fused call's `activation` gives them
 # (leaky ReLU's is its slope).
 ACTIVATIONS = {
@@ -66,6 +74,7 @@ class _Chain:
     last: int  # step whose output the fused call writes
     dropped: frozenset[int]  # every step of the chain
     residual: int | None
+    residual_last: bool  # added after the activation, not before the clamp
     lo: float | None
     hi: float | None
     activation: str | float | None  # "hardswish", "silu", "sigmoid", leaky ReLU's slope, None
@@ -91,7 +100,7 @@ def fuse_conv_epilogues(plan: ExecutionPlan) -> int:
         conv = plan.instructions[chain.conv]
         assert isinstance(conv, KernelCall)
         args = (*conv.inputs, _optional(plan, chain.residual), _bound(plan, chain.lo),
-                _bound(plan, chain.hi), *_activation(plan, chain.activation),
+                _bound(plan, chain.hi), *_activation(plan, chain.activation, chain.residual_last),
                 chain.out)  # fmt: skip
         rewrites.append((chain.dropped, chain.last, KernelCall(fused, args, 1, node=conv.node)))
     replace_chains(plan, rewrites)
@@ -110,16 +119,22 @@ def _bound(plan: ExecutionPlan, bound: float | None) -> int:
     return len(plan.values) - 1
 
 
-def _activation(plan: ExecutionPlan, activation: str | float | None) -> tuple[int, ...]:
-    """The optional `activation` argument: left out when there is none, so such calls keep the
-    13 arguments that runtimes from before it read."""
-    if activation is None:
+def _activation(
+    plan: ExecutionPlan, activation: str | float | None, residual_last: bool
+) -> tuple[int, ...]:
+    """The optional `activation` argument, and after it `out_channel` (None) and `residual_last`
+    where the residual comes after the activation: left out when there is nothing to say, so such
+    calls keep the 13 arguments that runtimes from before them read."""
+    if activation is None and not residual_last:
         return ()
     if isinstance(activation, float):
         plan.values.append(DoubleValue(activation))
     else:
-        plan.values.append(StringValue(activation))
-    return (len(plan.values) - 1,)
+        plan.values.append(NullValue() if activation is None else StringValue(activation))
+    if not residual_last:
+        return (len(plan.values) - 1,)
+    plan.values += [NullValue(), BoolValue(True)]
+    return (len(plan.values) - 3, len(plan.values) - 2, len(plan.values) - 1)
 
 
 def _activation_of(graph: PlanGraph, call: KernelCall, name: str) -> str | float | None:
@@ -154,20 +169,11 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
         return None
     value, last, steps = conv.outputs[0], step, {step}
     residual: int | None = None
-    nxt = graph.only_call_reading(value, ("aten::add.Tensor", *CLAMPS, *ACTIVATIONS))
-    if nxt is not None and graph.op(nxt[0]) == "aten::add.Tensor":
-        add = nxt[1]
-        a, b = add.inputs[0], add.inputs[1]
-        other = b if a == value else a
-        if (
-            other != value
-            and value in (a, b)
-            and graph.scalar(add.inputs[2]) == 1.0
-            and _nhwc_like(graph, other, out)
-            and _nhwc_like(graph, add.outputs[0], out)
-            and _ready_by(graph, other, nxt[0])
-        ):
-            residual, value, last = other, add.outputs[0], nxt[0]
+    nxt = graph.only_call_reading(value, (ADD, *CLAMPS, *ACTIVATIONS))
+    if nxt is not None and graph.op(nxt[0]) == ADD:
+        residual = _residual(graph, value, nxt[0], nxt[1], out)
+        if residual is not None:
+            value, last = nxt[1].outputs[0], nxt[0]
             steps.add(nxt[0])
             nxt = graph.only_call_reading(value, (*CLAMPS, *ACTIVATIONS))
         else:
@@ -189,9 +195,36 @@ def _chain(graph: PlanGraph, step: int, conv: KernelCall) -> _Chain | None:
             steps.add(nxt[0])
         else:
             activation = None
+    # A residual added after the activation (CSPDarknet's and YOLO's blocks: x + act(conv(...))).
+    residual_last = False
+    nxt = graph.only_call_reading(value, (ADD,)) if residual is None and last != step else None
+    if nxt is not None and RESIDUAL_LAST:
+        residual = _residual(graph, value, nxt[0], nxt[1], out)
+        if residual is not None:
+            value, last, residual_last = nxt[1].outputs[0], nxt[0], True
+            steps.add(nxt[0])
     if last == step or not _inputs_unchanged(graph, conv, step, last):
         return None
-    return _Chain(step, last, frozenset(steps), residual, lo, hi, activation, value)
+    return _Chain(step, last, frozenset(steps), residual, residual_last, lo, hi, activation, value)
+
+
+def _residual(
+    graph: PlanGraph, value: int, step: int, add: KernelCall, out: TensorValue
+) -> int | None:
+    """The other operand of `add` (value + other, alpha 1), where the kernels can add it tile by
+    tile."""
+    a, b = add.inputs[0], add.inputs[1]
+    other = b if a == value else a
+    if (
+        other != value
+        and value in (a, b)
+        and graph.scalar(add.inputs[2]) == 1.0
+        and _nhwc_like(graph, other, out)
+        and _nhwc_like(graph, add.outputs[0], out)
+        and _ready_by(graph, other, step)
+    ):
+        return other
+    return None
 
 
 def _clamp_bounds(

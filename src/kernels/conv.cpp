@@ -29,6 +29,7 @@ struct Epilogue {
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
   float slope = 0.0f;  // LeakyRelu's negative slope
+  bool residual_last = false;  // the residual is added after the activation
   bool fused = false;  // applied by the NHWC kernels while storing each tile
   // Where the output is a channel slice of a wider channels-last tensor (out_channel): that
   // tensor's pixel stride. 0: the output is a tensor of its own.
@@ -336,7 +337,7 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
       }
     }
     if (same) {
-      c.residual = r == nullptr ? nullptr : r->data_as<const float>();
+      (ep->residual_last ? c.residual_last : c.residual) = r == nullptr ? nullptr : r->data_as<const float>();
       c.lo = ep->lo;
       c.hi = ep->hi;
       c.activation = ep->activation;
@@ -581,30 +582,41 @@ float hardswish(float x) {
   return x * t / 6.0f;
 }
 
-// The epilogue as a pass over the output, where the kernels did not apply it (any layout of the
-// residual; NaN passes the clamp, as in ATen).
-void apply_epilogue(const Epilogue& ep, Tensor& out) {
+// o = f(o, r) over every element of `out` and of `residual` (nullptr: r is 0), any strides.
+template <class F>
+void each_element(Tensor& out, const Tensor* residual, F f) {
   const int nd = out.dim();
   int64_t index[kMaxDims] = {};
   float* o = out.data_as<float>();
-  const float* r = ep.residual == nullptr ? nullptr : ep.residual->data_as<const float>();
+  const float* r = residual == nullptr ? nullptr : residual->data_as<const float>();
   for (int64_t n = 0; n < out.numel(); ++n) {
     int64_t at = 0, rat = 0;
     for (int d = 0; d < nd; ++d) {
       at += index[d] * out.stride(d);
-      if (r != nullptr) rat += index[d] * ep.residual->stride(d);
+      if (r != nullptr) rat += index[d] * residual->stride(d);
     }
-    float v = r != nullptr ? o[at] + r[rat] : o[at];
+    o[at] = f(o[at], r != nullptr ? r[rat] : 0.0f);
+    for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
+  }
+}
+
+// The epilogue as a pass over the output, where the kernels did not apply it (any layout of the
+// residual; NaN passes the clamp, as in ATen).
+void apply_epilogue(const Epilogue& ep, Tensor& out) {
+  const Tensor* first = ep.residual_last ? nullptr : ep.residual;
+  each_element(out, first, [&](float v, float r) {
+    if (first != nullptr) v = v + r;
     if (v < ep.lo) v = ep.lo;
     if (v > ep.hi) v = ep.hi;
     if (ep.activation == NhwcActivation::Hardswish) v = hardswish(v);
     if (ep.activation == NhwcActivation::LeakyRelu) v = v > 0.0f ? v : v * ep.slope;  // aten::leaky_relu's step
-    o[at] = v;
-    for (int d = nd - 1; d >= 0 && ++index[d] == out.size(d); --d) index[d] = 0;
-  }
+    return v;
+  });
   // aten::silu's / aten::sigmoid's own loop over the dense output: the separate op's bits.
+  float* o = out.data_as<float>();
   if (ep.activation == NhwcActivation::Silu) silu_contiguous(o, o, out.numel());
   if (ep.activation == NhwcActivation::Sigmoid) sigmoid_contiguous(o, o, out.numel());
+  if (ep.residual_last && ep.residual != nullptr) each_element(out, ep.residual, [](float v, float r) { return v + r; });
 }
 
 // aten::convolution's arguments (output last, args[9]); `ep` (or nullptr) as above.
@@ -824,10 +836,23 @@ void op_convolution(KernelContext& ctx, Span<Value*> args) {
 // and still run. With out_channel (15 arguments),
 // `out` is a wider channels-last tensor and the call writes channels [out_channel, out_channel +
 // Cout) of it: what a channel concatenation of convolutions becomes (python/etrt/concat_in_place.py).
+// With residual_last (16 arguments, out_channel None or a number), true: the residual is added
+// after the activation instead of before the clamp (x + act(conv(...)), CSPDarknet's blocks).
 void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "etrt_fused::conv2d";
-  if (!check_nargs(ctx, op, args, args.size() >= 14 ? (args.size() == 15 ? 15 : 14) : 13)) return;
+  if (!check_nargs(ctx, op, args, args.size() >= 14 ? std::min<size_t>(args.size(), 16) : 13)) return;
   Epilogue ep;
+  if (args.size() == 16) {
+    if (!args[14]->is_bool()) {
+      fail(ctx, op, "'residual_last' must be a bool");
+      return;
+    }
+    ep.residual_last = args[14]->to_bool();
+    if (ep.residual_last && args[9]->is_none()) {
+      fail(ctx, op, "'residual_last' is true without a residual");
+      return;
+    }
+  }
   if (args.size() >= 14 && (args[12]->is_double() || args[12]->is_int())) {
     double slope = 0.0;
     if (!scalar_arg(ctx, op, args, 12, "activation", &slope)) return;
@@ -864,11 +889,11 @@ void op_fused_conv2d(KernelContext& ctx, Span<Value*> args) {
   }
   ep.residual = residual;
   Value slice_value;
-  if (args.size() == 15) {
+  if (args.size() >= 15 && !args[13]->is_none()) {
     int64_t first = 0;
     if (!int_arg(ctx, op, args, 13, "out_channel", &first)) return;
     const Tensor* weight = tensor_arg(ctx, op, args, 1, "weight");
-    Tensor* whole = writable_output(ctx, op, args, 14, "out");
+    Tensor* whole = writable_output(ctx, op, args, args.size() - 1, "out");
     if (weight == nullptr || whole == nullptr) return;
     if (whole->dtype() != ScalarType::Float || whole->is_dynamic() || !channels_last_dense(*whole)) {
       fail(ctx, op, "with 'out_channel', 'out' must be a float channels-last 4-D tensor of fixed shape, got " +

@@ -135,7 +135,7 @@ constexpr int64_t kWinogradWideSliceChannels = 64;
 
 int64_t winograd_tiles(const NhwcConv& c) { return c.batch * ((c.oh + 3) / 4) * ((c.ow + 3) / 4); }
 
-// Output channels [begin, begin + width) of `c`: their weights, bias, residual and output (a
+// Output channels [begin, begin + width) of `c`: their weights, bias, residuals and output (a
 // depthwise layer's input channels too, which are its output channels).
 NhwcConv channel_slice(const NhwcConv& c, int64_t begin, int64_t width) {
   NhwcConv s = c;
@@ -143,6 +143,7 @@ NhwcConv channel_slice(const NhwcConv& c, int64_t begin, int64_t width) {
   s.weight = c.weight + begin;
   if (s.bias != nullptr) s.bias += begin;
   if (s.residual != nullptr) s.residual += begin;
+  if (s.residual_last != nullptr) s.residual_last += begin;
   s.out = c.out + begin;
   if (c.depthwise) {
     s.cin = width;

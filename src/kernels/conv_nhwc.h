@@ -56,6 +56,8 @@ struct NhwcConv {
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
   float slope = 0.0f;  // LeakyRelu's negative slope
+  // A residual laid out as `residual` is, added after the activation instead (nullptr: none).
+  const float* residual_last = nullptr;
   const float* zeros = nullptr;  // a row of at least cin zeros: padding taps point here
   // A first layer over the model's NCHW input (set by the caller where nhwc_stem_fits): plane
   // (n, ch) at in_nchw + n * nchw_sn + ch * nchw_sc, rows w floats apart, in unused. The tiles

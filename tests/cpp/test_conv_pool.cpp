@@ -123,6 +123,9 @@ struct ConvCase {
   bool silu = false;
   bool sigmoid = false;  // the same with "sigmoid"
   bool leaky = false;    // the same with 0.2 (leaky ReLU's slope): x > 0 ? x : x * 0.2f
+  // With an activation: the residual added after it (`residual_last`, 16 arguments), bit for bit
+  // the activated call without a residual, plus the residual.
+  bool residual_last = false;
   double tolerance = 1e-5;  // of the largest output (at least 1)
 };
 
@@ -190,14 +193,17 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
     }
   };
   Buf<float> plain({c.n, c.cout, oh, ow}, c.nhwc_out ? channels_last(c.cout, oh, ow) : std::vector<int64_t>{});
+  Value last(true);
   Value act = c.leaky ? Value(0.2) : Value::string(c.silu ? "silu" : c.sigmoid ? "sigmoid" : "hardswish");
   Value plain_v = c.one_d ? Value(without_height(plain.t)) : plain.v;
   std::vector<float> plain_silu;
   if (c.hardswish || post) {
     std::vector<Value*> without = args;
     without.back() = &plain_v;
+    if (c.residual_last) without[9] = &none;
     call(without);
     args.insert(args.end() - 1, &act);
+    if (c.residual_last) args.insert(args.end() - 1, {&none, &last});
     plain_silu.resize(plain.data.size());
     if (c.leaky) {
       for (size_t i = 0; i < plain.data.size(); ++i) {
@@ -226,16 +232,19 @@ void run_conv_case(const ConvCase& c, const std::string& label) {
               }
           // The convolution's rounding scales with its own sums, clamped or not.
           scale = std::fmax(scale, std::fabs(s));
-          if (c.hardswish) {
-            s += residual.at({n, o, y, x});
-            s = s * std::fmin(std::fmax(s + 3.0, 0.0), 6.0) / 6.0;
-            const float want = hardswish_steps(plain.at({n, o, y, x})), got = out.at({n, o, y, x});
-            if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
-          } else if (post) {
-            s += residual.at({n, o, y, x});
-            s = c.leaky ? (s > 0.0 ? s : s * 0.2) : (c.silu ? s : 1.0) / (1.0 + std::exp(-s));
+          if (c.hardswish || post) {
+            const float r = residual.at({n, o, y, x});
+            if (!c.residual_last) s += r;
+            if (c.hardswish) {
+              s = s * std::fmin(std::fmax(s + 3.0, 0.0), 6.0) / 6.0;
+            } else {
+              s = c.leaky ? (s > 0.0 ? s : s * 0.2) : (c.silu ? s : 1.0) / (1.0 + std::exp(-s));
+            }
+            if (c.residual_last) s += r;
+            const float* p = &plain.at({n, o, y, x});
+            float want = c.hardswish ? hardswish_steps(*p) : plain_silu[static_cast<size_t>(p - plain.data.data())];
+            if (c.residual_last) want = want + r;
             const float got = out.at({n, o, y, x});
-            const float want = plain_silu[static_cast<size_t>(&plain.at({n, o, y, x}) - plain.data.data())];
             if (std::memcmp(&want, &got, sizeof want) != 0) ++mismatches;
           } else if (c.fused) {
             s = std::fmin(std::fmax(s + residual.at({n, o, y, x}), -0.25), 0.5);
@@ -424,10 +433,17 @@ void test_channels_last_convolution_matches_reference() {
         c.leaky = act == "leaky_relu";
         return c;
       };
-      for (const auto& [c, name] : activated) run_conv_case(with(c), act + " " + name + isa);
+      for (const auto& [c, name] : activated) {
+        run_conv_case(with(c), act + " " + name + isa);
+        ConvCase last = with(c);
+        last.residual_last = true;
+        run_conv_case(last, act + " " + name + ", residual last" + isa);
+      }
       ConvCase other = with({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
       other.residual_nchw = true;
       run_conv_case(other, act + ", NCHW residual" + isa);
+      other.residual_last = true;
+      run_conv_case(other, act + ", NCHW residual last" + isa);
     }
     ConvCase other = fused({1, 24, 40, 1, 9, 9, 1, 1, 2, 2, 0, 0, 1, 1, false, false, true, false, true, true});
     other.residual_nchw = true;
@@ -808,6 +824,16 @@ void test_convolution_rejects_bad_arguments() {
   CHECK(ctx.error().message().find(
             "'activation' must be None, \"hardswish\", \"silu\", \"sigmoid\" or a leaky ReLU's slope") !=
         std::string::npos);
+  // residual_last (16 arguments): a bool, true only with a residual.
+  Value yes(true), one(1);
+  CHECK_FAILS(check::call(ctx, "etrt_fused::conv2d", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none,
+                                                      &none, &none, &slope, &none, &yes, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("'residual_last' is true without a residual") != std::string::npos);
+  CHECK_FAILS(check::call(ctx, "etrt_fused::conv2d", {&input.v, &weight.v, &none, &vs, &vp, &vd, &vf, &vo, &vg, &none,
+                                                      &none, &none, &slope, &none, &one, &out.v}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("'residual_last' must be a bool") != std::string::npos);
 }
 
 struct PoolCase {
@@ -1096,6 +1122,8 @@ void test_split_work_matches_reference() {
   sliced = nhwc(sliced);
   sliced.fused = true;
   run_conv_case(sliced, "split winograd output-channel slices");
+  sliced.leaky = sliced.residual_last = true;  // each slice adds its own channels of the residual
+  run_conv_case(sliced, "split winograd output-channel slices, leaky ReLU then residual");
   run_conv_case(nhwc({1, 48, 64, 1, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, false, false, true, false, true, true}),
                 "split winograd slices, no bias");
   // Depthwise over fewer output rows than parts: rows times slices of channels (200 = 128 + 72,
@@ -1106,6 +1134,8 @@ void test_split_work_matches_reference() {
   const int64_t before = check::chunks_run();
   run_conv_case(dw_slices, "split depthwise channel slices");
   CHECK(check::chunks_run() - before >= 14);  // 7 rows x 2 slices, not 7 rows
+  dw_slices.leaky = dw_slices.residual_last = true;
+  run_conv_case(dw_slices, "split depthwise channel slices, leaky ReLU then residual");
   ConvCase dw_silu{2, 200, 200, 200, 9, 9, 5, 5, 2, 2, 2, 2, 1, 1, true, false, true, false, true, true};
   dw_silu = nhwc(dw_silu);
   dw_silu.fused = true;
