@@ -21,6 +21,10 @@ channel, program inputs and outputs (the first convolution gathers its NCHW inpu
 result the program returns computes NHWC into a tensor of its own, copied out, when that pays:
 _returned_nhwc_pays), values of one pixel or one channel (both layouts are the same bytes),
 tensors of dynamic shape, and the outputs of every other op.
+A view of NHWC memory that keeps each pixel's channels adjacent (a channel split or slice:
+CSPDarknet's, ShuffleNetV2's and YOLO's halves) counts as an NHWC operand for the elementwise
+ops and concatenations that read it: their outputs are NHWC (they were NCHW, gathered back by
+every convolution after them).
 A view that cannot express its result over NHWC memory (a flatten of C with H and W) reads an
 NCHW copy (aten::clone) instead; views that can (ViT's [N, C, H, W] -> [N, C, H*W] ->
 [N, H*W, C]) come out cheaper. Weights kept outside the program (external_constants) stay as
@@ -91,6 +95,9 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     channels-last."""
     graph = PlanGraph(plan)
     nhwc: set[int] = set()
+    # Views of NHWC memory whose channels stay innermost (a channel split or slice: CSPDarknet's
+    # and ShuffleNetV2's halves), with their strides: operands as good as NHWC ones below.
+    nhwc_views: dict[int, tuple[int, ...]] = {}
     convs: list[int] = []
     returned: list[int] = []  # convolutions computing a program output (see _copy_to_output)
     quant_convs: list[int] = []  # int8 convolutions writing NHWC
@@ -121,6 +128,10 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
         elif op in KEEPS_INPUT_LAYOUT:
             if instr.inputs[0] in nhwc:
                 nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
+        elif op in VIEWS and instr.inputs:
+            src = instr.inputs[0]
+            if src in nhwc or src in nhwc_views:
+                nhwc_views.update(_channel_views(graph, op, instr, nhwc_views.get(src)))
         elif op is not None and _ops.writes_any_layout(op) and len(outs) == 1:
             out = graph.tensor(outs[0])
             if out is None or not _may_be_nhwc(graph, outs[0]):
@@ -132,7 +143,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
                 for t in tensor_indices(plan.values, a)
                 if _sizes(graph, t) == out.sizes or op == "aten::cat"
             ]
-            if full and all(t in nhwc for t in full):
+            if full and all(t in nhwc or t in nhwc_views for t in full):
                 nhwc.add(outs[0])
     for v in nhwc:
         t = graph.tensor(v)
@@ -362,6 +373,31 @@ def _meta(t: TensorValue, strides: tuple[int, ...]) -> torch.Tensor:
 def _nhwc_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
     _n, c, h, w = sizes
     return (h * w * c, 1, w * c, c)
+
+
+def _channel_views(
+    graph: PlanGraph, op: str, instr: KernelCall, strides: tuple[int, ...] | None
+) -> dict[int, tuple[int, ...]]:
+    """The 4-D results of a view op over NHWC memory (dense, or a view with `strides`) that keep
+    each pixel's channels adjacent and pixels in NHWC order, with their strides."""
+    xt = graph.tensor(instr.inputs[0])
+    if xt is None or len(xt.sizes) != 4 or xt.dynamic:
+        return {}
+    targets = [t for v in instr.outputs for t in tensor_indices(graph.plan.values, v)]
+    results = _view_strides(
+        VIEWS[op], _meta(xt, strides or _nhwc_strides(xt.sizes)), graph.plan, instr
+    )
+    if results is None or len(results) != len(targets):
+        return {}
+    found: dict[int, tuple[int, ...]] = {}
+    for target, s in zip(targets, results, strict=True):
+        t = graph.tensor(target)
+        if t is None or len(t.sizes) != 4 or len(s) != 4 or t.dynamic:
+            continue
+        _n, c, h, w = t.sizes
+        if s[1] == 1 and s[3] >= c and s[2] >= s[3] * w and s[0] >= s[2] * h:
+            found[target] = s
+    return found
 
 
 def _copy_before_views(plan: ExecutionPlan, nhwc: set[int]) -> None:

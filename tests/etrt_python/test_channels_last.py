@@ -516,3 +516,73 @@ def test_same_padding_folds_into_the_convolution_or_stays_channels_last(
     with torch.no_grad():
         want = [t.numpy() for t in model(x)]
     assert_same_bits(tmp_path, ("folded", "copies"), x.numpy(), want, 1e-4)
+
+
+class CrossStage(nn.Module):
+    """CSPDarknet's stage (YOLO's C3 alike): a convolution whose channels split in two, residual
+    blocks `x + act(conv(act(conv(x))))` on one half, the halves joined for the last one."""
+
+    def __init__(self, act: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.act = act
+        self.down = nn.Conv2d(8, 48, 3, stride=2, padding=1)
+        self.blocks = nn.ModuleList(nn.Conv2d(24, 24, k, padding=k // 2) for k in (1, 3, 1, 3))
+        self.transition_b = nn.Conv2d(24, 24, 1)
+        self.transition = nn.Conv2d(48, 40, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        act, b = self.act, self.blocks
+        x = act(self.down(x))
+        xs, xb = x.split(24, dim=1)
+        xb = xb + act(b[1](act(b[0](xb))))  # the residual is a view: an addition of its own
+        xb = xb + act(b[3](act(b[2](xb))))
+        xb = act(self.transition_b(xb))
+        return act(self.transition(torch.cat([xs, xb], 1))) * 2.0
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "silu"])
+def test_channel_splits_stay_channels_last_and_residuals_join_after_the_activation(
+    name: str, inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A channel split of a channels-last tensor is a channels-last view: the addition and the
+    concatenation that read it write channels-last (they wrote NCHW, which every convolution
+    after them gathered back), and a residual added after a convolution's activation joins the
+    call (`residual_last`). Bit for bit what the program without either computes, at every cap
+    and at one and two threads."""
+    import etrt
+    import etrt.channels_last
+    import etrt.fuse_conv
+
+    torch.manual_seed(5)
+    model = CrossStage(ACTIVATION_FUNCTIONS[name]).eval()
+    x = torch.randn(2, 8, 30, 26)
+    program = etrt.export(model, (x,))
+    program.save(tmp_path / "joined.etrt")
+    with monkeypatch.context() as m:
+        m.setattr(etrt.channels_last, "_channel_views", lambda *args: {})
+        m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
+        apart = etrt.export(model, (x,))
+    apart.save(tmp_path / "apart.etrt")
+    plan = program.info.plan
+    ops = program.info.instruction_ops
+    assert (
+        ops.count("aten::add.Tensor") == 1
+        and apart.info.instruction_ops.count("aten::add.Tensor") == 2
+    )
+    assert ops.count(FUSED) == 7 and f"aten::{name}" not in ops, ops
+    written = {
+        plan.operators[i.op_index]: plan.values[i.args[-1]]
+        for i in plan.instructions
+        if plan.operators[i.op_index] in ("aten::add.Tensor", "aten::cat")
+    }
+    assert {op: v.dim_order for op, v in written.items()} == {
+        "aten::add.Tensor": NHWC,
+        "aten::cat": NHWC,
+    }
+    last = [
+        i for i in plan.instructions if plan.operators[i.op_index] == FUSED and len(i.args) == 16
+    ]
+    assert len(last) == 1 and plan.values[last[0].args[14]] == etrt.ir.BoolValue(True)
+    with torch.no_grad():
+        want = [model(x).numpy()]
+    assert_same_bits(tmp_path, ("joined", "apart"), x.numpy(), want, 1e-4)

@@ -136,6 +136,24 @@ def _dynamic_seeds(out: Path) -> None:
     (out / "program" / "cache-dynamic.etrt").write_bytes(program.to_bytes())
 
 
+class CrossStage(nn.Module):
+    """A channel split, a residual added after leaky ReLU (residual_last), a concatenation of
+    the untouched half with a convolution's output: channels-last views and the 16-argument
+    fused convolution."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Conv2d(4, 8, 3, padding=1), nn.Conv2d(4, 4, 3, padding=1)
+        self.c, self.head = nn.Conv2d(4, 4, 1), nn.Conv2d(8, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = nn.functional
+        keep, y = f.leaky_relu(self.a(x), 0.1).split(4, dim=1)
+        y = y + 1.0
+        y = y + f.leaky_relu(self.b(y), 0.1)
+        return self.head(torch.cat([keep, f.leaky_relu(self.c(y))], 1))
+
+
 MODELS = {
     "mlp": (Mlp, (torch.randn(2, 8),)),
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
@@ -144,6 +162,7 @@ MODELS = {
     "upsampler": (Upsampler, (torch.randn(1, 2, 4, 4),)),
     "fire": (Fire, (torch.randn(1, 4, 6, 6),)),
     "layouts": (Layouts, (torch.randn(1, 4, 6, 6),)),
+    "cross_stage": (CrossStage, (torch.randn(1, 4, 6, 6),)),
     # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
     "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
