@@ -1203,7 +1203,16 @@ void op_clone(KernelContext& ctx, Span<Value*> args) {
   }
   const Tensor* ops[2] = {out, self};
   const size_t es = element_size(self->dtype());
-  run_loop(make_loop(self->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+  Loop<2> loop = make_loop(self->sizes(), ops);
+  // A permutation of each pixel's channels (ShuffleNet's channel shuffle into an NHWC copy: [N,
+  // C/g, g, H, W] with g innermost) walks g elements an inner loop in the output's order; the
+  // next dimension out is the longer run. Any order copies the same elements.
+  const int d = loop.dim;
+  if (d >= 2 && loop.sizes[d - 1] < 8 && loop.sizes[d - 2] > loop.sizes[d - 1]) {
+    std::swap(loop.sizes[d - 1], loop.sizes[d - 2]);
+    for (int k = 0; k < 2; ++k) std::swap(loop.strides[k][d - 1], loop.strides[k][d - 2]);
+  }
+  run_loop(loop, [&](char* const* p, const int64_t* st, int64_t n) {
     if (es == 4) {
       for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], p[1] + i * st[1], 4);
       return;
