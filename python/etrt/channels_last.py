@@ -95,9 +95,12 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     channels-last."""
     graph = PlanGraph(plan)
     nhwc: set[int] = set()
-    # Views of NHWC memory whose channels stay innermost (a channel split or slice: CSPDarknet's
-    # and ShuffleNetV2's halves), with their strides: operands as good as NHWC ones below.
-    nhwc_views: dict[int, tuple[int, ...]] = {}
+    # Views of memory laid out here, any rank, with their strides: those of 4-D NHWC order (a
+    # channel split or slice: CSPDarknet's and YOLO's halves) are operands as good as NHWC ones.
+    views: dict[int, tuple[int, ...]] = {}
+    # Copies of rank 5 or more laid out with their channel dimensions innermost (ShuffleNet's
+    # channel shuffle), by dim order: the 4-D view read after them is NHWC.
+    inner: dict[int, tuple[int, ...]] = {}
     convs: list[int] = []
     returned: list[int] = []  # convolutions computing a program output (see _copy_to_output)
     quant_convs: list[int] = []  # int8 convolutions writing NHWC
@@ -129,9 +132,13 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             if instr.inputs[0] in nhwc:
                 nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
         elif op in VIEWS and instr.inputs:
-            src = instr.inputs[0]
-            if src in nhwc or src in nhwc_views:
-                nhwc_views.update(_channel_views(graph, op, instr, nhwc_views.get(src)))
+            base = _laid_strides(graph, instr.inputs[0], nhwc, views, inner)
+            if base is not None:
+                views.update(_view_results(graph, op, instr, base))
+        elif op == "aten::clone" and (
+            order := _channels_inner_copy(graph, instr, nhwc, views, inner)
+        ):
+            inner[outs[0]] = order
         elif op is not None and _ops.writes_any_layout(op) and len(outs) == 1:
             out = graph.tensor(outs[0])
             if out is None or not _may_be_nhwc(graph, outs[0]):
@@ -143,12 +150,16 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
                 for t in tensor_indices(plan.values, a)
                 if _sizes(graph, t) == out.sizes or op == "aten::cat"
             ]
-            if full and all(t in nhwc or t in nhwc_views for t in full):
+            if full and all(t in nhwc or _nhwc_view(graph, t, views) for t in full):
                 nhwc.add(outs[0])
     for v in nhwc:
         t = graph.tensor(v)
         assert t is not None
         plan.values[v] = replace(t, dim_order=NHWC)
+    for v, order in inner.items():
+        t = graph.tensor(v)
+        assert t is not None
+        plan.values[v] = replace(t, dim_order=order)
     copies = {step: _write_nhwc_then_copy(plan, step, nhwc) for step in returned}
     count = 0
     for step in convs:
@@ -163,7 +174,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     for step in quant_convs:
         _store_int8_weight_ohwi(plan, segments, step)
     _copy_after(plan, copies)
-    _copy_before_views(plan, nhwc)
+    _copy_before_views(plan, nhwc, inner)
     drop_unread_constants(plan, segments)
     return count
 
@@ -375,38 +386,112 @@ def _nhwc_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
     return (h * w * c, 1, w * c, c)
 
 
-def _channel_views(
-    graph: PlanGraph, op: str, instr: KernelCall, strides: tuple[int, ...] | None
+def _strides_of_order(sizes: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
+    strides = [0] * len(sizes)
+    step = 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= sizes[d]
+    return tuple(strides)
+
+
+def _laid_strides(
+    graph: PlanGraph,
+    v: int,
+    nhwc: set[int],
+    views: dict[int, tuple[int, ...]],
+    inner: dict[int, tuple[int, ...]],
+) -> tuple[int, ...] | None:
+    """The strides of `v` where it is memory this pass lays out, or a view of such memory."""
+    t = graph.tensor(v)
+    if t is None or t.dynamic:
+        return None
+    if v in nhwc:
+        return _nhwc_strides(t.sizes)
+    if v in inner:
+        return _strides_of_order(t.sizes, inner[v])
+    return views.get(v)
+
+
+def _view_results(
+    graph: PlanGraph, op: str, instr: KernelCall, strides: tuple[int, ...]
 ) -> dict[int, tuple[int, ...]]:
-    """The 4-D results of a view op over NHWC memory (dense, or a view with `strides`) that keep
-    each pixel's channels adjacent and pixels in NHWC order, with their strides."""
+    """The strides of each result of a view op over a tensor with `strides`."""
     xt = graph.tensor(instr.inputs[0])
-    if xt is None or len(xt.sizes) != 4 or xt.dynamic:
-        return {}
+    assert xt is not None
     targets = [t for v in instr.outputs for t in tensor_indices(graph.plan.values, v)]
-    results = _view_strides(
-        VIEWS[op], _meta(xt, strides or _nhwc_strides(xt.sizes)), graph.plan, instr
-    )
+    results = _view_strides(VIEWS[op], _meta(xt, strides), graph.plan, instr)
     if results is None or len(results) != len(targets):
         return {}
-    found: dict[int, tuple[int, ...]] = {}
-    for target, s in zip(targets, results, strict=True):
-        t = graph.tensor(target)
-        if t is None or len(t.sizes) != 4 or len(s) != 4 or t.dynamic:
-            continue
-        _n, c, h, w = t.sizes
-        if s[1] == 1 and s[3] >= c and s[2] >= s[3] * w and s[0] >= s[2] * h:
-            found[target] = s
-    return found
+    return {
+        t: s
+        for t, s in zip(targets, results, strict=True)
+        if (tv := graph.tensor(t)) is not None and not tv.dynamic and len(tv.sizes) == len(s)
+    }
 
 
-def _copy_before_views(plan: ExecutionPlan, nhwc: set[int]) -> None:
-    """Gives every view of NHWC memory that the runtime could not compute an NCHW copy to view."""
+def _nhwc_view(graph: PlanGraph, v: int, views: dict[int, tuple[int, ...]]) -> bool:
+    """A 4-D view whose pixels keep their channels adjacent, in NHWC order (dimensions of size
+    1, whose strides say nothing, aside)."""
+    s, t = views.get(v), graph.tensor(v)
+    if s is None or t is None or len(t.sizes) != 4 or (t.sizes[1] > 1 and s[1] != 1):
+        return False
+    reach = 1
+    for d in (1, 3, 2, 0):
+        if t.sizes[d] > 1:
+            if s[d] < reach:
+                return False
+            reach = s[d] * t.sizes[d]
+    return True
+
+
+def _channels_inner_copy(
+    graph: PlanGraph,
+    instr: KernelCall,
+    nhwc: set[int],
+    views: dict[int, tuple[int, ...]],
+    inner: dict[int, tuple[int, ...]],
+) -> tuple[int, ...] | None:
+    """The dim order (0, k-2, k-1, 1, ..., k-3) for a copy of NHWC memory of shape [N, c1, ...,
+    H, W] (rank k > 4) that a view makes [N, C, H, W] alone reads: ShuffleNet's channel shuffle
+    (view [N, g, C/g, H, W], transpose, contiguous, view back). So laid out, the copy permutes
+    each pixel's channels and the view after it is NHWC, where the NCHW copy made every layer
+    after it gather its input back."""
+    out = instr.outputs[0]
+    t = graph.tensor(out)
+    if t is None or len(t.sizes) < 5 or t.dynamic or t.storage != StorageKind.PLANNED:
+        return None
+    if out in graph.plan_outputs or t.dim_order != tuple(range(len(t.sizes))):
+        return None
+    if _laid_strides(graph, instr.inputs[0], nhwc, views, inner) is None:
+        return None
+    step = graph.only_reader(out)
+    if step is None or graph.op(step) not in ("aten::view", "aten::_unsafe_view"):
+        return None
+    viewed = graph.tensor(graph.instruction(step).outputs[0])
+    if viewed is None or len(viewed.sizes) != 4:
+        return None
+    n, c, h, w = viewed.sizes
+    if (t.sizes[0], *t.sizes[-2:]) != (n, h, w) or int(np.prod(t.sizes[1:-2])) != c:
+        return None
+    k = len(t.sizes)
+    return (0, k - 2, k - 1, *range(1, k - 2))
+
+
+def _copy_before_views(
+    plan: ExecutionPlan, nhwc: set[int], inner: dict[int, tuple[int, ...]]
+) -> None:
+    """Gives every view of NHWC memory (or of the copies in `inner`) that the runtime could not
+    compute an NCHW copy to view."""
     strides: dict[int, tuple[int, ...]] = {}
     for v in nhwc:
         t = plan.values[v]
         assert isinstance(t, TensorValue)
         strides[v] = _nhwc_strides(t.sizes)
+    for v, order in inner.items():
+        t = plan.values[v]
+        assert isinstance(t, TensorValue)
+        strides[v] = _strides_of_order(t.sizes, order)
     out: list[Instruction] = []
     clone = None
     for instr in plan.instructions:

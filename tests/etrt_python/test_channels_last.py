@@ -559,7 +559,7 @@ def test_channel_splits_stay_channels_last_and_residuals_join_after_the_activati
     program = etrt.export(model, (x,))
     program.save(tmp_path / "joined.etrt")
     with monkeypatch.context() as m:
-        m.setattr(etrt.channels_last, "_channel_views", lambda *args: {})
+        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
         m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
         apart = etrt.export(model, (x,))
     apart.save(tmp_path / "apart.etrt")
@@ -586,3 +586,84 @@ def test_channel_splits_stay_channels_last_and_residuals_join_after_the_activati
     with torch.no_grad():
         want = [model(x).numpy()]
     assert_same_bits(tmp_path, ("joined", "apart"), x.numpy(), want, 1e-4)
+
+
+class ShuffleUnits(nn.Module):
+    """ShuffleNetV2's units: the first (stride 2) joins two branches, the next split the channels,
+    run one half through 1x1, depthwise 3x3 and 1x1, join the halves and shuffle the channels
+    (view [N, 2, C/2, H, W], transpose, contiguous, view back)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.left = nn.Sequential(nn.Conv2d(24, 24, 3, 2, 1, groups=24), nn.Conv2d(24, 29, 1))
+        self.right = nn.Sequential(
+            nn.Conv2d(24, 29, 1),
+            nn.ReLU(),
+            nn.Conv2d(29, 29, 3, 2, 1, groups=29),
+            nn.Conv2d(29, 29, 1),
+        )
+        self.units = nn.ModuleList(
+            nn.Sequential(
+                nn.Conv2d(29, 29, 1),
+                nn.ReLU(),
+                nn.Conv2d(29, 29, 3, 1, 1, groups=29),
+                nn.Conv2d(29, 29, 1),
+            )
+            for _ in range(2)
+        )
+        self.head = nn.Conv2d(58, 32, 1)
+
+    @staticmethod
+    def shuffle(x: torch.Tensor) -> torch.Tensor:
+        n, c, h, w = x.shape
+        return x.view(n, 2, c // 2, h, w).transpose(1, 2).contiguous().view(n, c, h, w)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.shuffle(torch.cat([self.left(x), self.right(x)], 1))
+        for unit in self.units:
+            a, b = x.chunk(2, dim=1)
+            x = self.shuffle(torch.cat([a, unit(b)], 1))
+        return F.relu(self.head(x)) * 2.0
+
+
+def test_channel_shuffles_copy_into_channels_last_memory(
+    inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The channel shuffle's copy of an NHWC tensor is laid out with the channel dimensions
+    innermost (dim order (0, 3, 4, 1, 2)), so the view after it is NHWC, its halves are NHWC
+    views, and the concatenations write NHWC: no NCHW tensor between the first convolution and
+    the last. Bit for bit what the program with NCHW copies computes, at every cap and at one
+    and two threads."""
+    import etrt
+    import etrt.channels_last
+
+    torch.manual_seed(6)
+    model = ShuffleUnits().eval()
+    x = torch.randn(2, 24, 21, 17)
+    program = etrt.export(model, (x,))
+    program.save(tmp_path / "shuffled.etrt")
+    with monkeypatch.context() as m:
+        m.setattr(etrt.channels_last, "_channels_inner_copy", lambda *args: None)
+        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
+        copies = etrt.export(model, (x,))
+    copies.save(tmp_path / "copies.etrt")
+    plan = program.info.plan
+    written = [
+        (plan.operators[i.op_index], plan.values[i.args[-1]])
+        for i in plan.instructions
+        if plan.operators[i.op_index] in ("aten::clone", "aten::cat")
+    ]
+    # The first unit's two branches write their concatenation in place (concat_in_place.py).
+    assert [op for op, _ in written] == ["aten::clone"] + ["aten::cat", "aten::clone"] * 2
+    assert all(
+        v.dim_order == ((0, 3, 4, 1, 2) if op == "aten::clone" else NHWC) for op, v in written
+    )
+    old = copies.info.plan
+    assert all(
+        old.values[i.args[-1]].dim_order in ((), (0, 1, 2, 3), (0, 1, 2, 3, 4))
+        for i in old.instructions
+        if old.operators[i.op_index] in ("aten::clone", "aten::cat")
+    )
+    with torch.no_grad():
+        want = [model(x).numpy()]
+    assert_same_bits(tmp_path, ("shuffled", "copies"), x.numpy(), want, 1e-4)
