@@ -667,3 +667,42 @@ def test_channel_shuffles_copy_into_channels_last_memory(
     with torch.no_grad():
         want = [model(x).numpy()]
     assert_same_bits(tmp_path, ("shuffled", "copies"), x.numpy(), want, 1e-4)
+
+
+def test_a_yolov8_shaped_detector_runs_channels_last_between_its_convolutions(
+    inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """YOLOv8's blocks (C2f's split halves and late residuals, SPPF's poolings, the neck's
+    upsampling) keep every 4-D concatenation and addition channels-last and the residuals that
+    follow a bottleneck's own output in its convolution; bit for bit the program without the
+    split views and late residuals, at every cap and at one and two threads, and near eager."""
+    import detectors
+    import etrt
+    import etrt.channels_last
+    import etrt.fuse_conv
+
+    torch.manual_seed(7)
+    model = detectors.live(detectors.YoloV8Shaped(width=8, outputs=24))
+    x = torch.randn(1, 3, 64, 96)
+    program = etrt.export(model, (x,))
+    program.save(tmp_path / "joined.etrt")
+    with monkeypatch.context() as m:
+        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
+        m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
+        apart = etrt.export(model, (x,))
+    apart.save(tmp_path / "apart.etrt")
+    plan = program.info.plan
+    written = [
+        plan.values[i.args[-1]]
+        for i in plan.instructions
+        if plan.operators[i.op_index] in ("aten::cat", "aten::add.Tensor")
+    ]
+    four_d = [v for v in written if len(v.sizes) == 4]
+    # 13 concatenations (eight C2f, SPPF, four in the neck) and the four additions below.
+    assert len(four_d) == 13 + 4 and all(v.dim_order == NHWC for v in four_d), four_d
+    # Six bottlenecks with residuals: the four whose residual is a split half stay additions.
+    assert program.info.instruction_ops.count("aten::add.Tensor") == 4
+    assert apart.info.instruction_ops.count("aten::add.Tensor") == 6
+    with torch.no_grad():
+        want = [model(x).numpy()]
+    assert_same_bits(tmp_path, ("joined", "apart"), x.numpy(), want, 1e-4)
