@@ -34,7 +34,7 @@ they are and the kernel repacks them per call.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -101,6 +101,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     # Copies of rank 5 or more laid out with their channel dimensions innermost (ShuffleNet's
     # channel shuffle), by dim order: the 4-D view read after them is NHWC.
     inner: dict[int, tuple[int, ...]] = {}
+    laid = _Laid(nhwc, inner, views)
     convs: list[int] = []
     returned: list[int] = []  # convolutions computing a program output (see _copy_to_output)
     quant_convs: list[int] = []  # int8 convolutions writing NHWC
@@ -132,12 +133,10 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
             if instr.inputs[0] in nhwc:
                 nhwc.update(v for v in outs if _may_be_nhwc(graph, v, any_dtype=True))
         elif op in VIEWS and instr.inputs:
-            base = _laid_strides(graph, instr.inputs[0], nhwc, views, inner)
+            base = laid.strides(graph, instr.inputs[0])
             if base is not None:
                 views.update(_view_results(graph, op, instr, base))
-        elif op == "aten::clone" and (
-            order := _channels_inner_copy(graph, instr, nhwc, views, inner)
-        ):
+        elif op == "aten::clone" and (order := _channels_inner_copy(graph, instr, laid)):
             inner[outs[0]] = order
         elif op is not None and _ops.writes_any_layout(op) and len(outs) == 1:
             out = graph.tensor(outs[0])
@@ -395,22 +394,25 @@ def _strides_of_order(sizes: tuple[int, ...], order: tuple[int, ...]) -> tuple[i
     return tuple(strides)
 
 
-def _laid_strides(
-    graph: PlanGraph,
-    v: int,
-    nhwc: set[int],
-    views: dict[int, tuple[int, ...]],
-    inner: dict[int, tuple[int, ...]],
-) -> tuple[int, ...] | None:
-    """The strides of `v` where it is memory this pass lays out, or a view of such memory."""
-    t = graph.tensor(v)
-    if t is None or t.dynamic:
-        return None
-    if v in nhwc:
-        return _nhwc_strides(t.sizes)
-    if v in inner:
-        return _strides_of_order(t.sizes, inner[v])
-    return views.get(v)
+@dataclass(frozen=True)
+class _Laid:
+    """What the pass lays out so far: NHWC tensors, copies with their channel dimensions
+    innermost (by dim order), and views of either (by strides)."""
+
+    nhwc: set[int]
+    inner: dict[int, tuple[int, ...]]
+    views: dict[int, tuple[int, ...]]
+
+    def strides(self, graph: PlanGraph, v: int) -> tuple[int, ...] | None:
+        """The strides of `v` where it is such memory, or a view of it."""
+        t = graph.tensor(v)
+        if t is None or t.dynamic:
+            return None
+        if v in self.nhwc:
+            return _nhwc_strides(t.sizes)
+        if v in self.inner:
+            return _strides_of_order(t.sizes, self.inner[v])
+        return self.views.get(v)
 
 
 def _view_results(
@@ -446,11 +448,7 @@ def _nhwc_view(graph: PlanGraph, v: int, views: dict[int, tuple[int, ...]]) -> b
 
 
 def _channels_inner_copy(
-    graph: PlanGraph,
-    instr: KernelCall,
-    nhwc: set[int],
-    views: dict[int, tuple[int, ...]],
-    inner: dict[int, tuple[int, ...]],
+    graph: PlanGraph, instr: KernelCall, laid: _Laid
 ) -> tuple[int, ...] | None:
     """The dim order (0, k-2, k-1, 1, ..., k-3) for a copy of NHWC memory of shape [N, c1, ...,
     H, W] (rank k > 4) that a view makes [N, C, H, W] alone reads: ShuffleNet's channel shuffle
@@ -463,7 +461,7 @@ def _channels_inner_copy(
         return None
     if out in graph.plan_outputs or t.dim_order != tuple(range(len(t.sizes))):
         return None
-    if _laid_strides(graph, instr.inputs[0], nhwc, views, inner) is None:
+    if laid.strides(graph, instr.inputs[0]) is None:
         return None
     step = graph.only_reader(out)
     if step is None or graph.op(step) not in ("aten::view", "aten::_unsafe_view"):

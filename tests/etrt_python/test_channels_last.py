@@ -18,6 +18,7 @@ from etrt.channels_last import HWIO, NHWC
 from etrt.fuse_conv import FUSED
 from etrt.ir import KernelCall, NullValue, StorageKind, TensorValue
 from etrt.lower import dim_order_of
+from etrt.program import Program
 from program_bits import assert_same_bits
 from runtime_build import ExportedRun, ToolRunner
 from torch import nn
@@ -540,6 +541,25 @@ class CrossStage(nn.Module):
         return act(self.transition(torch.cat([xs, xb], 1))) * 2.0
 
 
+def _joined_and_apart(
+    model: nn.Module, x: torch.Tensor, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Program, Program]:
+    """The model exported as is (folder/joined.etrt) and without split views as NHWC operands or
+    residuals after the activation (folder/apart.etrt)."""
+    import etrt
+    import etrt.channels_last
+    import etrt.fuse_conv
+
+    joined = etrt.export(model, (x,))
+    joined.save(folder / "joined.etrt")
+    with monkeypatch.context() as m:
+        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
+        m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
+        apart = etrt.export(model, (x,))
+    apart.save(folder / "apart.etrt")
+    return joined, apart
+
+
 @pytest.mark.parametrize("name", ["leaky_relu", "silu"])
 def test_channel_splits_stay_channels_last_and_residuals_join_after_the_activation(
     name: str, inprocess_runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -550,19 +570,11 @@ def test_channel_splits_stay_channels_last_and_residuals_join_after_the_activati
     call (`residual_last`). Bit for bit what the program without either computes, at every cap
     and at one and two threads."""
     import etrt
-    import etrt.channels_last
-    import etrt.fuse_conv
 
     torch.manual_seed(5)
     model = CrossStage(ACTIVATION_FUNCTIONS[name]).eval()
     x = torch.randn(2, 8, 30, 26)
-    program = etrt.export(model, (x,))
-    program.save(tmp_path / "joined.etrt")
-    with monkeypatch.context() as m:
-        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
-        m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
-        apart = etrt.export(model, (x,))
-    apart.save(tmp_path / "apart.etrt")
+    program, apart = _joined_and_apart(model, x, tmp_path, monkeypatch)
     plan = program.info.plan
     ops = program.info.instruction_ops
     assert (
@@ -677,20 +689,11 @@ def test_a_yolov8_shaped_detector_runs_channels_last_between_its_convolutions(
     follow a bottleneck's own output in its convolution; bit for bit the program without the
     split views and late residuals, at every cap and at one and two threads, and near eager."""
     import detectors
-    import etrt
-    import etrt.channels_last
-    import etrt.fuse_conv
 
     torch.manual_seed(7)
     model = detectors.live(detectors.YoloV8Shaped(width=8, outputs=24))
     x = torch.randn(1, 3, 64, 96)
-    program = etrt.export(model, (x,))
-    program.save(tmp_path / "joined.etrt")
-    with monkeypatch.context() as m:
-        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
-        m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
-        apart = etrt.export(model, (x,))
-    apart.save(tmp_path / "apart.etrt")
+    program, apart = _joined_and_apart(model, x, tmp_path, monkeypatch)
     plan = program.info.plan
     written = [
         plan.values[i.args[-1]]
