@@ -149,7 +149,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
                 for t in tensor_indices(plan.values, a)
                 if _sizes(graph, t) == out.sizes or op == "aten::cat"
             ]
-            if full and all(t in nhwc or _nhwc_view(graph, t, views) for t in full):
+            if full and all(t in nhwc or laid.nhwc_view(graph, t) for t in full):
                 nhwc.add(outs[0])
     for v in nhwc:
         t = graph.tensor(v)
@@ -173,7 +173,7 @@ def plan_channels_last(plan: ExecutionPlan, segments: list[bytes]) -> int:
     for step in quant_convs:
         _store_int8_weight_ohwi(plan, segments, step)
     _copy_after(plan, copies)
-    _copy_before_views(plan, nhwc, inner)
+    _copy_before_views(graph, laid)
     drop_unread_constants(plan, segments)
     return count
 
@@ -381,8 +381,7 @@ def _meta(t: TensorValue, strides: tuple[int, ...]) -> torch.Tensor:
 
 
 def _nhwc_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    _n, c, h, w = sizes
-    return (h * w * c, 1, w * c, c)
+    return _strides_of_order(sizes, NHWC)
 
 
 def _strides_of_order(sizes: tuple[int, ...], order: tuple[int, ...]) -> tuple[int, ...]:
@@ -414,6 +413,20 @@ class _Laid:
             return _strides_of_order(t.sizes, self.inner[v])
         return self.views.get(v)
 
+    def nhwc_view(self, graph: PlanGraph, v: int) -> bool:
+        """A 4-D view whose pixels keep their channels adjacent, in NHWC order (dimensions of
+        size 1, whose strides say nothing, aside)."""
+        s, t = self.views.get(v), graph.tensor(v)
+        if s is None or t is None or len(t.sizes) != 4 or (t.sizes[1] > 1 and s[1] != 1):
+            return False
+        reach = 1
+        for d in (1, 3, 2, 0):
+            if t.sizes[d] > 1:
+                if s[d] < reach:
+                    return False
+                reach = s[d] * t.sizes[d]
+        return True
+
 
 def _view_results(
     graph: PlanGraph, op: str, instr: KernelCall, strides: tuple[int, ...]
@@ -430,21 +443,6 @@ def _view_results(
         for t, s in zip(targets, results, strict=True)
         if (tv := graph.tensor(t)) is not None and not tv.dynamic and len(tv.sizes) == len(s)
     }
-
-
-def _nhwc_view(graph: PlanGraph, v: int, views: dict[int, tuple[int, ...]]) -> bool:
-    """A 4-D view whose pixels keep their channels adjacent, in NHWC order (dimensions of size
-    1, whose strides say nothing, aside)."""
-    s, t = views.get(v), graph.tensor(v)
-    if s is None or t is None or len(t.sizes) != 4 or (t.sizes[1] > 1 and s[1] != 1):
-        return False
-    reach = 1
-    for d in (1, 3, 2, 0):
-        if t.sizes[d] > 1:
-            if s[d] < reach:
-                return False
-            reach = s[d] * t.sizes[d]
-    return True
 
 
 def _channels_inner_copy(
@@ -476,20 +474,15 @@ def _channels_inner_copy(
     return (0, k - 2, k - 1, *range(1, k - 2))
 
 
-def _copy_before_views(
-    plan: ExecutionPlan, nhwc: set[int], inner: dict[int, tuple[int, ...]]
-) -> None:
-    """Gives every view of NHWC memory (or of the copies in `inner`) that the runtime could not
-    compute an NCHW copy to view."""
+def _copy_before_views(graph: PlanGraph, laid: _Laid) -> None:
+    """Gives every view of NHWC memory (or of the copies laid out channels innermost) that the
+    runtime could not compute an NCHW copy to view."""
+    plan = graph.plan
     strides: dict[int, tuple[int, ...]] = {}
-    for v in nhwc:
-        t = plan.values[v]
-        assert isinstance(t, TensorValue)
-        strides[v] = _nhwc_strides(t.sizes)
-    for v, order in inner.items():
-        t = plan.values[v]
-        assert isinstance(t, TensorValue)
-        strides[v] = _strides_of_order(t.sizes, order)
+    for v in (*laid.nhwc, *laid.inner):
+        s = laid.strides(graph, v)
+        assert s is not None
+        strides[v] = s
     out: list[Instruction] = []
     clone = None
     for instr in plan.instructions:

@@ -609,7 +609,7 @@ void apply_epilogue(const Epilogue& ep, Tensor& out) {
     if (v < ep.lo) v = ep.lo;
     if (v > ep.hi) v = ep.hi;
     if (ep.activation == NhwcActivation::Hardswish) v = hardswish(v);
-    if (ep.activation == NhwcActivation::LeakyRelu) v = v > 0.0f ? v : v * ep.slope;  // aten::leaky_relu's step
+    if (ep.activation == NhwcActivation::LeakyRelu) v = leaky_relu_step(v, ep.slope);
     return v;
   });
   // aten::silu's / aten::sigmoid's own loop over the dense output: the separate op's bits.

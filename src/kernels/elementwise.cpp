@@ -269,7 +269,7 @@ __attribute__((always_inline)) inline float apply_unary(UnOp op, float x, UnArgs
     case UnOp::Exp: return exp_full_f32(x);
     case UnOp::Rsqrt: return 1.0f / __builtin_sqrtf(x);
     case UnOp::Abs: return __builtin_fabsf(x);
-    case UnOp::LeakyRelu: return x > 0.0f ? x : x * u.s;
+    case UnOp::LeakyRelu: return leaky_relu_step(x, u.s);
     case UnOp::Pow: return pow_f32(x, u.s);
     case UnOp::Neg: return -x;
     case UnOp::Sqrt: return __builtin_sqrtf(x);

@@ -553,7 +553,7 @@ def _joined_and_apart(
     joined = etrt.export(model, (x,))
     joined.save(folder / "joined.etrt")
     with monkeypatch.context() as m:
-        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
+        m.setattr(etrt.channels_last._Laid, "nhwc_view", lambda *args: False)
         m.setattr(etrt.fuse_conv, "RESIDUAL_LAST", False)
         apart = etrt.export(model, (x,))
     apart.save(folder / "apart.etrt")
@@ -656,7 +656,7 @@ def test_channel_shuffles_copy_into_channels_last_memory(
     program.save(tmp_path / "shuffled.etrt")
     with monkeypatch.context() as m:
         m.setattr(etrt.channels_last, "_channels_inner_copy", lambda *args: None)
-        m.setattr(etrt.channels_last, "_nhwc_view", lambda *args: False)
+        m.setattr(etrt.channels_last._Laid, "nhwc_view", lambda *args: False)
         copies = etrt.export(model, (x,))
     copies.save(tmp_path / "copies.etrt")
     plan = program.info.plan
