@@ -1,7 +1,7 @@
 // aten::convolution (1-D and 2-D, groups, stride, padding, dilation, bias).
 // A contiguous (NCHW) output: im2col + SGEMM, per image and group
 // out[Cout_g, OH*OW] = weight_g[Cout_g, Cin_g*KH*KW] @ col[Cin_g*KH*KW, OH*OW].
-// A channels-last output (2-D, groups 1 or depthwise): the NHWC kernels of conv_nhwc.h.
+// A channels-last output (2-D, any groups): the NHWC kernels of conv_nhwc.h.
 // etrt_fused::conv2d: the same convolution, then plus a residual, clamped and (optionally)
 // hardswish: what the exporter folds a following aten::add.Tensor / relu / hardtanh / clamp /
 // hardswish into (python/etrt/fuse_conv.py).
@@ -258,7 +258,8 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   c.pw = s.pw;
   c.dh = s.dh;
   c.dw = s.dw;
-  c.depthwise = s.groups > 1;
+  c.depthwise = s.groups > 1 && s.groups == s.cin && s.cout == s.cin;
+  c.groups = c.depthwise ? 1 : s.groups;
   const float* in = input.data_as<const float>();
   c.w_ld = s.cout;
   const bool nchw_dense = s.in_sw == 1 && s.in_sh == s.w;
@@ -718,17 +719,15 @@ void convolution(KernelContext& ctx, Span<Value*> args, Epilogue* ep) {
                                    Span<const int64_t>(out_sizes, static_cast<size_t>(input->dim())));
   if (out == nullptr || out->numel() == 0) return;
   // Channels-last output (or one that is both layouts, with weights stored for the NHWC path).
-  const bool depthwise = groups > 1 && groups == s.cin && s.cout == s.cin;
   const bool slice = ep != nullptr && ep->out_ps > 0;
-  if (spatial == 2 && (groups == 1 || depthwise) && (slice || channels_last_dense(*out)) &&
+  if (spatial == 2 && (slice || channels_last_dense(*out)) &&
       (slice || !out->is_contiguous() || weight_hwio(*weight))) {
     conv_nhwc(ctx, s, *input, *weight, bias, *out, ep);
     return;
   }
   if (slice || !out->is_contiguous()) {
-    fail(ctx, kOp, slice ? "an output channel slice needs a 2-D convolution with groups 1 or one group per channel"
-                         : "output must be contiguous, or channels-last for a 2-D convolution with groups 1 or one "
-                           "group per channel");
+    fail(ctx, kOp, slice ? "an output channel slice needs a 2-D convolution"
+                         : "output must be contiguous, or channels-last for a 2-D convolution");
     return;
   }
   // The column matrix (plus a row for a folded bias) is a tensor of its own: bounded like one.

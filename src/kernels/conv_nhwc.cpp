@@ -36,6 +36,8 @@ struct ConvIsa {
   int64_t (*tile_channels)();
   void (*stem_rows)(const NhwcConv&, int64_t, int64_t, float*);
   size_t (*stem_scratch_floats)(const NhwcConv&);
+  void (*grouped)(const NhwcConv&, int64_t, int64_t, int64_t, int64_t, float*);
+  int64_t (*vector_floats)();
 };
 
 const ConvIsa kIsas[] = {
@@ -43,21 +45,25 @@ const ConvIsa kIsas[] = {
     {"avx512", nhwc::isa_avx512::tile_count, nhwc::isa_avx512::scratch_floats, nhwc::isa_avx512::conv_tiles,
      nhwc::isa_avx512::dw_rows, nhwc::isa_avx512::wino_weights, nhwc::isa_avx512::wino_block, nhwc::isa_avx512::wino_tile_rows,
      nhwc::isa_avx512::tile_channels,
-     nhwc::isa_avx512::stem_rows, nhwc::isa_avx512::stem_scratch_floats},
+     nhwc::isa_avx512::stem_rows, nhwc::isa_avx512::stem_scratch_floats, nhwc::isa_avx512::grouped_tiles,
+     nhwc::isa_avx512::vector_floats},
     {"avx2", nhwc::isa_avx2::tile_count, nhwc::isa_avx2::scratch_floats, nhwc::isa_avx2::conv_tiles,
      nhwc::isa_avx2::dw_rows, nhwc::isa_avx2::wino_weights, nhwc::isa_avx2::wino_block, nhwc::isa_avx2::wino_tile_rows,
      nhwc::isa_avx2::tile_channels,
-     nhwc::isa_avx2::stem_rows, nhwc::isa_avx2::stem_scratch_floats},
+     nhwc::isa_avx2::stem_rows, nhwc::isa_avx2::stem_scratch_floats, nhwc::isa_avx2::grouped_tiles,
+     nhwc::isa_avx2::vector_floats},
     {"sse2", nhwc::isa_sse2::tile_count, nhwc::isa_sse2::scratch_floats, nhwc::isa_sse2::conv_tiles,
      nhwc::isa_sse2::dw_rows, nhwc::isa_sse2::wino_weights, nhwc::isa_sse2::wino_block, nhwc::isa_sse2::wino_tile_rows,
      nhwc::isa_sse2::tile_channels,
-     nhwc::isa_sse2::stem_rows, nhwc::isa_sse2::stem_scratch_floats},
+     nhwc::isa_sse2::stem_rows, nhwc::isa_sse2::stem_scratch_floats, nhwc::isa_sse2::grouped_tiles,
+     nhwc::isa_sse2::vector_floats},
 #else
     {"generic", nhwc::isa_generic::tile_count, nhwc::isa_generic::scratch_floats, nhwc::isa_generic::conv_tiles,
      nhwc::isa_generic::dw_rows, nhwc::isa_generic::wino_weights, nhwc::isa_generic::wino_block,
      nhwc::isa_generic::wino_tile_rows,
      nhwc::isa_generic::tile_channels,
-     nhwc::isa_generic::stem_rows, nhwc::isa_generic::stem_scratch_floats},
+     nhwc::isa_generic::stem_rows, nhwc::isa_generic::stem_scratch_floats, nhwc::isa_generic::grouped_tiles,
+     nhwc::isa_generic::vector_floats},
 #endif
 };
 
@@ -169,8 +175,8 @@ bool winograd_enabled() {
 }
 
 bool nhwc_winograd_fits(const NhwcConv& c) {
-  if (!winograd_enabled() || c.depthwise || c.kh != 3 || c.kw != 3 || c.sh != 1 || c.sw != 1 || c.dh != 1 || c.dw != 1 || c.ph > 2 ||
-      c.pw > 2 || c.cin < kWinogradMinChannels || c.cout < kWinogradMinChannels || c.w_first != 0 || c.w_ld != c.cout) {
+  if (!winograd_enabled() || c.depthwise || c.groups != 1 || c.kh != 3 || c.kw != 3 || c.sh != 1 || c.sw != 1 ||
+      c.dh != 1 || c.dw != 1 || c.ph > 2 || c.pw > 2 || c.cin < kWinogradMinChannels || c.cout < kWinogradMinChannels || c.w_first != 0 || c.w_ld != c.cout) {
     return false;
   }
   const int64_t tiles = winograd_tiles(c);
@@ -377,7 +383,7 @@ void nhwc_depthwise_rows(const NhwcConv& c, int64_t row_begin, int64_t row_end) 
 }
 
 bool nhwc_stem_fits(const NhwcConv& c) {
-  return !c.depthwise && c.cin < 8 && c.kh == c.kw && (c.kw == 3 || c.kw == 7) && c.sh == c.sw &&
+  return !c.depthwise && c.groups == 1 && c.cin < 8 && c.kh == c.kw && (c.kw == 3 || c.kw == 7) && c.sh == c.sw &&
          (c.sw == 1 || c.sw == 2) && c.dh == 1 && c.dw == 1 && c.w_first == 0 && c.w_ld == c.cout;
 }
 
@@ -391,6 +397,85 @@ int64_t even_block_width(int64_t cout, int64_t count, int64_t tc) {
   return (cout + width - 1) / width == count && 4 * last >= 3 * width ? width : 0;
 }
 
+// Groups joined into one block-diagonal group: the fewest that make a vector of output channels
+// (a divisor of the groups; all of them where none does), 1 where a group fills one already.
+int64_t joined_groups(const NhwcConv& c, int64_t vector) {
+  const int64_t cout_g = c.cout / c.groups;
+  if (cout_g >= vector) return 1;
+  for (int64_t join = 2; join < c.groups; ++join) {
+    if (c.groups % join == 0 && join * cout_g >= vector) return join;
+  }
+  return c.groups;
+}
+
+// The panels grouped_tiles reads for groups joined `join` at a time: group j of joined group G
+// at rows [j * cin_g, (j + 1) * cin_g) and columns [j * cout_g, (j + 1) * cout_g) of G's
+// [taps][join * cin_g][join * cout_g] panel, zeros elsewhere.
+void pack_grouped(const NhwcConv& c, int64_t join, float* panels) {
+  const int64_t cin_g = c.cin / c.groups, cout_g = c.cout / c.groups, taps = c.taps();
+  const int64_t gi = join * cin_g, go = join * cout_g, panel = taps * gi * go;
+  std::memset(panels, 0, static_cast<size_t>(panel * (c.groups / join)) * sizeof(float));
+  for (int64_t g = 0; g < c.groups; ++g) {
+    float* dst = panels + g / join * panel + g % join * (cin_g * go + cout_g);
+    for (int64_t r = 0; r < taps * cin_g; ++r) {
+      const int64_t t = r / cin_g, k = r % cin_g;
+      std::memcpy(dst + (t * gi + k) * go, c.weight + r * c.w_ld + g * cout_g - c.w_first,
+                  static_cast<size_t>(cout_g) * sizeof(float));
+    }
+  }
+}
+
+// A grouped convolution: the weights packed into per-group panels (a constant's kept in the
+// instruction's cache, packed at the first call), then pixel tiles times blocks of groups whose
+// panels take about kBlockBytes, block-major, split across threads.
+bool nhwc_grouped(KernelContext& ctx, const NhwcConv& c, bool parallel) {
+  const ConvIsa& impl = conv_isa();
+  const int64_t join = joined_groups(c, impl.vector_floats());
+  NhwcConv g = c;
+  g.groups = c.groups / join;
+  g.w_ld = c.cout / g.groups;
+  g.w_first = 0;
+  const int64_t panel = c.taps() * (c.cin / g.groups) * g.w_ld;
+  const size_t bytes = static_cast<size_t>(panel * g.groups) * sizeof(float);
+  float* panels = nullptr;
+  if (c.weight_constant != nullptr && c.weight == c.weight_constant) {
+    constexpr uint64_t kGroupedPanels = 0x24;
+    bool ready = false;
+    panels = static_cast<float*>(ctx.instruction_cache(kept_key(c.weight_constant, kGroupedPanels), bytes, &ready));
+    if (panels != nullptr && !ready) pack_grouped(c, join, panels);
+  }
+  const bool kept = panels != nullptr;
+  const int threads = parallel_num_threads();
+  const int64_t tiles = impl.tile_count(g);
+  const int64_t per_block = std::max<int64_t>(1, kBlockBytes / (panel * static_cast<int64_t>(sizeof(float))));
+  const int64_t block = static_cast<int64_t>(bytes) > kWholeWeightBytes ? per_block : g.groups;
+  const int64_t blocks = (g.groups + block - 1) / block;
+  const int64_t items = blocks * tiles;
+  const int64_t parts = parallel ? std::min<int64_t>(items, threads * kPartsPerThread) : 1;
+  const int64_t slots = std::min<int64_t>(parts, threads);
+  const size_t per_slot = (impl.scratch_floats(g) + 15) / 16 * 16;
+  const size_t own = kept ? 0 : (bytes / sizeof(float) + 15) / 16 * 16;
+  float* scratch =
+      static_cast<float*>(ctx.allocate_temp((own + per_slot * static_cast<size_t>(slots)) * sizeof(float), 64));
+  if (scratch == nullptr) return false;
+  if (!kept) {
+    panels = scratch;
+    pack_grouped(c, join, panels);
+  }
+  g.weight = panels;
+  run_parts_in_slots(parts, slots, [&](int64_t t, int64_t slot) {
+    float* mine = scratch + own + per_slot * static_cast<size_t>(slot);
+    const int64_t end = items * (t + 1) / parts;
+    for (int64_t it = items * t / parts; it < end;) {
+      const int64_t b = it / tiles, tile = it % tiles;
+      const int64_t run = std::min(end - it, tiles - tile);
+      impl.grouped(g, tile, tile + run, b * block, std::min(g.groups, (b + 1) * block), mine);
+      it += run;
+    }
+  });
+  return true;
+}
+
 }  // namespace
 
 bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
@@ -401,6 +486,7 @@ bool nhwc_convolution(KernelContext& ctx, const NhwcConv& c) {
                       static_cast<double>(c.taps() * c.cin_g());
   const double weight_bytes = static_cast<double>(c.taps() * c.cin_g() * c.cout) * sizeof(float);
   const bool parallel = threads > 1 && (macs >= kConvParallelMinMacs || weight_bytes >= kConvParallelMinWeightBytes);
+  if (c.groups > 1) return nhwc_grouped(ctx, c, parallel);
   if (c.in_nchw != nullptr) {
     const int64_t rows = c.batch * c.oh;
     const int64_t parts = parallel ? std::min<int64_t>(rows, threads * kPartsPerThread) : 1;

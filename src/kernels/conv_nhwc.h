@@ -15,8 +15,12 @@
 //              each input column once for every output it covers.
 //   stem       few input channels over the model's NCHW input (in_nchw): tiles of one output
 //              row broadcast their inputs from the NCHW rows in place, no transpose.
+//   grouped    other groups (ResNeXt's, RegNet's): igemm tiles per group over the group's
+//              channels of each pixel; groups narrower than a vector of output channels are
+//              joined into block-diagonal ones (zeros between), so no tile is masked.
 // Weights are [kh][kw][cin_g][cout] (output channels innermost): the layout the exporter stores
-// them in, so the product reads them in place.
+// them in, so the product reads them in place (a grouped one is repacked per group, once for a
+// constant).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +39,7 @@ struct NhwcConv {
   int64_t oh = 0, ow = 0, cout = 0;
   int64_t kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
   bool depthwise = false;  // groups == cin == cout
+  int64_t groups = 1;      // other groups: cin and cout are the totals, cin / groups a group's
   // Pixel (n, y, x) of the input: cin floats at in + n * in_sn + y * in_sh + x * in_sw.
   const float* in = nullptr;
   int64_t in_sn = 0, in_sh = 0, in_sw = 0;
@@ -67,7 +72,7 @@ struct NhwcConv {
 
   int64_t taps() const { return kh * kw; }
   int64_t pixels() const { return batch * oh * ow; }
-  int64_t cin_g() const { return depthwise ? 1 : cin; }
+  int64_t cin_g() const { return depthwise ? 1 : cin / groups; }
 };
 
 // igemm tiles over all the pixels (of up to a few pixels each; the instruction set decides).
