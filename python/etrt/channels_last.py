@@ -15,12 +15,12 @@ Outputs of XNNPACK delegate calls that XNNPACK computes NHWC are NHWC already (t
 writes them straight into the tensor, and reads NHWC inputs as they are): etrt's kernels and
 the delegate hand activations over without a permute.
 
-What stays as it was: convolutions with a reduction shorter than 16 (input channels x taps: a
-single-channel 3x3 layer runs better as im2col + SGEMM) or groups other than 1 or one per
-channel, program inputs and outputs (the first convolution gathers its NCHW input; one whose
-result the program returns computes NHWC into a tensor of its own, copied out, when that pays:
-_returned_nhwc_pays), values of one pixel or one channel (both layouts are the same bytes),
-tensors of dynamic shape, and the outputs of every other op.
+What stays as it was: convolutions with a reduction shorter than 16 (a group's input channels
+x taps: a single-channel 3x3 layer runs better as im2col + SGEMM), program inputs and outputs
+(the first convolution gathers its NCHW input; one whose result the program returns computes
+NHWC into a tensor of its own, copied out, when that pays: _returned_nhwc_pays), values of one
+pixel or one channel (both layouts are the same bytes), tensors of dynamic shape, and the outputs
+of every other op.
 A view of NHWC memory that keeps each pixel's channels adjacent (a channel split or slice:
 CSPDarknet's, ShuffleNetV2's and YOLO's halves) counts as an NHWC operand for the elementwise
 ops and concatenations that read it: their outputs are NHWC (they were NCHW, gathered back by
@@ -270,7 +270,7 @@ def _may_be_nhwc(graph: PlanGraph, v: int, any_dtype: bool = False) -> bool:
 
 
 def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall) -> bool:
-    """A 2-D convolution the NHWC kernels run: groups 1 or one per channel, a constant weight."""
+    """A 2-D convolution the NHWC kernels run: a constant weight, a reduction deep enough."""
     x, w, _bias, _stride, _padding, _dilation, transposed, _opad, groups = conv.inputs
     xt, wt = graph.float_tensor(x, 4), graph.float_tensor(w, 4)
     flag, g = graph.plan.values[transposed], graph.plan.values[groups]
@@ -286,8 +286,13 @@ def _nhwc_convolution(graph: PlanGraph, segments: list[bytes], conv: KernelCall)
     if g.val == cin == cout and wt.sizes[1] == 1:
         return True  # depthwise
     # A reduction this short (one input channel, 3x3) runs better as NCHW im2col + SGEMM: the
-    # NHWC tiles would be all overhead (the test CNN's layer: 2x slower channels-last).
-    return g.val == 1 and cin * wt.sizes[2] * wt.sizes[3] >= MIN_NHWC_DEPTH
+    # NHWC tiles would be all overhead (the test CNN's layer: 2x slower channels-last). Other
+    # groups (ResNeXt's, RegNet's) run per group: the reduction is a group's.
+    return (
+        g.val >= 1
+        and cin % g.val == 0
+        and wt.sizes[1] * wt.sizes[2] * wt.sizes[3] >= MIN_NHWC_DEPTH
+    )
 
 
 def _nhwc_quant_convolution(graph: PlanGraph, conv: KernelCall) -> bool:

@@ -6,8 +6,8 @@ and GoogLeNet's branches end this way; at one thread SqueezeNet 1.1's eight copi
 about 8.4 ms (docs/SCALING.md, part X).
 
 Runs after fuse_conv_epilogues (a convolution keeps its clamp and activation; one with a residual
-is left alone) and only where the kernels write channels-last tiles: 2-D convolutions with groups
-1 or one group per channel, float32, fixed shapes, the concatenation laid out channels-last (or of
+is left alone) and only where the kernels write channels-last tiles: 2-D convolutions (any
+groups), float32, fixed shapes, the concatenation laid out channels-last (or of
 one pixel, where both layouts are the same bytes). The concatenation's buffer then lives from its
 first convolution on; the memory plan sees that from the calls that write it.
 """
@@ -106,11 +106,8 @@ def _slice_args(
     values = graph.plan.values
     weight = graph.float_tensor(inputs[1], 4)
     x = graph.float_tensor(inputs[0], 4)
-    transposed, groups = values[inputs[6]], graph.scalar(inputs[8])
+    transposed = values[inputs[6]]
     if weight is None or x is None or not isinstance(transposed, BoolValue) or transposed.val:
-        return None
-    cin, cout = x.sizes[1], weight.sizes[0]
-    if groups != 1 and not (groups == cin == cout):
         return None
 
     def new(value: IntValue | NullValue) -> int:

@@ -71,8 +71,8 @@ def tensor(run: ExportedRun, index: int) -> TensorValue:
 
 class Blocks(nn.Module):
     """A stem over the NCHW input, a residual block, a depthwise and squeeze-excitation block,
-    ceil-mode pooling, a fire-like concatenation, a grouped convolution (NCHW kernels) and two
-    heads: a flatten of NHWC memory (needs a copy) and ViT's patch tokens (a free view)."""
+    ceil-mode pooling, a fire-like concatenation, a grouped convolution and two heads: a flatten
+    of NHWC memory (needs a copy) and ViT's patch tokens (a free view)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -113,9 +113,9 @@ def test_convolutions_run_channels_last_and_match_eager(runner: ToolRunner, tmp_
         if weight.dim_order == HWIO:  # read in place by the NHWC kernels
             assert weight.storage == StorageKind.CONSTANT
             assert out.dim_order == NHWC or out.sizes[2] * out.sizes[3] == 1
-    # The grouped convolution keeps NCHW, and so does the gate's second one-pixel convolution
-    # (8 input channels, a reduction too short for the NHWC tiles; one pixel is both layouts).
-    assert len(nhwc) == 7 and [t.dim_order for t in nchw] == [(0, 1, 2, 3)] * 2
+    # The gate's second one-pixel convolution keeps NCHW (8 input channels, a reduction too short
+    # for the NHWC tiles; one pixel is both layouts). The grouped one runs NHWC per group.
+    assert len(nhwc) == 8 and [t.dim_order for t in nchw] == [(0, 1, 2, 3)]
     # The stem reads the program's NCHW input; the outputs keep the layouts torch traced.
     plan = run.program.info.plan
     assert tensor(run, plan.inputs[0]).dim_order == (0, 1, 2, 3)
@@ -709,3 +709,81 @@ def test_a_yolov8_shaped_detector_runs_channels_last_between_its_convolutions(
     with torch.no_grad():
         want = [model(x).numpy()]
     assert_same_bits(tmp_path, ("joined", "apart"), x.numpy(), want, 1e-4)
+
+
+class GroupedBlocks(nn.Module):
+    """ResNeXt's bottleneck (32 groups of 4 channels, then one at stride 2 with a downsampling
+    shortcut), RegNetY's (groups of 8 with squeeze-excitation) and ShuffleNet v1's grouped 1x1
+    layers around a channel shuffle."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def bottleneck(cin: int, width: int, cout: int, groups: int, stride: int) -> nn.Module:
+            return nn.Sequential(
+                nn.Conv2d(cin, width, 1), nn.ReLU(),
+                nn.Conv2d(width, width, 3, stride, 1, groups=groups), nn.ReLU(),
+                nn.Conv2d(width, cout, 1),
+            )  # fmt: skip
+
+        self.stem = nn.Conv2d(3, 32, 3, padding=1)
+        self.x1 = bottleneck(32, 128, 32, 32, 1)
+        self.x2 = bottleneck(32, 128, 64, 32, 2)
+        self.down = nn.Conv2d(32, 64, 1, stride=2)
+        self.y1 = bottleneck(64, 64, 64, 8, 1)
+        self.se1, self.se2 = nn.Conv2d(64, 16, 1), nn.Conv2d(16, 64, 1)
+        self.g1, self.g2 = nn.Conv2d(64, 48, 1, groups=4), nn.Conv2d(48, 64, 1, groups=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = F.relu(self.stem(x))
+        s = F.relu(s + self.x1(s))
+        s = F.relu(self.down(s) + self.x2(s))
+        y = self.y1(s)
+        y = y * torch.sigmoid(self.se2(F.relu(self.se1(y.mean((2, 3), keepdim=True)))))
+        s = F.relu(s + y)
+        g = F.relu(self.g1(s))
+        n, c, h, w = g.shape
+        g = g.view(n, 4, c // 4, h, w).transpose(1, 2).reshape(n, c, h, w)
+        s = F.relu(s + self.g2(g))
+        return s * 2.0
+
+
+def test_grouped_convolutions_run_channels_last_per_group(
+    inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    """Every grouped convolution (groups of 4 channels, joined into vectors of output channels;
+    of 8; grouped 1x1s of 12 and 32 outputs a group) runs on the NHWC kernels with its weight
+    stored HWIO and its output channels-last, its ReLU and residual folded in, and the program
+    matches eager at every cap and at one and two threads."""
+    import etrt
+    from program_bits import outputs_everywhere
+
+    torch.manual_seed(3)
+    model = GroupedBlocks().eval()
+    x = torch.randn(1, 3, 20, 18)
+    program = etrt.export(model, (x,))
+    program.save(tmp_path / "grouped.etrt")
+    plan = program.info.plan
+    grouped = [
+        i
+        for i in plan.instructions
+        if isinstance(i, KernelCall)
+        and plan.operators[i.op_index] in ("aten::convolution", FUSED)
+        and plan.values[i.args[8]].val > 1
+    ]
+    assert len(grouped) == 5
+    for conv in grouped:
+        weight, out = plan.values[conv.args[1]], plan.values[conv.args[-1]]
+        assert weight.dim_order == HWIO and out.dim_order == NHWC, (weight, out)
+    # The ReLUs after the grouped 3x3s and the first grouped 1x1 ride in their calls, as do the
+    # shuffle unit's residual and ReLU.
+    assert all(plan.operators[c.op_index] == FUSED for c in grouped)
+    # One ReLU is left: the one after the gated sum (a multiplication's result, not a call's).
+    assert program.info.instruction_ops.count("aten::relu") == 1
+    with torch.no_grad():
+        want = model(x).numpy()
+    for tag, outs in outputs_everywhere(tmp_path, ["grouped"], x.numpy()):
+        (got,) = outs["grouped"]
+        scale = float(np.max(np.abs(want)))
+        assert scale > 1e-2
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale, err_msg=tag)
