@@ -1481,6 +1481,97 @@ void test_index_put_without_indices_checks_the_values_shape() {
   CHECK(ctx.error().message().find("cannot be broadcast") != std::string::npos);
 }
 
+// index_select over every dimension of random shapes: inputs contiguous or in a random strided
+// layout (the copies of whole runs then fall back to elements), negative and repeated indices, an empty index, at one thread and two (a big image: torch.roll's
+// rows, copied a run at a time); an index out of bounds is refused by value.
+void test_index_select_matches_reference() {
+  const etrt::ParallelBackend* two = check::pool<2>();
+  for (const etrt::ParallelBackend* backend : {static_cast<const etrt::ParallelBackend*>(nullptr), two}) {
+    etrt::set_parallel_backend(backend);
+    for (int trial = 0; trial < 60; ++trial) {
+      const bool big = trial % 10 == 9;
+      Sizes sizes = big ? Sizes{2, 60, 56, 24} : random_sizes(4, 7);
+      Buf x = random_input(ScalarType::Float, sizes);
+      const int64_t dim = rand_int(0, static_cast<int64_t>(sizes.size()) - 1), n = sizes[static_cast<size_t>(dim)];
+      const int64_t count = trial % 15 == 7 ? 0 : rand_int(1, 2 * n);
+      Buf index = make(trial % 2 == 0 ? ScalarType::Long : ScalarType::Int, {count});
+      Sizes picked;
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t j = rand_int(-n, n - 1);
+        set(index.t(), i, static_cast<double>(j));
+        picked.push_back(j < 0 ? j + n : j);
+      }
+      Sizes out_sizes = sizes;
+      out_sizes[static_cast<size_t>(dim)] = count;
+      Buf out = make(ScalarType::Float, out_sizes);
+      Value dv = vint(dim);
+      CHECK_OK(check::call(ctx, "aten::index_select", {&x.value, &dv, &index.value, &out.value}));
+      expect_all(("index_select trial " + std::to_string(trial)).c_str(), out.t(), [&](const Sizes& i) {
+        Sizes at = i;
+        at[static_cast<size_t>(dim)] = picked[static_cast<size_t>(i[static_cast<size_t>(dim)])];
+        return get(x.t(), offset_of(x.t(), at));
+      }, 0, 0);
+    }
+  }
+  etrt::set_parallel_backend(nullptr);
+  Buf x = make(ScalarType::Float, {3, 4}), out = make(ScalarType::Float, {3, 2}), index = make(ScalarType::Long, {2});
+  set(index.t(), 0, 1);
+  set(index.t(), 1, 4);
+  Value dv = vint(1);
+  CHECK_FAILS(check::call(ctx, "aten::index_select", {&x.value, &dv, &index.value, &out.value}),
+              etrt::ErrorCode::InvalidArgument);
+  CHECK(ctx.error().message().find("index 4 is out of bounds") != std::string::npos);
+}
+
+// index.Tensor with one index tensor (1-D or 2-D) on a random dimension, or two 1-D ones on
+// adjacent dimensions, over random shapes contiguous or strided: the dims after the indexed ones
+// are copied a run at a time where self holds them row-major, element by element otherwise.
+void test_index_tensor_matches_reference() {
+  for (int trial = 0; trial < 80; ++trial) {
+    Sizes sizes = random_sizes(4, 6);
+    Buf x = random_input(ScalarType::Float, sizes);
+    const int nd = static_cast<int>(sizes.size());
+    const bool pair = nd >= 2 && trial % 3 == 2;
+    const int d = static_cast<int>(rand_int(0, nd - (pair ? 2 : 1)));
+    const Sizes index_sizes = !pair && trial % 4 == 1 ? Sizes{rand_int(1, 3), rand_int(1, 4)} : Sizes{rand_int(1, 7)};
+    const int64_t k = numel_of(index_sizes);
+    Buf i0 = make(trial % 2 == 0 ? ScalarType::Long : ScalarType::Int, index_sizes);
+    Buf i1 = make(ScalarType::Long, index_sizes);
+    Sizes p0, p1;
+    for (int64_t e = 0; e < k; ++e) {
+      const int64_t a = rand_int(-sizes[d], sizes[d] - 1);
+      set(i0.t(), e, static_cast<double>(a));
+      p0.push_back(a < 0 ? a + sizes[d] : a);
+      if (pair) {
+        const int64_t b = rand_int(0, sizes[d + 1] - 1);
+        set(i1.t(), e, static_cast<double>(b));
+        p1.push_back(b);
+      }
+    }
+    Sizes out_sizes(sizes.begin(), sizes.begin() + d);
+    out_sizes.insert(out_sizes.end(), index_sizes.begin(), index_sizes.end());
+    out_sizes.insert(out_sizes.end(), sizes.begin() + d + (pair ? 2 : 1), sizes.end());
+    Buf out = make(ScalarType::Float, out_sizes);
+    Value none;
+    std::vector<Value*> items;
+    for (int j = 0; j < d; ++j) items.push_back(&none);
+    items.push_back(&i0.value);
+    if (pair) items.push_back(&i1.value);
+    Value indices = Value::optional_tensor_list(Span<Value* const>(items.data(), items.size()));
+    CHECK_OK(check::call(ctx, "aten::index.Tensor", {&x.value, &indices, &out.value}));
+    const size_t ni = index_sizes.size();
+    expect_all(("index.Tensor trial " + std::to_string(trial)).c_str(), out.t(), [&](const Sizes& i) {
+      int64_t flat = 0;
+      for (size_t j = 0; j < ni; ++j) flat = flat * index_sizes[j] + i[static_cast<size_t>(d) + j];
+      Sizes at(i.begin(), i.begin() + d);
+      at.push_back(p0[static_cast<size_t>(flat)]);
+      if (pair) at.push_back(p1[static_cast<size_t>(flat)]);
+      at.insert(at.end(), i.begin() + d + static_cast<int64_t>(ni), i.end());
+      return get(x.t(), offset_of(x.t(), at));
+    }, 0, 0);
+  }
+}
+
 int main() {
   test_registration();
   test_math_accuracy();
@@ -1501,6 +1592,8 @@ int main() {
   test_cat_rows_of_runs();
   test_constant_pad_channels_last();
   test_index_put_without_indices_checks_the_values_shape();
+  test_index_select_matches_reference();
+  test_index_tensor_matches_reference();
   test_no_kernel_writes_into_read_only_memory();
   return check::finish();
 }
