@@ -479,17 +479,26 @@ void op_index_tensor(KernelContext& ctx, Span<Value*> args) {
   const size_t es = out->element_size();
   const char* x = static_cast<const char*>(self->data());
   char* o = static_cast<char*>(out->data());
-  const int64_t n = out->numel();
+  // Trailing dims no index reaches, row-major in self (the output is): one run copied per
+  // position of the others (Swin's relative-position table, rows of a lookup). Element by
+  // element they cost tens of ns each.
+  int dims = shape.dim;
+  int64_t run = 1;
+  while (dims > 0 && kind[dims - 1] > last && (shape.sizes[dims - 1] == 1 || self->stride(kind[dims - 1]) == run)) {
+    run *= shape.sizes[--dims];
+  }
+  const int64_t n = out->numel() / run;
+  const size_t run_bytes = static_cast<size_t>(run) * es;
   int64_t coord[kMaxDims] = {};
   for (int64_t e = 0; e < n; ++e) {
     int64_t off = 0;
-    for (int od = 0; od < shape.dim; ++od) {
+    for (int od = 0; od < dims; ++od) {
       if (kind[od] >= 0) off += coord[od] * self->stride(kind[od]);
     }
     for (int d = 0; d < nd; ++d) {
       if (idx[d] == nullptr) continue;
       int64_t ioff = 0;
-      for (int od = 0; od < shape.dim; ++od) {
+      for (int od = 0; od < dims; ++od) {
         if (kind[od] < 0) ioff += coord[od] * istride[d][-1 - kind[od]];
       }
       const char* ip = static_cast<const char*>(idx[d]->data()) + ioff * static_cast<int64_t>(idx[d]->element_size());
@@ -509,8 +518,8 @@ void op_index_tensor(KernelContext& ctx, Span<Value*> args) {
       }
       off += (v < 0 ? v + size : v) * self->stride(d);
     }
-    std::memcpy(o + e * static_cast<int64_t>(es), x + off * static_cast<int64_t>(es), es);
-    for (int od = shape.dim - 1; od >= 0; --od) {  // next coordinate, row-major
+    std::memcpy(o + e * static_cast<int64_t>(run_bytes), x + off * static_cast<int64_t>(es), run_bytes);
+    for (int od = dims - 1; od >= 0; --od) {  // next coordinate, row-major
       if (++coord[od] < shape.sizes[od]) break;
       coord[od] = 0;
     }
