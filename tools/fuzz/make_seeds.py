@@ -154,6 +154,31 @@ class CrossStage(nn.Module):
         return self.head(torch.cat([keep, f.leaky_relu(self.c(y))], 1))
 
 
+class Grouped(nn.Module):
+    """Grouped convolutions on the NHWC kernels: groups of 4 input channels (joined into a
+    vector of outputs), a grouped 1x1, a residual and ReLU in the call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv2d(16, 16, 3, padding=1, groups=4)
+        self.b = nn.Conv2d(16, 32, 1, groups=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(nn.functional.relu(x + self.a(x)))
+
+
+class Video(nn.Module):
+    """3-D convolutions: a strided (1, 3, 3) one, then a padded 3x3x3 (a 2-D call a frame tap)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Conv3d(2, 4, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))
+        self.b = nn.Conv3d(4, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(nn.functional.relu(self.a(x)))
+
+
 MODELS = {
     "mlp": (Mlp, (torch.randn(2, 8),)),
     "cnn": (Cnn, (torch.randn(1, 2, 8, 8),)),
@@ -163,6 +188,8 @@ MODELS = {
     "fire": (Fire, (torch.randn(1, 4, 6, 6),)),
     "layouts": (Layouts, (torch.randn(1, 4, 6, 6),)),
     "cross_stage": (CrossStage, (torch.randn(1, 4, 6, 6),)),
+    "grouped": (Grouped, (torch.randn(1, 16, 5, 5),)),
+    "video": (Video, (torch.randn(1, 2, 3, 6, 6),)),
     # conv, hardswish, sigmoid gate, global average pool, max pool, softmax, linear
     "mobile": (lambda: make("mobile")[0], make("mobile")[1]),
 }
