@@ -241,8 +241,8 @@ bool weight_hwio(const Tensor& w) {
 
 // The NHWC path: input gathered channels-last unless it already is, weights read in place when
 // stored [KH][KW][I][O] (else repacked), bias and a row of zeros in scratch.
-void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, const Tensor& weight,
-               const Tensor* bias, Tensor& out, Epilogue* ep) {
+// The NHWC kernels' geometry of a 2-D convolution (no pointers yet).
+NhwcConv nhwc_geometry(const ConvShape& s) {
   NhwcConv c;
   c.batch = s.batch;
   c.h = s.h;
@@ -261,6 +261,12 @@ void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, cons
   c.dw = s.dw;
   c.depthwise = s.groups > 1 && s.groups == s.cin && s.cout == s.cin;
   c.groups = c.depthwise ? 1 : s.groups;
+  return c;
+}
+
+void conv_nhwc(KernelContext& ctx, const ConvShape& s, const Tensor& input, const Tensor& weight,
+               const Tensor* bias, Tensor& out, Epilogue* ep) {
+  NhwcConv c = nhwc_geometry(s);
   const float* in = input.data_as<const float>();
   c.w_ld = s.cout;
   const bool nchw_dense = s.in_sw == 1 && s.in_sh == s.w;
@@ -564,6 +570,23 @@ void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Te
   const float* b = bias == nullptr ? nullptr : bias->data_as<const float>();
   float* y = out->data_as<float>();
   const int64_t frame_in = in[1] * in[2] * cin, frame_out = o[1] * o[2] * cout;
+  // A frame's 2-D geometry (the batch, the frames a tap reaches, is set per tap).
+  ConvShape frame{};
+  frame.cin = cin;
+  frame.h = in[1];
+  frame.w = in[2];
+  frame.cout = cout;
+  frame.kh = k[1];
+  frame.kw = k[2];
+  frame.groups = groups;
+  frame.sh = stride[1];
+  frame.sw = stride[2];
+  frame.ph = padding[1];
+  frame.pw = padding[2];
+  frame.dh = dilation[1];
+  frame.dw = dilation[2];
+  frame.oh = o[1];
+  frame.ow = o[2];
   for (int64_t n = 0; n < batch; ++n) {
     const float* x = input.data_as<const float>() + n * input.stride(0);
     if (!in_place) {
@@ -592,24 +615,8 @@ void conv3d(KernelContext& ctx, Span<Value*> args, const Tensor& input, const Te
       const int64_t od_lo = std::max<int64_t>(0, (-shift + stride[0] - 1) / stride[0]);
       const int64_t od_hi = std::min(o[0], (in[0] - 1 - shift) / stride[0] + 1);
       if (shift >= in[0] || od_hi <= od_lo) continue;
-      NhwcConv c;
-      c.batch = od_hi - od_lo;
-      c.h = in[1];
-      c.w = in[2];
-      c.cin = cin;
-      c.oh = o[1];
-      c.ow = o[2];
-      c.cout = cout;
-      c.kh = k[1];
-      c.kw = k[2];
-      c.sh = stride[1];
-      c.sw = stride[2];
-      c.ph = padding[1];
-      c.pw = padding[2];
-      c.dh = dilation[1];
-      c.dw = dilation[2];
-      c.depthwise = groups > 1 && groups == cin && cout == cin;
-      c.groups = c.depthwise ? 1 : groups;
+      frame.batch = od_hi - od_lo;
+      NhwcConv c = nhwc_geometry(frame);
       c.in = x + (od_lo * stride[0] + shift) * frame_in;
       c.in_sn = stride[0] * frame_in;
       c.in_sh = in[2] * cin;

@@ -176,7 +176,8 @@ bool winograd_enabled() {
 
 bool nhwc_winograd_fits(const NhwcConv& c) {
   if (!winograd_enabled() || c.depthwise || c.groups != 1 || c.kh != 3 || c.kw != 3 || c.sh != 1 || c.sw != 1 ||
-      c.dh != 1 || c.dw != 1 || c.ph > 2 || c.pw > 2 || c.cin < kWinogradMinChannels || c.cout < kWinogradMinChannels || c.w_first != 0 || c.w_ld != c.cout) {
+      c.dh != 1 || c.dw != 1 || c.ph > 2 || c.pw > 2 || c.cin < kWinogradMinChannels ||
+      c.cout < kWinogradMinChannels || c.w_first != 0 || c.w_ld != c.cout) {
     return false;
   }
   const int64_t tiles = winograd_tiles(c);

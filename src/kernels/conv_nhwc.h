@@ -55,8 +55,9 @@ struct NhwcConv {
   float* out = nullptr;
   int64_t out_ps = 0;
   // The epilogue, applied to each output tile before it is stored: plus the residual (nullptr:
-  // none; laid out like the output, pixel p at residual + p * out_ps), clamped to [lo, hi], then
-  // the activation.
+  // none; laid out like the output, pixel p at residual + p * out_ps, never the output itself: a
+  // tile's channel tail may overlap the chunk before and be stored twice), clamped to [lo, hi],
+  // then the activation.
   const float* residual = nullptr;
   float lo = -__builtin_inff(), hi = __builtin_inff();
   NhwcActivation activation = NhwcActivation::None;
