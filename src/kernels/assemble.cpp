@@ -135,37 +135,21 @@ void op_embedding(KernelContext& ctx, Span<Value*> args) {
   const char* w = static_cast<const char*>(weight->data());
   const int64_t w_rs = weight->stride(0) * static_cast<int64_t>(es);
   const int64_t w_cs = weight->stride(1) * static_cast<int64_t>(es);
-  char* o = static_cast<char*>(out->data());
-  const bool is_long = indices->dtype() == ScalarType::Long;
-  int64_t n = 0;  // indices read so far, in the output's (contiguous) order
-  const Tensor* ops[1] = {indices};
-  bool bad = false;
   int64_t bad_index = 0;
-  run_loop(make_loop(indices->sizes(), ops), [&](char* const* p, const int64_t* st, int64_t count) {
-    for (int64_t i = 0; i < count && !bad; ++i, ++n) {
-      int64_t idx;
-      if (is_long) {
-        std::memcpy(&idx, p[0] + i * st[0], 8);
-      } else {
-        int32_t v;
-        std::memcpy(&v, p[0] + i * st[0], 4);
-        idx = v;
-      }
-      if (idx < 0 || idx >= rows) {
-        bad = true;
-        bad_index = idx;
-        return;
-      }
-      const char* src = w + idx * w_rs;
-      char* dst = o + static_cast<size_t>(n) * row_bytes;
-      if (w_cs == static_cast<int64_t>(es)) {
-        std::memcpy(dst, src, row_bytes);
-      } else {
-        for (int64_t j = 0; j < width; ++j) std::memcpy(dst + j * es, src + j * w_cs, es);
-      }
+  const bool ok = for_each_index_row(*indices, *out, width, [&](int64_t idx, char* dst) {
+    if (idx < 0 || idx >= rows) {
+      bad_index = idx;
+      return false;
     }
-  }, /*parallel=*/false);
-  if (bad) {
+    const char* src = w + idx * w_rs;
+    if (w_cs == static_cast<int64_t>(es)) {
+      std::memcpy(dst, src, row_bytes);
+    } else {
+      for (int64_t j = 0; j < width; ++j) std::memcpy(dst + j * es, src + j * w_cs, es);
+    }
+    return true;
+  });
+  if (!ok) {
     fail(ctx, op, "index " + std::to_string(bad_index) + " is out of range for an embedding of " +
                       std::to_string(rows) + " rows");
   }

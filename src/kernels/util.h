@@ -507,6 +507,39 @@ void run_loop(const Loop<N>& loop, F&& inner, bool parallel = true, int64_t imag
   parallel_for(0, rows, grain, [&](int64_t b, int64_t e) { run_rows(loop, b, e, inner); });
 }
 
+// Calls fn(index, row) for each element of an int64 or int32 index tensor of any strides (an
+// expanded or transposed view included), `row` the start of its row in `out`, a contiguous
+// [*indices, width] tensor; serially, in memory order, stopping at the first fn that returns false.
+// Returns whether every call returned true.
+template <typename F>
+bool for_each_index_row(const Tensor& indices, const Tensor& out, int64_t width, F&& fn) {
+  int64_t rstrides[kMaxDims];
+  int64_t stride = width;
+  for (int i = indices.dim() - 1; i >= 0; --i) {
+    rstrides[i] = stride;
+    stride *= indices.size(i);
+  }
+  Tensor rows = out;  // the output with the indices' shape, a row an element
+  rows.set_sizes_and_strides(indices.sizes(), Span<const int64_t>(rstrides, static_cast<size_t>(indices.dim())));
+  const Tensor* ops[2] = {&rows, &indices};
+  const bool is_long = indices.dtype() == ScalarType::Long;
+  bool ok = true;
+  run_loop(make_loop(indices.sizes(), ops), [&](char* const* p, const int64_t* st, int64_t n) {
+    for (int64_t i = 0; i < n && ok; ++i) {
+      int64_t idx;
+      if (is_long) {
+        std::memcpy(&idx, p[1] + i * st[1], 8);
+      } else {
+        int32_t v;
+        std::memcpy(&v, p[1] + i * st[1], 4);
+        idx = v;
+      }
+      ok = fn(idx, p[0] + i * st[0]);
+    }
+  }, /*parallel=*/false);
+  return ok;
+}
+
 // Splits [0, n) across threads when n * cost_per_item is worth it.
 template <typename F>
 void parallel_chunks(int64_t n, int64_t cost_per_item, F&& fn) {

@@ -569,11 +569,12 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
       !int_arg(ctx, op, args, 5, "group_size", &group_size)) {
     return;
   }
-  for (const Tensor* t : {w, scales, zeros, idx}) {
+  for (const Tensor* t : {w, scales, zeros}) {
     if (t != nullptr && (!check_has_data(ctx, op, *t, "argument") || !t->is_contiguous())) {
-      return fail(ctx, op, "arguments must be contiguous tensors with data");
+      return fail(ctx, op, "weight, scales and zero_points must be contiguous tensors with data");
     }
   }
+  if (!check_has_data(ctx, op, *idx, "indices")) return;
   if (bits != 4 && bits != 8) return fail(ctx, op, "bits must be 4 or 8, got " + std::to_string(bits));
   const ScalarType wt = bits == 4 ? ScalarType::Byte : ScalarType::Char;
   if (w->dim() != 2 || w->dtype() != wt) return fail(ctx, op, std::string("weight must be 2-D ") + to_string(wt));
@@ -604,15 +605,15 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
   sa.scales = scales->data();
   sa.scale_kind = scale_kind_of(scales->dtype());
   const int8_t* zd = zeros != nullptr ? zeros->data_as<int8_t>() : nullptr;
-  float* od = out->data_as<float>();
   const int64_t row_bytes = bits == 4 ? d / 2 : d, half = group_size / 2;
-  for (int64_t i = 0; i < idx->numel(); ++i) {
-    const int64_t r = idx->dtype() == ScalarType::Long ? idx->data_as<int64_t>()[i] : idx->data_as<int32_t>()[i];
+  int64_t bad_index = 0;
+  const bool ok = for_each_index_row(*idx, *out, d, [&](int64_t r, char* row) {
     if (r < 0 || r >= rows) {
-      return fail(ctx, op, "index " + std::to_string(r) + " is out of range for " + std::to_string(rows) + " rows");
+      bad_index = r;
+      return false;
     }
     const uint8_t* wr = wd + r * row_bytes;
-    float* o = od + i * d;
+    auto* o = reinterpret_cast<float*>(row);
     for (int64_t g = 0; g < groups; ++g) {
       const float s = scale_at(sa, r * groups + g);
       const float z = zd != nullptr ? static_cast<float>(zd[r * groups + g]) : 0.0f;
@@ -628,6 +629,10 @@ void op_weight_only_embedding(KernelContext& ctx, Span<Value*> args) {
         for (int64_t j = 0; j < group_size; ++j) og[j] = (static_cast<float>(q[j]) - z) * s;
       }
     }
+    return true;
+  });
+  if (!ok) {
+    fail(ctx, op, "index " + std::to_string(bad_index) + " is out of range for " + std::to_string(rows) + " rows");
   }
 }
 

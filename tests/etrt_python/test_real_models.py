@@ -268,7 +268,6 @@ def test_model_matches_eager(tool_runner: ToolRunner, tmp_path: Path, name: str)
     assert run.max_abs_diff() <= 2e-5
 
 
-
 # Edges of single operators the models above do not reach.
 OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]] = {
     "clamp_min_only": (lambda x: torch.clamp(x, min=-0.5), _inputs((3, 17))),
@@ -352,6 +351,11 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
     "embedding_int_ids": (
         lambda w: F.embedding(torch.tensor([[0, 3], [2, 2]], dtype=torch.int32), w),
         _inputs((4, 6)),
+    ),
+    # index views: transposed, and expanded with stride 0 (transformers' position-id buffers)
+    "embedding_strided_ids": (
+        lambda w, ids: F.embedding(ids.t(), w).sum(1) + F.embedding(ids[:1].expand(3, 5), w).sum(0),
+        (*_inputs((7, 6)), torch.tensor([[0, 3, 6, 1, 2], [5, 5, 4, 0, 1], [2, 6, 3, 3, 0]])),
     ),
 }
 

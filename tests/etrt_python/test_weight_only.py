@@ -459,6 +459,40 @@ class _EmbedLinear(nn.Module):
         return out
 
 
+class _StridedLookups(nn.Module):
+    """Position ids as transformers keeps them (a buffer sliced, then expanded with stride 0)
+    and a transposed index view."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(50, 64)
+        self.pos = nn.Embedding(16, 64)
+        self.head = nn.Linear(64, 85)
+        self.register_buffer("position_ids", torch.arange(16).expand((1, -1)), persistent=False)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        positions = self.position_ids[:, : idx.shape[1]].expand(idx.shape)
+        hidden = self.tok(idx) + self.pos(positions) + self.tok(idx.t()).transpose(0, 1)
+        out: torch.Tensor = self.head(hidden)
+        return out
+
+
+@pytest.mark.parametrize("scheme", ["int4-weight", "int8-weight"])
+def test_quantized_lookups_take_index_views(
+    scheme: str, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    _quiet()
+    torch.manual_seed(0)
+    quantized = etrt.quantize(_StridedLookups().eval(), None, scheme=scheme)
+    idx = torch.randint(0, 16, (3, 5))
+    program = etrt.export(quantized, (idx,))
+    assert "etrt_quant::weight_only_embedding" in program.operator_names
+    got = np.asarray(etrt.load(program.save(tmp_path / "lookups.etrt")).forward(idx.numpy())[0])
+    with torch.no_grad():
+        want = quantized(idx).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * float(np.abs(want).max()))
+
+
 @pytest.mark.parametrize(
     ("scheme", "linear"),
     [
