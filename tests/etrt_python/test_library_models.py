@@ -280,6 +280,14 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], tuple[str, ...]]] = {
         },
         ("input_ids", "attention_mask"),
     ),
+    # position ids sliced from a buffer and expanded to the batch (a stride-0 index view), the
+    # mask from the count of padding ids (2 here, drawn among the tokens)
+    "flaubert": (
+        "FlaubertModel",
+        "FlaubertConfig",
+        {"emb_dim": 64, "n_layers": 2, "n_heads": 4, "max_position_embeddings": 64},
+        ("input_ids",),
+    ),
     # encoder-decoder: bucketed relative bias, cross-attention over the padded encoder output
     "t5": (
         "T5ForConditionalGeneration",
