@@ -106,6 +106,13 @@ def _median(x: torch.Tensor) -> torch.Tensor:
     return _median_dim(torch.ops.aten.reshape.default(x, [-1]), 0)[0]
 
 
+def _copy_strided(a: torch.Tensor, stride: Any) -> torch.Tensor:
+    # torch's references copy a non-dense input this way (index_fill of a strided view): the
+    # values are a clone's; etrt's tensors carry their own layout.
+    copy: torch.Tensor = torch.ops.aten.clone.default(a)
+    return copy
+
+
 def _decomposition_table() -> dict[Any, Any]:
     table = torch.export.default_decompositions()
     for op in PRESERVED_OPS:
@@ -117,6 +124,7 @@ def _decomposition_table() -> dict[Any, Any]:
     table[torch.ops.aten.kthvalue.default] = _kthvalue
     table[torch.ops.aten.median.dim] = _median_dim
     table[torch.ops.aten.median.default] = _median
+    table[torch.ops.prims.copy_strided.default] = _copy_strided
     return table
 
 

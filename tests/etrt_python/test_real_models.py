@@ -357,6 +357,11 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
         lambda w, ids: F.embedding(ids.t(), w).sum(1) + F.embedding(ids[:1].expand(3, 5), w).sum(0),
         (*_inputs((7, 6)), torch.tensor([[0, 3, 6, 1, 2], [5, 5, 4, 0, 1], [2, 6, 3, 3, 0]])),
     ),
+    # one element of stride 2: torch's reference index_fill copies it with prims.copy_strided
+    "index_fill_strided_single": (
+        lambda x: x[:2][::2].index_fill(0, torch.tensor([0]), -8.5) + x[1:2],
+        _inputs((5,)),
+    ),
 }
 
 
