@@ -175,8 +175,13 @@ void op_cat(KernelContext& ctx, Span<Value*> args) {
     const Tensor& t = list[i]->to_tensor();
     if (!(t.dim() == 1 && t.numel() == 0) && first == nullptr) first = &t;
   }
-  if (first == nullptr) {
-    fail(ctx, op, "needs at least one non-empty tensor");
+  if (first == nullptr) {  // nothing but skipped inputs: ATen returns one of them, 1-D and empty
+    if (list.empty()) {
+      fail(ctx, op, "needs at least one tensor");
+      return;
+    }
+    const int64_t none[1] = {0};
+    output_arg(ctx, op, args, 2, list[0]->to_tensor().dtype(), Span<const int64_t>(none, 1));
     return;
   }
   if (!wrap_dim(ctx, op, dim, first->dim(), &dim)) return;

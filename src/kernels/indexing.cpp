@@ -52,7 +52,8 @@ bool checked_index(KernelContext& ctx, const char* op, int64_t i, int64_t size, 
 bool index_tensor(KernelContext& ctx, const char* op, Span<Value*> args, size_t i, const char* name, Tensor** out) {
   Tensor* t = tensor_arg(ctx, op, args, i, name);
   if (t == nullptr || !check_has_data(ctx, op, *t, name)) return false;
-  if (t->dtype() != ScalarType::Long && t->dtype() != ScalarType::Int) {
+  // An empty index reads nothing: ATen takes one of any dtype (gather's OpInfo samples pass uint8).
+  if (t->numel() != 0 && t->dtype() != ScalarType::Long && t->dtype() != ScalarType::Int) {
     fail(ctx, op, std::string("'") + name + "' must be Long or Int, got " + to_string(t->dtype()));
     return false;
   }
