@@ -458,13 +458,15 @@ def resolve(cases: list[_Case], workdir: Path, splits: tuple[Any, ...]) -> dict[
     return out
 
 
-def cases_of(op: Any) -> list[_Case]:
+def cases_of(
+    op: Any, samples: int = SAMPLES, dtypes: tuple[torch.dtype, ...] = DTYPES
+) -> list[_Case]:
     cases = []
-    for dtype in DTYPES:
+    for dtype in dtypes:
         if dtype not in op.supported_dtypes("cpu"):
             continue
         for k, sample in enumerate(_samples(op, dtype)):
-            if SAMPLES and k >= SAMPLES:
+            if samples and k >= samples:
                 break
             cases.append(_Case(op, sample, dtype, k))
     return cases
@@ -592,3 +594,97 @@ def test_opinfo_report(sweep: Sweep, request: pytest.FixtureRequest) -> None:
         if name in _ops.SUPPORTED_OPS and dt not in _ops.kernel_dtypes(name)
     )
     assert not unclaimed, f"ops ran, and passed, with dtypes the operator table omits: {unclaimed}"
+
+
+# The same samples with each tensor reaching the op as a view the program makes: the input fed
+# transposed and transposed back, every other element of a tensor twice as long, or its first
+# column expanded (stride 0) to the sample's shape. Kernels meet such views where models slice
+# and expand buffers (position ids) or transpose between layers. as_strided reads its input's
+# storage, so a view changes what it computes: left out.
+VIEWS = ("transposed", "strided", "expanded")
+VIEW_GATE_OPS = {"add", "index_select", "gather", "nn.functional.embedding", "cat", "sum"}
+VIEW_DTYPES = (torch.float32, torch.int64)
+VIEW_SAMPLES = 12  # per (op, dtype): OpInfo's first samples are mostly scalars and vectors
+_VIEW_EXCLUDED = {"as_strided", "as_strided.partial_views", "as_strided_scatter"}
+assert VIEW_GATE_OPS <= {_op_id(op) for op in OPS}, VIEW_GATE_OPS - {_op_id(op) for op in OPS}
+
+
+def _viewed(x: torch.Tensor, view: str) -> tuple[torch.Tensor, Any]:
+    """(what the program is fed, the view it takes of it inside)."""
+    if view == "transposed" and x.ndim >= 2:
+        return x.transpose(-1, -2).contiguous(), lambda f: f.transpose(-1, -2)
+    if view == "strided" and x.ndim >= 1:
+        return torch.stack([x, torch.zeros_like(x)], -1).flatten(-2), lambda f: f[..., ::2]
+    if view == "expanded" and x.ndim >= 1 and x.shape[-1] > 1:
+        return x[..., :1].contiguous(), lambda f, shape=tuple(x.shape): f.expand(shape)
+    return x, lambda f: f
+
+
+class _Views(torch.nn.Module):
+    def __init__(self, cases: list[_Case], views: list[Any]) -> None:
+        super().__init__()
+        self.cases, self.views = cases, views
+        self.calls = torch.nn.ModuleList(c.module for c in cases)
+
+    def forward(self, *fed: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        outs: list[torch.Tensor] = []
+        at = 0
+        for case, call in zip(self.cases, self.calls, strict=True):
+            n = len(case.tensors)
+            outs += tree_flatten(call(*(self.views[at + i](fed[at + i]) for i in range(n))))[0]
+            at += n
+        return tuple(outs)
+
+
+def _through_views(cases: list[_Case], view: str, workdir: Path) -> list[str]:
+    """Failures of the cases run together through `view`; a group that does not export or run
+    is split into single cases. Samples eager refuses as views (a kernel that wants contiguous
+    input) and refusals by etrt's exporter are not failures."""
+    fed, views = [], []
+    for case in cases:
+        for t in case.tensors:
+            f, v = _viewed(t, view)
+            fed.append(f)
+            views.append(v)
+    module = _Views(cases, views).eval()
+    try:
+        with torch.no_grad():
+            want = list(module(*(f.clone() for f in fed)))
+    except Exception:
+        if len(cases) > 1:
+            return [p for c in cases for p in _through_views([c], view, workdir)]
+        return []
+    export = _export_and_run(module, tuple(fed), workdir)
+    if export.kind != "ok":
+        if len(cases) > 1:
+            return [p for c in cases for p in _through_views([c], view, workdir)]
+        return [f"{cases[0].label}: {export.detail}"] if export.kind == "fail" else []
+    failures, at = [], 0
+    for case in cases:
+        n = len(case.outputs)
+        source = views[at](fed[at]) if case.source is not None else None
+        problem = _compare(case.op.name, export.got[at : at + n], want[at : at + n], source)
+        if problem is not None:
+            failures.append(f"{case.label}: {problem}")
+        at += n
+    return failures
+
+
+@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize(
+    "op",
+    [
+        pytest.param(op, marks=() if _op_id(op) in VIEW_GATE_OPS else pytest.mark.long)
+        for op in OPS
+        if _op_id(op) not in _VIEW_EXCLUDED and _op_id(op) not in UNDEFINED_VALUES
+    ],
+    ids=_op_id,
+)
+def test_opinfo_samples_through_views(
+    op: Any, view: str, inprocess_runtime: Path, tmp_path: Path
+) -> None:
+    cases = [c for c in cases_of(op, VIEW_SAMPLES, VIEW_DTYPES) if c.skip_reason is None]
+    if not any(t.ndim >= 1 for c in cases for t in c.tensors):
+        pytest.skip("no float32 or int64 sample has a tensor of one dimension or more to view")
+    failures = _through_views(cases, view, tmp_path)
+    assert not failures, "\n".join(failures)
