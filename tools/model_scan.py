@@ -81,7 +81,7 @@ def _transformers_case(spec: str) -> tuple[Any, Any]:
     config = tf.AutoConfig.for_model(name)
     for key, value in SMALL.items():
         current = getattr(config, key, None)
-        if key in ("pad_token_id", "use_cache") or (
+        if key in ("pad_token_id", "use_cache", "vocab_size") or (
             isinstance(current, int) and not isinstance(current, bool) and current
         ):
             try:
