@@ -625,14 +625,15 @@ class _Views(torch.nn.Module):
         super().__init__()
         self.cases, self.views = cases, views
         self.calls = torch.nn.ModuleList(c.module for c in cases)
+        self.dense = False  # the reference: eager on the views' values made contiguous
 
     def forward(self, *fed: torch.Tensor) -> tuple[torch.Tensor, ...]:
         outs: list[torch.Tensor] = []
         at = 0
         for case, call in zip(self.cases, self.calls, strict=True):
-            n = len(case.tensors)
-            outs += tree_flatten(call(*(self.views[at + i](fed[at + i]) for i in range(n))))[0]
-            at += n
+            ins = [self.views[at + i](fed[at + i]) for i in range(len(case.tensors))]
+            outs += tree_flatten(call(*(t.contiguous() if self.dense else t for t in ins)))[0]
+            at += len(case.tensors)
         return tuple(outs)
 
 
@@ -647,9 +648,13 @@ def _through_views(cases: list[_Case], view: str, workdir: Path) -> list[str]:
             fed.append(f)
             views.append(v)
     module = _Views(cases, views).eval()
-    try:
+    try:  # eager's own kernels can misread a view (median over a stride-0 dimension does)
+        module.dense = True
         with torch.no_grad():
             want = list(module(*(f.clone() for f in fed)))
+        module.dense = False
+        with torch.no_grad():
+            module(*(f.clone() for f in fed))  # a view eager refuses is no case for etrt
     except Exception:
         if len(cases) > 1:
             return [p for c in cases for p in _through_views([c], view, workdir)]
@@ -659,15 +664,45 @@ def _through_views(cases: list[_Case], view: str, workdir: Path) -> list[str]:
         if len(cases) > 1:
             return [p for c in cases for p in _through_views([c], view, workdir)]
         return [f"{cases[0].label}: {export.detail}"] if export.kind == "fail" else []
-    failures, at = [], 0
+    failures, at, first_input = [], 0, 0
     for case in cases:
         n = len(case.outputs)
-        source = views[at](fed[at]) if case.source is not None else None
-        problem = _compare(case.op.name, export.got[at : at + n], want[at : at + n], source)
-        if problem is not None:
+        source = views[first_input](fed[first_input]) if case.source is not None else None
+        got = export.got[at : at + n]
+        problem = _compare(case.op.name, got, want[at : at + n], source)
+        ins = [views[first_input + i](fed[first_input + i]) for i in range(len(case.tensors))]
+        if problem is not None and not _as_close_as_eager(case, ins, got, want[at : at + n]):
             failures.append(f"{case.label}: {problem}")
         at += n
+        first_input += len(case.tensors)
     return failures
+
+
+def _as_close_as_eager(
+    case: _Case, ins: list[torch.Tensor], got: list[np.ndarray], want: list[torch.Tensor]
+) -> bool:
+    """Whether etrt's float32 outputs are as close to the float64 computation as eager's are: a
+    view can make a sample ill-conditioned (a normalization over equal values divides rounding
+    noise by sqrt(eps))."""
+    if case.dtype != torch.float32:
+        return False
+    wide = [t.double().contiguous() if t.is_floating_point() else t.contiguous() for t in ins]
+    try:
+        with torch.no_grad():
+            ref = tree_flatten(case.module.double()(*wide))[0]
+    except Exception:
+        return False
+    finally:
+        case.module.float()
+    for g, w, r in zip(got, want, ref, strict=True):
+        if not isinstance(r, torch.Tensor) or not r.is_floating_point():
+            return False
+        r64 = r.numpy()
+        eager_error = float(np.abs(w.double().numpy() - r64).max(initial=0.0))
+        etrt_error = float(np.abs(g.astype(np.float64) - r64).max(initial=0.0))
+        if etrt_error > 2 * eager_error + 1e-6 * float(np.abs(r64).max(initial=0.0)):
+            return False
+    return True
 
 
 @pytest.mark.parametrize("view", VIEWS)
