@@ -117,16 +117,10 @@ def _transformers_case(spec: str) -> tuple[Any, Any]:
 
     names = tuple(inputs(0))
 
-    class First(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
+    def first(m: Any, args: tuple[Any, ...]) -> Any:
+        return m(**dict(zip(names, args, strict=True)))[0]
 
-        def forward(self, *args: torch.Tensor) -> torch.Tensor:
-            out: torch.Tensor = self.model(**dict(zip(names, args, strict=True)))[0]
-            return out
-
-    return First().eval(), lambda seed: tuple(inputs(seed).values())
+    return _wrapped(model, first), lambda seed: tuple(inputs(seed).values())
 
 
 def _torchvision_case(name: str) -> tuple[Any, Any]:
@@ -159,24 +153,36 @@ def _torchvision_case(name: str) -> tuple[Any, Any]:
         model(*(torch.randn(2, *s[1:]) for s in shapes))
     model.eval()
 
-    class First(torch.nn.Module):
+    def inputs(seed: int) -> tuple[torch.Tensor, ...]:
+        gen = torch.Generator().manual_seed(seed)
+        return tuple(torch.randn(*s, generator=gen) for s in shapes)
+
+    return _wrapped(model, _main_output), inputs
+
+
+def _main_output(m: Any, args: tuple[Any, ...]) -> Any:
+    out = m(*args)
+    if isinstance(out, dict):  # segmentation: "out" beside "aux"
+        out = out["out"]
+    if isinstance(out, list | tuple):  # RAFT's flow refinements: the last
+        out = out[-1]
+    return out
+
+
+def _wrapped(model: Any, call: Any) -> Any:
+    """`model` as a module of positional tensors returning one tensor, `call(model, args)`."""
+    import torch
+
+    class Wrapped(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.model = model
 
         def forward(self, *args: torch.Tensor) -> torch.Tensor:
-            out = self.model(*args)
-            if isinstance(out, dict):
-                out = out["out"]
-            if isinstance(out, list | tuple):  # RAFT's flow refinements: the last
-                out = out[-1]
-            return out  # type: ignore[no-any-return]
+            out: torch.Tensor = call(self.model, args)
+            return out
 
-    def inputs(seed: int) -> tuple[torch.Tensor, ...]:
-        gen = torch.Generator().manual_seed(seed)
-        return tuple(torch.randn(*s, generator=gen) for s in shapes)
-
-    return First().eval(), inputs
+    return Wrapped().eval()
 
 
 class _Skip(Exception):
