@@ -4,7 +4,8 @@ parkit, a C library whose package_info() sets every property CMakeDeps and PkgCo
 read: file, target, module and alias names, find mode both, a version policy, components
 requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
 aliases, custom content (text and dict, a package-folder path, an override of libdir), a
-component version, nested include dirs, a builddir; pardep reports a
+component version, nested include dirs, a builddir, extra dependencies, variables and
+interface libraries, a library without SONAME (nosoname); pardep reports a
 system_package_version. No `languages`: its .pc files get no -std."""
 
 from __future__ import annotations
@@ -85,10 +86,12 @@ RECIPES = {
                 inc = [os.path.join(self.source_folder, "include")]
                 inc += self.dependencies["pardep"].cpp_info.includedirs
                 flags = " ".join("-I" + d for d in inc) + " -DPARDEP_ON=1 -fPIC -shared"
-                self.run(f"cc {flags} -o libparkit_core.so -Wl,-soname,libparkit_core.so "
-                         f"{src}/core.c -lm")
+                # No SONAME (nosoname below), as a Rust cdylib (zenoh-c) or a vendor's
+                # binary (gurobi) comes.
+                self.run(f"cc {flags} -o libparkit_core.so {src}/core.c -lm")
+                # By path, as CMake links a library without SONAME: DT_NEEDED is that path.
                 self.run(f"cc {flags} -o libparkit_extra.so -Wl,-soname,libparkit_extra.so "
-                         f"{src}/extra.c -L. -lparkit_core")
+                         f"{src}/extra.c {self.build_folder}/libparkit_core.so")
 
             def package(self):
                 copy(self, "*.h", os.path.join(self.source_folder, "include"),
@@ -114,6 +117,18 @@ RECIPES = {
                 info.set_property("pkg_config_custom_content",
                                   f"tooldir={self.package_folder}/cmake\\nnot a variable\\n"
                                   "libdir=${prefix}/lib")
+                # Conan 2's CMake-only additions: packages the config finds, variables it
+                # sets (a package-folder path among them: the wheel's own root), targets a
+                # component links (CUDA::cudart for matx; here the system's Threads).
+                info.set_property("cmake_extra_dependencies", ["Threads"])
+                info.set_property("cmake_extra_variables", {
+                    "PARKIT_TOOLDIR": f"{self.package_folder}/cmake",
+                    "PARKIT_ROOT": self.package_folder,
+                    "PARKIT_LEVEL": 3,
+                    "PARKIT_GENERATED_BY": "${CMAKE_GENERATOR} generator",
+                    "PARKIT_MODE": {"value": "fast", "cache": True, "type": "STRING",
+                                    "docstring": "parkit's mode"},
+                })
                 core = info.components["core"]
                 core.libs = ["parkit_core"]
                 core.includedirs = ["include", "include/parkit"]  # nested, as freetype2
@@ -123,6 +138,7 @@ RECIPES = {
                 core.cflags = ["-fno-common"]
                 core.requires = ["pardep::pardep"]
                 core.set_property("cmake_target_name", "parkit::core")
+                core.set_property("nosoname", True)
                 core.set_property("cmake_module_target_name", "PARKIT::core")
                 core.set_property("pkg_config_name", "parkit-core")
                 core.set_property("pkg_config_aliases", ["parkitcore"])
@@ -132,6 +148,7 @@ RECIPES = {
                 extra.exelinkflags = ["-Wl,-z,now"]
                 extra.sharedlinkflags = ["-Wl,-z,now"]
                 extra.set_property("cmake_target_name", "parkit::extra")
+                extra.set_property("cmake_extra_interface_libs", ["Threads::Threads"])
                 extra.set_property("cmake_target_aliases", ["parkit::extra_alias"])
                 extra.set_property("pkg_config_custom_content", "flavour=extra")
                 extra.set_property("component_version", "9.9")

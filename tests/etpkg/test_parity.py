@@ -17,6 +17,7 @@ import etpkg
 import pytest
 from etpkg._internal import conan as conan_module
 from etpkg._internal.build import checks
+from etpkg._internal.build.elf import read_elf
 from etpkg._internal.conan import Selection, component_aliases
 from etpkg._internal.conanargs import as_pairs
 from etpkg._internal.errors import LayoutError, PackageError
@@ -141,6 +142,21 @@ CONSUMER_CMAKE = """
     if(NOT answer EQUAL 42)
       message(FATAL_ERROR "builddir module: ${answer}")
     endif()
+    # Conan 2's CMake-only properties: cmake_extra_dependencies found, cmake_extra_variables
+    # set (a package-folder path as the wheel's own root, ${...} expanded, a cache entry),
+    # cmake_extra_interface_libs on the component's target.
+    get_filename_component(root "${parkit_DIR}/../../.." ABSOLUTE)
+    get_property(mode_type CACHE PARKIT_MODE PROPERTY TYPE)
+    get_target_property(extra_links parkit::extra INTERFACE_LINK_LIBRARIES)
+    if(NOT Threads_FOUND OR NOT TARGET Threads::Threads
+       OR NOT PARKIT_ROOT STREQUAL root OR NOT PARKIT_TOOLDIR STREQUAL "${root}/cmake"
+       OR NOT EXISTS "${PARKIT_TOOLDIR}/parkit_tools.cmake" OR NOT PARKIT_LEVEL EQUAL 3
+       OR NOT PARKIT_GENERATED_BY STREQUAL "Ninja generator"
+       OR NOT PARKIT_MODE STREQUAL "fast" OR NOT mode_type STREQUAL "STRING"
+       OR NOT "Threads::Threads" IN_LIST extra_links)
+      message(FATAL_ERROR "extra: ${Threads_FOUND} ${PARKIT_ROOT} (${root}) ${PARKIT_TOOLDIR} "
+        "${PARKIT_LEVEL} ${PARKIT_GENERATED_BY} ${PARKIT_MODE} ${mode_type} ${extra_links}")
+    endif()
     add_executable(app main.c)
     target_link_libraries(app PRIVATE parkit::extra_alias ParDep::pardep)
 """
@@ -149,6 +165,10 @@ MODULE_CMAKE = """
     project(consumer C)
     # Observation 1: the package's Find module answers module mode.
     find_package(PARKIT 1.4 MODULE REQUIRED)
+    if(NOT TARGET Threads::Threads OR NOT PARKIT_LEVEL EQUAL 3
+       OR NOT EXISTS "${PARKIT_TOOLDIR}/parkit_tools.cmake")
+      message(FATAL_ERROR "extra: ${PARKIT_LEVEL} ${PARKIT_TOOLDIR}")
+    endif()
     add_executable(app main.c)
     target_link_libraries(app PRIVATE PARKIT::PARKIT)
 """
@@ -174,6 +194,14 @@ def test_a_cmake_consumer_of_the_wheel_alone_builds_and_runs(
     )  # fmt: skip
     checked_run(["cmake", "--build", build], env=env())
     assert checked_run([build / "app"]).stdout == "100 10\n"
+    # Built without a SONAME (nosoname), the wheel's copy has one: consumers' DT_NEEDED
+    # names the file, never the path it was linked by.
+    lib = site / "parkit" / "lib"
+    assert read_elf(lib / "libparkit_core.so").soname == "libparkit_core.so"
+    # extra was linked to it by path (as CMake links a library without SONAME): its DT_NEEDED
+    # names the shipped file, and the build-machine path is gone from its string table too.
+    assert "libparkit_core.so" in read_elf(lib / "libparkit_extra.so").needed
+    assert b"/libparkit_core.so" not in (lib / "libparkit_extra.so").read_bytes()
 
 
 def test_a_pkg_config_consumer_of_an_alias_builds_with_the_required_packages_pc(

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from etpkg import Component, LayoutError, Sdk
+from etpkg._internal.conan import extra_variables
+from etpkg._internal.errors import PackageError
 from etpkg._internal.facts import Library, PackageFiles, SourceFile
 from etpkg._internal.plan import metadata
 from etpkg._internal.plan.cmake import (
@@ -19,7 +21,12 @@ from etpkg._internal.plan.cmake import (
     version_file_name,
 )
 from etpkg._internal.plan.pkgconfig import render_pkg_config
-from etpkg._internal.plan.view import relocate_flag, relocation_table, wheel_sdk
+from etpkg._internal.plan.view import (
+    relocate_flag,
+    relocate_variable,
+    relocation_table,
+    wheel_sdk,
+)
 from etpkg._internal.verify.consumers import meson_link_args
 from etpkg._internal.verify.tools import CMAKE_VERSIONS
 
@@ -300,6 +307,76 @@ def test_flags_are_relocated_or_refused_by_name() -> None:
     s2 = dataclasses.replace(s, forbidden_paths=(Path("/home/builder/conan"),))
     with pytest.raises(LayoutError, match="holds the build-machine path /home/builder/conan"):
         relocate_flag("-I/home/builder/conan/p/zz/include", s2, table, "w")
+
+
+def test_cmake_extra_variables_are_parsed_relocated_and_refused_as_cmakedeps_would() -> None:
+    """Conan 2's cmake_extra_variables: strings (CMake expands ${...}, as in CMakeDeps'),
+    numbers, cache entries; a package path becomes the wheel's root, the package folder
+    itself too; a path the wheel does not ship or of the build machine is refused by name."""
+    core = Library(
+        "core",
+        "toy_core",
+        SourceFile(BUILD_DIR / "lib" / "libtoy_core.so.1.2", "d"),
+        frozenset({"libtoy_core.so", "libtoy_core.so.1"}),
+        (),
+    )
+    variables = extra_variables(
+        {
+            "TOY_DATA": f"{BUILD_DIR}/share/toy/data.bin",
+            "TOY_ROOT": str(BUILD_DIR),
+            "TOY_LIB": f"{BUILD_DIR}/lib/libtoy_core.so.1;${{CMAKE_GENERATOR}}",
+            "TOY_LEVEL": 3,
+            "TOY_MODE": {"value": "fast", "cache": True, "type": "STRING", "force": True},
+        }
+    )
+    s = sdk(res_dirs=("share/toy",), forbidden_paths=(Path("/home/builder/conan"),))
+    table = relocation_table(s, package_files(core))
+    relocated = {v.name: relocate_variable(v, s, table, "w") for v in variables}
+    assert [relocated[k].value for k in ("TOY_DATA", "TOY_ROOT", "TOY_LIB", "TOY_LEVEL")] == [
+        "${prefix}/share/toy/data.bin",
+        "${prefix}",
+        "${prefix}/lib/libtoy_core.so;${CMAKE_GENERATOR}",
+        "3",
+    ]
+    text = config(dataclasses.replace(s, cmake_extra_variables=tuple(relocated.values())))
+    assert 'set(TOY_ROOT "${_toy_prefix}")' in text
+    assert "set(TOY_LEVEL 3)" in text
+    assert 'set(TOY_MODE "fast" CACHE STRING "TOY_MODE" FORCE)' in text
+    assert str(BUILD_DIR) not in text
+    refused = {
+        f"{BUILD_DIR}/src/x.c": r"TOY_X = .* names src/x\.c in the package, which the wheel",
+        "/home/builder/conan/p/zz/bin": "holds the build-machine path /home/builder/conan",
+        "${prefix}/bin": r"names \$\{prefix\}, which the wheel's config sets",
+    }
+    for value, message in refused.items():
+        (var,) = extra_variables({"TOY_X": value})
+        with pytest.raises(LayoutError, match=message):
+            relocate_variable(var, s, table, "w")
+    malformed = [
+        ([1], "the value must be a string, a number or a dict"),
+        ('say "hi"', "holding '\"' or a newline"),
+        ({"value": "x", "cache": True}, "a cache variable needs a 'type' of"),
+        ({"value": "x", "force": True}, "'force' is only allowed for cache variables"),
+    ]
+    for value, message in malformed:
+        with pytest.raises(PackageError, match=message):
+            extra_variables({"TOY_X": value})
+
+
+def test_extra_dependencies_and_interface_libs_reach_the_config() -> None:
+    """cmake_extra_dependencies: find_dependency before the targets, as CMakeDeps;
+    cmake_extra_interface_libs: the component's target links them (as its system_libs)."""
+    s = sdk(cmake_extra_dependencies=("CUDAToolkit",))
+    comps = tuple(
+        dataclasses.replace(c, cmake_interface_libs=("CUDA::cudart",)) if c.name == "extra" else c
+        for c in s.components
+    )
+    text = config(dataclasses.replace(s, components=comps))
+    assert "if(NOT CUDAToolkit_FOUND)\n  find_dependency(CUDAToolkit REQUIRED)" in text
+    assert text.index("find_dependency(CUDAToolkit") < text.index("add_library(toy::core")
+    assert 'INTERFACE_LINK_LIBRARIES "toy::core;m;CUDA::cudart"' in text
+    with pytest.raises(LayoutError, match="cmake_extra_dependencies entry 'a b'"):
+        config(dataclasses.replace(s, cmake_extra_dependencies=("a b",)))
 
 
 def test_link_flags_with_commas_and_angle_brackets_stay_one_generator_expression() -> None:

@@ -30,6 +30,7 @@ from etpkg._internal.model import (
     LANGUAGES,
     SHARED,
     STATIC,
+    CMakeVariable,
     Component,
     Dependency,
     DependencyComponent,
@@ -531,6 +532,7 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
                 languages_declared=bool(
                     getattr(comp, "languages", None) or getattr(conanfile, "languages", None)
                 ),
+                cmake_interface_libs=_str_list(comp, "cmake_extra_interface_libs"),
             )
         )
     comps = tuple(components)
@@ -586,6 +588,8 @@ def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency,
             _str_list(info, properties.COMPONENT_ALIASES), comps, properties.COMPONENT_ALIASES.name
         ),
         run_env=run_env(getattr(conanfile, "runenv_info", None), package_folder),
+        cmake_extra_dependencies=_str_list(info, "cmake_extra_dependencies"),
+        cmake_extra_variables=extra_variables(info.get_property("cmake_extra_variables")),
     )
 
 
@@ -715,6 +719,51 @@ def _custom_content(info: Any, package_folder: Path) -> str:
             continue  # the wheel's own prefix already says it
         lines.append(f"{key}={text}")
     return "\n".join(lines)
+
+
+_CACHE_TYPES = ("BOOL", "FILEPATH", "PATH", "STRING", "INTERNAL")
+
+
+def extra_variables(value: object) -> tuple[CMakeVariable, ...]:
+    """cmake_extra_variables as CMakeDeps reads it: name -> a string, a number, or a dict with
+    `value` and optionally `cache` (with `type`, `docstring`), `force` (cache entries only)."""
+    if not value:
+        return ()
+    what = "cmake_extra_variables"
+    if not isinstance(value, dict):
+        raise PackageError(f"{what} must be a dict of variable names to values, not {value!r}")
+    out = []
+    for name, entry in value.items():
+        where = f"{what} {name!r}"
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.+-]+", name):
+            raise PackageError(f"{where}: not a CMake variable name etpkg can write")
+        spec = entry if isinstance(entry, dict) else {"value": entry}
+        raw = spec.get("value")
+        if isinstance(raw, str):
+            if '"' in raw or "\n" in raw:
+                raise PackageError(f"{where}: a value holding '\"' or a newline: {raw!r}")
+        elif not isinstance(raw, (int, float)):
+            raise PackageError(
+                f"{where}: the value must be a string, a number or a dict with one, not {raw!r}"
+            )
+        cache, force = spec.get("cache") or False, spec.get("force") or False
+        if not isinstance(cache, bool) or not isinstance(force, bool):
+            raise PackageError(f"{where}: 'cache' and 'force' must be booleans")
+        if force and not cache:
+            raise PackageError(f"{where}: 'force' is only allowed for cache variables")
+        cache_type = str(spec.get("type") or "") if cache else ""
+        if cache and cache_type not in _CACHE_TYPES:
+            raise PackageError(
+                f"{where}: a cache variable needs a 'type' of {', '.join(_CACHE_TYPES)}, "
+                f"not {cache_type or 'none'}"
+            )
+        docstring = str(spec.get("docstring") or name) if cache else ""
+        if '"' in docstring or "\n" in docstring:
+            raise PackageError(f"{where}: a docstring holding '\"' or a newline")
+        out.append(
+            CMakeVariable(name, str(raw), isinstance(raw, str), cache_type, docstring, force)
+        )
+    return tuple(out)
 
 
 def _str_list(info: Any, prop: properties.Property | str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from etpkg._internal.model import (
     LANGUAGES,
     SHARED,
     STATIC,
+    CMakeVariable,
     Component,
     Dependency,
     RunEnvEntry,
@@ -103,6 +104,10 @@ def to_json(sdk: Sdk) -> str:
         data["system_package_version"] = sdk.system_package_version
     if sdk.cmake_variable_prefixes:
         data["cmake_variable_prefixes"] = list(sdk.cmake_variable_prefixes)
+    if sdk.cmake_extra_dependencies:
+        data["cmake_extra_dependencies"] = list(sdk.cmake_extra_dependencies)
+    if sdk.cmake_extra_variables:
+        data["cmake_extra_variables"] = [v._asdict() for v in sdk.cmake_extra_variables]
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
@@ -217,6 +222,10 @@ def from_json(text: str, where: str) -> Sdk:
         ),
         wheel_requires=_wheel_requires(data.get("wheel_requires", []), what),
         run_env=_run_env(data.get("run_env", []), what),
+        cmake_extra_dependencies=_strings(
+            data.get("cmake_extra_dependencies", []), f"{what}: cmake_extra_dependencies"
+        ),
+        cmake_extra_variables=_extra_variables(data.get("cmake_extra_variables", []), what),
     )
     if data.get("variable_prefix", sdk.variable_prefix) != sdk.variable_prefix:
         raise WheelError(f"{what}: variable_prefix does not match cmake_file_name")
@@ -225,6 +234,22 @@ def from_json(text: str, where: str) -> Sdk:
     except LayoutError as exc:
         raise WheelError(f"{what}: {exc}") from exc
     return sdk
+
+
+def _extra_variables(value: Any, what: str) -> tuple[CMakeVariable, ...]:
+    where = f"{what}: cmake_extra_variables"
+    if not isinstance(value, list):
+        raise WheelError(f"{where} is not a list")
+    out = []
+    for item in value:
+        try:
+            var = CMakeVariable(**item)
+        except TypeError as exc:
+            raise WheelError(f"{where} holds {item!r}: {exc}") from exc
+        if not all(isinstance(getattr(var, k), str) for k in ("name", "value", "cache_type")):
+            raise WheelError(f"{where} holds {item!r}, whose name, value or type is no string")
+        out.append(var)
+    return tuple(out)
 
 
 def _wheel_requires(value: Any, what: str) -> tuple[WheelRequirement, ...]:

@@ -69,6 +69,9 @@ class Component:
     # .pc carries no -std (PkgConfigDeps never writes one).
     languages_declared: bool = True
     version: str = ""  # component_version: its .pc Version (default the package's)
+    # cmake_extra_interface_libs: what else its CMake target links (targets such as
+    # CUDA::cudart that a cmake_extra_dependencies package defines); CMake only, as CMakeDeps.
+    cmake_interface_libs: tuple[str, ...] = ()
 
     @property
     def header_only(self) -> bool:
@@ -178,6 +181,19 @@ class WheelRequirement:
         return dict(self.pkg_config_names).get(component, self.pkg_config_name)
 
 
+class CMakeVariable(NamedTuple):
+    """One entry of cmake_extra_variables, set by the config as CMakeDeps sets it: a quoted
+    string (CMake expands ${...} in it; a package path is ${prefix}-relative once planned), or a
+    number; a cache entry when `cache_type` is set."""
+
+    name: str
+    value: str
+    quoted: bool
+    cache_type: str = ""  # BOOL, FILEPATH, PATH, STRING or INTERNAL
+    docstring: str = ""
+    force: bool = False
+
+
 class RunEnvEntry(NamedTuple):
     """One variable of a package's runenv_info: defined, or prepended / appended to the value
     it has; a path value is package-relative and joined with os.pathsep."""
@@ -256,6 +272,10 @@ class Sdk:
     # The package's runenv_info (what Conan's VirtualRunEnv gives a consumer's programs:
     # openssl's OPENSSL_MODULES).
     run_env: tuple[RunEnvEntry, ...] = ()
+    # cmake_extra_dependencies: packages the config finds (find_dependency) before its
+    # targets, whose targets cmake_extra_interface_libs may name (CUDAToolkit, Threads).
+    cmake_extra_dependencies: tuple[str, ...] = ()
+    cmake_extra_variables: tuple[CMakeVariable, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.import_name:

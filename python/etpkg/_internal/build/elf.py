@@ -76,6 +76,16 @@ def read_elf(path: Path) -> ElfInfo:
         raise ElfError(f"{path}: not a readable ELF file ({exc})") from exc
 
 
+def dynstr_span(path: Path) -> tuple[int, int] | None:
+    """(file offset, size) of the .dynstr section, None without one."""
+    try:
+        with path.open("rb") as f:
+            section = ELFFile(f).get_section_by_name(".dynstr")
+            return None if section is None else (section["sh_offset"], section["sh_size"])
+    except (ELFError, OSError, ValueError) as exc:
+        raise ElfError(f"{path}: not a readable ELF file ({exc})") from exc
+
+
 def _check_arch(path: Path, info: ElfInfo, arch: Arch) -> None:
     if info.machine != arch.machine or info.elfclass != arch.elfclass:
         raise ElfError(

@@ -7,7 +7,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
-from etpkg._internal.parity.observe import CMakeView, PcView, Roots, normalise_value
+from etpkg._internal.parity.observe import CMakeView, PcView, Roots, linked_as, normalise_value
 
 # What CMakeDeps gives a consumer under <prefix>_ (file name's case and upper case); the rest
 # of its <name>_* variables are its own plumbing (…_RELEASE, …_DEPS_TARGET, …_MESSAGE_MODE).
@@ -70,6 +70,7 @@ def compare_cmake(
     module: bool = False,
     version: str = "",
     foreign: frozenset[str] = frozenset(),
+    extra_variables: tuple[str, ...] = (),
 ) -> list[str]:
     if wheel is None:
         return [f"{label}: the wheel has no such package"]
@@ -84,13 +85,15 @@ def compare_cmake(
         a, b = theirs[name], wheel.targets[name]
         for what, attr in _TARGET_FIELDS:
             va, vb = getattr(a, attr), getattr(b, attr)
+            if attr == "libraries" and linked_as(va) == linked_as(vb):
+                continue
             if va != vb:
                 out.append(
                     f"{label}: target {name}: {what}: CMakeDeps {_show(va)}, wheel {_show(vb)}"
                 )
     prefixes = (file_name, file_name.upper())
     ca, cb = _closures(conan), _closures(wheel)
-    for var in sorted(v for v in conan.variables if _public(v, prefixes)):
+    for var in sorted(v for v in conan.variables if _public(v, prefixes) or v in extra_variables):
         if var not in wheel.variables:
             out.append(f"{label}: variable {var} is not set by the wheel")
             continue
@@ -105,7 +108,10 @@ def compare_cmake(
             libraries = var.endswith("_LIBRARIES")
             va = _without(normalise_value(va, conan_roots, ca, libraries=libraries), foreign)
             vb = _without(normalise_value(vb, wheel_roots, cb, libraries=libraries), foreign)
-            same = va == vb
+            same = va == vb or (
+                libraries
+                and linked_as(frozenset(va.split(";"))) == linked_as(frozenset(vb.split(";")))
+            )
         if not same:
             out.append(f"{label}: variable {var}: CMakeDeps {va!r}, wheel {vb!r}")
     for request, accepted in sorted(conan.versions.items()):

@@ -145,6 +145,8 @@ def run_cmake_probe(
     roots: Roots,
     cmake_args: list[str],
     env: dict[str, str],
+    *,
+    extra_variables: tuple[str, ...] = (),
 ) -> CMakeView:
     """Configures a consumer of find_package(name mode) and returns what it sees."""
     src, build = work / "src", work / "build"
@@ -158,6 +160,7 @@ def run_cmake_probe(
         "versions": versions,
         "name_re": re.escape(name).replace("\\", "\\\\"),
         "upper_re": re.escape(name.upper()).replace("\\", "\\\\"),
+        "extra_variables": extra_variables,
     }
     (src / "CMakeLists.txt").write_text(_template("probe.cmake.j2").render(context))
     for i, request in enumerate(versions):
@@ -264,6 +267,13 @@ def _link_line(argv: list[str], libraries: set[str], options: set[str]) -> None:
             libraries.add(library_name(arg))
         elif arg.startswith("-") and arg not in ("-O3", "-O2", "-g", "-DNDEBUG", "-rdynamic"):
             options.add(arg)
+
+
+def linked_as(libraries: frozenset[str]) -> frozenset[str]:
+    """What the linker links for each item: a shared library named by file as -l<name> (a
+    library without SONAME is imported by -l, as CMakeDeps' nosoname does; the wheel's copy
+    has one and is linked by path: the same DT_NEEDED)."""
+    return frozenset(_as_l(x) if x.endswith(".so") else x for x in libraries)
 
 
 def _as_l(flag: str) -> str:

@@ -124,6 +124,7 @@ def parity(
                     [f"-DCMAKE_PREFIX_PATH={ref_side.folder}",
                      f"-DCMAKE_MODULE_PATH={ref_side.folder}"],
                     env,
+                    extra_variables=package.extra_variables,
                 )  # fmt: skip
                 try:
                     wheel_view = observe.run_cmake_probe(
@@ -132,6 +133,7 @@ def parity(
                         [f"-DCMAKE_PREFIX_PATH={pkg_root}",
                          f"-DCMAKE_MODULE_PATH={pkg_root / FIND_MODULE_DIR}"],
                         env,
+                        extra_variables=package.extra_variables,
                     )  # fmt: skip
                 except ToolError as exc:
                     diffs.append(f"{label}: the wheel's consumer fails: {exc}")
@@ -160,6 +162,7 @@ def parity(
                     module=mode == reference.MODULE,
                     version=package.version,
                     foreign=frozenset(foreign_links),
+                    extra_variables=package.extra_variables,
                 )
         trait_excluded = {
             f"-l{lib}"

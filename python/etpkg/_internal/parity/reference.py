@@ -29,6 +29,7 @@ class ReferencePackage:
     components: tuple[str, ...]
     libs: tuple[str, ...] = ()  # every component's libs and system_libs (-l names)
     pc_names: tuple[str, ...] = ()  # components' pkg_config_name and every pkg_config_aliases
+    extra_variables: tuple[str, ...] = ()  # the names cmake_extra_variables sets
 
     @property
     def cmake_probes(self) -> tuple[tuple[str, str], ...]:
@@ -78,6 +79,7 @@ def _package(node: dict[str, Any]) -> ReferencePackage:
             for name in [props.get("pkg_config_name"), *_listed(props.get("pkg_config_aliases"))]
             if name
         ),
+        extra_variables=tuple(str(k) for k in props.get("cmake_extra_variables") or {}),
         libs=tuple(
             dict.fromkeys(
                 str(lib)

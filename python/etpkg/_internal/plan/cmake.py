@@ -20,7 +20,7 @@ from typing import Any
 
 from etpkg._internal import manifest, naming
 from etpkg._internal.errors import LayoutError
-from etpkg._internal.model import Component, Sdk
+from etpkg._internal.model import CMakeVariable, Component, Sdk
 from etpkg._internal.plan.render import render, template_text
 from etpkg._internal.plan.view import PREFIX
 
@@ -154,7 +154,9 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
     link_items += ["${lib}/" + _item(f, f"{where}: library file") for f in files[1:]]
     deps = ["${site}/" + _item(p, f"{where}: dependency file") for p in comp.dependency_files]
     link_items += deps
-    link_items += [_item(s, f"{where}: system library") for s in comp.system_libs]
+    # cmake_extra_interface_libs: CMakeDeps links them as it links system libraries.
+    system_libs = (*comp.system_libs, *comp.cmake_interface_libs)
+    link_items += [_item(s, f"{where}: system library") for s in system_libs]
     compile_options = [f"$<$<COMPILE_LANGUAGE:C>:{genex_text(f)}>" for f in comp.cflags]
     compile_options += [f"$<$<COMPILE_LANGUAGE:CXX>:{genex_text(f)}>" for f in comp.cxxflags]
     link_options = [
@@ -174,7 +176,7 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
         kind=kind,
         files=files,
         defines=comp.defines,
-        system_libs=comp.system_libs,
+        system_libs=system_libs,
         registration_only=comp.registration_only,
         cxx_standard=sdk.cxx_standard if comp.cxx else None,
         link_language="C" if comp.c_only else "CXX",
@@ -187,7 +189,7 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
         variable_items=(
             *_retained_items(comp),
             *(f'"{d}"' for d in deps),
-            *(f'"{s}"' for s in comp.system_libs),
+            *(f'"{s}"' for s in system_libs),
         ),
         runtime_files=(*runtime, *shared_deps),
         runpath=kind == "SHARED" or bool(shared_deps),
@@ -197,6 +199,17 @@ def _view(sdk: Sdk, comp: Component) -> _ComponentView:
             [sdk.component(r).target for r in comp.requires] + _wheel_targets(sdk, comp)
         ),
     )
+
+
+def _variable(var: CMakeVariable, fn_id: str) -> str:
+    """The arguments of set() for a cmake_extra_variables entry, as CMakeDeps writes them;
+    the package root as the config's top-level _<fn_id>_prefix."""
+    value = var.value
+    if var.quoted:
+        value = '"' + value.replace(PREFIX, "${_" + fn_id + "_prefix}") + '"'
+    if var.cache_type:
+        value += f' CACHE {var.cache_type} "{var.docstring}"' + (" FORCE" if var.force else "")
+    return f"{var.name} {value}"
 
 
 def data_prefix(package: str, target: str) -> str:
@@ -299,6 +312,7 @@ def _context(
     prefixes = [sdk.cmake_file_name, sdk.cmake_file_name.upper(), *sdk.cmake_variable_prefixes]
     aliases = [(a, sdk.cmake_target) for a in sdk.cmake_target_aliases]
     aliases += [(a, c.target) for c in sdk.components for a in c.target_aliases]
+    fn_id = re.sub(r"[^A-Za-z0-9_]", "_", sdk.cmake_file_name) + ("_module" if is_module else "")
     return {
         "name": sdk.name,
         "version": sdk.wheel_version,
@@ -324,8 +338,7 @@ def _context(
         "root_target": sdk.cmake_target,
         "aliases": aliases,
         "define_flags": ["-D" + d for d in defines],
-        "fn_id": re.sub(r"[^A-Za-z0-9_]", "_", sdk.cmake_file_name)
-        + ("_module" if is_module else ""),
+        "fn_id": fn_id,
         "cxx_standard": sdk.cxx_standard if any(c.cxx for c in sdk.components) else None,
         "components": views,
         "component_names": [c.name for c in sdk.components],
@@ -361,6 +374,10 @@ def _context(
         "data_libs": list(dict.fromkeys(lib for v in reversed(views) for lib in v.libs)),
         "data_system_libs": list(dict.fromkeys(s for v in reversed(views) for s in v.system_libs)),
         "build_dirs": [posixpath.relpath(rel, base) for rel in sdk.build_dirs],
+        "extra_dependencies": [
+            _item(d, "cmake_extra_dependencies entry") for d in sdk.cmake_extra_dependencies
+        ],
+        "extra_variables": [_variable(v, fn_id) for v in sdk.cmake_extra_variables],
         "manifest": manifest.to_json(sdk) if with_manifest and not is_module else "",
         "install_file": install_file_name(sdk.cmake_file_name),
         "install_fn": install_function_name(sdk.cmake_file_name),

@@ -97,9 +97,15 @@ def _renames(libraries: list[Library]) -> dict[str, str]:
 
 
 def _replacements(needed: tuple[str, ...], renames: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (entry, renames[entry]) for entry in needed if entry in renames and renames[entry] != entry
-    )
+    """(entry, shipped name) for each DT_NEEDED entry naming a shipped library: by an old
+    SONAME or alias, or by the path it was linked by (a library without SONAME linked by
+    path, as CMake links one: the loader would open that build-machine path)."""
+    out = []
+    for entry in needed:
+        key = entry.rsplit("/", 1)[-1]
+        if key in renames and renames[key] != entry:
+            out.append((entry, renames[key]))
+    return tuple(out)
 
 
 def shipped_python(files: PackageFiles) -> set[str]:

@@ -28,7 +28,7 @@ from typing import TypeVar
 from etpkg._internal import naming
 from etpkg._internal.errors import LayoutError
 from etpkg._internal.facts import DependencyFiles, PackageFiles
-from etpkg._internal.model import Component, Dependency, Sdk
+from etpkg._internal.model import CMakeVariable, Component, Dependency, Sdk
 
 PREFIX = "${prefix}"
 # A path inside a flag ends at one of these (an option's value in -Wl,a,b or -Dx=y).
@@ -108,29 +108,65 @@ def relocate_flag(
 ) -> str:
     """The flag with each path of the package (or of `folder`, a required package's folder)
     as ${prefix}/<wheel path>."""
+    out = _relocated_paths(flag, sdk, table, where, f"flag {flag!r}", folder)
+    if "$" in out.replace(PREFIX, ""):
+        raise LayoutError(
+            f"{where}: flag {flag!r} holds a '$', which CMake before 3.28 and shells mangle; "
+            "it cannot be carried to consumers"
+        )
+    return out
+
+
+def relocate_variable(
+    var: CMakeVariable,
+    sdk: Sdk,
+    table: list[tuple[str, str]],
+    where: str,
+    folder: Path | None = None,
+) -> CMakeVariable:
+    """A cmake_extra_variables entry with each path of the package (the package folder
+    itself too) as ${prefix}[/<wheel path>]; CMake expands any other ${...} as CMakeDeps'."""
+    if not var.quoted:
+        return var
+    what = f"cmake_extra_variables {var.name} = {var.value!r}"
+    if PREFIX in var.value:
+        raise LayoutError(
+            f"{where}: {what} names ${{prefix}}, which the wheel's config sets to its own "
+            "root: write the package folder's path instead"
+        )
+    base = sdk.package_folder if folder is None else folder
+    text = var.value
+    for root in sorted({str(base), str(base.resolve())}, key=len, reverse=True):
+        text = re.sub(re.escape(root) + r"(?=$|[,;\s'=])", lambda _m: PREFIX, text)
+    return var._replace(value=_relocated_paths(text, sdk, table, where, what, folder))
+
+
+def _relocated_paths(
+    text: str,
+    sdk: Sdk,
+    table: list[tuple[str, str]],
+    where: str,
+    what: str,
+    folder: Path | None,
+) -> str:
     base = sdk.package_folder if folder is None else folder
     roots = sorted({str(base), str(base.resolve())}, key=len)
-    out = flag
+    out = text
     for root in reversed(roots):
         pieces = out.split(root + "/")
         rebuilt = pieces[0]
         for piece in pieces[1:]:
             end = _PATH_END.search(piece)
             rel, rest = (piece[: end.start()], piece[end.start() :]) if end else (piece, "")
-            rebuilt += _relocated(rel, table, flag, where) + rest
+            rebuilt += _relocated(rel, table, what, where) + rest
         out = rebuilt
-    if "$" in out.replace(PREFIX, ""):
-        raise LayoutError(
-            f"{where}: flag {flag!r} holds a '$', which CMake before 3.28 and shells mangle; "
-            "it cannot be carried to consumers"
-        )
     for path in sdk.forbidden_paths:
         if str(path) not in ("", "/") and str(path) in out:
-            raise LayoutError(f"{where}: flag {flag!r} holds the build-machine path {path}")
+            raise LayoutError(f"{where}: {what} holds the build-machine path {path}")
     return out
 
 
-def _relocated(rel: str, table: list[tuple[str, str]], flag: str, where: str) -> str:
+def _relocated(rel: str, table: list[tuple[str, str]], what: str, where: str) -> str:
     path = PurePosixPath(rel)
     for src, dest in table:
         src_path = PurePosixPath(src)
@@ -138,9 +174,7 @@ def _relocated(rel: str, table: list[tuple[str, str]], flag: str, where: str) ->
             tail = path.relative_to(src_path)
             target = PurePosixPath(dest) / tail if str(tail) != "." else PurePosixPath(dest)
             return f"{PREFIX}/{target}"
-    raise LayoutError(
-        f"{where}: flag {flag!r} names {rel} in the package, which the wheel does not ship"
-    )
+    raise LayoutError(f"{where}: {what} names {rel} in the package, which the wheel does not ship")
 
 
 def _relocated_flags(comp: Component, sdk: Sdk, table: list[tuple[str, str]]) -> Component:
@@ -312,6 +346,9 @@ def wheel_sdk(sdk: Sdk, files: PackageFiles, grafts: Mapping[str, str] | None = 
     return dataclasses.replace(
         sdk,
         bundled=bundled,
+        cmake_extra_variables=tuple(
+            relocate_variable(v, sdk, table, "the package") for v in sdk.cmake_extra_variables
+        ),
         package_folder=Path(pkg),
         components=tuple(comps),
         executables=tuple(e.name for e in files.executables),
@@ -409,8 +446,16 @@ def _bundled(
     kept = tuple(c for c in comps if c.name not in missing)
     if not kept:
         return None
+    table = dependency_relocation_table(dep, files)
+    where = f"required package {dep.name}"
     return dataclasses.replace(
         own,
+        cmake_extra_variables=tuple(
+            relocate_variable(v, sdk, table, where, dep.package_folder)
+            if dep.package_folder is not None
+            else relocate_variable(v, sdk, [], where)
+            for v in own.cmake_extra_variables
+        ),
         package_folder=Path(pkg),
         import_name=pkg,
         components=kept,

@@ -149,11 +149,14 @@ def check(suite: Suite) -> str:
     # For build modules the config sets CMakeDeps' data variables, named after the Conan
     # package whatever the file name (openssl_OpenSSL_Crypto_LIBS_RELEASE), as CMakeDeps does.
     data = re.compile(rf"^{re.escape(m.name)}_.+_RELEASE$" if m.build_modules else r"(?!)")
+    # cmake_extra_variables: names the package chose to set, as CMakeDeps sets them.
+    declared = {v.name for v in m.cmake_extra_variables}
     changed = sorted(
         k
         for k in after
         if before.get(k) != after[k]
         and not own.match(k)
+        and k not in declared
         and not data.match(k)
         and k not in theirs
         and k not in _DUMP_LOCALS
@@ -163,7 +166,7 @@ def check(suite: Suite) -> str:
     )
     removed = sorted(k for k in before if k not in after)
     dirs = {f"{n}_DIR" for n in [m.cmake_file_name, *carried]}
-    new_cache = sorted(k for k in cache_after - cache_before if k not in dirs)
+    new_cache = sorted(k for k in cache_after - cache_before if k not in dirs | declared)
     if changed or removed or new_cache:
         raise CheckFailed(
             f"find_package changed the caller's scope: set {changed}, unset {removed}, "
