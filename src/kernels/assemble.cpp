@@ -243,22 +243,46 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
   Tensor* out = output_arg(ctx, op, args, 7, dtype, Span<const int64_t>(sizes, 1));
   if (out == nullptr) return;
   const bool integral = args[0]->is_int() && args[1]->is_int() && args[2]->is_int();
+  // ATen's accumulate types: int64 for every integer dtype (start and step truncated first,
+  // each value then cast, wrapping as a C cast), double for float and double, float for the
+  // 16-bit floats.
+  if (integral_type(dtype) && dtype != ScalarType::Bool) {
+    const int64_t s0 = integral ? args[0]->to_int() : checked::to_int<int64_t>(start);
+    const int64_t st = integral ? args[2]->to_int() : checked::to_int<int64_t>(step);
+    if (st == 0) {
+      fail(ctx, op, "step must be nonzero (" + std::to_string(step) + " truncated to an integer)");
+      return;
+    }
+    char* o = static_cast<char*>(out->data());
+    const size_t es = out->element_size();
+    if (dtype == ScalarType::Long) {
+      int64_t* l = out->data_as<int64_t>();
+      for (int64_t i = 0; i < n; ++i) l[i] = checked::wrap_add(s0, checked::wrap_mul(st, i));
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      store_scalar(o + static_cast<size_t>(i) * es, dtype, 0.0, checked::wrap_add(s0, checked::wrap_mul(st, i)), true);
+    }
+    return;
+  }
   switch (dtype) {
-    case ScalarType::Long: {
-      int64_t* o = out->data_as<int64_t>();
-      const int64_t s0 = integral ? args[0]->to_int() : checked::to_int<int64_t>(start);
-      const int64_t st = integral ? args[2]->to_int() : checked::to_int<int64_t>(step);
-      for (int64_t i = 0; i < n; ++i) o[i] = checked::wrap_add(s0, checked::wrap_mul(st, i));
-      return;
-    }
-    case ScalarType::Int: {
-      int32_t* o = out->data_as<int32_t>();
-      for (int64_t i = 0; i < n; ++i) o[i] = checked::to_int<int32_t>(start + step * static_cast<double>(i));
-      return;
-    }
-    case ScalarType::Float: {  // ATen accumulates in double, then rounds each element
+    case ScalarType::Float: {
       float* o = out->data_as<float>();
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(start + step * static_cast<double>(i));
+      return;
+    }
+    case ScalarType::Double: {
+      double* o = out->data_as<double>();
+      for (int64_t i = 0; i < n; ++i) o[i] = start + step * static_cast<double>(i);
+      return;
+    }
+    case ScalarType::Half:
+    case ScalarType::BFloat16: {
+      const float s0 = static_cast<float>(start), st = static_cast<float>(step);
+      char* o = static_cast<char*>(out->data());
+      for (int64_t i = 0; i < n; ++i) {
+        store_scalar(o + static_cast<size_t>(i) * 2, dtype, s0 + st * static_cast<float>(i), 0, false);
+      }
       return;
     }
     default: break;

@@ -297,6 +297,20 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
         _inputs((3, 4), (5, 3)),
     ),
     "arange_float": (lambda x: x + torch.arange(0.5, 3.0, 0.25), _inputs((2, 10))),
+    # every dtype, in ATen's accumulate types: int64 for integers (start and step truncated,
+    # uint8 wrapping: 250, 253, 0, 3), float for the 16-bit floats (hybrid linear-attention
+    # decoders build a uint8 arange)
+    "arange_dtypes": (
+        lambda x: (
+            x
+            + torch.arange(250, 262, 3, dtype=torch.uint8).float()
+            + torch.arange(-3, 5, 2, dtype=torch.int8).float()
+            + torch.arange(0.5, 5.9, 1.5, dtype=torch.int32).float()
+            + torch.arange(0.1, 1.3, 0.3, dtype=torch.float16).float()
+            + torch.arange(0.1, 1.3, 0.3, dtype=torch.bfloat16).float()
+        ),
+        _inputs((2, 4)),
+    ),
     "compare_and_logic": (
         lambda a, b: ((a > b) & (a >= 0)) | ((a < -0.5) ^ (b <= a)) | (a == b) | (a.ne(0.25)),
         _inputs((3, 5), (5,)),
