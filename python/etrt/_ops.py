@@ -181,6 +181,7 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::constant_pad_nd",
         "aten::convolution",
         "aten::cumsum",
+        "aten::histc",
         "aten::diagonal",
         "aten::unfold",
         "aten::embedding",
@@ -201,6 +202,8 @@ COMPUTE_OPS: frozenset[str] = ANY_LAYOUT_OPS | frozenset(
         "aten::min",
         "aten::min.dim",
         "aten::mm",
+        # transformers' mixture-of-experts experts on CPU (its grouped_mm fallback)
+        "transformers::grouped_mm_fallback",
         "aten::native_dropout",
         "aten::native_group_norm",
         "aten::native_layer_norm",
@@ -402,6 +405,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::col2im",
         "aten::convolution",
         "aten::grid_sampler_2d",
+        "aten::histc",
         "aten::max_pool2d",
         "aten::max_pool2d_with_indices",
         "aten::max_pool3d_with_indices",
@@ -411,6 +415,7 @@ FLOAT_ONLY_OPS: frozenset[str] = frozenset(
         "aten::upsample_bilinear2d.vec",
         "aten::upsample_nearest2d.vec",
         "etrt_fused::conv2d",
+        "transformers::grouped_mm_fallback",
     }
 )
 

@@ -764,7 +764,16 @@ void op_cumsum(KernelContext& ctx, Span<Value*> args) {
         const int64_t e = (a * r.len + l) * r.inner + i;
         const char* x = r.data + e * static_cast<int64_t>(es);
         if (ints) {
-          si = checked::wrap_add(si, load_int64(x, in));
+          // ATen casts the input to the integer dtype first: a float element as that cast.
+          int64_t v = 0;
+          if (integral_type(in)) {
+            v = load_int64(x, in);
+          } else {
+            alignas(8) char cast[8];
+            convert(cast, dt, x, in);
+            v = load_int64(cast, dt);
+          }
+          si = checked::wrap_add(si, v);
           store_i(o + e * static_cast<int64_t>(oes), dt, si);
         } else {
           // float results accumulate in float, as ATen does, so long sums round alike

@@ -12,6 +12,7 @@ namespace kernels {
 void op_addmm(KernelContext& ctx, Span<Value*> args);
 // aten::mm: self, mat2 | out
 void op_mm(KernelContext& ctx, Span<Value*> args);
+void op_grouped_mm_fallback(KernelContext& ctx, Span<Value*> args);
 // aten::bmm: self, mat2 | out
 void op_bmm(KernelContext& ctx, Span<Value*> args);
 // aten::convolution: input, weight, bias?, stride[], padding[], dilation[], transposed,

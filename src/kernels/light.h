@@ -168,6 +168,7 @@ void op_argmin(KernelContext& ctx, Span<Value*> args);
 void op_max_dim(KernelContext& ctx, Span<Value*> args);
 void op_min_dim(KernelContext& ctx, Span<Value*> args);
 void op_cumsum(KernelContext& ctx, Span<Value*> args);
+void op_histc(KernelContext& ctx, Span<Value*> args);
 void op_sort(KernelContext& ctx, Span<Value*> args);
 void op_topk(KernelContext& ctx, Span<Value*> args);
 // Non-Float inputs of the float kernels amax, amin, argmax, sum and sum.dim_IntList.

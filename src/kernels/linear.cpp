@@ -1,4 +1,5 @@
 // aten::addmm, aten::mm, aten::bmm on top of the strided SGEMM in gemm.h.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -201,6 +202,66 @@ void op_bmm(KernelContext& ctx, Span<Value*> args) {
     float* s = scratch == nullptr ? nullptr : scratch + per_part * static_cast<size_t>(slot);
     for (int64_t i = begin; i < end; ++i) sgemm_serial(at(i), s);
   });
+}
+
+// transformers' mixture-of-experts fallback for torch._grouped_mm on CPU: rows of `input`,
+// sorted by expert, in groups ending at the cumulative counts `offs`; group i times weight[i].
+// Rows past the last offset stay zero. The bounds follow the Python slices of transformers'
+// loop (input[start:end], clamped to the rows; an empty group skipped).
+void op_grouped_mm_fallback(KernelContext& ctx, Span<Value*> args) {
+  constexpr const char* op = "transformers::grouped_mm_fallback";
+  if (!check_nargs(ctx, op, args, 4)) return;
+  const Tensor* in = nullptr;
+  const Tensor* w = nullptr;
+  if (!matrix_arg(ctx, op, args, 0, "input", 2, &in) || !matrix_arg(ctx, op, args, 1, "weight", 3, &w)) return;
+  const Tensor* offs = tensor_arg(ctx, op, args, 2, "offs");
+  if (offs == nullptr || !check_has_data(ctx, op, *offs, "offs")) return;
+  if ((offs->dtype() != ScalarType::Int && offs->dtype() != ScalarType::Long) || offs->dim() != 1 ||
+      offs->size(0) != w->size(0)) {
+    fail(ctx, op, "'offs' must be a 1-D int32 or int64 tensor of one count per expert (" +
+                      std::to_string(w->size(0)) + "), got " + to_string(offs->dtype()) + " " +
+                      shape_string(offs->sizes()));
+    return;
+  }
+  if (in->size(1) != w->size(1)) {
+    fail(ctx, op, "cannot multiply rows of shape " + shape_string(in->sizes()) + " by experts of shape " +
+                      shape_string(w->sizes()));
+    return;
+  }
+  const int64_t rows = in->size(0), n = w->size(2);
+  const int64_t out_sizes[2] = {rows, n};
+  Tensor* out = output_arg(ctx, op, args, 3, ScalarType::Float, Span<const int64_t>(out_sizes, 2));
+  if (out == nullptr) return;
+  float* c = out->data_as<float>();
+  std::memset(c, 0, static_cast<size_t>(rows * n) * sizeof(float));
+  const char* o = static_cast<const char*>(offs->data());
+  int64_t start = 0;
+  for (int64_t e = 0; e < w->size(0); ++e) {
+    const char* at = o + e * offs->stride(0) * static_cast<int64_t>(offs->element_size());
+    const int64_t end = offs->dtype() == ScalarType::Long ? load_int64(at, ScalarType::Long) : load_int64(at, ScalarType::Int);
+    if (end < 0) {
+      fail(ctx, op, "offset " + std::to_string(end) + " of expert " + std::to_string(e) + " is negative");
+      return;
+    }
+    if (end == start) continue;
+    const int64_t lo = std::min(start, rows), hi = std::min(end, rows);
+    start = end;
+    if (hi <= lo || n == 0) continue;
+    GemmParams p;
+    p.m = hi - lo;
+    p.k = in->size(1);
+    p.n = n;
+    p.a = in->data_as<const float>() + lo * in->stride(0);
+    p.a_rs = in->stride(0);
+    p.a_cs = in->stride(1);
+    p.b = w->data_as<const float>() + e * w->stride(0);
+    p.b_rs = w->stride(1);
+    p.b_cs = w->stride(2);
+    p.b_weight = w->is_read_only();
+    p.c = c + lo * n;
+    p.c_rs = n;
+    if (!sgemm(ctx, p)) return fail_oom(ctx, op);
+  }
 }
 
 }  // namespace kernels

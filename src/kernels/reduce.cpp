@@ -1145,5 +1145,80 @@ void op_native_group_norm(KernelContext& ctx, Span<Value*> args) {
   });
 }
 
+// aten::histc of a float tensor, as ATen's CPU kernel bins: edges linspace(min, max, bins + 1)
+// in float, each element placed by interpolation then checked against the edges beside it, the
+// last bin closed on the right, elements outside [min, max] (and NaN) left out. min == max
+// takes the data's range, widened by one each way when that is one value.
+void op_histc(KernelContext& ctx, Span<Value*> args) {
+  constexpr const char* op = "aten::histc";
+  if (!check_nargs(ctx, op, args, 5)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  int64_t bins = 0;
+  double lo_arg = 0.0, hi_arg = 0.0;
+  if (self == nullptr || !check_dtype(ctx, op, *self, "self", ScalarType::Float) ||
+      !check_has_data(ctx, op, *self, "self") || !int_arg(ctx, op, args, 1, "bins", &bins) ||
+      !scalar_arg(ctx, op, args, 2, "min", &lo_arg) || !scalar_arg(ctx, op, args, 3, "max", &hi_arg)) {
+    return;
+  }
+  if (bins <= 0 || bins > checked::kMaxElements) {
+    fail(ctx, op, "bins must be positive, got " + std::to_string(bins));
+    return;
+  }
+  const int64_t sizes[1] = {bins};
+  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, Span<const int64_t>(sizes, 1));
+  if (out == nullptr) return;
+  const int64_t numel = self->numel();
+  const int64_t steps = bins + 1;
+  float* scratch = static_cast<float*>(ctx.allocate_temp(static_cast<size_t>(numel + steps) * sizeof(float), 64));
+  if (scratch == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  const Span<float> values(scratch, static_cast<size_t>(numel));
+  float* edges = scratch + numel;
+  if (numel > 0) copy_to_contiguous(*self, scratch);
+  float lo = static_cast<float>(lo_arg), hi = static_cast<float>(hi_arg);
+  if (lo == hi && numel > 0) {
+    lo = hi = values[0];
+    for (float v : values) {
+      if (std::isnan(v) || std::isnan(lo)) {
+        lo = hi = v;
+        break;
+      }
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  if (lo == hi) {
+    lo -= 1.0f;
+    hi += 1.0f;
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi)) {
+    fail(ctx, op, "range of [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not finite");
+    return;
+  }
+  if (!(lo < hi)) {
+    fail(ctx, op, "max must be larger than min");
+    return;
+  }
+  // linspace(lo, hi, bins + 1) in float: the first half from lo, the second back from hi.
+  const float step = (hi - lo) / static_cast<float>(steps - 1);
+  for (int64_t i = 0; i < steps; ++i) {
+    edges[i] = i < steps / 2 ? lo + step * static_cast<float>(i)
+                                                  : hi - step * static_cast<float>(steps - i - 1);
+  }
+  const float left = edges[0], right = edges[steps - 1];
+  float* hist = out->data_as<float>();
+  std::fill(hist, hist + bins, 0.0f);
+  for (float v : values) {
+    if (!(v >= left && v <= right)) continue;
+    int64_t pos = static_cast<int64_t>((v - left) * static_cast<float>(bins) / (right - left));
+    const int64_t pos_min = std::max<int64_t>(0, pos - 1), pos_max = std::min<int64_t>(pos + 2, steps);
+    pos = std::upper_bound(edges + pos_min, edges + pos_max, v) - edges - 1;
+    if (pos == steps - 1) pos -= 1;
+    hist[pos] += 1.0f;
+  }
+}
+
 }  // namespace kernels
 }  // namespace etrt

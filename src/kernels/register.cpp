@@ -16,6 +16,7 @@ const Kernel kKernels[] = {
     // heavy.h
     {"aten::addmm", op_addmm},
     {"aten::mm", op_mm},
+    {"transformers::grouped_mm_fallback", op_grouped_mm_fallback},
     {"aten::bmm", op_bmm},
     {"aten::convolution", op_convolution},
     {"etrt_fused::conv2d", op_fused_conv2d},
@@ -183,6 +184,7 @@ const Kernel kKernels[] = {
     {"aten::max.dim", op_max_dim},
     {"aten::min.dim", op_min_dim},
     {"aten::cumsum", op_cumsum},
+    {"aten::histc", op_histc},
     {"aten::sort", op_sort},
     {"aten::topk", op_topk},
     {"aten::max", op_max},

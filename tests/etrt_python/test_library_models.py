@@ -159,11 +159,16 @@ def test_a_model_returning_its_kv_cache_is_refused_with_what_to_do() -> None:
         etrt.export(model, transformer_models.inputs("llama"))
 
 
-@pytest.mark.long
-def test_a_mixture_of_experts_is_refused_with_what_to_do_and_then_matches(tmp_path: Path) -> None:
-    """transformers' MoE layers default to grouped_mm, on CPU a custom op of its own (and
-    aten::histc): the refusal says which experts implementation exports, and with it Mixtral
-    (4 experts, top 2) matches eager."""
+@pytest.mark.parametrize(
+    "implementation", ["grouped_mm", pytest.param("batched_mm", marks=pytest.mark.long)]
+)
+def test_a_mixture_of_experts_runs_as_transformers_builds_it(
+    tmp_path: Path, implementation: str
+) -> None:
+    """transformers' MoE layers default to grouped_mm, on CPU its own custom op
+    (transformers::grouped_mm_fallback) over rows sorted by expert, counted with aten::histc
+    and offset by a cumsum to int32: Mixtral (4 experts, top 2) exported so, with a dynamic
+    sequence length, matches eager at lengths it was not exported with; batched_mm too."""
     runtime_build.python_runtime()
     tf = transformer_models.transformers()
     torch.manual_seed(0)
@@ -173,19 +178,55 @@ def test_a_mixture_of_experts_is_refused_with_what_to_do_and_then_matches(tmp_pa
         max_position_embeddings=64, use_cache=False,
     )  # fmt: skip
     model = tf.MixtralForCausalLM(config).eval()
-    example, ids = (
-        torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(s)) for s in (0, 1)
-    )
-    with pytest.raises(etrt.ExportError, match="transformers::grouped_mm_fallback") as err:
-        etrt.export(model, (example,))
-    assert 'experts_implementation="batched_mm"' in str(err.value), err.value
-    model.config._experts_implementation = "batched_mm"
-    program = etrt.export(model, (example,))
-    got = etrt.load(program.save(tmp_path / "mixtral.etrt")).method()(ids.numpy())[0]
-    with torch.no_grad():
-        want = model(ids).logits.numpy()
-    err_rel = float(np.abs(np.asarray(got, dtype=np.float64) - want).max() / np.abs(want).max())
-    assert err_rel < 1e-4, err_rel
+    model.config._experts_implementation = implementation
+    example = torch.randint(0, 100, (2, 12), generator=torch.Generator().manual_seed(0))
+    seq = torch.export.Dim("seq", min=2, max=32)
+    program = etrt.export(model, (example,), dynamic_shapes=({1: seq},))
+    if implementation == "grouped_mm":
+        ops = set(program.operator_names)
+        assert {"transformers::grouped_mm_fallback", "aten::histc"} <= ops, ops
+    method = etrt.load(program.save(tmp_path / "mixtral.etrt")).method()
+    for seed, length in ((1, 5), (2, 31)):
+        ids = torch.randint(0, 100, (2, length), generator=torch.Generator().manual_seed(seed))
+        got = method(ids.numpy())[0]
+        with torch.no_grad():
+            want = model(ids).logits.numpy()
+        err = float(np.abs(np.asarray(got, dtype=np.float64) - want).max() / np.abs(want).max())
+        assert err < 1e-4, (length, err)
+
+
+class _Experts(torch.nn.Module):
+    """transformers' grouped product alone, its weights stored (experts, out, in) and read
+    through a transposed view, as an is_transposed experts layer does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 6, 8))
+
+    def forward(self, x: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+        weight = self.weight.transpose(-2, -1)
+        return torch.ops.transformers.grouped_mm_fallback(x, weight, offs)  # type: ignore[no-any-return]
+
+
+def test_the_experts_product_follows_transformers_loop(tmp_path: Path) -> None:
+    """transformers::grouped_mm_fallback: rows in groups ending at `offs`, an empty group
+    skipped, rows past the last offset zero, as transformers' Python loop computes them."""
+    runtime_build.python_runtime()
+    transformer_models.transformers()
+    import transformers.integrations.moe  # noqa: F401  (registers the op)
+
+    torch.manual_seed(0)
+    model = _Experts().eval()
+    x = torch.randn(11, 8)
+    example = (x, torch.tensor([3, 3, 7, 9]))
+    method = etrt.load(etrt.export(model, example).save(tmp_path / "experts.etrt")).method()
+    for offs in ([3, 3, 7, 9], [0, 5, 11, 11], [0, 0, 0, 0], [2, 4, 6, 8]):
+        counts = torch.tensor(offs)
+        got = np.asarray(method(x.numpy(), counts.numpy())[0])
+        with torch.no_grad():
+            want = model(x, counts).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(offs))
+        assert not got[offs[-1] :].any(), offs
 
 
 # transformers models that spell the tanh GELU in other ways than GPT-2's gelu_new: BLOOM's

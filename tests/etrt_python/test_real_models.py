@@ -297,6 +297,25 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
         _inputs((3, 4), (5, 3)),
     ),
     "arange_float": (lambda x: x + torch.arange(0.5, 3.0, 0.25), _inputs((2, 10))),
+    # a float count summed into int32, as transformers offsets its experts' rows: ATen casts
+    # each element first (1.7 -> 1, -2.5 -> -2)
+    "cumsum_float_to_int32": (
+        lambda x: torch.cumsum(x * 2.5, 0, dtype=torch.int32).float() + x,
+        _inputs((9,)),
+    ),
+    # histc as ATen bins: its data's range when min == max, one value widened by one each way,
+    # elements outside [min, max] left out, the last bin closed on the right
+    "histc": (
+        lambda x: torch.cat(
+            [
+                torch.histc(x, bins=7),
+                torch.histc(x, bins=5, min=-1.0, max=1.0),
+                torch.histc(x[:1].expand(4), bins=3),
+                torch.histc(torch.arange(6.0), bins=4, min=0, max=5),
+            ]
+        ),
+        _inputs((40,)),
+    ),
     # every dtype, in ATen's accumulate types: int64 for integers (start and step truncated,
     # uint8 wrapping: 250, 253, 0, 3), float for the 16-bit floats (hybrid linear-attention
     # decoders build a uint8 arange)
