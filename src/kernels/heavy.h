@@ -37,6 +37,8 @@ void op_scaled_dot_product_attention(KernelContext& ctx, Span<Value*> args);
 void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args);
 // input, output_size?, align_corners, scale_factors? | out
 void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args);
+void op_upsample_bilinear2d_aa(KernelContext& ctx, Span<Value*> args);
+void op_upsample_bilinear2d_aa_vec(KernelContext& ctx, Span<Value*> args);
 
 // quantized.cpp: PT2E's quantize/dequantize and the integer kernels of folded q/dq patterns
 void op_quantize_per_tensor(KernelContext& ctx, Span<Value*> args);

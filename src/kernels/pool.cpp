@@ -715,5 +715,159 @@ void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
   });
 }
 
+namespace {
+
+// ATen's antialiased bilinear taps along one dimension (its float path): output i centred at
+// scale * (i + 0.5) in the input, a triangle filter stretched by the scale when shrinking,
+// weights normalised to sum 1. The double/float mix follows ATen's expressions.
+struct AaTaps {
+  int64_t first = 0, count = 0;
+};
+
+inline float aa_triangle(float x) {
+  x = std::fabs(x);
+  return x < 1.0f ? 1.0f - x : 0.0f;
+}
+
+int64_t aa_max_taps(float scale) {
+  const float support = scale >= 1.0f ? scale : 1.0f;
+  return static_cast<int64_t>(std::ceil(support) * 2 + 1);
+}
+
+void aa_taps(int64_t in, int64_t out, float scale, int64_t max_taps, AaTaps* taps, float* weights) {
+  const float support = scale >= 1.0f ? scale : 1.0f;
+  const float invscale = scale >= 1.0f ? static_cast<float>(1.0 / scale) : 1.0f;
+  for (int64_t i = 0; i < out; ++i) {
+    const float center = static_cast<float>(scale * (static_cast<double>(i) + 0.5));
+    int64_t first = checked::to_int<int64_t>(center - support + 0.5);
+    if (first < 0) first = 0;
+    int64_t last = checked::to_int<int64_t>(center + support + 0.5);
+    if (last > in) last = in;
+    const int64_t count = last > first ? std::min(last - first, max_taps) : 0;
+    float* w = weights + i * max_taps;
+    float total = 0.0f;
+    for (int64_t j = 0; j < count; ++j) {
+      w[j] = aa_triangle(static_cast<float>((static_cast<float>(j + first) - center + 0.5) * invscale));
+      total += w[j];
+    }
+    if (total != 0.0f) {
+      for (int64_t j = 0; j < count; ++j) w[j] /= total;
+    }
+    taps[i] = AaTaps{first, count};
+  }
+}
+
+// out[i] = sum_j w[j] * x[(first + j) * stride], summed from the first tap, in float.
+inline float aa_sum(const float* x, int64_t stride, const AaTaps& t, const float* w) {
+  if (t.count == 0) return 0.0f;
+  const float* p = x + t.first * stride;
+  float acc = p[0] * w[0];
+  for (int64_t j = 1; j < t.count; ++j) acc += p[j * stride] * w[j];
+  return acc;
+}
+
+// Resamples width first, then height (ATen's order), each pass only when that size changes.
+void upsample_bilinear_aa(KernelContext& ctx, const char* op, const Tensor& self, const Planes& p, Tensor* out,
+                          int64_t oh, int64_t ow, float scale_h, float scale_w) {
+  const int64_t th = aa_max_taps(scale_h), tw = aa_max_taps(scale_w);
+  const bool wide = ow != p.w, tall = oh != p.h;
+  const size_t floats = static_cast<size_t>((wide ? p.n * p.c * p.h * ow : 0) + oh * th + ow * tw);
+  auto* scratch = static_cast<float*>(ctx.allocate_temp(floats * sizeof(float), 64));
+  auto* taps = static_cast<AaTaps*>(ctx.allocate_temp(static_cast<size_t>(oh + ow) * sizeof(AaTaps), 64));
+  if (scratch == nullptr || taps == nullptr) {
+    ctx.fail(Error(ErrorCode::OutOfMemory, std::string(op) + ": out of scratch memory"));
+    return;
+  }
+  float* wh = scratch;
+  float* ww = wh + oh * th;
+  float* mid = ww + ow * tw;
+  AaTaps* taps_h = taps;
+  AaTaps* taps_w = taps + oh;
+  aa_taps(p.h, oh, scale_h, th, taps_h, wh);
+  aa_taps(p.w, ow, scale_w, tw, taps_w, ww);
+  const float* in = self.data_as<const float>();
+  float* o = out->data_as<float>();
+  parallel_chunks(p.n * p.c, oh * ow * (th + tw) + p.h * ow * tw, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const float* x = in + (plane / p.c) * p.sn + (plane % p.c) * p.sc;
+      // The plane after the width pass: rows `rs` apart, columns `cs` apart.
+      const float* src = x;
+      int64_t rs = p.sh, cs = p.sw;
+      if (wide) {
+        float* m = mid + plane * p.h * ow;
+        for (int64_t y = 0; y < p.h; ++y) {
+          for (int64_t xo = 0; xo < ow; ++xo) m[y * ow + xo] = aa_sum(x + y * p.sh, p.sw, taps_w[xo], ww + xo * tw);
+        }
+        src = m;
+        rs = ow;
+        cs = 1;
+      }
+      float* po = o + plane * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          po[y * ow + xo] = tall ? aa_sum(src + xo * cs, rs, taps_h[y], wh + y * th) : src[y * rs + xo * cs];
+        }
+      }
+    }
+  });
+}
+
+float aa_scale(int64_t in, int64_t out, bool align, const Value& factor) {
+  if (align) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  if (factor.is_double() && factor.to_double() > 0.0) return static_cast<float>(1.0 / factor.to_double());
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+}  // namespace
+
+// _upsample_bilinear2d_aa.vec: input, output_size?, align_corners, scale_factors? | out
+void op_upsample_bilinear2d_aa_vec(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_upsample_bilinear2d_aa.vec";
+  if (!check_nargs(ctx, op, args, 5)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "input");
+  Planes p;
+  int64_t oh = 0, ow = 0;
+  double scale[2];
+  bool align = false;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p) || !bool_arg(ctx, op, args, 2, "align_corners", &align) ||
+      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale)) {
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, pooled_shape(p, oh, ow).span());
+  if (out == nullptr || out->numel() == 0) return;
+  Value none;
+  Value fh = args[3]->is_none() ? none : Value(args[3]->to_double_list()[0]);
+  Value fw = args[3]->is_none() ? none : Value(args[3]->to_double_list()[1]);
+  upsample_bilinear_aa(ctx, op, *self, p, out, oh, ow, aa_scale(p.h, oh, align, fh), aa_scale(p.w, ow, align, fw));
+}
+
+// _upsample_bilinear2d_aa: self, output_size, align_corners, scales_h?, scales_w? | out
+void op_upsample_bilinear2d_aa(KernelContext& ctx, Span<Value*> args) {
+  const char* op = "aten::_upsample_bilinear2d_aa";
+  if (!check_nargs(ctx, op, args, 6)) return;
+  Tensor* self = tensor_arg(ctx, op, args, 0, "self");
+  Planes p;
+  Span<const int64_t> size;
+  bool align = false;
+  if (self == nullptr || !planes_of(ctx, op, *self, &p) || !int_list_arg(ctx, op, args, 1, "output_size", &size) ||
+      !bool_arg(ctx, op, args, 2, "align_corners", &align)) {
+    return;
+  }
+  for (size_t i : {size_t{3}, size_t{4}}) {
+    if (!args[i]->is_none() && !args[i]->is_double()) {
+      fail(ctx, op, std::string("'scales' must be a float or None, got ") + to_string(args[i]->tag()));
+      return;
+    }
+  }
+  if (size.size() != 2 || size[0] <= 0 || size[1] <= 0 || (p.h == 0 || p.w == 0)) {
+    fail(ctx, op, "'output_size' " + shape_string(size) + " must be two positive sizes of a non-empty input");
+    return;
+  }
+  Tensor* out = output_arg(ctx, op, args, 5, ScalarType::Float, pooled_shape(p, size[0], size[1]).span());
+  if (out == nullptr || out->numel() == 0) return;
+  upsample_bilinear_aa(ctx, op, *self, p, out, size[0], size[1], aa_scale(p.h, size[0], align, *args[3]),
+                       aa_scale(p.w, size[1], align, *args[4]));
+}
+
 }  // namespace kernels
 }  // namespace etrt

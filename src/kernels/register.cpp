@@ -119,6 +119,8 @@ const Kernel kKernels[] = {
     {"aten::native_group_norm", op_native_group_norm},
     {"aten::upsample_nearest2d.vec", op_upsample_nearest2d},
     {"aten::upsample_bilinear2d.vec", op_upsample_bilinear2d},
+    {"aten::_upsample_bilinear2d_aa", op_upsample_bilinear2d_aa},
+    {"aten::_upsample_bilinear2d_aa.vec", op_upsample_bilinear2d_aa_vec},
     // views
     {"aten::view", op_view},
     {"aten::_unsafe_view", op_unsafe_view},

@@ -297,6 +297,26 @@ OP_CASES: dict[str, tuple[Callable[..., torch.Tensor], tuple[torch.Tensor, ...]]
         _inputs((3, 4), (5, 3)),
     ),
     "arange_float": (lambda x: x + torch.arange(0.5, 3.0, 0.25), _inputs((2, 10))),
+    # antialiased bilinear resampling (torchvision's Resize on tensors, vision models'
+    # own resizes): shrinking by non-integer factors, one dimension growing, align_corners,
+    # a scale factor, a strided input, each as ATen's separable taps
+    "upsample_bilinear_antialias": (
+        lambda x: torch.cat(
+            [
+                F.interpolate(x, size=(7, 9), mode="bilinear", antialias=True).flatten(),
+                F.interpolate(x, size=(5, 40), mode="bilinear", antialias=True).flatten(),
+                F.interpolate(
+                    x, size=(6, 4), mode="bilinear", antialias=True, align_corners=True
+                ).flatten(),
+                F.interpolate(x, scale_factor=0.37, mode="bilinear", antialias=True).flatten(),
+                F.interpolate(
+                    x.transpose(2, 3), size=(11, 3), mode="bilinear", antialias=True
+                ).flatten(),
+                torch.ops.aten._upsample_bilinear2d_aa(x, [9, 13], False, 0.6, None).flatten(),
+            ]
+        ),
+        _inputs((2, 3, 17, 23)),
+    ),
     # a float count summed into int32, as transformers offsets its experts' rows: ATen casts
     # each element first (1.7 -> 1, -2.5 -> -2)
     "cumsum_float_to_int32": (
