@@ -586,6 +586,15 @@ Tensor* resample_output(KernelContext& ctx, const char* op, Span<Value*> args, s
   return out;
 }
 
+// The .vec bilinear resamplings' arguments: input, output_size?, align_corners, scale_factors? | out.
+bool bilinear_vec_args(KernelContext& ctx, const char* op, Span<Value*> args, Tensor** self, Planes* p, int64_t* oh,
+                       int64_t* ow, double scale[2], bool* align) {
+  if (!check_nargs(ctx, op, args, 5)) return false;
+  *self = tensor_arg(ctx, op, args, 0, "input");
+  return *self != nullptr && planes_of(ctx, op, **self, p) && bool_arg(ctx, op, args, 2, "align_corners", align) &&
+         resample_setup(ctx, op, args, *p, 3, 4, oh, ow, scale);
+}
+
 }  // namespace
 
 void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
@@ -631,16 +640,12 @@ void op_upsample_nearest2d(KernelContext& ctx, Span<Value*> args) {
 
 void op_upsample_bilinear2d(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::upsample_bilinear2d.vec";
-  if (!check_nargs(ctx, op, args, 5)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* self = nullptr;
   Planes p;
   int64_t oh = 0, ow = 0;
   double scale[2];
   bool align = false;
-  if (self == nullptr || !planes_of(ctx, op, *self, &p) || !bool_arg(ctx, op, args, 2, "align_corners", &align) ||
-      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale)) {
-    return;
-  }
+  if (!bilinear_vec_args(ctx, op, args, &self, &p, &oh, &ow, scale, &align)) return;
   Tensor* out = resample_output(ctx, op, args, 4, p, oh, ow);
   if (out == nullptr || out->numel() == 0) return;
   // ATen's area_pixel_compute_scale / source_index, in float.
@@ -823,16 +828,12 @@ float aa_scale(int64_t in, int64_t out, bool align, const Value& factor) {
 // _upsample_bilinear2d_aa.vec: input, output_size?, align_corners, scale_factors? | out
 void op_upsample_bilinear2d_aa_vec(KernelContext& ctx, Span<Value*> args) {
   const char* op = "aten::_upsample_bilinear2d_aa.vec";
-  if (!check_nargs(ctx, op, args, 5)) return;
-  Tensor* self = tensor_arg(ctx, op, args, 0, "input");
+  Tensor* self = nullptr;
   Planes p;
   int64_t oh = 0, ow = 0;
   double scale[2];
   bool align = false;
-  if (self == nullptr || !planes_of(ctx, op, *self, &p) || !bool_arg(ctx, op, args, 2, "align_corners", &align) ||
-      !resample_setup(ctx, op, args, p, 3, 4, &oh, &ow, scale)) {
-    return;
-  }
+  if (!bilinear_vec_args(ctx, op, args, &self, &p, &oh, &ow, scale, &align)) return;
   Tensor* out = output_arg(ctx, op, args, 4, ScalarType::Float, pooled_shape(p, oh, ow).span());
   if (out == nullptr || out->numel() == 0) return;
   Value none;
