@@ -255,11 +255,6 @@ void op_arange_start_step(KernelContext& ctx, Span<Value*> args) {
     }
     char* o = static_cast<char*>(out->data());
     const size_t es = out->element_size();
-    if (dtype == ScalarType::Long) {
-      int64_t* l = out->data_as<int64_t>();
-      for (int64_t i = 0; i < n; ++i) l[i] = checked::wrap_add(s0, checked::wrap_mul(st, i));
-      return;
-    }
     for (int64_t i = 0; i < n; ++i) {
       store_scalar(o + static_cast<size_t>(i) * es, dtype, 0.0, checked::wrap_add(s0, checked::wrap_mul(st, i)), true);
     }

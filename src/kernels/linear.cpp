@@ -238,7 +238,7 @@ void op_grouped_mm_fallback(KernelContext& ctx, Span<Value*> args) {
   int64_t start = 0;
   for (int64_t e = 0; e < w->size(0); ++e) {
     const char* at = o + e * offs->stride(0) * static_cast<int64_t>(offs->element_size());
-    const int64_t end = offs->dtype() == ScalarType::Long ? load_int64(at, ScalarType::Long) : load_int64(at, ScalarType::Int);
+    const int64_t end = load_int64(at, offs->dtype());
     if (end < 0) {
       fail(ctx, op, "offset " + std::to_string(end) + " of expert " + std::to_string(e) + " is negative");
       return;
