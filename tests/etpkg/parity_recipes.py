@@ -5,8 +5,8 @@ read: file, target, module and alias names, find mode both, a version policy, co
 requiring each other and pardep, system libraries, definitions, flags, pkg-config names,
 aliases, custom content (text and dict, a package-folder path, an override of libdir), a
 component version, nested include dirs, a builddir, extra dependencies, variables and
-interface libraries, a library without SONAME (nosoname); pardep reports a
-system_package_version. No `languages`: its .pc files get no -std."""
+interface libraries, a library without SONAME (nosoname), and `sources` (which both ignore);
+pardep reports a system_package_version. No `languages`: its .pc files get no -std."""
 
 from __future__ import annotations
 
@@ -101,6 +101,8 @@ RECIPES = {
                      os.path.join(self.package_folder, "cmake"))
                 copy(self, "LICENSE", self.source_folder,
                      os.path.join(self.package_folder, "licenses"))
+                copy(self, "core.c", os.path.join(self.source_folder, "src"),
+                     os.path.join(self.package_folder, "src"))
 
             def package_info(self):
                 info = self.cpp_info
@@ -139,6 +141,8 @@ RECIPES = {
                 core.requires = ["pardep::pardep"]
                 core.set_property("cmake_target_name", "parkit::core")
                 core.set_property("nosoname", True)
+                # For CMakeConfigDeps' INTERFACE_SOURCES; CMakeDeps ignores them, etpkg says so.
+                core.sources = ["src/core.c"]
                 core.set_property("cmake_module_target_name", "PARKIT::core")
                 core.set_property("pkg_config_name", "parkit-core")
                 core.set_property("pkg_config_aliases", ["parkitcore"])

@@ -52,6 +52,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "-c", "tools.build:jobs=1", "--build", "missing",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert "component core: cpp_info.sources ['src/core.c'] are not compiled" in proc.stderr
     return Path(proc.stdout.strip())
 
 

@@ -448,6 +448,14 @@ def _check_supported(comp: Any, where: str) -> None:
                 f"{where}: cpp_info.{attr} ({meaning}) cannot be carried into a wheel: "
                 f"{list(getattr(comp, attr))}"
             )
+    sources = list(getattr(comp, "sources", None) or ())
+    if sources:  # only the incubating CMakeConfigDeps compiles them into consumers
+        log.warning(
+            "note: %s: cpp_info.sources %s are not compiled into consumers "
+            "(CMakeDeps and PkgConfigDeps ignore them too)",
+            where,
+            sources,
+        )
 
 
 def _to_sdk(conanfile: Any, forbidden: tuple[Path, ...], deps: tuple[Dependency, ...]) -> Sdk:
