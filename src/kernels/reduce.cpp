@@ -1212,7 +1212,8 @@ void op_histc(KernelContext& ctx, Span<Value*> args) {
   std::fill(hist, hist + bins, 0.0f);
   for (float v : values) {
     if (!(v >= left && v <= right)) continue;
-    int64_t pos = static_cast<int64_t>((v - left) * static_cast<float>(bins) / (right - left));
+    // Float rounding can put the estimate past the last edge once bins exceed float's integers.
+    int64_t pos = std::min(static_cast<int64_t>((v - left) * static_cast<float>(bins) / (right - left)), bins);
     const int64_t pos_min = std::max<int64_t>(0, pos - 1), pos_max = std::min<int64_t>(pos + 2, steps);
     pos = std::upper_bound(edges + pos_min, edges + pos_max, v) - edges - 1;
     if (pos == steps - 1) pos -= 1;
