@@ -16,6 +16,7 @@ from .data_map import to_bytes
 from .dedupe import merge_identical_calls
 from .errors import ExportError
 from .fold import fold_batch_norm
+from .fold_constants import fold_unsupported_constants
 from .fold_pad import fold_zero_padding
 from .fuse import fuse_kernel_calls
 from .fuse_conv import fuse_conv_epilogues
@@ -242,6 +243,9 @@ def export_program(
     rows = fuse_row_quantization(core)
     if rows:
         log.info("activations quantized per row: %d chains of ATen calls made one call each", rows)
+    constants = fold_unsupported_constants(core)
+    if constants:
+        log.info("constant values computed through float64 or complex dtypes: %d", constants)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants

@@ -817,7 +817,8 @@ def _scalar_value(v: bool | int | float) -> Value:
 
 def _dead_nodes(ep: ExportedProgram) -> set[str]:
     """Nodes etrt does not run: torch's runtime asserts (the input bounds are checked when an
-    input is set) and whatever only feeds them."""
+    input is set) and whatever only feeds them (size arithmetic, or tensors such as
+    `_is_all_true` under a model's own `torch._assert`)."""
     dead: set[str] = set()
     for node in reversed(list(ep.graph.nodes)):
         if node.op != "call_function":
@@ -825,7 +826,8 @@ def _dead_nodes(ep: ExportedProgram) -> set[str]:
         target = node.target
         is_assert = isinstance(target, torch._ops.OpOverload) and op_name(target) in _ASSERT_OPS
         scalar = target in PRIM_OPS or is_symbolic(node.meta.get("val"))
-        if is_assert or (scalar and all(u.name in dead for u in node.users)):
+        feeds_dead = all(u.name in dead for u in node.users)
+        if is_assert or (scalar and feeds_dead) or (node.users and feeds_dead):
             dead.add(node.name)
     return dead
 

@@ -1,0 +1,113 @@
+"""Computations in dtypes etrt has no kernels for, folded where they read constants only.
+
+Models compute some tables in float64 or complex numbers on purpose (RT-DETR's 2-D sine
+position embedding in float64, rotary tables through `torch.polar`) and convert the result
+before it meets the input. Where such a chain reads nothing but parameters, unmutated buffers,
+lifted constants and static shapes, its value is the same on every run: the exporter computes it
+once with torch, as eager does, and the program holds the result as a constant. Only the values
+such a chain reaches are folded, at the first node of a supported dtype that a computation on
+the inputs reads; every other constant computation stays a kernel call as before. What still
+reads an input in those dtypes is refused by lowering, naming the tensor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
+from torch.fx import Node
+
+from .graph_edit import add_constant
+from .lower import TENSOR_DTYPES
+
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+def _supported(val: Any) -> bool:
+    return not isinstance(val, torch.Tensor) or val.dtype in TENSOR_DTYPES
+
+
+def _static(val: Any) -> bool:
+    if isinstance(val, torch.Tensor):
+        return all(isinstance(d, int) for d in val.shape)
+    if isinstance(val, list | tuple):
+        return all(_static(v) for v in val)
+    return not isinstance(val, torch.SymInt | torch.SymFloat | torch.SymBool)
+
+
+def _seeded(node: Node) -> bool:
+    tags = getattr(node.target, "tags", ())
+    return torch.Tag.nondeterministic_seeded in tags
+
+
+def fold_unsupported_constants(ep: ExportedProgram) -> int:
+    """Fold the constant chains through unsupported dtypes; the number of values folded."""
+    graph = ep.graph
+    signature = ep.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    specs = {s.arg.name: s for s in signature.input_specs if hasattr(s.arg, "name")}
+    values: dict[Node, torch.Tensor] = {}
+    constant: set[Node] = set()
+    tainted: set[Node] = set()  # constant and through an unsupported dtype
+    for node in graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "placeholder":
+            spec = specs.get(node.name)
+            if spec is None or spec.kind not in _CONSTANT_KINDS or spec.target in mutated:
+                continue
+            data = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
+            if not isinstance(data, torch.Tensor):
+                continue
+            values[node] = data
+            constant.add(node)
+        elif node.op == "call_function":
+            if _seeded(node) or not _static(val):
+                continue
+            if not all(arg in constant for arg in node.all_input_nodes):
+                continue
+            constant.add(node)
+        else:
+            continue
+        if not _supported(val) or any(arg in tainted for arg in node.all_input_nodes):
+            tainted.add(node)
+    frontier = [
+        node
+        for node in graph.nodes
+        if node in tainted
+        and node.op == "call_function"
+        and isinstance(node.meta.get("val"), torch.Tensor)
+        and _supported(node.meta["val"])
+        and any(user not in constant for user in node.users)
+    ]
+    if not frontier:
+        return 0
+    env: dict[Node, Any] = {}
+
+    def evaluate(node: Node) -> Any:
+        if node not in env:
+            if node.op == "placeholder":
+                env[node] = values[node]
+            else:
+                for arg in node.all_input_nodes:
+                    evaluate(arg)
+                args = torch.fx.map_arg(node.args, lambda n: env[n])
+                kwargs = torch.fx.map_arg(node.kwargs, lambda n: env[n])
+                assert callable(node.target)
+                with torch.no_grad():
+                    env[node] = node.target(*args, **kwargs)
+        return env[node]
+
+    for index, node in enumerate(frontier):
+        value = evaluate(node).detach().contiguous().clone()
+        folded, _ = add_constant(ep, graph, f"_etrt_folded_{index}_{node.name}", value)
+        node.replace_all_uses_with(folded)
+    # What is left of the chains: checks on its metadata (_assert_tensor_metadata, impure to
+    # dead-code elimination and true by construction) and the nodes only they read.
+    for node in reversed(graph.nodes):
+        if node in tainted and node.op == "call_function" and not node.users:
+            graph.erase_node(node)
+    graph.eliminate_dead_code()
+    ep.graph_module.recompile()
+    return len(frontier)
