@@ -11,6 +11,7 @@ from torch._decomp import get_decompositions
 from torch.export import ExportedProgram
 
 from .channels_last import plan_channels_last
+from .complex_pairs import lower_complex_to_pairs
 from .concat_in_place import write_concatenations_in_place
 from .data_map import to_bytes
 from .dedupe import merge_identical_calls
@@ -246,6 +247,9 @@ def export_program(
     constants = fold_unsupported_constants(core)
     if constants:
         log.info("constant values computed through float64 or complex dtypes: %d", constants)
+    pairs = lower_complex_to_pairs(core)
+    if pairs:
+        log.info("complex ops run on float32 pairs: %d", pairs)
     step("lowering to etrt")
     lowered = lower(
         core, allow_missing_ops=allow_missing_ops, external_constants=external_constants
