@@ -433,6 +433,31 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], tuple[str, ...]]] = {
         {"image_size": 64, "hidden_sizes": [16, 32], "depths": [1, 1], "num_stages": 2},
         ("pixel_values",),
     ),
+    # rotary factors as complex numbers (torch.polar, view_as_complex: float32 pairs), latent
+    # attention's low-rank query and key-value projections, shared and routed experts
+    "deepseek_v2": (
+        "DeepseekV2Model",
+        "DeepseekV2Config",
+        {
+            **_DECODER,
+            "num_key_value_heads": 4,
+            "qk_rope_head_dim": 8,
+            "qk_nope_head_dim": 16,
+            "qk_head_dim": 24,
+            "head_dim": 8,
+            "v_head_dim": 16,
+            "kv_lora_rank": 32,
+            "q_lora_rank": 32,
+            "n_routed_experts": 4,
+            "num_experts_per_tok": 2,
+            "moe_intermediate_size": 32,
+            "n_shared_experts": 1,
+            "n_group": 1,
+            "topk_group": 1,
+            "first_k_dense_replace": 1,
+        },
+        ("input_ids", "attention_mask"),
+    ),
 }
 
 
@@ -464,7 +489,7 @@ def _architecture_inputs(
     return tuple(make[name]() for name in names)
 
 
-@pytest.mark.parametrize("name", gate_subset(ARCHITECTURES, set()))
+@pytest.mark.parametrize("name", gate_subset(ARCHITECTURES, {"deepseek_v2"}))
 def test_transformers_architecture_matches_eager(name: str, tmp_path: Path) -> None:
     runtime_build.python_runtime()
     tf = transformer_models.transformers()
