@@ -12,6 +12,7 @@ reads an input in those dtypes is refused by lowering, naming the tensor.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import torch
@@ -21,6 +22,8 @@ from torch.fx import Node
 
 from .graph_edit import add_constant
 from .lower import TENSOR_DTYPES
+
+log = logging.getLogger(__name__)
 
 _CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
@@ -83,31 +86,46 @@ def fold_unsupported_constants(ep: ExportedProgram) -> int:
     ]
     if not frontier:
         return 0
+    needed: set[Node] = set()
+    stack = list(frontier)
+    while stack:  # the constant ancestors of the frontier, evaluated in graph order below
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(node.all_input_nodes)
     env: dict[Node, Any] = {}
-
-    def evaluate(node: Node) -> Any:
-        if node not in env:
-            if node.op == "placeholder":
-                env[node] = values[node]
-            else:
-                for arg in node.all_input_nodes:
-                    evaluate(arg)
-                args = torch.fx.map_arg(node.args, lambda n: env[n])
-                kwargs = torch.fx.map_arg(node.kwargs, lambda n: env[n])
-                assert callable(node.target)
-                with torch.no_grad():
-                    env[node] = node.target(*args, **kwargs)
-        return env[node]
-
-    for index, node in enumerate(frontier):
-        value = evaluate(node).detach().contiguous().clone()
-        folded, _ = add_constant(ep, graph, f"_etrt_folded_{index}_{node.name}", value)
+    failed: set[Node] = set()
+    for node in graph.nodes:
+        if node not in needed:
+            continue
+        if node.op == "placeholder":
+            env[node] = values[node]
+            continue
+        if any(arg in failed for arg in node.all_input_nodes):
+            failed.add(node)
+            continue
+        args = torch.fx.map_arg(node.args, lambda n: env[n])
+        kwargs = torch.fx.map_arg(node.kwargs, lambda n: env[n])
+        assert callable(node.target)
+        try:
+            with torch.no_grad():
+                env[node] = node.target(*args, **kwargs)
+        except Exception as exc:  # left as it is: lowering refuses the dtype by name
+            log.info("not computed at export: %s (%s: %s)", node.name, type(exc).__name__, exc)
+            failed.add(node)
+    done = 0
+    for node in frontier:
+        if node in failed:
+            continue
+        name = f"_etrt_folded_{done}_{node.name}"
+        folded, _ = add_constant(ep, graph, name, env[node].detach().contiguous().clone())
         node.replace_all_uses_with(folded)
+        done += 1
     # What is left of the chains: checks on its metadata (_assert_tensor_metadata, impure to
     # dead-code elimination and true by construction) and the nodes only they read.
-    for node in reversed(graph.nodes):
+    for node in reversed(list(graph.nodes)):
         if node in tainted and node.op == "call_function" and not node.users:
             graph.erase_node(node)
     graph.eliminate_dead_code()
     ep.graph_module.recompile()
-    return len(frontier)
+    return done
