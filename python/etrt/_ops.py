@@ -348,8 +348,6 @@ REFUSED_OPS: dict[str, str] = {
     "aten::max_pool2d_with_indices_backward": _TRAINING,
     "aten::native_group_norm_backward": _TRAINING,
     "aten::native_layer_norm_backward": _TRAINING,
-    "aten::_fft_r2c": "its result is complex; etrt has no complex dtypes",
-    "aten::_fft_c2r": "its input is complex; etrt has no complex dtypes",
     "aten::nonzero": "its result's shape depends on the input's values (a data-dependent size, "
     "neither static nor a bounded dimension); etrt plans every tensor's memory at export",
     "aten::sym_storage_offset": "etrt's tensors carry no storage offset (a view points at its "
@@ -365,6 +363,10 @@ REFUSED_OPS: dict[str, str] = {
 # them into ops etrt has kernels for. tests/etrt_python/test_opset.py exports a use of each and
 # checks what it becomes.
 DECOMPOSED_OPS: dict[str, str] = {
+    "aten::_fft_r2c": "rewritten by the exporter on float32 pairs of real and imaginary parts: "
+    "products with cosine and sine tables (aten::mm)",
+    "aten::_fft_c2r": "rewritten by the exporter on float32 pairs of real and imaginary parts: "
+    "products with cosine and sine tables (aten::mm)",
     "aten::atan2.out": "functionalized into aten::atan2",
     "aten::avg_pool1d": "decomposed into aten::avg_pool2d over an unsqueezed view",
     "aten::adaptive_avg_pool1d": "decomposed into aten::_adaptive_avg_pool2d over an unsqueezed "

@@ -86,8 +86,11 @@ def markdown() -> str:
         + (f", {counts['missing']} are missing" if counts["missing"] else "")
         + ". float16 and bfloat16 are computed as ATen computes them on CPU: in float32, "
         "rounded once per op (kernels without their own half-precision loops get float32 "
-        "copies of such inputs and their results rounded back). float64 tensors are refused "
-        "at export.",
+        "copies of such inputs and their results rounded back). float64 and complex values "
+        "computed from constants and static sizes alone are computed at export and stored; "
+        "complex values computed from the inputs run as float32 pairs of real and imaginary "
+        "parts (products, sums, abs, FFTs, shape ops); other float64 tensors are refused at "
+        "export.",
         "",
         "## Core ATen",
         "",

@@ -1,9 +1,11 @@
 """Complex values run as float32 pairs (etrt/complex_pairs.py): rotary embeddings written with
 view_as_complex / torch.polar / view_as_real, as Meta's reference Llama and DeepSeek-V2 write
-them, at static and dynamic lengths; the ops it refuses, by name."""
+them, and FFTs as products with cosine and sine tables (torch.fft, spectrograms through
+torch.stft), at static and dynamic lengths; the ops it refuses, by name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,13 +61,68 @@ def test_complex_values_take_dynamic_lengths(tmp_path: Path) -> None:
         np.testing.assert_allclose(got, model(x, pos).numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_other_ops_on_complex_values_are_refused_by_name() -> None:
-    class Magnitude(nn.Module):
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.view_as_complex(x.reshape(4, 2)).abs()
+class Fn(nn.Module):
+    def __init__(self, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
 
-    with pytest.raises(etrt.ExportError, match=r"etrt does not run aten\.abs\.default on complex"):
-        etrt.export(Magnitude(), (torch.randn(8),))
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fn(x)
+
+
+def _spectrogram(x: torch.Tensor) -> torch.Tensor:
+    window = torch.hann_window(64)
+    spec = torch.stft(x, n_fft=64, hop_length=16, window=window, return_complex=True)
+    return spec.abs().pow(2).log1p()
+
+
+FFTS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], tuple[int, ...]]] = {
+    # FNet's token mixing: the real part of a 2-D FFT over sequence and hidden
+    "fftn_real": (lambda x: torch.fft.fftn(x, dim=(1, 2)).real, (2, 12, 64)),
+    "rfft": (lambda x: torch.view_as_real(torch.fft.rfft(x)), (3, 10)),
+    "rfft_ortho_middle": (
+        lambda x: torch.view_as_real(torch.fft.rfft(x, dim=1, norm="ortho")),
+        (3, 9, 4),
+    ),
+    "irfft_even": (lambda x: torch.fft.irfft(torch.fft.rfft(x) * 2, n=10), (3, 10)),
+    "irfft_odd_cropped": (lambda x: torch.fft.irfft(torch.fft.rfft(x), n=7), (3, 9)),
+    "ifft_of_fft": (lambda x: torch.view_as_real(torch.fft.ifft(torch.fft.fft(x) * 1.5)), (4, 8)),
+    "spectrogram": (_spectrogram, (2, 400)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FFTS))
+def test_ffts_match_eager(name: str, tmp_path: Path) -> None:
+    fn, shape = FFTS[name]
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    method = _run(Fn(fn), (x,), tmp_path)
+    got, want = np.asarray(method(x.numpy())[0]), fn(x).numpy()
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * float(np.abs(want).max()))
+
+
+def test_a_spectrogram_takes_dynamic_lengths(tmp_path: Path) -> None:
+    samples = torch.export.Dim("samples", min=33, max=4096)  # torch.export's own lower bound
+    method = _run(Fn(_spectrogram), (torch.randn(1, 400),), tmp_path,
+                  dynamic_shapes=({1: samples},))  # fmt: skip
+    for n in (130, 1000, 4096):
+        x = torch.randn(1, n)
+        got, want = np.asarray(method(x.numpy())[0]), _spectrogram(x).numpy()
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * float(np.abs(want).max()))
+
+
+def test_other_ops_on_complex_values_are_refused_by_name() -> None:
+    phase = Fn(lambda x: torch.angle(torch.fft.rfft(x)))
+    with pytest.raises(etrt.ExportError, match="etrt does not run aten::angle on complex values"):
+        etrt.export(phase, (torch.randn(8),))
+
+
+def test_an_fft_over_a_dynamic_dimension_is_refused() -> None:
+    n = torch.export.Dim("n", min=4, max=64)
+    with pytest.raises(etrt.ExportError, match="an FFT over dimension 1, whose size is dynamic"):
+        etrt.export(Fn(lambda x: torch.fft.rfft(x).abs()), (torch.randn(2, 8),),
+                    dynamic_shapes=({1: n},))  # fmt: skip
 
 
 def test_a_complex_output_is_refused() -> None:

@@ -433,6 +433,8 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], tuple[str, ...]]] = {
         {"image_size": 64, "hidden_sizes": [16, 32], "depths": [1, 1], "num_stages": 2},
         ("pixel_values",),
     ),
+    # token mixing by a 2-D FFT (its real part): products with cosine and sine tables
+    "fnet": ("FNetModel", "FNetConfig", {**_TEXT}, ("input_ids",)),
     # rotary factors as complex numbers (torch.polar, view_as_complex: float32 pairs), latent
     # attention's low-rank query and key-value projections, shared and routed experts
     "deepseek_v2": (
@@ -489,7 +491,7 @@ def _architecture_inputs(
     return tuple(make[name]() for name in names)
 
 
-@pytest.mark.parametrize("name", gate_subset(ARCHITECTURES, {"deepseek_v2"}))
+@pytest.mark.parametrize("name", gate_subset(ARCHITECTURES, {"deepseek_v2", "fnet"}))
 def test_transformers_architecture_matches_eager(name: str, tmp_path: Path) -> None:
     runtime_build.python_runtime()
     tf = transformer_models.transformers()
