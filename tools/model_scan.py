@@ -9,8 +9,10 @@ exported as it is, run by the in-process runtime and compared with eager PyTorch
 transformers models come from `AutoConfig.for_model(type)` narrowed to hidden 64, 2 layers, 4
 heads (`:lm` builds AutoModelForCausalLM, else AutoModel), called with two batches of 12 token
 ids, 64x64 images, 1600 audio samples or 80 mel bins by the model's main input; the program is
-exported from seed 0's inputs and run on seed 1's. torchvision models run at 96x96 (224 for the
-transformers among them, 16 frames of 112x112 for video), batch-norm statistics from one batch.
+exported from seed 0's inputs and run on seed 1's. Architectures this generic config or these
+inputs do not fit take config attributes, inputs and the compared output from OVERRIDES, by type.
+torchvision models run at 96x96 (224 for the transformers among them, 16 frames of 112x112 for
+video), batch-norm statistics from one batch.
 
 Each model runs in its own process (a crash or a hang is that model's result) and ends as one of:
 OK (within 1e-4 of eager's largest output), ILL-CONDITIONED (further from eager, but no more than
@@ -60,7 +62,15 @@ TRANSFORMERS = (
     "swiftformer vit_msn yolos dpt textnet siglip_vision_model clip_vision_model vitdet "
     "conditional_detr detr "
     # audio
-    "hubert wavlm sew sew-d unispeech unispeech-sat data2vec-audio wav2vec2-conformer"
+    "hubert wavlm sew sew-d unispeech unispeech-sat data2vec-audio wav2vec2-conformer "
+    # through OVERRIDES below: latent attention, Mamba-2 mixers, per-layer configs, complex
+    # rotary factors and FFTs, float64 tables, video, time series, codecs
+    "ministral:lm hunyuan_v1_dense:lm minicpm3:lm zamba2:lm bamba:lm mamba2:lm "
+    "granitemoehybrid:lm xlstm:lm deepseek_v2:lm deepseek_v3:lm youtu:lm dots1:lm gemma4_text:lm "
+    "embedding_gemma2_text squeezebert esmc lilt bros fnet convnext convnextv2 hgnet_v2 whisper "
+    "speech_to_text moonshine wav2vec2-bert patchtst patchtsmixer timesfm timesformer videomae "
+    "vivit audio-spectrogram-transformer dac univnet speecht5 rt_detr d_fine efficientloftr "
+    "sapiens2"
 ).split()
 
 SMALL = {
@@ -74,19 +84,168 @@ SMALL = {
 }  # fmt: skip
 
 
+def _sub(config: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    """`attrs` as OVERRIDES keys of the sub-config `config` ("backbone_config.depths")."""
+    return {f"{config}.{key}": value for key, value in attrs.items()}
+
+
+# Shared blocks of OVERRIDES. Multi-head latent attention (DeepSeek): head_dim and qk_head_dim
+# are derived when the config is built, so they are set with the sizes they derive from.
+MLA = {
+    "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "qk_head_dim": 24, "head_dim": 8,
+    "v_head_dim": 16, "kv_lora_rank": 32, "q_lora_rank": 32, "num_key_value_heads": 4,
+}  # fmt: skip
+MOE = {  # DeepSeek-style experts: the second layer routes over 4 of them
+    "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+    "n_shared_experts": 1, "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1,
+}  # fmt: skip
+MAMBA2 = {  # Mamba-2 mixers: heads x head dim = expand x hidden
+    "mamba_n_heads": 4, "mamba_d_head": 32, "mamba_expand": 2, "mamba_n_groups": 1,
+    "mamba_d_state": 16, "mamba_chunk_size": 16,
+}  # fmt: skip
+HGNET = {  # HGNet-V2 (hgnet_v2, D-FINE's backbone)
+    "embedding_size": 16, "stem_channels": [3, 16, 16], "depths": [1, 1, 1, 1],
+    "hidden_sizes": [32, 64, 128, 128], "stage_in_channels": [16, 32, 64, 128],
+    "stage_mid_channels": [16, 32, 32, 64], "stage_out_channels": [32, 64, 128, 128],
+    "stage_num_blocks": [1, 1, 1, 1], "stage_numb_of_layers": [2, 2, 2, 2],
+}  # fmt: skip
+# the RT-DETR family's encoder and decoder, fewer queries than a 64x64 image has anchors
+DETR = {"encoder_hidden_dim": 64, "decoder_in_channels": [64, 64, 64], "num_queries": 16}
+VIDEO = {
+    "num_frames": 4, "image_size": 32, "patch_size": 8,
+    "inputs": {"pixel_values": (2, 4, 3, 32, 32)},
+}  # fmt: skip
+
+# By model type: config attributes set after SMALL, in order ("a.b": attribute b of sub-config
+# a); "inputs": input name -> shape, added to or replacing the main input (names ending in _ids
+# get token ids, "bbox" ordered boxes in 0..1000, a (shape, value) pair a constant, others
+# normal samples); "output": the output compared, by name, where it is not the first.
+OVERRIDES: dict[str, dict[str, Any]] = {
+    # decoders
+    "ministral": {"head_dim": 16},
+    "hunyuan_v1_dense": {"head_dim": 16},
+    "minicpm3": MLA,
+    "youtu": MLA,
+    "deepseek_v2": {**MLA, **MOE},
+    "deepseek_v3": {**MLA, **MOE},
+    "dots1": MOE,
+    "xlstm": {"embedding_dim": 64, "num_blocks": 2},
+    "mamba2": {
+        "num_heads": 4, "head_dim": 32, "n_groups": 1, "state_size": 16, "chunk_size": 16,
+        "time_step_rank": 4,
+    },
+    "bamba": {**MAMBA2, "attn_layer_indices": [1]},
+    "granitemoehybrid": {
+        **MAMBA2, "layer_types": ["linear_attention", "full_attention"],
+        "num_local_experts": 4, "shared_intermediate_size": 64,
+    },
+    "zamba2": {
+        "n_mamba_heads": 4, "mamba_headdim": 32, "mamba_ngroups": 1, "mamba_d_state": 16,
+        "chunk_size": 16, "attention_hidden_size": 128, "attention_head_dim": 32,
+        "kv_channels": 16, "num_query_groups": 4,
+        "layers_block_type": ["linear_attention", "hybrid"], "hybrid_layer_ids": [1],
+    },
+    # heterogeneous: a sliding-window layer, then a full-attention layer with wider heads
+    "gemma4_text": {
+        "layer_types": ["sliding_attention", "full_attention"], "head_dim": 16,
+        "per_layer_config": {1: {"head_dim": 32}},
+        "vocab_size_per_layer_input": 100, "hidden_size_per_layer_input": 16,
+    },
+    "embedding_gemma2_text": {
+        "layer_types": ["sliding_attention", "full_attention"], "head_dim": 16,
+        "num_key_value_heads": 2,
+        "per_layer_config": {1: {"head_dim": 32, "num_key_value_heads": 1}},
+        "hidden_size_per_layer_input": 16, "embedding_dim": 64,
+    },
+    # encoders
+    "squeezebert": {"embedding_size": 64},
+    "esmc": {"num_key_value_heads": 4},
+    "lilt": {"hidden_size": 96, "inputs": {"bbox": (2, 12, 4)}},  # 2D positions: hidden / 6
+    "bros": {"dim_bbox_projection": 16, "inputs": {"bbox": (2, 12, 4)}},
+    # vision
+    "convnext": {"hidden_sizes": [32, 64], "depths": [1, 1], "image_size": 64},
+    "convnextv2": {"hidden_sizes": [32, 64], "depths": [1, 1], "image_size": 64},
+    "hgnet_v2": {**HGNET, "initializer_range": 0.2},
+    "rt_detr": {
+        **_sub("backbone_config", {"hidden_sizes": [32, 64, 128, 256], "depths": [1, 1, 1, 1]}),
+        "encoder_in_channels": [64, 128, 256], **DETR,
+    },
+    "d_fine": {**_sub("backbone_config", HGNET), "encoder_in_channels": [64, 128, 128], **DETR},
+    "efficientloftr": {  # RepVGG stages of one block; 8 heads for the 2D rotary embedding
+        "stage_num_blocks": [1, 1, 1, 1], "out_features": [16, 16, 32, 64],
+        "stage_in_channels": [1, 16, 16, 32], "stage_block_stride": [[2], [1], [2], [2]],
+        "stage_block_out_channels": [[16], [16], [32], [64]],
+        "stage_block_in_channels": [[1], [16], [16], [32]], "fine_fusion_dims": [64, 32, 16],
+        "num_attention_heads": 8, "num_key_value_heads": 8, "initializer_range": 0.35,
+        "inputs": {"pixel_values": (2, 2, 3, 64, 64)},  # image pairs
+    },
+    "sapiens2": {"num_key_value_heads_per_layer": [4, 2], "image_size": 64},
+    "timesformer": VIDEO,
+    "videomae": VIDEO,
+    "vivit": {**VIDEO, "tubelet_size": [2, 8, 8]},
+    # speech and audio
+    "whisper": {"max_source_positions": 16, "inputs": {"decoder_input_ids": (2, 7)}},
+    "speech_to_text": {
+        "conv_channels": 64,
+        "inputs": {"input_features": (2, 32, 80), "decoder_input_ids": (2, 7)},
+    },
+    "moonshine": {
+        "encoder_num_hidden_layers": 2, "decoder_num_hidden_layers": 2,
+        "encoder_num_attention_heads": 4, "decoder_num_attention_heads": 4,
+        "encoder_num_key_value_heads": 4, "decoder_num_key_value_heads": 4,
+        "inputs": {"decoder_input_ids": (2, 7)},
+    },
+    "wav2vec2-bert": {"inputs": {"input_features": (2, 32, 160)}},
+    "audio-spectrogram-transformer": {"max_length": 64, "inputs": {"input_values": (2, 64, 128)}},
+    "speecht5": {"inputs": {"input_values": (2, 12, 64), "decoder_input_values": (2, 7, 64)}},
+    "encodec": {
+        "num_filters": 8, "codebook_dim": 64, "codebook_size": 64,
+        "inputs": {"input_values": (2, 1, 1600)}, "output": "audio_values",
+    },
+    "dac": {
+        "encoder_hidden_size": 8, "decoder_hidden_size": 64, "n_codebooks": 2,
+        "codebook_size": 64, "inputs": {"input_values": (2, 1, 2048)}, "output": "audio_values",
+    },
+    "mimi": {
+        "num_filters": 16, "upsample_groups": 64, "num_quantizers": 4, "codebook_size": 64,
+        "inputs": {"input_values": (2, 1, 3840)}, "output": "audio_values",
+    },
+    "univnet": {
+        "model_in_channels": 16, "model_hidden_channels": 8,
+        "kernel_predictor_hidden_channels": 16, "initializer_range": 0.1,
+        "inputs": {"input_features": (2, 32, 100), "noise_sequence": (2, 32, 16)},
+    },
+    # time series
+    "patchtst": {"inputs": {"past_values": (2, 32, 1)}},
+    "patchtsmixer": {"inputs": {"past_values": (2, 32, 1)}},
+    "timesfm": {
+        "patch_length": 8, "context_length": 32,
+        "inputs": {
+            "past_values": (2, 32), "past_values_padding": ((2, 32), 0.0), "freq": ((2, 1), 0),
+        },
+    },
+}  # fmt: skip
+
+
 def _result(kind: str, detail: str = "", **extra: Any) -> dict[str, Any]:
     return {"kind": kind, "detail": " ".join(detail.split())[:300], **extra}
 
 
 def _transformers_case(spec: str) -> tuple[Any, Any]:
-    """(module returning the first output, inputs by seed) for a transformers model type."""
+    """(module returning the compared output, inputs by seed) for a transformers model type."""
     import torch
     import transformers as tf
 
     name, _, kind = spec.partition(":")
+    override = dict(OVERRIDES.get(name, {}))
+    extra_inputs = override.pop("inputs", {})
+    output = override.pop("output", None)
     config = tf.AutoConfig.for_model(name)
     for key, value in SMALL.items():
-        current = getattr(config, key, None)
+        try:
+            current = getattr(config, key, None)
+        except Exception:  # a per-layer attribute (Gemma-4's head_dim): the override sets it
+            continue
         if key in ("pad_token_id", "use_cache", "vocab_size") or (
             isinstance(current, int) and not isinstance(current, bool) and current
         ):
@@ -94,36 +253,59 @@ def _transformers_case(spec: str) -> tuple[Any, Any]:
                 setattr(config, key, value)
             except Exception:  # a derived property (Falcon's head_dim)
                 pass
+    for key, value in override.items():
+        *path, attr = key.split(".")
+        target = config
+        for part in path:
+            target = getattr(target, part)
+        setattr(target, attr, copy.deepcopy(value))
     torch.manual_seed(0)
     factory = tf.AutoModelForCausalLM if kind == "lm" else tf.AutoModel
     model = factory.from_config(config).eval()
     main = getattr(model, "main_input_name", "input_ids")
 
-    def inputs(seed: int) -> dict[str, torch.Tensor]:
-        gen = torch.Generator().manual_seed(seed)
-        if main == "input_ids":
-            out = {"input_ids": torch.randint(2, 100, (2, 12), generator=gen)}
-            if getattr(config, "is_encoder_decoder", False):
-                out["decoder_input_ids"] = torch.randint(2, 100, (2, 7), generator=gen)
-            return out
-        if main == "pixel_values":
-            size = getattr(config, "image_size", 64)
-            size = min(int(size[0] if isinstance(size, list | tuple) else size), 224)
-            channels = getattr(config, "num_channels", 3)
-            return {"pixel_values": torch.randn(2, channels, size, size, generator=gen)}
-        if main == "input_values":
-            return {"input_values": torch.randn(2, 1600, generator=gen)}
-        if main == "input_features":
-            bins = getattr(config, "num_mel_bins", 80)
-            return {"input_features": torch.randn(2, bins, 32, generator=gen)}
+    shapes: dict[str, Any] = {}
+    if main == "input_ids":
+        shapes["input_ids"] = (2, 12)
+        if getattr(config, "is_encoder_decoder", False):
+            shapes["decoder_input_ids"] = (2, 7)
+    elif main == "pixel_values":
+        size = getattr(config, "image_size", 64)
+        size = min(int(size[0] if isinstance(size, list | tuple) else size), 224)
+        shapes["pixel_values"] = (2, getattr(config, "num_channels", 3), size, size)
+    elif main == "input_values":
+        shapes["input_values"] = (2, 1600)
+    elif main == "input_features":
+        shapes["input_features"] = (2, getattr(config, "num_mel_bins", 80), 32)
+    shapes.update(extra_inputs)
+    if not shapes:
         raise ValueError(f"no inputs for {main}")
 
-    names = tuple(inputs(0))
+    def inputs(seed: int) -> tuple[torch.Tensor, ...]:
+        gen = torch.Generator().manual_seed(seed)
+        out = []
+        for key, shape in shapes.items():
+            if isinstance(shape[0], tuple):  # (shape, value): a constant
+                out.append(torch.full(shape[0], shape[1]))
+            elif key.endswith("_ids"):
+                out.append(torch.randint(2, 100, shape, generator=gen))
+            elif key == "bbox":  # boxes in 0..1000, corners ordered
+                corners = torch.randint(0, 1001, (*shape[:-1], 2, 2), generator=gen)
+                out.append(corners.sort(dim=-2).values.flatten(-2))
+            else:
+                out.append(torch.randn(*shape, generator=gen))
+        return tuple(out)
 
-    def first(m: Any, args: tuple[Any, ...]) -> Any:
-        return m(**dict(zip(names, args, strict=True)))[0]
+    names = tuple(shapes)
 
-    return _wrapped(model, first), lambda seed: tuple(inputs(seed).values())
+    def compared(m: Any, args: tuple[Any, ...]) -> Any:
+        out = m(**dict(zip(names, args, strict=True)))
+        out = out[output] if output else out[0]
+        if isinstance(out, list | tuple):  # a backbone's feature maps: the last
+            out = out[-1]
+        return out
+
+    return _wrapped(model, compared), inputs
 
 
 def _torchvision_case(name: str) -> tuple[Any, Any]:
