@@ -4,7 +4,8 @@ and others (`view_as_complex` of the queries, a product with `torch.polar` facto
 
 etrt's tensors are real. Each complex64 value of the graph becomes a float32 tensor of its shape
 plus a trailing dimension of 2 (real, imaginary), which is what `view_as_real` gives and
-`view_as_complex` reads, so those two become the pairs themselves. The products, sums and shape
+`view_as_complex` reads, so those two become the pairs themselves; a complex parameter, buffer or
+lifted constant is stored as its pairs. The products, sums and shape
 operations between them are rewritten on the pairs with ATen ops etrt has; a complex product is
 computed as ATen's CPU kernel does, `(ac - bd) + (ad + bc)i` in float32. Any other op on a
 complex value is refused by name.
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind
 from torch.fx import Graph, Node
 
 from .errors import ExportError
@@ -31,6 +33,7 @@ from .lower import op_name
 
 _ATEN = torch.ops.aten
 _COMPLEX = (torch.complex64,)
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 # Ops that only move a complex tensor's elements: the same op on the pairs, with the dimension
 # arguments counted from the front (the pairs' own dimension is last).
@@ -321,6 +324,22 @@ def lower_complex_to_pairs(ep: ExportedProgram) -> int:
         raise ExportError("complex values: the exported program carries no fake tensors")
     count = 0
     touched: set[Node] = set()
+    # Complex parameters, buffers the program does not write and lifted constants (Meta's
+    # reference Llama keeps its rotary factors as a complex tensor): stored as their pairs.
+    signature = ep.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    specs = {s.arg.name: s for s in signature.input_specs if hasattr(s.arg, "name")}
+    for node in list(graph.nodes):
+        spec = specs.get(node.name)
+        if node.op != "placeholder" or spec is None or not _complex(node.meta.get("val")):
+            continue
+        if spec.kind not in _CONSTANT_KINDS or spec.target in mutated:
+            continue
+        value = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
+        if isinstance(value, torch.Tensor):
+            pairs = torch.view_as_real(value.detach().resolve_conj()).contiguous().clone()
+            name = f"_etrt_pairs_{spec.target}".replace(".", "_")
+            rewriter.pairs[node], _ = add_constant(ep, graph, name, pairs)
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target == _ATEN._assert_tensor_metadata.default:
             continue

@@ -132,3 +132,41 @@ def test_a_complex_output_is_refused() -> None:
 
     with pytest.raises(etrt.ExportError, match="complex64"):
         etrt.export(Out(), (torch.randn(8),))
+
+
+def _rotary_factors(dim: int, end: int) -> torch.Tensor:
+    freqs = 1.0 / (10000.0 ** (torch.arange(0, dim, 2).float() / dim))
+    angles = torch.outer(torch.arange(end, dtype=torch.float32), freqs)
+    return torch.polar(torch.ones_like(angles), angles)
+
+
+class ReferenceLlamaRotary(nn.Module):
+    """Meta's reference Llama: complex rotary factors computed once and kept on the module (a
+    buffer, or a plain attribute torch.export lifts as a constant), sliced from a position."""
+
+    def __init__(self, as_buffer: bool) -> None:
+        super().__init__()
+        self.wq = nn.Linear(16, 16)
+        if as_buffer:
+            self.register_buffer("freqs_cis", _rotary_factors(8, 64), persistent=False)
+        else:
+            self.freqs_cis = _rotary_factors(8, 64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = x.shape
+        xq = self.wq(x).view(batch, length, 2, 8)
+        factors = self.freqs_cis[3 : 3 + length].view(1, length, 1, 4)
+        xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        return torch.view_as_real(xq_ * factors).flatten(3).type_as(xq)
+
+
+@pytest.mark.parametrize("as_buffer", [True, False], ids=["buffer", "attribute"])
+def test_complex_constants_become_pairs(as_buffer: bool, tmp_path: Path) -> None:
+    model = ReferenceLlamaRotary(as_buffer).eval()
+    seq = torch.export.Dim("seq", min=2, max=32)
+    method = _run(model, (torch.randn(2, 5, 16),), tmp_path, dynamic_shapes=({1: seq},))
+    for n in (5, 17, 32):
+        x = torch.randn(2, n, 16)
+        with torch.no_grad():
+            want = model(x).numpy()
+        np.testing.assert_allclose(np.asarray(method(x.numpy())[0]), want, rtol=1e-5, atol=1e-5)
