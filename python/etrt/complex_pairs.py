@@ -4,11 +4,11 @@ and others (`view_as_complex` of the queries, a product with `torch.polar` facto
 
 etrt's tensors are real. Each complex64 value of the graph becomes a float32 tensor of its shape
 plus a trailing dimension of 2 (real, imaginary), which is what `view_as_real` gives and
-`view_as_complex` reads, so those two become the pairs themselves; a complex parameter, buffer or
-lifted constant is stored as its pairs. The products, sums and shape
-operations between them are rewritten on the pairs with ATen ops etrt has; a complex product is
-computed as ATen's CPU kernel does, `(ac - bd) + (ad + bc)i` in float32. Any other op on a
-complex value is refused by name.
+`view_as_complex` reads, so those two become the pairs themselves; a complex parameter, buffer
+or lifted constant is stored as its pairs. The products, sums and shape operations between them
+are rewritten on the pairs with ATen ops etrt has; a complex product is computed as ATen's CPU
+kernel does, `(ac - bd) + (ad + bc)i` in float32. Any other op on a complex value is refused by
+name.
 
 FFTs (`_fft_r2c`, `_fft_c2c`, `_fft_c2r`: torch.fft, torch.stft's spectrograms, FNet's token
 mixing) become discrete Fourier transforms as products with cosine and sine tables of each
