@@ -161,7 +161,9 @@ class _Pairs:
             return self.emit(
                 node.target, (pair, self.dim(args[1], rank), self.dim(args[2], rank)), node
             )
-        return self.emit(node.target, (pair, self.dim(args[1], rank), *args[2:]), node)
+        rest = {k: v for k, v in node.kwargs.items() if k != "dim"}
+        axis: Any = args[1] if len(args) > 1 else node.kwargs.get("dim", 0)  # slice's default
+        return self.emit(node.target, (pair, self.dim(int(axis), rank), *args[2:]), node, **rest)
 
     def table(self, n: int, m: int, kind: str) -> Node:
         """An (n, m) table, input index j by row, output index k by column: "cos" / "sin" of
