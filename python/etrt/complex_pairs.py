@@ -24,16 +24,14 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
 from torch.fx import Graph, Node
 
 from .errors import ExportError
-from .graph_edit import add_constant
+from .graph_edit import add_constant, constant_inputs
 from .lower import op_name
 
 _ATEN = torch.ops.aten
 _COMPLEX = (torch.complex64,)
-_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 # Ops that only move a complex tensor's elements: the same op on the pairs, with the dimension
 # arguments counted from the front (the pairs' own dimension is last).
@@ -328,19 +326,10 @@ def lower_complex_to_pairs(ep: ExportedProgram) -> int:
     touched: set[Node] = set()
     # Complex parameters, buffers the program does not write and lifted constants (Meta's
     # reference Llama keeps its rotary factors as a complex tensor): stored as their pairs.
-    signature = ep.graph_signature
-    mutated = set(signature.buffers_to_mutate.values())
-    specs = {s.arg.name: s for s in signature.input_specs if hasattr(s.arg, "name")}
-    for node in list(graph.nodes):
-        spec = specs.get(node.name)
-        if node.op != "placeholder" or spec is None or not _complex(node.meta.get("val")):
-            continue
-        if spec.kind not in _CONSTANT_KINDS or spec.target in mutated:
-            continue
-        value = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
-        if isinstance(value, torch.Tensor):
+    for node, value in constant_inputs(ep).items():
+        if _complex(node.meta.get("val")):
             pairs = torch.view_as_real(value.detach().resolve_conj()).contiguous().clone()
-            name = f"_etrt_pairs_{spec.target}".replace(".", "_")
+            name = f"_etrt_pairs_{node.name}"
             rewriter.pairs[node], _ = add_constant(ep, graph, name, pairs)
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target == _ATEN._assert_tensor_metadata.default:

@@ -17,15 +17,12 @@ from typing import Any
 
 import torch
 from torch.export import ExportedProgram
-from torch.export.graph_signature import InputKind
 from torch.fx import Node
 
-from .graph_edit import add_constant
+from .graph_edit import add_constant, constant_inputs
 from .lower import TENSOR_DTYPES
 
 log = logging.getLogger(__name__)
-
-_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
 
 
 def _supported(val: Any) -> bool:
@@ -48,23 +45,14 @@ def _seeded(node: Node) -> bool:
 def fold_unsupported_constants(ep: ExportedProgram) -> int:
     """Fold the constant chains through unsupported dtypes; the number of values folded."""
     graph = ep.graph
-    signature = ep.graph_signature
-    mutated = set(signature.buffers_to_mutate.values())
-    specs = {s.arg.name: s for s in signature.input_specs if hasattr(s.arg, "name")}
-    values: dict[Node, torch.Tensor] = {}
-    constant: set[Node] = set()
+    values = constant_inputs(ep)
+    constant: set[Node] = set(values)
     tainted: set[Node] = set()  # constant and through an unsupported dtype
     for node in graph.nodes:
         val = node.meta.get("val")
         if node.op == "placeholder":
-            spec = specs.get(node.name)
-            if spec is None or spec.kind not in _CONSTANT_KINDS or spec.target in mutated:
+            if node not in constant:
                 continue
-            data = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
-            if not isinstance(data, torch.Tensor):
-                continue
-            values[node] = data
-            constant.add(node)
         elif node.op == "call_function":
             if _seeded(node) or not _static(val):
                 continue

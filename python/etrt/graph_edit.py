@@ -39,6 +39,28 @@ def replace_node(graph: Graph, old: Node, target: Any, args: tuple[Any, ...]) ->
     return new
 
 
+_CONSTANT_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+
+
+def constant_inputs(ep: ExportedProgram) -> dict[Node, torch.Tensor]:
+    """The placeholders whose value is fixed: parameters, buffers the program does not write and
+    lifted constants, each with its tensor."""
+    signature = ep.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    specs = {s.arg.name: s for s in signature.input_specs if hasattr(s.arg, "name")}
+    out: dict[Node, torch.Tensor] = {}
+    for node in ep.graph.nodes:
+        spec = specs.get(node.name)
+        if node.op != "placeholder" or spec is None or spec.kind not in _CONSTANT_KINDS:
+            continue
+        if spec.target is None or spec.target in mutated:
+            continue
+        value = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
+        if isinstance(value, torch.Tensor):
+            out[node] = value
+    return out
+
+
 def add_constant(
     ep: ExportedProgram, graph: Graph, target: str, value: torch.Tensor
 ) -> tuple[Node, InputSpec]:
